@@ -1,0 +1,132 @@
+// Package acctest holds what the acceptance tests share: provider factories,
+// pre-checks and checks that ask the real Ray cluster, not Terraform state.
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/provider"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+)
+
+func init() {
+	// terraform-plugin-testing's default namespace "-" is a legacy address that
+	// OpenTofu rejects; "hashicorp" is what an unqualified `provider "ray"` means.
+	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
+		_ = os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
+	}
+	// An empty CLI configuration keeps the CLI from warning about ~/.terraformrc.
+	if os.Getenv("TF_CLI_CONFIG_FILE") == "" {
+		rc := filepath.Join(os.TempDir(), "terraform-provider-ray-acc.tfrc")
+		if err := os.WriteFile(rc, nil, 0o644); err == nil {
+			_ = os.Setenv("TF_CLI_CONFIG_FILE", rc)
+		}
+	}
+}
+
+// ProviderFactories serves the provider in-process to the Terraform CLI.
+var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"ray": providerserver.NewProtocol6WithError(provider.New("test")()),
+}
+
+// Address is the dashboard the acceptance tests use.
+func Address() string {
+	if a := os.Getenv("RAY_ADDRESS"); a != "" {
+		return a
+	}
+	return "http://127.0.0.1:8265"
+}
+
+// Client is a client for the test cluster.
+func Client(t testing.TB) *rayclient.Client {
+	t.Helper()
+	c, err := rayclient.New(rayclient.Config{Address: Address()})
+	if err != nil {
+		t.Fatalf("ray client: %v", err)
+	}
+	return c
+}
+
+// PreCheck fails fast with a clear message when no local Ray answers.
+func PreCheck(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	v, err := Client(t).Version(ctx)
+	if err != nil {
+		t.Fatalf("no Ray dashboard at %s (start one with scripts/ray-cluster.sh start): %v", Address(), err)
+	}
+	t.Logf("Ray %s at %s (session %s)", v.RayVersion, Address(), v.SessionName)
+}
+
+// Name returns a unique cluster name for one test.
+func Name(prefix string) string {
+	return fmt.Sprintf("acc-%s-%s", prefix, acctest.RandString(6))
+}
+
+// LiveGroups lists the non-removed placement groups whose names start with prefix.
+func LiveGroups(ctx context.Context, c *rayclient.Client, prefix string) ([]rayclient.PlacementGroup, error) {
+	all, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
+		Filters: []rayclient.Filter{{Key: "state", Op: "!=", Value: "REMOVED"}}, Detail: true})
+	if err != nil {
+		return nil, err
+	}
+	var out []rayclient.PlacementGroup
+	for _, g := range all {
+		if strings.HasPrefix(g.Name, prefix+"-") {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// CheckGroupsInRay asserts, through Ray's state API, that exactly the named
+// groups exist in state CREATED with the given bundle counts.
+func CheckGroupsInRay(t *testing.T, prefix string, want map[string]int) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		groups, err := LiveGroups(context.Background(), Client(t), prefix)
+		if err != nil {
+			return err
+		}
+		got := map[string]int{}
+		for _, g := range groups {
+			if g.State != "CREATED" {
+				return fmt.Errorf("group %s is %s in Ray, want CREATED", g.Name, g.State)
+			}
+			got[g.Name] = len(g.Bundles)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("Ray holds groups %v, want %v", got, want)
+		}
+		return nil
+	}
+}
+
+// CheckNoGroupsInRay is a CheckDestroy: Ray itself must hold no group of prefix.
+func CheckNoGroupsInRay(t *testing.T, prefix string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		groups, err := LiveGroups(context.Background(), Client(t), prefix)
+		if err != nil {
+			return err
+		}
+		if len(groups) > 0 {
+			names := make([]string, len(groups))
+			for i, g := range groups {
+				names[i] = g.Name + "(" + g.State + ")"
+			}
+			return fmt.Errorf("Ray still holds placement groups %v", names)
+		}
+		return nil
+	}
+}

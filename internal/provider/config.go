@@ -1,0 +1,180 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+)
+
+const (
+	defaultAddress = "http://127.0.0.1:8265"
+	envAddress     = "RAY_ADDRESS"
+	envToken       = "RAY_AUTH_TOKEN"
+)
+
+var (
+	stringType  = types.StringType
+	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+)
+
+type providerModel struct {
+	Address            types.String `tfsdk:"address"`
+	Token              types.String `tfsdk:"token"`
+	Headers            types.Map    `tfsdk:"headers"`
+	CAFile             types.String `tfsdk:"ca_file"`
+	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
+	Namespace          types.String `tfsdk:"namespace"`
+	PythonExecutable   types.String `tfsdk:"python_executable"`
+	RuntimeEnvJSON     types.String `tfsdk:"runtime_env_json"`
+	MaxRetries         types.Int64  `tfsdk:"max_retries"`
+	RetryWaitMin       types.String `tfsdk:"retry_wait_min"`
+	RetryWaitMax       types.String `tfsdk:"retry_wait_max"`
+	RequestTimeout     types.String `tfsdk:"request_timeout"`
+}
+
+// anyUnknown reports whether a value the client needs is not known yet (it
+// depends on a resource that is not created), in which case configuration waits.
+func (m providerModel) anyUnknown() bool {
+	for _, v := range []interface{ IsUnknown() bool }{m.Address, m.Token, m.Headers, m.CAFile,
+		m.InsecureSkipVerify, m.Namespace, m.PythonExecutable, m.RuntimeEnvJSON, m.MaxRetries,
+		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout} {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
+}
+
+// providerData turns the configuration into the client and settings shared by
+// every resource and data source. It returns nil data while values are unknown.
+func (m providerModel) providerData(ctx context.Context, version string) (*resources.ProviderData, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if m.anyUnknown() {
+		return nil, diags
+	}
+	address, err := resolveAddress(m.Address.ValueString(), os.Getenv(envAddress))
+	if err != nil {
+		diags.AddAttributeError(path.Root("address"), "Invalid Ray dashboard address", err.Error())
+	}
+	token := m.Token.ValueString()
+	if m.Token.IsNull() {
+		token = os.Getenv(envToken)
+	}
+	headers := map[string]string{}
+	diags.Append(m.Headers.ElementsAs(ctx, &headers, false)...)
+	for name := range headers {
+		if strings.EqualFold(name, "Authorization") && token != "" {
+			diags.AddAttributeError(path.Root("headers"), "Conflicting Authorization header",
+				"Set either token (or RAY_AUTH_TOKEN) or an Authorization header, not both.")
+		}
+	}
+	runtimeEnv, err := parseRuntimeEnv(m.RuntimeEnvJSON.ValueString())
+	if err != nil {
+		diags.AddAttributeError(path.Root("runtime_env_json"), "Invalid runtime_env_json", err.Error())
+	}
+	if f := m.CAFile.ValueString(); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			diags.AddAttributeError(path.Root("ca_file"), "Unreadable CA file", err.Error())
+		}
+	}
+	cfg := rayclient.Config{
+		Address:            address,
+		Token:              token,
+		Headers:            headers,
+		CAFile:             m.CAFile.ValueString(),
+		InsecureSkipVerify: m.InsecureSkipVerify.ValueBool(),
+		RetryMax:           4,
+		RetryWaitMin:       durationOr(m.RetryWaitMin, 250*time.Millisecond),
+		RetryWaitMax:       durationOr(m.RetryWaitMax, 5*time.Second),
+		RequestTimeout:     durationOr(m.RequestTimeout, 30*time.Second),
+		UserAgent:          "terraform-provider-ray/" + version,
+		Logger:             tflogAdapter{},
+	}
+	if !m.MaxRetries.IsNull() {
+		cfg.RetryMax = int(m.MaxRetries.ValueInt64())
+	}
+	if cfg.RetryWaitMin > cfg.RetryWaitMax {
+		diags.AddAttributeError(path.Root("retry_wait_min"), "Invalid retry waits",
+			fmt.Sprintf("retry_wait_min (%s) must not exceed retry_wait_max (%s).", cfg.RetryWaitMin, cfg.RetryWaitMax))
+	}
+	if diags.HasError() {
+		return nil, diags
+	}
+	client, err := rayclient.New(cfg)
+	if err != nil {
+		diags.AddError("Cannot configure the Ray client", err.Error())
+		return nil, diags
+	}
+	tflog.Debug(ctx, "configured Ray client", map[string]any{"address": address, "token_set": token != ""})
+	python := m.PythonExecutable.ValueString()
+	if python == "" {
+		python = resources.DefaultPythonExecutable
+	}
+	namespace := m.Namespace.ValueString()
+	if namespace == "" {
+		namespace = resources.DefaultNamespace
+	}
+	return resources.NewProviderData(client, namespace, python, runtimeEnv), diags
+}
+
+// resolveAddress applies Ray's own lookup order: explicit address, then
+// RAY_ADDRESS, then the local default dashboard.
+func resolveAddress(configured, env string) (string, error) {
+	addr := strings.TrimSpace(configured)
+	source := "address"
+	if addr == "" {
+		addr, source = strings.TrimSpace(env), envAddress
+	}
+	if addr == "" || addr == "auto" {
+		return defaultAddress, nil
+	}
+	if strings.HasPrefix(addr, "ray://") {
+		return "", fmt.Errorf("%s %q is a Ray Client address; the provider needs the dashboard HTTP address, e.g. %s", source, addr, defaultAddress)
+	}
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("%s %q is not an http(s) URL of a Ray dashboard, e.g. %s", source, addr, defaultAddress)
+	}
+	return strings.TrimRight(addr, "/"), nil
+}
+
+func parseRuntimeEnv(raw string) (map[string]any, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var env map[string]any
+	if err := json.Unmarshal([]byte(raw), &env); err != nil {
+		return nil, fmt.Errorf("must be a JSON object: %v", err)
+	}
+	return env, nil
+}
+
+func durationOr(v types.String, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(v.ValueString()); err == nil {
+		return d
+	}
+	return def
+}
+
+// tflogAdapter sends client debug lines to Terraform's log.
+type tflogAdapter struct{}
+
+func (tflogAdapter) Debug(ctx context.Context, msg string, fields map[string]any) {
+	tflog.Debug(ctx, msg, fields)
+}

@@ -1,0 +1,145 @@
+// Package provider implements the Ray provider: its configuration, the
+// resources and data sources it serves, and its pure provider functions.
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+)
+
+var (
+	_ provider.Provider              = (*rayProvider)(nil)
+	_ provider.ProviderWithFunctions = (*rayProvider)(nil)
+)
+
+type rayProvider struct {
+	version string
+}
+
+// New returns a constructor for the provider, as providerserver expects.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &rayProvider{version: version} }
+}
+
+func (p *rayProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "ray"
+	resp.Version = p.version
+}
+
+func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The Ray provider declares topology-aware Ray **virtual clusters** (sets of " +
+			"detached, named placement groups) and reads the live cluster topology (NVLink domains, " +
+			"`topo_rank`, GPUs) through Ray's own dashboard HTTP API: the state API for reads and the job " +
+			"submission API for writes. It reproduces NeMo-RL's `nemo_rl.distributed.virtual_cluster` module.",
+		Attributes: map[string]schema.Attribute{
+			"address": schema.StringAttribute{
+				MarkdownDescription: "URL of the Ray dashboard (the address `ray job submit` uses). When unset, " +
+					"the provider looks where Ray's own tools do: the `RAY_ADDRESS` environment variable, then the " +
+					"local default `" + defaultAddress + "`. An address without a scheme gets `http://`.",
+				Optional: true,
+			},
+			"token": schema.StringAttribute{
+				MarkdownDescription: "Ray authentication token, sent as a bearer token on every request (Ray's " +
+					"token authentication, `RAY_AUTH_MODE=token`). Defaults to the `RAY_AUTH_TOKEN` environment " +
+					"variable. Never logged and never stored in state.",
+				Optional:  true,
+				Sensitive: true,
+			},
+			"headers": schema.MapAttribute{
+				MarkdownDescription: "Extra HTTP headers sent with every request, e.g. for an authenticating proxy in " +
+					"front of the dashboard.",
+				ElementType: stringType,
+				Optional:    true,
+			},
+			"ca_file": schema.StringAttribute{
+				MarkdownDescription: "Path to a PEM file with the CA certificates that sign the dashboard's TLS " +
+					"certificate (for `https://` addresses).",
+				Optional: true,
+			},
+			"insecure_skip_verify": schema.BoolAttribute{
+				MarkdownDescription: "Skip TLS certificate verification. For test clusters only. Defaults to `false`.",
+				Optional:            true,
+			},
+			"namespace": schema.StringAttribute{
+				MarkdownDescription: "Ray namespace in which the driver jobs create the named, detached placement " +
+					"groups. Names are unique per namespace. Defaults to `" + resources.DefaultNamespace + "`.",
+				Optional:   true,
+				Validators: []validator.String{stringvalidator.RegexMatches(namePattern, "must contain only letters, digits, '.', '_' and '-'")},
+			},
+			"python_executable": schema.StringAttribute{
+				MarkdownDescription: "Python executable that runs the embedded placement-group driver inside the " +
+					"Ray job (the counterpart of the reference's `PY_EXECUTABLES.SYSTEM`). It must be able to " +
+					"`import ray`; on a stock `ray[default]` install the default `python` is right.",
+				Optional: true,
+			},
+			"runtime_env_json": schema.StringAttribute{
+				MarkdownDescription: "Ray `runtime_env` for the driver jobs, as a JSON object (for example " +
+					"`jsonencode({env_vars = {RAY_DEDUP_LOGS = \"0\"}})`). Defaults to none.",
+				Optional: true,
+			},
+			"max_retries": schema.Int64Attribute{
+				MarkdownDescription: "How many times a request is retried after a connection error, HTTP 429 or 5xx " +
+					"(never after another 4xx), with exponential backoff. Defaults to `4`.",
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(0, 20)},
+			},
+			"retry_wait_min": schema.StringAttribute{
+				MarkdownDescription: "Shortest wait between retries, as a Go duration. Defaults to `250ms`.",
+				Optional:            true,
+				Validators:          []validator.String{resources.DurationValidator{}},
+			},
+			"retry_wait_max": schema.StringAttribute{
+				MarkdownDescription: "Longest wait between retries, as a Go duration. Defaults to `5s`.",
+				Optional:            true,
+				Validators:          []validator.String{resources.DurationValidator{}},
+			},
+			"request_timeout": schema.StringAttribute{
+				MarkdownDescription: "Timeout of one HTTP attempt, as a Go duration. Defaults to `30s`.",
+				Optional:            true,
+				Validators:          []validator.String{resources.DurationValidator{}},
+			},
+		},
+	}
+}
+
+func (p *rayProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var model providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	data, diags := model.providerData(ctx, p.version)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() || data == nil {
+		return
+	}
+	resp.DataSourceData = data
+	resp.ResourceData = data
+}
+
+func (p *rayProvider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		resources.NewVirtualClusterResource,
+	}
+}
+
+func (p *rayProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{
+		resources.NewClusterTopologyDataSource,
+	}
+}
+
+func (p *rayProvider) Functions(_ context.Context) []func() function.Function {
+	return functions()
+}

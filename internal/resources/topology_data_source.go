@@ -1,0 +1,201 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+var (
+	_ datasource.DataSource              = (*clusterTopologyDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*clusterTopologyDataSource)(nil)
+)
+
+// NewClusterTopologyDataSource is the ray_cluster_topology constructor.
+func NewClusterTopologyDataSource() datasource.DataSource { return &clusterTopologyDataSource{} }
+
+type clusterTopologyDataSource struct{ data *ProviderData }
+
+type clusterTopologyModel struct {
+	SegmentSize             types.Int64  `tfsdk:"segment_size"`
+	NumNodes                types.Int64  `tfsdk:"num_nodes"`
+	ExcludeNodeIDs          types.Set    `tfsdk:"exclude_node_ids"`
+	Role                    types.String `tfsdk:"role"`
+	ID                      types.String `tfsdk:"id"`
+	RayVersion              types.String `tfsdk:"ray_version"`
+	Nodes                   types.List   `tfsdk:"nodes"`
+	Topology                types.Map    `tfsdk:"topology"`
+	HasTopology             types.Bool   `tfsdk:"has_topology"`
+	TotalGPUs               types.Int64  `tfsdk:"total_gpus"`
+	TotalCPUs               types.Int64  `tfsdk:"total_cpus"`
+	SelectedNodeIDs         types.List   `tfsdk:"selected_node_ids"`
+	RemainingNodeIDs        types.List   `tfsdk:"remaining_node_ids"`
+	NodeResourceConstraints types.List   `tfsdk:"node_resource_constraints"`
+	Message                 types.String `tfsdk:"message"`
+}
+
+func (d *clusterTopologyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_cluster_topology"
+}
+
+func (d *clusterTopologyDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads the alive Ray nodes and their physical topology: each node's NVLink domain " +
+			"(the `" + topology.NVLinkDomainPrefix + "<ClusterUUID>` custom resource, `" + topology.NVLinkDomainUnknown +
+			"` when absent) and `" + topology.TopoRankKey + "` (`-1` when absent), as " +
+			"`get_ray_cluster_topology` does. With `segment_size` and `num_nodes` it also selects complete " +
+			"NVLink segments (`select_segment_nodes`) and returns the per-node constraints that pin a " +
+			"`ray_virtual_cluster` to them (`prepare_segment_topology`).",
+		Attributes: map[string]schema.Attribute{
+			"segment_size": schema.Int64Attribute{
+				MarkdownDescription: "Nodes per NVLink-domain segment. When set, `num_nodes` nodes are selected in " +
+					"complete segments of this size, greedily from the domains in topological order. Unset disables " +
+					"segment selection (the selection outputs are then empty, as in the reference).",
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.AtLeast(1), int64validator.AlsoRequires(path.MatchRoot("num_nodes"))},
+			},
+			"num_nodes": schema.Int64Attribute{
+				MarkdownDescription: "Number of nodes to select; must be a multiple of `segment_size`.",
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.AtLeast(1), int64validator.AlsoRequires(path.MatchRoot("segment_size"))},
+			},
+			"exclude_node_ids": schema.SetAttribute{
+				MarkdownDescription: "Node ids left out of the topology before selecting, e.g. the " +
+					"`selected_node_ids` of a training cluster when choosing the inference cluster's nodes.",
+				ElementType: types.StringType,
+				Optional:    true,
+			},
+			"role": schema.StringAttribute{
+				MarkdownDescription: "Label used in the selection message (e.g. `training`, `inference`). Defaults to `training`.",
+				Optional:            true,
+			},
+			"id":          schema.StringAttribute{MarkdownDescription: "Ray session name of the cluster that was read.", Computed: true},
+			"ray_version": schema.StringAttribute{MarkdownDescription: "Ray version reported by the dashboard.", Computed: true},
+			"nodes": schema.ListNestedAttribute{
+				MarkdownDescription: "Alive nodes (after `exclude_node_ids`) in topological order: by the lowest " +
+					"`topo_rank` of their NVLink domain, then `topo_rank`, then node id.",
+				Computed:     true,
+				NestedObject: schema.NestedAttributeObject{Attributes: nodeAttributes()},
+			},
+			"topology": schema.MapNestedAttribute{
+				MarkdownDescription: "Node id to `{nvlink_domain, topo_rank}`: the dictionary `get_ray_cluster_topology` returns.",
+				Computed:            true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"nvlink_domain": schema.StringAttribute{Computed: true, MarkdownDescription: "NVLink domain resource key, or `unknown`."},
+					"topo_rank":     schema.Int64Attribute{Computed: true, MarkdownDescription: "Topological rank, or `-1`."},
+				}},
+			},
+			"has_topology": schema.BoolAttribute{MarkdownDescription: "Whether any node reports an NVLink domain.", Computed: true},
+			"total_gpus":   schema.Int64Attribute{MarkdownDescription: "GPUs on the listed nodes.", Computed: true},
+			"total_cpus":   schema.Int64Attribute{MarkdownDescription: "CPUs on the listed nodes.", Computed: true},
+			"selected_node_ids": schema.ListAttribute{
+				MarkdownDescription: "Nodes chosen for `num_nodes`, in topological order. Empty without `segment_size` or without NVLink information.",
+				ElementType:         types.StringType, Computed: true,
+			},
+			"remaining_node_ids": schema.ListAttribute{
+				MarkdownDescription: "Listed nodes not selected, in node-id order; feed them (via `exclude_node_ids` " +
+					"= `selected_node_ids`) to a second data source for an inference cluster. Empty without `segment_size`; " +
+					"all nodes when no NVLink information exists.",
+				ElementType: types.StringType, Computed: true,
+			},
+			"node_resource_constraints": schema.ListAttribute{
+				MarkdownDescription: "One `{<nvlink_domain> = 0.001}` map per selected node, ready for " +
+					"`ray_virtual_cluster.node_resource_constraints`. Null without `segment_size` or NVLink information.",
+				ElementType: types.MapType{ElemType: types.Float64Type}, Computed: true,
+			},
+			"message": schema.StringAttribute{MarkdownDescription: "What the selection did, in the reference's words.", Computed: true},
+		},
+	}
+}
+
+func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var model clusterTopologyModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() || !requireConfigured(d.data, &resp.Diagnostics) {
+		return
+	}
+	if !model.SegmentSize.IsNull() && !model.NumNodes.IsNull() && model.NumNodes.ValueInt64()%model.SegmentSize.ValueInt64() != 0 {
+		resp.Diagnostics.AddAttributeError(path.Root("num_nodes"), "num_nodes is not a multiple of segment_size",
+			fmt.Sprintf("num_nodes (%d) must be divisible by segment_size (%d).", model.NumNodes.ValueInt64(), model.SegmentSize.ValueInt64()))
+		return
+	}
+	client := d.data.Client
+	version, err := client.Version(ctx)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot reach the Ray dashboard", unreachableDetail(client.Address(), err))
+		return
+	}
+	nodes, err := ListAliveNodes(ctx, client)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot list Ray nodes", err.Error())
+		return
+	}
+	excluded := map[string]bool{}
+	var excludeList []string
+	resp.Diagnostics.Append(model.ExcludeNodeIDs.ElementsAs(ctx, &excludeList, false)...)
+	for _, id := range excludeList {
+		excluded[id] = true
+	}
+	kept := nodes[:0:0]
+	for _, n := range nodes {
+		if !excluded[n.NodeID] {
+			kept = append(kept, n)
+		}
+	}
+	snap := &ClusterSnapshot{Nodes: kept}
+	topo := snap.Topology()
+	tflog.Info(ctx, "Ray reports its nodes", map[string]any{"address": client.Address(), "alive_nodes": len(nodes), "listed": len(kept)})
+
+	model.ID = types.StringValue(version.SessionName)
+	model.RayVersion = types.StringValue(version.RayVersion)
+	model.HasTopology = types.BoolValue(topology.HasTopology(topo))
+	resp.Diagnostics.Append(setNodeOutputs(ctx, &model, kept, topo)...)
+
+	role := model.Role.ValueString()
+	if role == "" {
+		role = "training"
+	}
+	var segment *int
+	if !model.SegmentSize.IsNull() {
+		s := int(model.SegmentSize.ValueInt64())
+		segment = &s
+	}
+	plan, err := topology.PrepareSegmentTopology(segment, int(model.NumNodes.ValueInt64()), topo, role)
+	if err != nil {
+		var insufficient *topology.ResourceInsufficientError
+		if errors.As(err, &insufficient) {
+			resp.Diagnostics.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
+		} else {
+			resp.Diagnostics.AddAttributeError(path.Root("segment_size"), "Invalid segment selection", err.Error())
+		}
+		return
+	}
+	if plan.Message != "" {
+		tflog.Info(ctx, plan.Message)
+	}
+	resp.Diagnostics.Append(setSelectionOutputs(ctx, &model, plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+}
+
+func unreachableDetail(address string, err error) string {
+	return fmt.Sprintf("No Ray dashboard answered at %s: %v\n\nStart a local cluster with `ray start --head "+
+		"--dashboard-host=127.0.0.1` (needs `pip install \"ray[default]\"`), or point the provider's address "+
+		"(or RAY_ADDRESS) at a running cluster's dashboard.", address, err)
+}

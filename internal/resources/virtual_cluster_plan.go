@@ -1,0 +1,182 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// ValidateConfig applies every static rule of the reference at validate and
+// plan time, without talking to Ray.
+func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m virtualClusterModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, known, d := clusterSpec(ctx, m)
+	resp.Diagnostics.Append(d...)
+	if !known || resp.Diagnostics.HasError() {
+		return
+	}
+	addIssues(&resp.Diagnostics, spec.Validate())
+	if !m.ReadyTimeout.IsNull() && !m.Timeouts.IsNull() {
+		if create, d := m.Timeouts.Create(ctx, mustDuration(defaultOperationTimout)); !d.HasError() && readyTimeout(m) >= create {
+			resp.Diagnostics.AddAttributeWarning(path.Root("ready_timeout"), "ready_timeout is not shorter than the create timeout",
+				fmt.Sprintf("ready_timeout (%s) should be shorter than timeouts.create (%s), or Terraform stops waiting first.", readyTimeout(m), create))
+		}
+	}
+}
+
+// ModifyPlan checks the plan against the live cluster (once per plan: the
+// snapshot is cached) and turns drift recorded by refresh into a replacement.
+func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.data == nil || r.data.Client == nil {
+		return // destroy, or provider not configured yet
+	}
+	var plan virtualClusterModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	creating := req.State.Raw.IsNull()
+	replacing := false
+	if !creating {
+		var state virtualClusterModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if state.Namespace.ValueString() != r.data.Namespace {
+			plan.Namespace = types.StringValue(r.data.Namespace)
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("namespace"))
+			replacing = true
+		}
+		if drift := recordedDrift(ctx, state); drift != "" {
+			resp.Diagnostics.AddWarning("Virtual cluster drifted outside Terraform",
+				fmt.Sprintf("Ray's placement groups of %q no longer match the configuration: %s. The cluster will be replaced.", state.Name.ValueString(), drift))
+			plan.PlacementGroups = types.ListUnknown(groupObjectType)
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("placement_groups"))
+			replacing = true
+		}
+		replacing = replacing || shapeChanged(plan, state)
+	} else {
+		plan.Namespace = types.StringValue(r.data.Namespace)
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	spec, known, d := clusterSpec(ctx, plan)
+	resp.Diagnostics.Append(d...)
+	if !known || resp.Diagnostics.HasError() || hasIssueError(spec.Validate()) {
+		return
+	}
+	snap, err := r.data.CachedSnapshot(ctx)
+	if err != nil {
+		resp.Diagnostics.AddWarning("Cannot check the plan against the live Ray cluster",
+			fmt.Sprintf("%s\n\nThe segment and capacity checks run again at apply, before any placement group is created.",
+				unreachableDetail(r.data.Client.Address(), err)))
+		return
+	}
+	if creating || replacing {
+		checkLive(spec, snap, groupNames(spec), &resp.Diagnostics)
+	} else if err := topology.CheckSegments(spec, snap.Topology()); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
+	}
+}
+
+// checkLive rejects a cluster that the live topology and free resources cannot
+// hold, naming the requirement that fails; nothing is created.
+func checkLive(spec topology.ClusterSpec, snap *ClusterSnapshot, own map[string]bool, diags *diag.Diagnostics) {
+	if err := topology.CheckSegments(spec, snap.Topology()); err != nil {
+		summary := "Not enough complete NVLink segments"
+		var insufficient *topology.ResourceInsufficientError
+		if !errors.As(err, &insufficient) {
+			summary = "Invalid segment configuration"
+		}
+		diags.AddAttributeError(path.Root("segment_size"), summary, err.Error())
+		return
+	}
+	f := topology.CheckPlacement(spec.Groups(), snap.Capacity(own))
+	for _, e := range f.Errors {
+		diags.AddAttributeError(path.Root("bundle_ct_per_node_list"), "The Ray cluster cannot hold this virtual cluster",
+			e+"\n\n"+capacitySummary(snap, own))
+	}
+	for _, w := range f.Warnings {
+		diags.AddAttributeWarning(path.Root("bundle_ct_per_node_list"), "Placement may not succeed", w)
+	}
+}
+
+// capacitySummary lists free CPU/GPU per alive node for error messages.
+func capacitySummary(snap *ClusterSnapshot, own map[string]bool) string {
+	var lines []string
+	for _, c := range snap.Capacity(own) {
+		domain, rank := topology.ParseNodeTopology(c.Total)
+		lines = append(lines, fmt.Sprintf("  %s: CPU %g/%g, GPU %g/%g free, %s, topo_rank %d",
+			shortID(c.ID), c.Available["CPU"], c.Total["CPU"], c.Available["GPU"], c.Total["GPU"], domain, rank))
+	}
+	return "Alive nodes (free/total):\n" + strings.Join(lines, "\n")
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// shapeChanged reports whether any attribute that forces replacement differs.
+func shapeChanged(plan, state virtualClusterModel) bool {
+	return !plan.Name.Equal(state.Name) || !plan.BundleCtPerNodeList.Equal(state.BundleCtPerNodeList) ||
+		!plan.UseGPUs.Equal(state.UseGPUs) || !plan.MaxColocatedWorkerGroups.Equal(state.MaxColocatedWorkerGroups) ||
+		!plan.PlacementGroupStrategy.Equal(state.PlacementGroupStrategy) || !plan.UseUnifiedPG.Equal(state.UseUnifiedPG) ||
+		!plan.NodeResourceConstraints.Equal(state.NodeResourceConstraints)
+}
+
+// recordedDrift joins the drift refresh recorded for each group.
+func recordedDrift(ctx context.Context, state virtualClusterModel) string {
+	var groups []recordedGroup
+	if state.PlacementGroups.IsNull() || state.PlacementGroups.IsUnknown() {
+		return ""
+	}
+	if d := state.PlacementGroups.ElementsAs(ctx, &groups, false); d.HasError() {
+		tflog.Warn(ctx, "cannot read recorded placement groups")
+		return ""
+	}
+	var parts []string
+	for _, g := range groups {
+		if g.Drift != "" {
+			parts = append(parts, fmt.Sprintf("%s %s", g.Name, g.Drift))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func hasIssueError(issues []topology.Issue) bool {
+	for _, is := range issues {
+		if !is.Warning {
+			return true
+		}
+	}
+	return false
+}
+
+var indexedPath = regexp.MustCompile(`^([a-z_]+)\[(\d+)\]$`)
+
+// issuePath turns "node_resource_constraints[2]" into an attribute path.
+func issuePath(p string) path.Path {
+	if m := indexedPath.FindStringSubmatch(p); m != nil {
+		i, _ := strconv.Atoi(m[2])
+		return path.Root(m[1]).AtListIndex(i)
+	}
+	return path.Root(p)
+}

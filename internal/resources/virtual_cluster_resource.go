@@ -1,0 +1,276 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+var (
+	_ resource.Resource                   = (*virtualClusterResource)(nil)
+	_ resource.ResourceWithConfigure      = (*virtualClusterResource)(nil)
+	_ resource.ResourceWithImportState    = (*virtualClusterResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*virtualClusterResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*virtualClusterResource)(nil)
+)
+
+// NewVirtualClusterResource is the ray_virtual_cluster constructor.
+func NewVirtualClusterResource() resource.Resource { return &virtualClusterResource{} }
+
+type virtualClusterResource struct{ data *ProviderData }
+
+func (r *virtualClusterResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_virtual_cluster"
+}
+
+func (r *virtualClusterResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *virtualClusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m virtualClusterModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
+		return
+	}
+	timeout, d := m.Timeouts.Create(ctx, mustDuration(defaultOperationTimout))
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	spec, _, d := clusterSpec(ctx, m)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
+	if snap, err := FetchSnapshot(ctx, r.data.Client); err != nil {
+		resp.Diagnostics.AddError("Cannot reach the Ray dashboard", unreachableDetail(r.data.Client.Address(), err))
+		return
+	} else if checkLive(spec, snap, groupNames(spec), &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return
+	}
+	res, err := r.runDriver(ctx, "create", spec, readyTimeout(m))
+	if err != nil {
+		r.cleanupAfterFailedCreate(ctx, spec, err)
+		resp.Diagnostics.AddError("Cannot create the virtual cluster", createErrorDetail(spec, err))
+		return
+	}
+	m.ID = m.Name
+	m.Namespace = types.StringValue(r.data.Namespace)
+	if d := applyResult(ctx, &m, spec, res); d.HasError() {
+		r.cleanupAfterFailedCreate(ctx, spec, errors.New(d.Errors()[0].Detail()))
+		resp.Diagnostics.Append(d...)
+		return
+	}
+	tflog.Info(ctx, "virtual cluster ready", map[string]any{"name": spec.Name, "groups": len(res.Groups),
+		"master": fmt.Sprintf("%s:%d", m.MasterAddress.ValueString(), m.MasterPort.ValueInt64())})
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m virtualClusterModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
+		return
+	}
+	timeout, d := m.Timeouts.Read(ctx, mustDuration(defaultOperationTimout))
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if m.Namespace.IsNull() || m.Namespace.ValueString() == "" {
+		m.Namespace = types.StringValue(r.data.Namespace)
+	}
+	if m.Bundles.IsNull() { // just imported: learn the spec and placement from Ray itself
+		if !r.readImported(ctx, &m, &resp.Diagnostics) {
+			if !resp.Diagnostics.HasError() {
+				resp.State.RemoveResource(ctx)
+			}
+			return
+		}
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+		return
+	}
+	spec, _, d := clusterSpec(ctx, m)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	live, err := ListLiveGroups(ctx, r.data.Client)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", err.Error())
+		return
+	}
+	present, d := refreshGroups(ctx, &m, spec, live)
+	resp.Diagnostics.Append(d...)
+	if present == 0 {
+		tflog.Warn(ctx, "every placement group of the virtual cluster is gone; removing it from state", map[string]any{"name": spec.Name})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// Update handles the attributes that do not change the groups themselves
+// (segment_size, num_gpus_per_node, port range, timeouts): it re-probes the
+// existing groups and recomputes rank order and ports.
+func (r *virtualClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m virtualClusterModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
+		return
+	}
+	timeout, d := m.Timeouts.Update(ctx, mustDuration(defaultOperationTimout))
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	spec, _, d := clusterSpec(ctx, m)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	res, err := r.runDriver(ctx, "inspect", spec, readyTimeout(m))
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot re-probe the virtual cluster", err.Error())
+		return
+	}
+	if missing := missingGroups(res); len(missing) > 0 {
+		resp.Diagnostics.AddError("Placement groups disappeared during the update",
+			fmt.Sprintf("Ray no longer has %s; run `terraform apply` again to recreate the cluster.", strings.Join(missing, ", ")))
+		return
+	}
+	m.ID = m.Name
+	m.Namespace = types.StringValue(r.data.Namespace)
+	resp.Diagnostics.Append(applyResult(ctx, &m, spec, res)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *virtualClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m virtualClusterModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
+		return
+	}
+	timeout, d := m.Timeouts.Delete(ctx, mustDuration(defaultOperationTimout))
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	spec, _, d := clusterSpec(ctx, m)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	res, err := r.runDriver(ctx, "delete", spec, readyTimeout(m))
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot delete the virtual cluster", err.Error())
+		return
+	}
+	tflog.Info(ctx, "virtual cluster deleted", map[string]any{"removed": res.Removed, "already_gone": res.Missing})
+}
+
+// ImportState takes "<name>" or "<name>:<bundle counts>", e.g. "vc:2,2"; the
+// counts give the logical-node split of a unified group, which Ray cannot tell.
+func (r *virtualClusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	name, countsText, hasCounts := strings.Cut(req.ID, ":")
+	if name == "" {
+		resp.Diagnostics.AddError("Invalid import id", `Expected "<name>" or "<name>:<bundle counts>", e.g. "vc" or "vc:2,2".`)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), name)...)
+	if hasCounts {
+		var counts []int64
+		for _, part := range strings.Split(countsText, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+			if err != nil || n < 0 {
+				resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("bundle count %q is not a non-negative integer", part))
+				return
+			}
+			counts = append(counts, n)
+		}
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("bundle_ct_per_node_list"), counts)...)
+	}
+}
+
+// runDriver runs one driver action as a Ray job and reports its progress.
+func (r *virtualClusterResource) runDriver(ctx context.Context, action string, spec topology.ClusterSpec, ready time.Duration) (*driver.Result, error) {
+	ds := driverSpec(action, r.data.Namespace, spec, ready)
+	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": action, "groups": len(ds.Groups)})
+	return driver.Run(ctx, r.data.Client, r.data.PythonExecutable, ds, driver.RunOptions{
+		RuntimeEnv: r.data.RuntimeEnv,
+		OnProgress: func(p driver.Progress) {
+			tflog.Info(ctx, "placement progress", progressFields(p))
+		},
+	})
+}
+
+// cleanupAfterFailedCreate removes whatever groups a failed create may have
+// left behind when the driver could not clean up itself (stopped, killed).
+func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, spec topology.ClusterSpec, cause error) {
+	var de *driver.DriverError
+	if errors.As(cause, &de) && (de.Kind == "conflict" || de.Kind == "invalid") {
+		return // the driver touched nothing
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+	defer cancel()
+	if _, err := r.runDriver(cctx, "delete", spec, time.Minute); err != nil {
+		tflog.Warn(ctx, "cleanup after failed create did not finish", map[string]any{"error": err.Error()})
+	}
+}
+
+func createErrorDetail(spec topology.ClusterSpec, err error) string {
+	var de *driver.DriverError
+	if errors.As(err, &de) && de.Kind == "conflict" {
+		return fmt.Sprintf("%s\n\nA placement group with one of this cluster's names (%s-...) already exists with a different "+
+			"shape. Import it (`terraform import`), remove it, or choose another name.", de.Message, spec.Name)
+	}
+	return err.Error() + "\n\nNo placement group of this cluster was left behind."
+}
+
+func missingGroups(res *driver.Result) []string {
+	var out []string
+	for _, g := range res.Groups {
+		if g.Missing {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
+func mustDuration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// Diagnostics helpers shared by the resource files.
+func addIssues(diags *diag.Diagnostics, issues []topology.Issue) {
+	for _, is := range issues {
+		switch {
+		case is.Path == "" && is.Warning:
+			diags.AddWarning(is.Summary, is.Detail)
+		case is.Path == "":
+			diags.AddError(is.Summary, is.Detail)
+		case is.Warning:
+			diags.AddAttributeWarning(issuePath(is.Path), is.Summary, is.Detail)
+		default:
+			diags.AddAttributeError(issuePath(is.Path), is.Summary, is.Detail)
+		}
+	}
+}

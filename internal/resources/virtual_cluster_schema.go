@@ -1,0 +1,235 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// Defaults of the reference's RayVirtualCluster constructor.
+const (
+	defaultNumGPUsPerNode  = 8
+	defaultMaxColocated    = 1
+	defaultStrategy        = "SPREAD"
+	defaultReadyTimeout    = "180s"
+	maxBundleListLength    = 1024
+	defaultOperationTimout = "10m"
+)
+
+var strategies = []string{"PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"}
+
+type virtualClusterModel struct {
+	ID                       types.String   `tfsdk:"id"`
+	Name                     types.String   `tfsdk:"name"`
+	BundleCtPerNodeList      types.List     `tfsdk:"bundle_ct_per_node_list"`
+	UseGPUs                  types.Bool     `tfsdk:"use_gpus"`
+	NumGPUsPerNode           types.Int64    `tfsdk:"num_gpus_per_node"`
+	MaxColocatedWorkerGroups types.Int64    `tfsdk:"max_colocated_worker_groups"`
+	PlacementGroupStrategy   types.String   `tfsdk:"placement_group_strategy"`
+	UseUnifiedPG             types.Bool     `tfsdk:"use_unified_pg"`
+	SegmentSize              types.Int64    `tfsdk:"segment_size"`
+	NodeResourceConstraints  types.List     `tfsdk:"node_resource_constraints"`
+	PortRangeLow             types.Int64    `tfsdk:"port_range_low"`
+	PortRangeHigh            types.Int64    `tfsdk:"port_range_high"`
+	ReadyTimeout             types.String   `tfsdk:"ready_timeout"`
+	Namespace                types.String   `tfsdk:"namespace"`
+	PlacementGroups          types.List     `tfsdk:"placement_groups"`
+	WorldSize                types.Int64    `tfsdk:"world_size"`
+	NodeCount                types.Int64    `tfsdk:"node_count"`
+	SortedBundleIndices      types.List     `tfsdk:"sorted_bundle_indices"`
+	Bundles                  types.List     `tfsdk:"bundles"`
+	NVLinkDomainPerBundle    types.List     `tfsdk:"nvlink_domain_per_bundle"`
+	MasterAddress            types.String   `tfsdk:"master_address"`
+	MasterPort               types.Int64    `tfsdk:"master_port"`
+	Timeouts                 timeouts.Value `tfsdk:"timeouts"`
+}
+
+var (
+	groupObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"name": types.StringType, "id": types.StringType, "state": types.StringType,
+		"strategy": types.StringType, "node_index": types.Int64Type, "bundle_count": types.Int64Type,
+		"drift": types.StringType,
+	}}
+	bundleObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"rank": types.Int64Type, "placement_group": types.StringType, "bundle_index": types.Int64Type,
+		"global_index": types.Int64Type, "node_id": types.StringType, "node_ip": types.StringType,
+		"gpu_id": types.Int64Type, "nvlink_domain": types.StringType, "topo_rank": types.Int64Type,
+		"port": types.Int64Type,
+	}}
+)
+
+func replaceList() []planmodifier.List {
+	return []planmodifier.List{listplanmodifier.RequiresReplace()}
+}
+
+func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A topology-aware Ray **virtual cluster**: the detached, named placement groups of " +
+			"NeMo-RL's `RayVirtualCluster`, one per logical node (`<name>-node<i>`, strategy `PACK`) or one " +
+			"unified group (`<name>-unified`, strategy `placement_group_strategy`). Apply creates them through a " +
+			"Ray job that waits until they are placed and probes every bundle's node, GPU id, NVLink domain and a " +
+			"free port; refresh compares them with what Ray's state API reports, so groups removed or changed " +
+			"outside Terraform show up in the plan. Shape changes replace the cluster.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The cluster name (also the import id).",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name prefix of the placement groups; unique within the provider's Ray namespace. " +
+					"Letters, digits, `.`, `_` and `-`, at most 100 characters.",
+				Required:      true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"bundle_ct_per_node_list": schema.ListAttribute{
+				MarkdownDescription: "Bundles per logical node, e.g. `[2, 2]` for two nodes with two bundles (workers) " +
+					"each. A node with `0` bundles gets no placement group. Each bundle holds one GPU when `use_gpus`.",
+				ElementType:   types.Int64Type,
+				Required:      true,
+				PlanModifiers: replaceList(),
+				Validators: []validator.List{listvalidator.SizeBetween(1, maxBundleListLength),
+					listvalidator.ValueInt64sAre(int64validator.Between(0, 4096))},
+			},
+			"use_gpus": schema.BoolAttribute{
+				MarkdownDescription: "Whether every bundle reserves one GPU. Defaults to `true`.",
+				Optional:            true, Computed: true, Default: booldefault.StaticBool(true),
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			},
+			"num_gpus_per_node": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("GPUs per physical node; no logical node may ask for more bundles than this "+
+					"when `use_gpus`, and segment trimming keeps `segment_size * num_gpus_per_node` bundles per segment. "+
+					"Defaults to `%d`.", defaultNumGPUsPerNode),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultNumGPUsPerNode),
+				Validators: []validator.Int64{int64validator.Between(1, 4096)},
+			},
+			"max_colocated_worker_groups": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("Worker groups that may share a bundle: each bundle reserves this many "+
+					"CPUs. Defaults to `%d`.", defaultMaxColocated),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxColocated),
+				Validators:    []validator.Int64{int64validator.Between(1, 1024)},
+				PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+			},
+			"placement_group_strategy": schema.StringAttribute{
+				MarkdownDescription: "Ray placement strategy of the unified group: `PACK`, `SPREAD`, `STRICT_PACK` or " +
+					"`STRICT_SPREAD`. Per-node groups always use `PACK`, as in the reference. Defaults to `SPREAD`.",
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultStrategy),
+				Validators:    []validator.String{stringvalidator.OneOf(strategies...)},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"use_unified_pg": schema.BoolAttribute{
+				MarkdownDescription: "Create one placement group holding every bundle (for cross-node model " +
+					"parallelism) instead of one group per logical node. Defaults to `false`.",
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			},
+			"segment_size": schema.Int64Attribute{
+				MarkdownDescription: "Nodes per NVLink-domain segment. Must divide the number of logical nodes. With a " +
+					"unified GPU group, bundles are ordered by topology and domains that cannot form complete segments " +
+					"are trimmed (which fails the apply, as the reference asserts); the plan checks that the live " +
+					"topology has enough complete segments. Unset disables segment logic.",
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"node_resource_constraints": schema.ListAttribute{
+				MarkdownDescription: "Extra Ray resources per logical node (same length as `bundle_ct_per_node_list`), " +
+					"merged into every bundle of that node, e.g. `{ nvlink_domain_<uuid> = 0.001 }` to pin it to a domain. " +
+					"Usually `data.ray_cluster_topology.<x>.node_resource_constraints`. An empty map means no constraint.",
+				ElementType:   types.MapType{ElemType: types.Float64Type},
+				Optional:      true,
+				PlanModifiers: replaceList(),
+			},
+			"port_range_low": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("Lowest port (inclusive) probed for the master and per-bundle ports. "+
+					"Defaults to `%d`.", topology.DefaultMasterPortRangeLow),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(topology.DefaultMasterPortRangeLow),
+				Validators: []validator.Int64{int64validator.Between(1, 65535)},
+			},
+			"port_range_high": schema.Int64Attribute{
+				MarkdownDescription: fmt.Sprintf("Upper bound (exclusive) of the probed port range. Defaults to `%d`.",
+					topology.DefaultMasterPortRangeHigh),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(topology.DefaultMasterPortRangeHigh),
+				Validators: []validator.Int64{int64validator.Between(2, 65536)},
+			},
+			"ready_timeout": schema.StringAttribute{
+				MarkdownDescription: "How long the driver waits for Ray to place the groups before it removes them and " +
+					"fails, as a Go duration. Defaults to `180s` (the reference's 3 minutes).",
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultReadyTimeout),
+				Validators: []validator.String{DurationValidator{}},
+			},
+			"namespace": schema.StringAttribute{
+				MarkdownDescription: "Ray namespace holding the groups (the provider's `namespace`).",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"placement_groups": schema.ListNestedAttribute{
+				MarkdownDescription: "The placement groups as Ray reports them. `state` is Ray's (`CREATED`, " +
+					"`PENDING`, `RESCHEDULING`) or `MISSING`; `drift` says how a group differs from the configuration " +
+					"(empty when it matches). Any drift makes the next plan replace the cluster.",
+				Computed: true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":         schema.StringAttribute{Computed: true, MarkdownDescription: "Group name."},
+					"id":           schema.StringAttribute{Computed: true, MarkdownDescription: "Ray placement group id (hex)."},
+					"state":        schema.StringAttribute{Computed: true, MarkdownDescription: "Ray state, or `MISSING`."},
+					"strategy":     schema.StringAttribute{Computed: true, MarkdownDescription: "Placement strategy."},
+					"node_index":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Logical node index; `-1` for the unified group."},
+					"bundle_count": schema.Int64Attribute{Computed: true, MarkdownDescription: "Bundles in the group."},
+					"drift":        schema.StringAttribute{Computed: true, MarkdownDescription: "Difference from the configuration; empty when none."},
+				}},
+			},
+			"world_size": schema.Int64Attribute{MarkdownDescription: "Total bundles (`world_size()`).", Computed: true},
+			"node_count": schema.Int64Attribute{MarkdownDescription: "Logical nodes with at least one bundle (`node_count()`).", Computed: true},
+			"sorted_bundle_indices": schema.ListAttribute{
+				MarkdownDescription: "Global bundle indices in rank order. For a unified GPU group, ordered by topology: " +
+					"`(domain_min_topo_rank, topo_rank, gpu_id)`, or `(node_id, gpu_id)` without topology information; " +
+					"otherwise natural order (group by group).",
+				ElementType: types.Int64Type, Computed: true,
+			},
+			"bundles": schema.ListNestedAttribute{
+				MarkdownDescription: "Every bundle in rank order, with where Ray placed it and a free port found on its " +
+					"node within the port range (ports are unique per node across the cluster).",
+				Computed: true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"rank":            schema.Int64Attribute{Computed: true, MarkdownDescription: "Position in rank order."},
+					"placement_group": schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the bundle's group."},
+					"bundle_index":    schema.Int64Attribute{Computed: true, MarkdownDescription: "Index within its group."},
+					"global_index":    schema.Int64Attribute{Computed: true, MarkdownDescription: "Index over all bundles in declaration order."},
+					"node_id":         schema.StringAttribute{Computed: true, MarkdownDescription: "Ray node holding the bundle."},
+					"node_ip":         schema.StringAttribute{Computed: true, MarkdownDescription: "That node's IP address."},
+					"gpu_id":          schema.Int64Attribute{Computed: true, MarkdownDescription: "GPU id Ray assigned; null without GPUs."},
+					"nvlink_domain":   schema.StringAttribute{Computed: true, MarkdownDescription: "The node's NVLink domain, or `unknown`."},
+					"topo_rank":       schema.Int64Attribute{Computed: true, MarkdownDescription: "The node's topo_rank, or `-1`."},
+					"port":            schema.Int64Attribute{Computed: true, MarkdownDescription: "A port free on the node when probed."},
+				}},
+			},
+			"nvlink_domain_per_bundle": schema.ListAttribute{
+				MarkdownDescription: "NVLink domain of each bundle, indexed by global bundle index (the reference's `nvlink_domain_per_bundle_index`).",
+				ElementType:         types.StringType, Computed: true,
+			},
+			"master_address": schema.StringAttribute{MarkdownDescription: "IP of the first bundle in rank order (`get_master_address_and_port`).", Computed: true},
+			"master_port":    schema.Int64Attribute{MarkdownDescription: "Port probed for the first bundle in rank order: free on `master_address` within the port range when probed.", Computed: true},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true, Read: true}),
+		},
+	}
+}
