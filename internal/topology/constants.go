@@ -1,0 +1,61 @@
+package topology
+
+// Ray custom-resource keys and sentinels (mirroring the reference module).
+const (
+	// NVLinkDomainPrefix prefixes the per-node resource "nvlink_domain_<ClusterUUID>".
+	NVLinkDomainPrefix = "nvlink_domain_"
+	// TopoRankKey is the per-node resource holding the SLURM topological rank.
+	TopoRankKey = "topo_rank"
+	// NVLinkDomainUnknown is the domain of a node without NVLink info.
+	NVLinkDomainUnknown = "unknown"
+	// TopoRankUnknown is the rank of a node without topo_rank info.
+	TopoRankUnknown = -1
+	// DomainConstraintAmount is the amount used to pin a bundle to a domain.
+	DomainConstraintAmount = 0.001
+)
+
+// Default port ranges (half-open [Low, High), as in the reference).
+const (
+	DefaultGenerationPortRangeLow  = 3000
+	DefaultGenerationPortRangeHigh = 4999
+	DefaultGymPortRangeLow         = 5000
+	DefaultGymPortRangeHigh        = 5999
+	DefaultVLLMPortRangeLow        = 7000
+	DefaultVLLMPortsPerEngine      = 100
+	// DefaultVLLMPortRangeHigh is not a reference constant: the reference
+	// layout comment reserves 7000-8999 for vLLM, i.e. [7000, 9000).
+	DefaultVLLMPortRangeHigh   = 9000
+	DefaultMasterPortRangeLow  = 1400
+	DefaultMasterPortRangeHigh = 1999
+)
+
+// Placement-group strategies accepted by Ray.
+const (
+	StrategyPack         = "PACK"
+	StrategySpread       = "SPREAD"
+	StrategyStrictPack   = "STRICT_PACK"
+	StrategyStrictSpread = "STRICT_SPREAD"
+	// DefaultStrategy is RayVirtualCluster's default placement_group_strategy.
+	DefaultStrategy = StrategySpread
+)
+
+// Strategies lists the valid strategies in a fixed order.
+var Strategies = []string{StrategyPack, StrategySpread, StrategyStrictPack, StrategyStrictSpread}
+
+// Static limits enforced by ClusterSpec.Validate (not in the reference).
+const (
+	MaxLogicalNodes = 1024
+	MaxWorldSize    = 1 << 20
+)
+
+// DefaultRole is prepare_segment_topology's default role label.
+const DefaultRole = "training"
+
+func validStrategy(s string) bool {
+	for _, v := range Strategies {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}

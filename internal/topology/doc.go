@@ -1,0 +1,9 @@
+// Package topology is a pure-Go model of NeMo-RL's virtual-cluster topology
+// logic (nemo_rl.distributed.virtual_cluster): NVLink-domain segment
+// selection, topology-aware bundle ordering, placement-group shapes, port
+// ranges and a static feasibility check against live node resources.
+//
+// The package performs no I/O. Ordering follows the Python reference exactly:
+// dict insertion order is modelled with ordered slices and Python's stable
+// sorts with sort.SliceStable.
+package topology

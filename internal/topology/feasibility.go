@@ -1,0 +1,645 @@
+package topology
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// NodeCapacity is one live node's resources. Available is what is free now;
+// when Available is nil, Total is used (an idle node).
+type NodeCapacity struct {
+	ID               string
+	Total, Available Resources
+}
+
+// Feasibility is CheckPlacement's verdict. Errors are certain failures;
+// Warnings mean a greedy packing failed but Ray may still succeed.
+type Feasibility struct {
+	Errors, Warnings []string
+}
+
+// OK reports whether no certain failure was found.
+func (f Feasibility) OK() bool { return len(f.Errors) == 0 }
+
+// Amounts are compared in Ray's fixed-point units (1/10000, rounded to
+// nearest); a positive amount below that resolution is no requirement.
+const (
+	unitScale = 10000
+	fixedMax  = int64(1) << 60
+)
+
+func toFixed(v float64) int64 {
+	if math.IsNaN(v) || v <= 0 {
+		return 0
+	}
+	x := math.Round(v * unitScale)
+	if x >= float64(fixedMax) {
+		return fixedMax
+	}
+	return int64(x)
+}
+
+func satAdd(a, b int64) int64 { return min(a+b, fixedMax) }
+
+func fmtAmount(x int64) string {
+	return strconv.FormatFloat(float64(x)/unitScale, 'f', -1, 64)
+}
+
+type entry struct {
+	r int
+	a int64
+}
+
+// vec is a sparse resource vector sorted by resource index.
+type vec []entry
+
+func (v vec) get(r int) int64 {
+	i := sort.Search(len(v), func(i int) bool { return v[i].r >= r })
+	if i < len(v) && v[i].r == r {
+		return v[i].a
+	}
+	return 0
+}
+
+func fits(need, have vec) bool {
+	j := 0
+	for _, e := range need {
+		for j < len(have) && have[j].r < e.r {
+			j++
+		}
+		if j == len(have) || have[j].r != e.r || have[j].a < e.a {
+			return false
+		}
+	}
+	return true
+}
+
+func take(need, have vec) {
+	j := 0
+	for _, e := range need {
+		for have[j].r < e.r {
+			j++
+		}
+		have[j].a -= e.a
+	}
+}
+
+func addVec(a, b vec) vec {
+	out := make(vec, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i].r < b[j].r):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].r < a[i].r:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, entry{a[i].r, satAdd(a[i].a, b[j].a)})
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+type shape struct {
+	need  vec
+	cands []int // nodes holding the shape's rarest resource
+	fit   int   // nodes that fit the shape now
+	dom   float64
+}
+
+type groupState struct {
+	req    GroupRequest
+	ok     bool
+	shapes []int // shape per bundle
+	packed int   // STRICT_PACK aggregate shape, or -1
+	failed bool  // a bundle fits no node
+}
+
+type checker struct {
+	names    []string
+	index    map[string]int
+	nodes    []NodeCapacity
+	avail    []vec
+	nodesOf  [][]int // resource -> nodes with a positive amount
+	allNodes []int
+	shapes   []shape
+	shapeIdx map[string]int
+	groups   []groupState
+	f        Feasibility
+}
+
+func (c *checker) errf(format string, args ...any) {
+	c.f.Errors = append(c.f.Errors, fmt.Sprintf(format, args...))
+}
+
+func (c *checker) intern(name string) int {
+	if i, ok := c.index[name]; ok {
+		return i
+	}
+	c.index[name] = len(c.names)
+	c.names = append(c.names, name)
+	return len(c.names) - 1
+}
+
+func (c *checker) shapeOf(v vec) int {
+	var b strings.Builder
+	for _, e := range v {
+		b.WriteString(strconv.Itoa(e.r))
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(e.a, 10))
+		b.WriteByte(',')
+	}
+	k := b.String()
+	if i, ok := c.shapeIdx[k]; ok {
+		return i
+	}
+	c.shapeIdx[k] = len(c.shapes)
+	c.shapes = append(c.shapes, shape{need: v})
+	return len(c.shapes) - 1
+}
+
+func (c *checker) fmtVec(v vec) string {
+	parts := make([]string, len(v))
+	for i, e := range v {
+		parts[i] = fmt.Sprintf("%q:%s", c.names[e.r], fmtAmount(e.a))
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// CheckPlacement statically checks whether groups can be placed on nodes.
+// Errors are only reported for necessary conditions that fail (invalid
+// requests, per-resource totals, a bundle or STRICT_PACK group fitting no
+// node, STRICT_SPREAD distinct-node matching, and per-resource node subsets);
+// a failed greedy first-fit-decreasing packing is only a Warning.
+func CheckPlacement(groups []GroupRequest, nodes []NodeCapacity) Feasibility {
+	c := &checker{index: map[string]int{}, shapeIdx: map[string]int{}, nodes: nodes}
+	c.parseGroups(groups)
+	c.parseNodes()
+	c.computeFits()
+	totalsBad := c.checkTotals()
+	c.checkBundles()
+	c.checkStrictPack()
+	c.checkStrictSpread()
+	c.checkSubsets(totalsBad)
+	if len(c.f.Errors) == 0 {
+		c.greedy()
+	}
+	return c.f
+}
+
+func (c *checker) parseGroups(groups []GroupRequest) {
+	for _, g := range groups {
+		st := groupState{req: g, ok: true, packed: -1}
+		if !validStrategy(g.Strategy) {
+			c.errf("group %q: unknown strategy %q (want one of %s)", g.Name, g.Strategy, strings.Join(Strategies, ", "))
+			st.ok = false
+		}
+		if len(g.Bundles) == 0 {
+			c.errf("group %q has no bundles; Ray rejects empty placement groups", g.Name)
+			st.ok = false
+		}
+		for bi, b := range g.Bundles {
+			var v vec
+			positive, invalid := false, false
+			for _, k := range sortedKeys(b) {
+				a := b[k]
+				if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+					c.errf("bundle %d of group %q has invalid amount %v for %q (must be a finite number >= 0)", bi, g.Name, a, k)
+					st.ok, invalid = false, true
+					continue
+				}
+				positive = positive || a > 0
+				if fx := toFixed(a); fx > 0 {
+					v = append(v, entry{c.intern(k), fx})
+				}
+			}
+			if !positive && !invalid {
+				c.errf("bundle %d of group %q requests no resources; Ray rejects empty bundles", bi, g.Name)
+				st.ok = false
+			}
+			sort.Slice(v, func(i, j int) bool { return v[i].r < v[j].r })
+			st.shapes = append(st.shapes, c.shapeOf(v))
+		}
+		if st.ok && g.Strategy == StrategyStrictPack {
+			var sum vec
+			for _, s := range st.shapes {
+				sum = addVec(sum, c.shapes[s].need)
+			}
+			st.packed = c.shapeOf(sum)
+		}
+		c.groups = append(c.groups, st)
+	}
+}
+
+func (c *checker) parseNodes() {
+	c.avail = make([]vec, len(c.nodes))
+	c.nodesOf = make([][]int, len(c.names))
+	for ni, n := range c.nodes {
+		c.allNodes = append(c.allNodes, ni)
+		src := n.Available
+		if src == nil {
+			src = n.Total
+		}
+		var v vec
+		for k, a := range src {
+			r, ok := c.index[k]
+			if !ok || math.IsNaN(a) || a <= 0 {
+				continue
+			}
+			v = append(v, entry{r, toFixed(a)})
+		}
+		sort.Slice(v, func(i, j int) bool { return v[i].r < v[j].r })
+		c.avail[ni] = v
+		for _, e := range v {
+			if e.a > 0 {
+				c.nodesOf[e.r] = append(c.nodesOf[e.r], ni)
+			}
+		}
+	}
+}
+
+func (c *checker) computeFits() {
+	for si := range c.shapes {
+		s := &c.shapes[si]
+		if len(s.need) == 0 { // amounts below Ray's resolution: fits anywhere
+			s.cands, s.fit = c.allNodes, len(c.nodes)
+			continue
+		}
+		rare := s.need[0].r
+		for _, e := range s.need {
+			if len(c.nodesOf[e.r]) < len(c.nodesOf[rare]) {
+				rare = e.r
+			}
+		}
+		s.cands = c.nodesOf[rare]
+		for _, ni := range s.cands {
+			if fits(s.need, c.avail[ni]) {
+				s.fit++
+			}
+		}
+	}
+}
+
+func (c *checker) totalAvail() []int64 {
+	t := make([]int64, len(c.names))
+	for _, v := range c.avail {
+		for _, e := range v {
+			t[e.r] = satAdd(t[e.r], e.a)
+		}
+	}
+	return t
+}
+
+// checkTotals compares summed requests with summed free amounts.
+func (c *checker) checkTotals() []bool {
+	req := make([]int64, len(c.names))
+	for _, g := range c.groups {
+		if !g.ok {
+			continue
+		}
+		for _, s := range g.shapes {
+			for _, e := range c.shapes[s].need {
+				req[e.r] = satAdd(req[e.r], e.a)
+			}
+		}
+	}
+	avail := c.totalAvail()
+	bad := make([]bool, len(c.names))
+	for r, name := range c.names {
+		if req[r] <= avail[r] {
+			continue
+		}
+		bad[r] = true
+		msg := fmt.Sprintf("not enough %s: requested %s %s, %s available", name, fmtAmount(req[r]), name, fmtAmount(avail[r]))
+		var total int64
+		for _, n := range c.nodes {
+			if a := n.Total[name]; !math.IsNaN(a) && a > 0 {
+				total = satAdd(total, toFixed(a))
+			}
+		}
+		if total != avail[r] && total > 0 {
+			msg += fmt.Sprintf(" (%s in total)", fmtAmount(total))
+		}
+		c.f.Errors = append(c.f.Errors, msg)
+	}
+	return bad
+}
+
+// best describes the node closest to fitting need.
+func (c *checker) best(need vec) string {
+	bestNode, bestMissing, bestShort := -1, 0, 0.0
+	for ni, have := range c.avail {
+		missing, short := 0, 0.0
+		for _, e := range need {
+			if a := have.get(e.r); a < e.a {
+				missing++
+				short += float64(e.a-a) / float64(e.a)
+			}
+		}
+		if bestNode < 0 || missing < bestMissing || (missing == bestMissing && short < bestShort) {
+			bestNode, bestMissing, bestShort = ni, missing, short
+		}
+	}
+	if bestNode < 0 {
+		return "no nodes are available"
+	}
+	var parts []string
+	for _, e := range need {
+		if a := c.avail[bestNode].get(e.r); a < e.a {
+			parts = append(parts, fmt.Sprintf("%s %s", c.names[e.r], fmtAmount(a)))
+		}
+	}
+	return fmt.Sprintf("best: node %s has %s free", c.nodes[bestNode].ID, strings.Join(parts, ", "))
+}
+
+// checkBundles reports bundles that fit no node on their own.
+func (c *checker) checkBundles() {
+	for gi := range c.groups {
+		g := &c.groups[gi]
+		if !g.ok {
+			continue
+		}
+		first := map[int]int{}
+		count := map[int]int{}
+		var order []int
+		for bi, s := range g.shapes {
+			if c.shapes[s].fit > 0 {
+				continue
+			}
+			if _, seen := first[s]; !seen {
+				first[s] = bi
+				order = append(order, s)
+			}
+			count[s]++
+		}
+		for _, s := range order {
+			g.failed = true
+			msg := fmt.Sprintf("bundle %d of group %q needs %s; no node has that free (%s)",
+				first[s], g.req.Name, c.fmtVec(c.shapes[s].need), c.best(c.shapes[s].need))
+			if n := count[s] - 1; n > 0 {
+				msg += fmt.Sprintf("; %d more bundles of this group need the same", n)
+			}
+			c.f.Errors = append(c.f.Errors, msg)
+		}
+	}
+}
+
+func (c *checker) checkStrictPack() {
+	for _, g := range c.groups {
+		if !g.ok || g.failed || g.packed < 0 || c.shapes[g.packed].fit > 0 {
+			continue
+		}
+		need := c.shapes[g.packed].need
+		c.errf("group %q (STRICT_PACK) needs %s on a single node; no node has that free (%s)",
+			g.req.Name, c.fmtVec(need), c.best(need))
+	}
+}
+
+func (c *checker) checkStrictSpread() {
+	for _, g := range c.groups {
+		if !g.ok || g.failed || g.req.Strategy != StrategyStrictSpread {
+			continue
+		}
+		n := len(g.shapes)
+		if n > len(c.nodes) {
+			c.errf("group %q (STRICT_SPREAD) needs %d distinct nodes, but only %d nodes exist", g.req.Name, n, len(c.nodes))
+			continue
+		}
+		if m := c.spreadMatching(g.shapes); m < n {
+			c.errf("group %q (STRICT_SPREAD) needs its %d bundles on distinct nodes, but at most %d can be placed that way",
+				g.req.Name, n, m)
+		}
+	}
+}
+
+// spreadMatching is the maximum number of bundles placeable on distinct
+// nodes, via max flow from bundle shapes to node classes (nodes that fit the
+// same set of shapes).
+func (c *checker) spreadMatching(bundleShapes []int) int {
+	local := map[int]int{}
+	var shapeIDs []int
+	var counts []int64
+	for _, s := range bundleShapes {
+		i, ok := local[s]
+		if !ok {
+			i = len(shapeIDs)
+			local[s] = i
+			shapeIDs = append(shapeIDs, s)
+			counts = append(counts, 0)
+		}
+		counts[i]++
+	}
+	classIdx := map[string]int{}
+	var classSig [][]int
+	var classCount []int64
+	sig := make([]byte, 0, len(shapeIDs))
+	for _, have := range c.avail {
+		sig = sig[:0]
+		var fitsAny bool
+		for _, s := range shapeIDs {
+			if fits(c.shapes[s].need, have) {
+				sig = append(sig, 1)
+				fitsAny = true
+			} else {
+				sig = append(sig, 0)
+			}
+		}
+		if !fitsAny {
+			continue
+		}
+		k := string(sig)
+		i, ok := classIdx[k]
+		if !ok {
+			i = len(classSig)
+			classIdx[k] = i
+			var members []int
+			for j, b := range sig {
+				if b == 1 {
+					members = append(members, j)
+				}
+			}
+			classSig = append(classSig, members)
+			classCount = append(classCount, 0)
+		}
+		classCount[i]++
+	}
+	S, C := len(shapeIDs), len(classSig)
+	src, sink := S+C, S+C+1
+	f := newMaxFlow(S + C + 2)
+	for i, n := range counts {
+		f.addEdge(src, i, n)
+	}
+	for ci, members := range classSig {
+		for _, si := range members {
+			f.addEdge(si, S+ci, min(counts[si], classCount[ci]))
+		}
+		f.addEdge(S+ci, sink, classCount[ci])
+	}
+	return int(f.run(src, sink))
+}
+
+// checkSubsets: bundles needing resource r can only use nodes offering r, so
+// their summed needs of every resource must fit within those nodes.
+func (c *checker) checkSubsets(totalsBad []bool) {
+	R := len(c.names)
+	shapesOf := make([][]int, R)
+	count := make([]int64, len(c.shapes))
+	for _, g := range c.groups {
+		if !g.ok {
+			continue
+		}
+		for _, s := range g.shapes {
+			if count[s] == 0 {
+				for _, e := range c.shapes[s].need {
+					shapesOf[e.r] = append(shapesOf[e.r], s)
+				}
+			}
+			count[s]++
+		}
+	}
+	need := make([]int64, R)
+	have := make([]int64, R)
+	for r := 0; r < R; r++ {
+		if len(shapesOf[r]) == 0 {
+			continue
+		}
+		minNeed, unplaceable := fixedMax, false
+		for _, s := range shapesOf[r] {
+			minNeed = min(minNeed, c.shapes[s].need.get(r))
+			unplaceable = unplaceable || c.shapes[s].fit == 0
+		}
+		if unplaceable {
+			continue // already reported per bundle
+		}
+		var subset []int
+		for _, ni := range c.nodesOf[r] {
+			if c.avail[ni].get(r) >= minNeed {
+				subset = append(subset, ni)
+			}
+		}
+		if len(subset) == len(c.nodes) {
+			continue // implied by the totals check
+		}
+		clear(need)
+		clear(have)
+		for _, s := range shapesOf[r] {
+			for _, e := range c.shapes[s].need {
+				need[e.r] = satAdd(need[e.r], satMul(e.a, count[s]))
+			}
+		}
+		for _, ni := range subset {
+			for _, e := range c.avail[ni] {
+				have[e.r] = satAdd(have[e.r], e.a)
+			}
+		}
+		for q := 0; q < R; q++ {
+			if need[q] <= have[q] || totalsBad[q] {
+				continue
+			}
+			c.errf("bundles needing %s request %s %s in total, but the %d node(s) offering %s have only %s %s free",
+				c.names[r], fmtAmount(need[q]), c.names[q], len(subset), c.names[r], fmtAmount(have[q]), c.names[q])
+		}
+	}
+}
+
+func satMul(a, n int64) int64 {
+	if n != 0 && a > fixedMax/n {
+		return fixedMax
+	}
+	return a * n
+}
+
+type item struct {
+	group  int
+	bundle int // -1 for a STRICT_PACK aggregate
+	shape  int
+}
+
+// greedy runs first-fit-decreasing over all groups on a copy of the free
+// resources: most-constrained shapes first, then larger dominant share.
+func (c *checker) greedy() {
+	total := c.totalAvail()
+	for si := range c.shapes {
+		s := &c.shapes[si]
+		for _, e := range s.need {
+			if total[e.r] > 0 {
+				s.dom = max(s.dom, float64(e.a)/float64(total[e.r]))
+			}
+		}
+	}
+	var items []item
+	for gi, g := range c.groups {
+		if g.packed >= 0 {
+			items = append(items, item{gi, -1, g.packed})
+			continue
+		}
+		for bi, s := range g.shapes {
+			items = append(items, item{gi, bi, s})
+		}
+	}
+	sort.SliceStable(items, func(a, b int) bool {
+		x, y := &c.shapes[items[a].shape], &c.shapes[items[b].shape]
+		if x.fit != y.fit {
+			return x.fit < y.fit
+		}
+		return x.dom > y.dom
+	})
+	avail := make([]vec, len(c.avail))
+	for i, v := range c.avail {
+		avail[i] = append(vec(nil), v...)
+	}
+	type key struct{ shape, group int }
+	cursor := map[key]int{}
+	used := map[int]map[int]bool{}
+	const maxReported = 5
+	failures := 0
+	for _, it := range items {
+		g := c.groups[it.group]
+		spread := g.req.Strategy == StrategyStrictSpread
+		k := key{it.shape, -1}
+		if spread {
+			k.group = it.group
+			if used[it.group] == nil {
+				used[it.group] = map[int]bool{}
+			}
+		}
+		s := &c.shapes[it.shape]
+		p := cursor[k]
+		for p < len(s.cands) {
+			ni := s.cands[p]
+			if (!spread || !used[it.group][ni]) && fits(s.need, avail[ni]) {
+				break
+			}
+			p++
+		}
+		cursor[k] = p
+		if p == len(s.cands) {
+			failures++
+			if failures <= maxReported {
+				what := fmt.Sprintf("bundle %d of group %q (needs %s)", it.bundle, g.req.Name, c.fmtVec(s.need))
+				if it.bundle < 0 {
+					what = fmt.Sprintf("group %q (STRICT_PACK, needs %s on one node)", g.req.Name, c.fmtVec(s.need))
+				}
+				c.f.Warnings = append(c.f.Warnings, fmt.Sprintf(
+					"greedy first-fit packing could not place %s after placing larger requests; Ray's scheduler may still find a placement", what))
+			}
+			continue
+		}
+		ni := s.cands[p]
+		take(s.need, avail[ni])
+		if spread {
+			used[it.group][ni] = true
+		}
+	}
+	if failures > maxReported {
+		c.f.Warnings = append(c.f.Warnings, fmt.Sprintf("greedy first-fit packing could not place %d more requests", failures-maxReported))
+	}
+}

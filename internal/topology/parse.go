@@ -1,0 +1,85 @@
+package topology
+
+import (
+	"math"
+	"strings"
+)
+
+// Node is one alive Ray node's topology. A []Node is ordered like Ray's node
+// list, modelling the reference's insertion-ordered topology dict.
+type Node struct {
+	ID       string
+	Domain   string
+	TopoRank int
+}
+
+// ParseNodeTopology reads (domain, rank) from a Ray node's resources map, as
+// get_ray_cluster_topology does. A key with NVLinkDomainPrefix is the domain
+// (the whole key). If several such keys exist the reference keeps the last in
+// dict order; Go maps are unordered, so the lexicographically smallest key is
+// chosen. TopoRankKey gives int(value), truncated toward zero; a non-finite or
+// out-of-range value yields TopoRankUnknown. Absent keys yield the sentinels.
+func ParseNodeTopology(resources map[string]float64) (domain string, rank int) {
+	domain, rank = NVLinkDomainUnknown, TopoRankUnknown
+	found := false
+	for k := range resources {
+		if strings.HasPrefix(k, NVLinkDomainPrefix) && (!found || k < domain) {
+			domain, found = k, true
+		}
+	}
+	if v, ok := resources[TopoRankKey]; ok {
+		rank = truncRank(v)
+	}
+	return domain, rank
+}
+
+func truncRank(v float64) int {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return TopoRankUnknown
+	}
+	t := math.Trunc(v)
+	if t >= float64(math.MaxInt) || t < float64(math.MinInt) {
+		return TopoRankUnknown
+	}
+	return int(t)
+}
+
+// HasTopology reports whether any node has a known NVLink domain
+// (prepare_segment_topology's test).
+func HasTopology(nodes []Node) bool {
+	for _, n := range nodes {
+		if n.Domain != NVLinkDomainUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeTopology applies dict semantics to duplicate IDs: the first
+// occurrence keeps its position, the last occurrence supplies the value.
+// The input is returned unchanged when IDs are already unique.
+func normalizeTopology(topo []Node) []Node {
+	pos := make(map[string]int, len(topo))
+	dup := false
+	for _, n := range topo {
+		if _, ok := pos[n.ID]; ok {
+			dup = true
+			break
+		}
+		pos[n.ID] = 0
+	}
+	if !dup {
+		return topo
+	}
+	clear(pos)
+	out := make([]Node, 0, len(topo))
+	for _, n := range topo {
+		if i, ok := pos[n.ID]; ok {
+			out[i] = n
+			continue
+		}
+		pos[n.ID] = len(out)
+		out = append(out, n)
+	}
+	return out
+}
