@@ -1,8 +1,314 @@
 package provider
 
-import "github.com/hashicorp/terraform-plugin-framework/function"
+import (
+	"context"
+	"sort"
 
-// functions lists the provider-defined functions (pure topology maths).
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// functions lists the provider-defined functions: the pure topology maths of
+// the reference, usable at plan time without a cluster.
 func functions() []func() function.Function {
-	return nil
+	return []func() function.Function{
+		func() function.Function { return selectSegmentNodesFunction{} },
+		func() function.Function { return prepareSegmentTopologyFunction{} },
+		func() function.Function { return sortBundlesFunction{} },
+		func() function.Function { return portRangesFunction{} },
+		func() function.Function { return vllmEnginePortRangeFunction{} },
+	}
+}
+
+var (
+	topologyEntryAttrs = map[string]attr.Type{"nvlink_domain": types.StringType, "topo_rank": types.Int64Type}
+	topologyParam      = function.MapParameter{
+		Name:        "topology",
+		ElementType: types.ObjectType{AttrTypes: topologyEntryAttrs},
+		Description: "Node id to {nvlink_domain, topo_rank}, e.g. data.ray_cluster_topology.<x>.topology.",
+	}
+	portRangeAttrs = map[string]attr.Type{"low": types.Int64Type, "high": types.Int64Type, "description": types.StringType}
+)
+
+type topologyEntry struct {
+	Domain   string `tfsdk:"nvlink_domain"`
+	TopoRank int64  `tfsdk:"topo_rank"`
+}
+
+// nodesFromMap orders the map's nodes by node id, as Terraform orders map keys.
+func nodesFromMap(m map[string]topologyEntry) []topology.Node {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]topology.Node, len(ids))
+	for i, id := range ids {
+		out[i] = topology.Node{ID: id, Domain: m[id].Domain, TopoRank: int(m[id].TopoRank)}
+	}
+	return out
+}
+
+func optionalInt(v types.Int64) *int {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	i := int(v.ValueInt64())
+	return &i
+}
+
+// select_segment_nodes
+
+type selectSegmentNodesFunction struct{}
+
+var selectionAttrs = map[string]attr.Type{
+	"selected":  types.ListType{ElemType: types.StringType},
+	"remaining": types.ListType{ElemType: types.StringType},
+}
+
+func (selectSegmentNodesFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "select_segment_nodes"
+}
+
+func (selectSegmentNodesFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	resp.Definition = function.Definition{
+		Summary: "Partition nodes into complete NVLink segments and the rest.",
+		MarkdownDescription: "Greedily selects complete `segment_size`-node segments from each NVLink domain, " +
+			"domains in topological order (lowest `topo_rank` first), until `num_nodes` nodes are selected, as " +
+			"the reference's `select_segment_nodes` does. Nodes without a domain are never selected. Fails when " +
+			"`num_nodes` is not a multiple of `segment_size` or the segments cannot be formed.",
+		Parameters: []function.Parameter{
+			topologyParam,
+			function.Int64Parameter{Name: "segment_size", Description: "Nodes per segment."},
+			function.Int64Parameter{Name: "num_nodes", Description: "Nodes to select."},
+		},
+		Return: function.ObjectReturn{AttributeTypes: selectionAttrs},
+	}
+}
+
+func (selectSegmentNodesFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
+	var topo map[string]topologyEntry
+	var size, count int64
+	resp.Error = req.Arguments.Get(ctx, &topo, &size, &count)
+	if resp.Error != nil {
+		return
+	}
+	selected, remaining, err := topology.SelectSegmentNodes(nodesFromMap(topo), int(size), int(count))
+	if err != nil {
+		resp.Error = function.NewFuncError(err.Error())
+		return
+	}
+	sel, _ := types.ListValueFrom(ctx, types.StringType, nonNilStrings(selected))
+	rem, _ := types.ListValueFrom(ctx, types.StringType, nonNilStrings(remaining))
+	obj, _ := types.ObjectValue(selectionAttrs, map[string]attr.Value{"selected": sel, "remaining": rem})
+	resp.Error = resp.Result.Set(ctx, obj)
+}
+
+// prepare_segment_topology
+
+type prepareSegmentTopologyFunction struct{}
+
+var preparedAttrs = map[string]attr.Type{
+	"node_resource_constraints": types.ListType{ElemType: types.MapType{ElemType: types.Float64Type}},
+	"selected_node_ids":         types.ListType{ElemType: types.StringType},
+	"remaining_node_ids":        types.ListType{ElemType: types.StringType},
+	"message":                   types.StringType,
+}
+
+func (prepareSegmentTopologyFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "prepare_segment_topology"
+}
+
+func (prepareSegmentTopologyFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	resp.Definition = function.Definition{
+		Summary: "Per-node NVLink constraints for a topology-aware virtual cluster.",
+		MarkdownDescription: "The reference's `prepare_segment_topology`: with a `segment_size`, selects nodes like " +
+			"`select_segment_nodes` and returns one `{<domain> = 0.001}` constraint per selected node for " +
+			"`ray_virtual_cluster.node_resource_constraints`. A null `segment_size` returns null constraints and " +
+			"no nodes; a topology without NVLink information returns null constraints and every node as remaining.",
+		Parameters: []function.Parameter{
+			topologyParam,
+			function.Int64Parameter{Name: "segment_size", AllowNullValue: true, Description: "Nodes per segment, or null."},
+			function.Int64Parameter{Name: "num_nodes", Description: "Nodes to select."},
+		},
+		Return: function.ObjectReturn{AttributeTypes: preparedAttrs},
+	}
+}
+
+func (prepareSegmentTopologyFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
+	var topo map[string]topologyEntry
+	var size types.Int64
+	var count int64
+	resp.Error = req.Arguments.Get(ctx, &topo, &size, &count)
+	if resp.Error != nil {
+		return
+	}
+	plan, err := topology.PrepareSegmentTopology(optionalInt(size), int(count), nodesFromMap(topo), "training")
+	if err != nil {
+		resp.Error = function.NewFuncError(err.Error())
+		return
+	}
+	constraintType := types.MapType{ElemType: types.Float64Type}
+	constraints := types.ListNull(constraintType)
+	if plan.Constraints != nil {
+		constraints, _ = types.ListValueFrom(ctx, constraintType, plan.Constraints)
+	}
+	sel, _ := types.ListValueFrom(ctx, types.StringType, nonNilStrings(plan.Selected))
+	rem, _ := types.ListValueFrom(ctx, types.StringType, nonNilStrings(plan.Remaining))
+	obj, _ := types.ObjectValue(preparedAttrs, map[string]attr.Value{
+		"node_resource_constraints": constraints, "selected_node_ids": sel, "remaining_node_ids": rem,
+		"message": types.StringValue(plan.Message),
+	})
+	resp.Error = resp.Result.Set(ctx, obj)
+}
+
+// sort_bundles
+
+type sortBundlesFunction struct{}
+
+type bundleArg struct {
+	GPUID    int64  `tfsdk:"gpu_id"`
+	Domain   string `tfsdk:"nvlink_domain"`
+	TopoRank int64  `tfsdk:"topo_rank"`
+	NodeID   string `tfsdk:"node_id"`
+}
+
+func (sortBundlesFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "sort_bundles"
+}
+
+func (sortBundlesFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	resp.Definition = function.Definition{
+		Summary: "Topology-aware rank order of bundle indices.",
+		MarkdownDescription: "The reference's `_sort_bundle_indices_by_topology`: with topology information, orders " +
+			"bundles by `(domain_min_topo_rank, topo_rank, gpu_id)`; without, by `(node_id, gpu_id)`. With " +
+			"`segment_size` (which needs `gpus_per_node`), bundles of domains that cannot form complete segments " +
+			"are dropped, so the result may be shorter than the input.",
+		Parameters: []function.Parameter{
+			function.ListParameter{
+				Name: "bundles",
+				ElementType: types.ObjectType{AttrTypes: map[string]attr.Type{
+					"gpu_id": types.Int64Type, "nvlink_domain": types.StringType,
+					"topo_rank": types.Int64Type, "node_id": types.StringType,
+				}},
+				Description: "One {gpu_id, nvlink_domain, topo_rank, node_id} per bundle, in bundle-index order.",
+			},
+			function.Int64Parameter{Name: "segment_size", AllowNullValue: true, Description: "Nodes per segment, or null."},
+			function.Int64Parameter{Name: "gpus_per_node", AllowNullValue: true, Description: "GPUs per node; required with segment_size."},
+		},
+		Return: function.ListReturn{ElementType: types.Int64Type},
+	}
+}
+
+func (sortBundlesFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
+	var args []bundleArg
+	var size, gpus types.Int64
+	resp.Error = req.Arguments.Get(ctx, &args, &size, &gpus)
+	if resp.Error != nil {
+		return
+	}
+	bundles := make([]topology.Bundle, len(args))
+	for i, a := range args {
+		bundles[i] = topology.Bundle{GPUID: int(a.GPUID), Domain: a.Domain, TopoRank: int(a.TopoRank), NodeID: a.NodeID}
+	}
+	order, _, err := topology.SortBundleIndicesByTopology(bundles, optionalInt(size), optionalInt(gpus))
+	if err != nil {
+		resp.Error = function.NewFuncError(err.Error())
+		return
+	}
+	out := make([]int64, len(order))
+	for i, v := range order {
+		out[i] = int64(v)
+	}
+	resp.Error = resp.Result.Set(ctx, out)
+}
+
+// port_ranges
+
+type portRangesFunction struct{}
+
+func (portRangesFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "port_ranges"
+}
+
+func (portRangesFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	ranges := map[string]attr.Type{}
+	for _, r := range topology.DefaultPortRanges() {
+		ranges[r.Name] = types.ObjectType{AttrTypes: portRangeAttrs}
+	}
+	ranges["vllm_ports_per_engine"] = types.Int64Type
+	resp.Definition = function.Definition{
+		Summary: "The reference's default port ranges.",
+		MarkdownDescription: "The default port layout of the reference, half-open `[low, high)`, kept below the " +
+			"OS ephemeral range: `master` (1400-1999), `generation` (3000-4999), `gym` (5000-5999) and `vllm` " +
+			"(from 7000, `vllm_ports_per_engine` = 100 per engine). Use them to carve non-overlapping ranges for " +
+			"several clusters on the same nodes.",
+		Return: function.ObjectReturn{AttributeTypes: ranges},
+	}
+}
+
+func (portRangesFunction) Run(ctx context.Context, _ function.RunRequest, resp *function.RunResponse) {
+	attrs := map[string]attr.Type{}
+	values := map[string]attr.Value{}
+	for _, r := range topology.DefaultPortRanges() {
+		attrs[r.Name] = types.ObjectType{AttrTypes: portRangeAttrs}
+		values[r.Name] = portRangeValue(r.Range, r.Description)
+	}
+	attrs["vllm_ports_per_engine"] = types.Int64Type
+	values["vllm_ports_per_engine"] = types.Int64Value(topology.DefaultVLLMPortsPerEngine)
+	obj, _ := types.ObjectValue(attrs, values)
+	resp.Error = resp.Result.Set(ctx, obj)
+}
+
+// vllm_engine_port_range
+
+type vllmEnginePortRangeFunction struct{}
+
+func (vllmEnginePortRangeFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "vllm_engine_port_range"
+}
+
+func (vllmEnginePortRangeFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	resp.Definition = function.Definition{
+		Summary:             "The vLLM rendezvous port block of one engine.",
+		MarkdownDescription: "`[7000 + i*100, 7000 + (i+1)*100)`: the ports the reference gives vLLM engine `i`.",
+		Parameters:          []function.Parameter{function.Int64Parameter{Name: "engine_index", Description: "Engine index, from 0."}},
+		Return:              function.ObjectReturn{AttributeTypes: portRangeAttrs},
+	}
+}
+
+func (vllmEnginePortRangeFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
+	var i int64
+	resp.Error = req.Arguments.Get(ctx, &i)
+	if resp.Error != nil {
+		return
+	}
+	if i < 0 || i > 500 {
+		resp.Error = function.NewArgumentFuncError(0, "engine_index must be between 0 and 500")
+		return
+	}
+	r := topology.VLLMEnginePortRange(int(i))
+	if err := r.Validate(); err != nil {
+		resp.Error = function.NewArgumentFuncError(0, err.Error())
+		return
+	}
+	resp.Error = resp.Result.Set(ctx, portRangeValue(r, "vLLM engine rendezvous"))
+}
+
+func portRangeValue(r topology.PortRange, description string) attr.Value {
+	v, _ := types.ObjectValue(portRangeAttrs, map[string]attr.Value{
+		"low": types.Int64Value(int64(r.Low)), "high": types.Int64Value(int64(r.High)),
+		"description": types.StringValue(description),
+	})
+	return v
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -1,0 +1,30 @@
+# One placement group per logical node (PACK), two GPU bundles each.
+resource "ray_virtual_cluster" "per_node" {
+  name                    = "policy"
+  bundle_ct_per_node_list = [2, 2]
+  num_gpus_per_node       = 4
+}
+
+# One unified group for cross-node model parallelism, pinned to complete
+# NVLink segments and ordered by topology.
+data "ray_cluster_topology" "training" {
+  segment_size = 2
+  num_nodes    = 2
+}
+
+resource "ray_virtual_cluster" "unified" {
+  name                      = "train"
+  bundle_ct_per_node_list   = [4, 4]
+  num_gpus_per_node         = 4
+  use_unified_pg            = true
+  placement_group_strategy  = "PACK"
+  segment_size              = 2
+  node_resource_constraints = data.ray_cluster_topology.training.node_resource_constraints
+  port_range_low            = 1400
+  port_range_high           = 1999
+  ready_timeout             = "3m"
+
+  timeouts {
+    create = "10m"
+  }
+}

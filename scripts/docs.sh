@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Regenerates docs/ with terraform-plugin-docs from the provider's real schema,
+# read through OpenTofu (tfplugindocs would otherwise download Terraform).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$here/.."
+cd "$root"
+TOFU="${TF_ACC_TERRAFORM_PATH:-$("$here/install-tofu.sh")}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/bin/terraform-provider-ray" .
+cat >"$work/tofurc" <<RC
+provider_installation {
+  dev_overrides {
+    "registry.terraform.io/ray-infra/ray" = "$work/bin"
+  }
+  direct {}
+}
+RC
+export TF_CLI_CONFIG_FILE="$work/tofurc"
+mkdir -p "$work/cfg"
+cat >"$work/cfg/main.tf" <<'TF'
+terraform {
+  required_providers {
+    ray = { source = "registry.terraform.io/ray-infra/ray" }
+  }
+}
+TF
+"$TOFU" -chdir="$work/cfg" providers schema -json >"$work/schema.json" 2>"$work/err" ||
+  { cat "$work/err" >&2; exit 1; }
+"$TOFU" fmt -recursive examples/ >/dev/null
+python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s[\"provider_schemas\"]={\"ray\": v for v in s[\"provider_schemas\"].values()}; json.dump(s, open(sys.argv[1], \"w\"))" "$work/schema.json"
+go tool -modfile=tools/go.mod tfplugindocs generate --provider-name ray --providers-schema "$work/schema.json" \
+  --rendered-provider-name Ray >/dev/null
+echo ">> docs/ regenerated" >&2
