@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -52,11 +53,14 @@ func nodesFromMap(m map[string]topologyEntry) []topology.Node {
 	return out
 }
 
-func optionalInt(v types.Int64) *int {
-	if v.IsNull() || v.IsUnknown() {
+// optionalInt maps the functions' "0 means unset" convention to a pointer.
+// (Null arguments would be nicer, but OpenTofu sends them in a form the
+// plugin framework cannot decode.)
+func optionalInt(v int64) *int {
+	if v == 0 {
 		return nil
 	}
-	i := int(v.ValueInt64())
+	i := int(v)
 	return &i
 }
 
@@ -98,7 +102,7 @@ func (selectSegmentNodesFunction) Run(ctx context.Context, req function.RunReque
 	}
 	selected, remaining, err := topology.SelectSegmentNodes(nodesFromMap(topo), int(size), int(count))
 	if err != nil {
-		resp.Error = function.NewFuncError(err.Error())
+		resp.Error = segmentFuncError(err)
 		return
 	}
 	sel, _ := types.ListValueFrom(ctx, types.StringType, nonNilStrings(selected))
@@ -127,11 +131,11 @@ func (prepareSegmentTopologyFunction) Definition(_ context.Context, _ function.D
 		Summary: "Per-node NVLink constraints for a topology-aware virtual cluster.",
 		MarkdownDescription: "The reference's `prepare_segment_topology`: with a `segment_size`, selects nodes like " +
 			"`select_segment_nodes` and returns one `{<domain> = 0.001}` constraint per selected node for " +
-			"`ray_virtual_cluster.node_resource_constraints`. A null `segment_size` returns null constraints and " +
+			"`ray_virtual_cluster.node_resource_constraints`. A `segment_size` of 0 (the reference's None) returns null constraints and " +
 			"no nodes; a topology without NVLink information returns null constraints and every node as remaining.",
 		Parameters: []function.Parameter{
 			topologyParam,
-			function.Int64Parameter{Name: "segment_size", AllowNullValue: true, Description: "Nodes per segment, or null."},
+			function.Int64Parameter{Name: "segment_size", Description: "Nodes per segment; 0 disables segment logic."},
 			function.Int64Parameter{Name: "num_nodes", Description: "Nodes to select."},
 		},
 		Return: function.ObjectReturn{AttributeTypes: preparedAttrs},
@@ -140,15 +144,14 @@ func (prepareSegmentTopologyFunction) Definition(_ context.Context, _ function.D
 
 func (prepareSegmentTopologyFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
 	var topo map[string]topologyEntry
-	var size types.Int64
-	var count int64
+	var size, count int64
 	resp.Error = req.Arguments.Get(ctx, &topo, &size, &count)
 	if resp.Error != nil {
 		return
 	}
 	plan, err := topology.PrepareSegmentTopology(optionalInt(size), int(count), nodesFromMap(topo), "training")
 	if err != nil {
-		resp.Error = function.NewFuncError(err.Error())
+		resp.Error = segmentFuncError(err)
 		return
 	}
 	constraintType := types.MapType{ElemType: types.Float64Type}
@@ -184,8 +187,8 @@ func (sortBundlesFunction) Definition(_ context.Context, _ function.DefinitionRe
 	resp.Definition = function.Definition{
 		Summary: "Topology-aware rank order of bundle indices.",
 		MarkdownDescription: "The reference's `_sort_bundle_indices_by_topology`: with topology information, orders " +
-			"bundles by `(domain_min_topo_rank, topo_rank, gpu_id)`; without, by `(node_id, gpu_id)`. With " +
-			"`segment_size` (which needs `gpus_per_node`), bundles of domains that cannot form complete segments " +
+			"bundles by `(domain_min_topo_rank, topo_rank, gpu_id)`; without, by `(node_id, gpu_id)`. With a " +
+			"non-zero `segment_size` (which needs a non-zero `gpus_per_node`), bundles of domains that cannot form complete segments " +
 			"are dropped, so the result may be shorter than the input.",
 		Parameters: []function.Parameter{
 			function.ListParameter{
@@ -196,8 +199,8 @@ func (sortBundlesFunction) Definition(_ context.Context, _ function.DefinitionRe
 				}},
 				Description: "One {gpu_id, nvlink_domain, topo_rank, node_id} per bundle, in bundle-index order.",
 			},
-			function.Int64Parameter{Name: "segment_size", AllowNullValue: true, Description: "Nodes per segment, or null."},
-			function.Int64Parameter{Name: "gpus_per_node", AllowNullValue: true, Description: "GPUs per node; required with segment_size."},
+			function.Int64Parameter{Name: "segment_size", Description: "Nodes per segment; 0 disables segment logic."},
+			function.Int64Parameter{Name: "gpus_per_node", Description: "GPUs per node; required (non-zero) with segment_size, else 0."},
 		},
 		Return: function.ListReturn{ElementType: types.Int64Type},
 	}
@@ -205,7 +208,7 @@ func (sortBundlesFunction) Definition(_ context.Context, _ function.DefinitionRe
 
 func (sortBundlesFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
 	var args []bundleArg
-	var size, gpus types.Int64
+	var size, gpus int64
 	resp.Error = req.Arguments.Get(ctx, &args, &size, &gpus)
 	if resp.Error != nil {
 		return
@@ -304,6 +307,15 @@ func portRangeValue(r topology.PortRange, description string) attr.Value {
 		"description": types.StringValue(description),
 	})
 	return v
+}
+
+// segmentFuncError blames the topology for missing segments and num_nodes
+// (argument 2) for a bad request.
+func segmentFuncError(err error) *function.FuncError {
+	if errors.Is(err, topology.ErrResourceInsufficient) {
+		return function.NewArgumentFuncError(0, err.Error())
+	}
+	return function.NewArgumentFuncError(2, err.Error())
 }
 
 func nonNilStrings(s []string) []string {

@@ -1,0 +1,52 @@
+package rayclient
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTLSCAFileAndInsecure(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, versionBody)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	dir := t.TempDir()
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// Unknown CA: fails, and certificate errors are not retried.
+	c := newTestClient(t, srv.URL)
+	_, err := c.Version(ctx)
+	var re *RequestError
+	if !errors.As(err, &re) || re.Attempts != 1 || c.RequestCount() != 1 || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("untrusted: err = %v (count %d)", err, c.RequestCount())
+	}
+
+	c = newTestClient(t, srv.URL, func(cfg *Config) { cfg.CAFile = caFile })
+	if _, err := c.Version(ctx); err != nil {
+		t.Errorf("with CA file: %v", err)
+	}
+
+	c = newTestClient(t, srv.URL, func(cfg *Config) { cfg.InsecureSkipVerify = true })
+	if _, err := c.Version(ctx); err != nil {
+		t.Errorf("insecure: %v", err)
+	}
+
+	bad := filepath.Join(dir, "bad.pem")
+	os.WriteFile(bad, []byte("not a pem"), 0o600)
+	if _, err := New(Config{Address: srv.URL, CAFile: bad}); err == nil || !strings.Contains(err.Error(), "no PEM certificates") {
+		t.Errorf("bad CA: %v", err)
+	}
+}
