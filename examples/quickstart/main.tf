@@ -1,13 +1,5 @@
 # Quickstart: read the live topology, pick complete NVLink segments, and pin a
 # unified GPU virtual cluster to them.
-terraform {
-  required_providers {
-    ray = {
-      source = "ray-infra/ray"
-    }
-  }
-}
-
 # Address from RAY_ADDRESS, else http://127.0.0.1:8265.
 provider "ray" {}
 

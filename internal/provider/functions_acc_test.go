@@ -27,7 +27,7 @@ locals {
 
 // The functions are pure: they run at plan time without touching Ray.
 func TestAccFunctions_pureTopologyMaths(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: functionsHeader + `
@@ -83,7 +83,7 @@ output "vllm_engine_2" {
 }
 
 func TestAccFunctions_errors(t *testing.T) {
-	resource.UnitTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{

@@ -5,11 +5,13 @@ package resources
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 const (
@@ -27,7 +29,27 @@ type ProviderData struct {
 	RuntimeEnv       map[string]any
 
 	mu       sync.Mutex
-	snapshot *ClusterSnapshot // cached for one provider process (one plan or apply)
+	snapshot *ClusterSnapshot              // cached for one provider process (one plan or apply)
+	ports    map[string]topology.PortRange // port ranges of the clusters planned so far
+}
+
+// ClaimPorts records a cluster's port range and returns the clusters planned
+// earlier in this run whose ranges overlap it.
+func (d *ProviderData) ClaimPorts(name string, r topology.PortRange) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ports == nil {
+		d.ports = map[string]topology.PortRange{}
+	}
+	var clash []string
+	for other, o := range d.ports {
+		if other != name && o.Overlaps(r) {
+			clash = append(clash, fmt.Sprintf("%s %s", other, o))
+		}
+	}
+	sort.Strings(clash)
+	d.ports[name] = r
+	return clash
 }
 
 // NewProviderData bundles the configured client and driver settings.

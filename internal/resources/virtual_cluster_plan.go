@@ -71,6 +71,11 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 			replacing = true
 		}
 		replacing = replacing || shapeChanged(plan, state)
+		if !replacing && configEqual(plan, state) {
+			// Nothing to do: keep what Ray reported (the framework marks computed
+			// values unknown before attribute plan modifiers settle equal floats).
+			plan = keepComputed(plan, state)
+		}
 	} else {
 		plan.Namespace = types.StringValue(r.data.Namespace)
 	}
@@ -79,6 +84,12 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 	resp.Diagnostics.Append(d...)
 	if !known || resp.Diagnostics.HasError() || hasIssueError(spec.Validate()) {
 		return
+	}
+	if clash := r.data.ClaimPorts(spec.Name, spec.EffectivePorts()); len(clash) > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("port_range_low"), "Port range overlaps another virtual cluster",
+			fmt.Sprintf("Cluster %q probes ports in %s, which overlaps %s. Bundles of both clusters on the same node "+
+				"may be handed the same port. Carve disjoint ranges, e.g. from provider::ray::port_ranges().",
+				spec.Name, spec.EffectivePorts(), strings.Join(clash, ", ")))
 	}
 	snap, err := r.data.CachedSnapshot(ctx)
 	if err != nil {
@@ -140,6 +151,24 @@ func shapeChanged(plan, state virtualClusterModel) bool {
 		!plan.UseGPUs.Equal(state.UseGPUs) || !plan.MaxColocatedWorkerGroups.Equal(state.MaxColocatedWorkerGroups) ||
 		!plan.PlacementGroupStrategy.Equal(state.PlacementGroupStrategy) || !plan.UseUnifiedPG.Equal(state.UseUnifiedPG) ||
 		!plan.NodeResourceConstraints.Equal(state.NodeResourceConstraints)
+}
+
+// configEqual reports whether every configurable attribute is unchanged.
+func configEqual(plan, state virtualClusterModel) bool {
+	return !shapeChanged(plan, state) && plan.NumGPUsPerNode.Equal(state.NumGPUsPerNode) &&
+		plan.SegmentSize.Equal(state.SegmentSize) && plan.PortRangeLow.Equal(state.PortRangeLow) &&
+		plan.PortRangeHigh.Equal(state.PortRangeHigh) && plan.ReadyTimeout.Equal(state.ReadyTimeout) &&
+		plan.Timeouts.Equal(state.Timeouts)
+}
+
+// keepComputed copies the computed attributes of state into plan.
+func keepComputed(plan, state virtualClusterModel) virtualClusterModel {
+	plan.ID, plan.Namespace = state.ID, state.Namespace
+	plan.PlacementGroups, plan.WorldSize, plan.NodeCount = state.PlacementGroups, state.WorldSize, state.NodeCount
+	plan.SortedBundleIndices, plan.Bundles = state.SortedBundleIndices, state.Bundles
+	plan.NVLinkDomainPerBundle = state.NVLinkDomainPerBundle
+	plan.MasterAddress, plan.MasterPort = state.MasterAddress, state.MasterPort
+	return plan
 }
 
 // recordedDrift joins the drift refresh recorded for each group.

@@ -107,7 +107,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				ElementType:   types.Int64Type,
 				Required:      true,
 				PlanModifiers: replaceList(),
-				Validators: []validator.List{listvalidator.SizeBetween(1, maxBundleListLength),
+				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.NoNullValues(),
 					listvalidator.ValueInt64sAre(int64validator.Between(0, 4096))},
 			},
 			"use_gpus": schema.BoolAttribute{
@@ -156,7 +156,8 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"Usually `data.ray_cluster_topology.<x>.node_resource_constraints`. An empty map means no constraint.",
 				ElementType:   types.MapType{ElemType: types.Float64Type},
 				Optional:      true,
-				PlanModifiers: replaceList(),
+				Validators:    []validator.List{listvalidator.NoNullValues()},
+				PlanModifiers: []planmodifier.List{sameFloatsKeepState{}, listplanmodifier.RequiresReplace()},
 			},
 			"port_range_low": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Lowest port (inclusive) probed for the master and per-bundle ports. "+

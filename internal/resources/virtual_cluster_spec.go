@@ -21,17 +21,20 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec topology.Clus
 			return spec, false, diags
 		}
 	}
-	var counts []int64
+	var counts []types.Int64
 	diags.Append(m.BundleCtPerNodeList.ElementsAs(ctx, &counts, false)...)
 	for _, c := range counts {
-		spec.BundleCtPerNode = append(spec.BundleCtPerNode, int(c))
+		if c.IsNull() || c.IsUnknown() { // nulls are reported by the attribute's validator
+			return spec, false, diags
+		}
+		spec.BundleCtPerNode = append(spec.BundleCtPerNode, int(c.ValueInt64()))
 	}
 	if !m.NodeResourceConstraints.IsNull() {
 		var raw []types.Map
 		diags.Append(m.NodeResourceConstraints.ElementsAs(ctx, &raw, false)...)
 		spec.NodeResourceConstraints = make([]topology.Resources, len(raw))
 		for i, mv := range raw {
-			if mv.IsUnknown() {
+			if mv.IsUnknown() || mv.IsNull() {
 				return spec, false, diags
 			}
 			res := topology.Resources{}

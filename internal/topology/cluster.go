@@ -190,12 +190,6 @@ func (s ClusterSpec) Validate() []Issue {
 		bad(p.field, "Invalid port range", "%s", p.msg)
 	}
 	if len(probs) == 0 {
-		for _, d := range DefaultPortRanges()[1:] {
-			if ports.Overlaps(d.Range) {
-				warn("port_range_low", "Port range overlaps a default band",
-					"master port range %s overlaps the default %s range %s (%s)", ports, d.Name, d.Range, d.Description)
-			}
-		}
 		if ports.High > LinuxEphemeralPortLow {
 			warn("port_range_high", "Port range reaches the ephemeral range",
 				"master port range %s reaches the Linux ephemeral port range (from %d); kernel-assigned source ports may collide with it",

@@ -75,7 +75,6 @@ func TestClusterSpecValidateRules(t *testing.T) {
 		{"low default vs high", func(s *ClusterSpec) { s.Ports = PortRange{0, 1000} }, "port_range_high", "port_range_low (1400) must be lower than port_range_high (1000)", false},
 		{"ports negative", func(s *ClusterSpec) { s.Ports = PortRange{-1, 1000} }, "port_range_low", "port_range_low (-1) must be >= 1", false},
 		{"ports too high", func(s *ClusterSpec) { s.Ports = PortRange{1000, 70000} }, "port_range_high", "port_range_high (70000) must be <= 65536", false},
-		{"ports overlap generation", func(s *ClusterSpec) { s.Ports = PortRange{2500, 3500} }, "port_range_low", "overlaps the default generation range [3000, 4999)", true},
 		{"ports ephemeral", func(s *ClusterSpec) { s.Ports = PortRange{30000, 40000} }, "port_range_high", "reaches the Linux ephemeral port range", true},
 	}
 	for _, tc := range tests {
