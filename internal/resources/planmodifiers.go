@@ -18,7 +18,9 @@ func (sameFloatsKeepState) Description(context.Context) string {
 	return "keeps the prior value when the configured numbers are equal as float64"
 }
 
-func (m sameFloatsKeepState) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+func (m sameFloatsKeepState) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
 
 func (sameFloatsKeepState) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
 	if req.StateValue.IsNull() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() || req.StateValue.Equal(req.PlanValue) {

@@ -85,7 +85,7 @@ provider "ray" {
 resource "ray_virtual_cluster" "t" {
 %s
 }`, srv.URL, attrs),
-			PlanOnly:    true,
+			PlanOnly: true,
 			// The CLI wraps long messages, so any space may be a line break.
 			ExpectError: regexp.MustCompile(strings.ReplaceAll(c.want, " ", `\s+`)),
 		})
