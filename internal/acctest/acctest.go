@@ -107,7 +107,7 @@ func CheckGroupsInRay(t *testing.T, prefix string, want map[string]int) func(*te
 			got[g.Name] = len(g.Bundles)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			return fmt.Errorf("Ray holds groups %v, want %v", got, want)
+			return fmt.Errorf("groups in Ray: %v, want %v", got, want)
 		}
 		return nil
 	}
@@ -125,7 +125,7 @@ func CheckNoGroupsInRay(t *testing.T, prefix string) func(*terraform.State) erro
 			for i, g := range groups {
 				names[i] = g.Name + "(" + g.State + ")"
 			}
-			return fmt.Errorf("Ray still holds placement groups %v", names)
+			return fmt.Errorf("placement groups still in Ray: %v", names)
 		}
 		return nil
 	}

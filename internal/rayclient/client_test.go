@@ -131,7 +131,7 @@ func TestTokenNeverPrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{
-		fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%s", cfg),
+		fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), fmt.Sprintf("%s", cfg), //nolint:staticcheck // every formatting verb is under test
 		fmt.Sprintf("%v", &cfg), fmt.Sprintf("%+v", &cfg), fmt.Sprintf("%#v", &cfg),
 		fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), c.String(),
 	} {

@@ -32,7 +32,7 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 	}
 	addIssues(&resp.Diagnostics, spec.Validate())
 	if !m.ReadyTimeout.IsNull() && !m.Timeouts.IsNull() {
-		if create, d := m.Timeouts.Create(ctx, mustDuration(defaultOperationTimout)); !d.HasError() && readyTimeout(m) >= create {
+		if create, d := m.Timeouts.Create(ctx, defaultOperationTimeout); !d.HasError() && readyTimeout(m) >= create {
 			resp.Diagnostics.AddAttributeWarning(path.Root("ready_timeout"), "ready_timeout is not shorter than the create timeout",
 				fmt.Sprintf("ready_timeout (%s) should be shorter than timeouts.create (%s), or Terraform stops waiting first.", readyTimeout(m), create))
 		}

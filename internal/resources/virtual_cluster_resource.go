@@ -45,7 +45,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
 		return
 	}
-	timeout, d := m.Timeouts.Create(ctx, mustDuration(defaultOperationTimout))
+	timeout, d := m.Timeouts.Create(ctx, defaultOperationTimeout)
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -85,7 +85,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
 		return
 	}
-	timeout, d := m.Timeouts.Read(ctx, mustDuration(defaultOperationTimout))
+	timeout, d := m.Timeouts.Read(ctx, defaultOperationTimeout)
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -131,7 +131,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
 		return
 	}
-	timeout, d := m.Timeouts.Update(ctx, mustDuration(defaultOperationTimout))
+	timeout, d := m.Timeouts.Update(ctx, defaultOperationTimeout)
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -165,7 +165,7 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
 		return
 	}
-	timeout, d := m.Timeouts.Delete(ctx, mustDuration(defaultOperationTimout))
+	timeout, d := m.Timeouts.Delete(ctx, defaultOperationTimeout)
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -249,14 +249,6 @@ func missingGroups(res *driver.Result) []string {
 		}
 	}
 	return out
-}
-
-func mustDuration(s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		panic(err)
-	}
-	return d
 }
 
 // Diagnostics helpers shared by the resource files.

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -27,12 +28,12 @@ import (
 
 // Defaults of the reference's RayVirtualCluster constructor.
 const (
-	defaultNumGPUsPerNode  = 8
-	defaultMaxColocated    = 1
-	defaultStrategy        = "SPREAD"
-	defaultReadyTimeout    = "180s"
-	maxBundleListLength    = 1024
-	defaultOperationTimout = "10m"
+	defaultNumGPUsPerNode   = 8
+	defaultMaxColocated     = 1
+	defaultStrategy         = "SPREAD"
+	defaultReadyTimeout     = "180s"
+	maxBundleListLength     = 1024
+	defaultOperationTimeout = 10 * time.Minute
 )
 
 var strategies = []string{"PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"}

@@ -178,7 +178,7 @@ func (s ClusterSpec) Validate() []Issue {
 				"the number of logical nodes (%d, the length of bundle_ct_per_node_list) must be divisible by segment_size (%d)",
 				len(counts), seg)
 		}
-		if !(s.UseUnifiedPG && s.UseGPUs) {
+		if !s.UseUnifiedPG || !s.UseGPUs {
 			warn("segment_size", "segment_size has no effect",
 				"segment_size only reorders and trims bundles of a unified GPU placement group (use_unified_pg and use_gpus both true); it is ignored here")
 		}

@@ -8,14 +8,6 @@ import (
 
 func ptr(i int) *int { return &i }
 
-func ids(ns []Node) []string {
-	out := make([]string, len(ns))
-	for i, n := range ns {
-		out[i] = n.ID
-	}
-	return out
-}
-
 func TestSelectSegmentNodesArgumentErrors(t *testing.T) {
 	tests := []struct {
 		seg, num int
