@@ -1,0 +1,718 @@
+# terraform-provider-ray placement-group driver.
+#
+# Runs as a Ray job: python -c '<bootstrap>' <base64(json spec)>.
+# Creates, inspects or deletes detached, named placement groups and reports
+# back through its stdout (the job logs):
+#   RAYTF_PROGRESS <json>   any number of progress lines
+#   RAYTF_RESULT <json>     exactly one final line (exit code 1 when not ok)
+# Python 3.9+ standard library plus ray only.
+
+import base64
+import json
+import math
+import os
+import random
+import signal
+import socket
+import sys
+import time
+import traceback
+
+import ray
+from ray.util.placement_group import (
+    get_placement_group,
+    placement_group,
+    placement_group_table,
+    remove_placement_group,
+)
+from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+ACTIONS = ("create", "delete", "inspect")
+STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
+DEFAULT_NAMESPACE = "terraform-ray"
+DEFAULT_TIMEOUT = 180
+DEFAULT_PORT_LOW = 1400
+DEFAULT_PORT_HIGH = 1999
+DOMAIN_PREFIX = "nvlink_domain_"
+TOPO_RANK_KEY = "topo_rank"
+STATE_MISSING = "MISSING"
+PORT_TRIES = 50  # random bind attempts per probe task
+PORT_ROUNDS = 8  # re-probe rounds to resolve per-node port collisions
+PROBE_BATCH = 256  # results fetched per ray.wait round
+MIN_PROBE_SECONDS = 60.0
+REMOVE_WAIT_SECONDS = 60.0
+
+
+class DriverError(Exception):
+    def __init__(self, kind, message):
+        Exception.__init__(self, message)
+        self.kind = kind
+        self.message = message
+
+
+# Groups created by this run (name -> PlacementGroup), plus names whose
+# placement_group() call was in flight; removed again if the run fails.
+CREATED = {}
+INFLIGHT = set()
+STOP_SIGNAL = []
+RUN = {"id": ""}  # spec.run_id, echoed on every output line
+T0 = time.monotonic()
+
+
+def emit(tag, payload, leading_newline=False):
+    if RUN["id"]:
+        payload = dict(payload, run_id=RUN["id"])
+    line = "%s %s\n" % (tag, json.dumps(payload, sort_keys=True, separators=(",", ":")))
+    if leading_newline:
+        line = "\n" + line  # never share a line with partial output
+    sys.stdout.write(line)
+    sys.stdout.flush()
+
+
+def progress(phase, **fields):
+    fields["phase"] = phase
+    fields["elapsed"] = round(time.monotonic() - T0, 3)
+    emit("RAYTF_PROGRESS", fields)
+
+
+# ---------------------------------------------------------------- spec
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def load_spec(argv):
+    if len(argv) < 2:
+        raise DriverError("invalid", "missing spec argument")
+    try:
+        spec = json.loads(base64.b64decode(argv[1], validate=True).decode("utf-8"))
+    except Exception as e:  # noqa: BLE001
+        raise DriverError("invalid", "spec is not base64-encoded JSON: %s" % e)
+    if not isinstance(spec, dict):
+        raise DriverError("invalid", "spec must be a JSON object")
+    run_id = spec.get("run_id")
+    if isinstance(run_id, str) and len(run_id) <= 128:
+        RUN["id"] = run_id
+    return normalize_spec(spec)
+
+
+def normalize_spec(spec):
+    action = spec.get("action")
+    if action not in ACTIONS:
+        raise DriverError("invalid", "unknown action %r (want one of %s)" % (action, ", ".join(ACTIONS)))
+    ns = spec.get("namespace") or DEFAULT_NAMESPACE
+    if not isinstance(ns, str):
+        raise DriverError("invalid", "namespace must be a string")
+    timeout = spec.get("ready_timeout_seconds") or DEFAULT_TIMEOUT
+    if not _is_number(timeout) or timeout <= 0:
+        raise DriverError("invalid", "ready_timeout_seconds must be a positive number")
+    probe = spec.get("probe") or {}
+    if not isinstance(probe, dict):
+        raise DriverError("invalid", "probe must be an object")
+    low = probe.get("port_range_low") or DEFAULT_PORT_LOW
+    high = probe.get("port_range_high") or DEFAULT_PORT_HIGH
+    if not (isinstance(low, int) and isinstance(high, int) and 0 < low < high <= 65536):
+        raise DriverError("invalid", "port range [%r, %r) is invalid" % (low, high))
+    groups = spec.get("groups")
+    if not isinstance(groups, list) or not groups:
+        raise DriverError("invalid", "groups must be a non-empty list")
+    seen = set()
+    out_groups = []
+    for i, g in enumerate(groups):
+        if not isinstance(g, dict):
+            raise DriverError("invalid", "groups[%d] must be an object" % i)
+        name = g.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise DriverError("invalid", "groups[%d] has an empty name" % i)
+        if name in seen:
+            raise DriverError("invalid", "group name %s is listed twice" % json.dumps(name))
+        seen.add(name)
+        strategy = g.get("strategy") or "PACK"
+        bundles = g.get("bundles") or []
+        if action == "create":
+            if strategy not in STRATEGIES:
+                raise DriverError("invalid", "group %s: unknown strategy %r" % (json.dumps(name), strategy))
+            if not isinstance(bundles, list) or not bundles:
+                raise DriverError("invalid", "group %s: bundles must be a non-empty list" % json.dumps(name))
+            for j, b in enumerate(bundles):
+                if not isinstance(b, dict) or not all(
+                    isinstance(k, str) and k and _is_number(v) and v >= 0 for k, v in b.items()
+                ):
+                    raise DriverError(
+                        "invalid",
+                        "group %s bundle %d must map resource names to non-negative numbers" % (json.dumps(name), j),
+                    )
+                if not any(v > 0 for v in b.values()):
+                    raise DriverError("invalid", "group %s bundle %d requests no resources" % (json.dumps(name), j))
+        out_groups.append({"name": name, "strategy": strategy, "bundles": bundles})
+    return {
+        "action": action,
+        "namespace": ns,
+        "timeout": float(timeout),
+        "groups": out_groups,
+        "use_gpus": bool(probe.get("use_gpus", False)),
+        "port_low": low,
+        "port_high": high,
+    }
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def norm_bundle(b):
+    # Ray drops zero-valued resources; compare and report without them.
+    return {str(k): float(v) for k, v in b.items() if float(v) > 0}
+
+
+def same_amount(a, b):
+    # Ray stores resource quantities in 1e-4 fixed point.
+    return abs(a - b) <= 1e-4 + 1e-9 * max(abs(a), abs(b))
+
+
+def same_bundle(a, b):
+    return set(a) == set(b) and all(same_amount(a[k], b[k]) for k in a)
+
+
+def fmt_amount(v):
+    return str(int(v)) if float(v).is_integer() else ("%.4f" % v).rstrip("0")
+
+
+def fmt_resources(res):
+    return "{%s}" % ", ".join("%s: %s" % (json.dumps(k), fmt_amount(res[k])) for k in sorted(res))
+
+
+def table_bundles(table):
+    bundles = table.get("bundles") or {}
+    return [norm_bundle(bundles[k]) for k in sorted(bundles, key=int)]
+
+
+def lookup(name):
+    """Returns (PlacementGroup, table) for a live named group, else None."""
+    try:
+        pg = get_placement_group(name)
+    except ValueError:
+        return None
+    table = placement_group_table(pg)
+    if not table or table.get("state") == "REMOVED":
+        return None
+    return pg, table
+
+
+def is_detached(pg):
+    # Best effort: read the raw GCS record (private API); None if unknown.
+    try:
+        from ray.core.generated import gcs_pb2
+
+        accessor = ray._private.state.state._connect_and_get_accessor()
+        raw = accessor.get_placement_group_info(pg.id)
+        if raw is None:
+            return None
+        return bool(gcs_pb2.PlacementGroupTableData.FromString(raw).is_detached)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def is_resource_key(k):
+    # Skip node-identity and per-placement-group bookkeeping resources.
+    return not k.startswith("node:") and "_group_" not in k
+
+
+def cluster_view():
+    """Returns {node_id: {"ip", "total", "free", "resources"}} for live nodes."""
+    nodes = {}
+    for n in ray.nodes():
+        if not n.get("Alive"):
+            continue
+        res = n.get("Resources") or {}
+        nodes[n["NodeID"]] = {
+            "ip": n.get("NodeManagerAddress", ""),
+            "resources": res,
+            "total": {k: float(v) for k, v in res.items() if is_resource_key(k)},
+            "free": None,
+        }
+    try:
+        free = ray._private.state.available_resources_per_node()
+    except Exception:  # noqa: BLE001
+        free = {}
+    for nid, info in nodes.items():
+        info["free"] = {k: float(v) for k, v in (free.get(nid) or {}).items() if is_resource_key(k)}
+    return nodes
+
+
+def node_topology(resources):
+    domains = sorted(k for k in resources if k.startswith(DOMAIN_PREFIX))
+    domain = domains[0] if domains else "unknown"
+    try:
+        rank = int(resources[TOPO_RANK_KEY]) if TOPO_RANK_KEY in resources else -1
+    except (TypeError, ValueError):
+        rank = -1
+    return domain, rank
+
+
+# ---------------------------------------------------------------- shortage report
+
+
+def _fits(need, free):
+    return all(free.get(k, 0.0) + 1e-9 >= v for k, v in need.items())
+
+
+def _take(need, free):
+    for k, v in need.items():
+        free[k] = free.get(k, 0.0) - v
+
+
+def _largest(nodes, key, field):
+    best = None
+    for info in nodes.values():
+        v = info[field].get(key, 0.0)
+        if best is None or v > best[0]:
+            best = (v, info)
+    return best
+
+
+def _short_message(gname, index, need, nodes, free_now, simulated):
+    label = "group %s bundle %d needs" % (json.dumps(gname), index)
+    after = " (after placing the group's earlier bundles)" if simulated else ""
+    short = {}
+    for k, v in need.items():
+        if max([f.get(k, 0.0) for f in free_now.values()] or [0.0]) + 1e-9 < v:
+            short[k] = v
+    if not short:
+        # Each resource is free somewhere, but never all on one node.
+        cands = [nid for nid in nodes if all(k in nodes[nid]["total"] for k in need)]
+        cands.sort(key=lambda n: nodes[n]["ip"])
+        shown = ", ".join("%s free %s" % (nodes[n]["ip"], fmt_resources({k: free_now[n].get(k, 0.0) for k in need}))
+                          for n in cands[:3])
+        return "%s %s on one node; no single node has all of it free%s; nodes offering every requested resource: %s" % (
+            label, fmt_resources(need), after, shown or "none")
+    parts = []
+    for k in sorted(short):
+        nid = max(free_now, key=lambda n: free_now[n].get(k, 0.0)) if free_now else None
+        if nid is None:
+            parts.append("%s 0 (no live nodes)" % k)
+            continue
+        info = nodes[nid]
+        parts.append("%s %s (node %s, total %s)" % (
+            k, fmt_amount(free_now[nid].get(k, 0.0)), info["ip"], fmt_amount(info["total"].get(k, 0.0))))
+        top = _largest(nodes, k, "total")
+        if top is None or top[0] + 1e-9 < short[k]:
+            parts[-1] += "; no node has %s %s in total" % (k, fmt_amount(short[k]))
+    return "%s %s; largest free on any node%s: %s" % (label, fmt_resources(short), after, ", ".join(parts))
+
+
+def explain_group(g, nodes):
+    """Says why a pending group does not fit the current free resources."""
+    name, strategy = g["name"], g["strategy"]
+    bundles = [norm_bundle(b) for b in g["bundles"]]
+    free = {nid: dict(info["free"]) for nid, info in nodes.items()}
+    if strategy == "STRICT_PACK":
+        need = {}
+        for b in bundles:
+            for k, v in b.items():
+                need[k] = need.get(k, 0.0) + v
+        if any(_fits(need, f) for f in free.values()):
+            return None
+        return _short_message(name, 0, need, nodes, free, False).replace(
+            "bundle 0 needs", "(STRICT_PACK, all %d bundles on one node) needs" % len(bundles))
+    if strategy == "STRICT_SPREAD":
+        used = set()
+        for i, b in enumerate(bundles):
+            cands = [nid for nid, f in free.items() if nid not in used and _fits(b, f)]
+            if not cands:
+                able = sum(1 for f in free.values() if _fits(b, f))
+                ever = sum(1 for info in nodes.values() if _fits(b, info["total"]))
+                return "group %s (STRICT_SPREAD) needs %d distinct nodes each fitting a bundle; only %d node(s) have %s free (%d have it in total, %d live nodes)" % (
+                    json.dumps(name), len(bundles), able, fmt_resources(b), ever, len(nodes))
+            used.add(cands[0])
+        return None
+    for i, b in enumerate(bundles):
+        cands = [nid for nid, f in free.items() if _fits(b, f)]
+        if not cands:
+            return _short_message(name, i, b, nodes, free, i > 0)
+        _take(b, free[cands[0]])
+    return None
+
+
+def shortage_report(pending):
+    try:
+        nodes = cluster_view()
+        lines = [m for m in (explain_group(g, nodes) for g in pending) if m]
+    except Exception as e:  # noqa: BLE001
+        return "could not compute the shortage: %s" % e
+    if not lines:
+        return "resources for %s appear free now; the groups may be competing with other pending requests" % ", ".join(
+            json.dumps(g["name"]) for g in pending)
+    return "; ".join(lines)
+
+
+# ---------------------------------------------------------------- probing
+
+
+def _bind_free_port(low, high, excluded):
+    # Random tries in [low, high), skipping excluded ports.
+    for _ in range(PORT_TRIES):
+        port = random.randrange(low, high)
+        if port in excluded:
+            continue
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind(("", port))
+            s.listen(1)
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise RuntimeError("no free port in [%d, %d) after %d attempts" % (low, high, PORT_TRIES))
+
+
+@ray.remote(max_retries=0)
+def _probe_bundle(low, high, excluded):
+    ids = ray.get_gpu_ids()
+    gpu = None
+    if ids:
+        try:
+            gpu = int(ids[0])
+        except (TypeError, ValueError):
+            gpu = None
+    return {
+        "node_id": ray.get_runtime_context().get_node_id(),
+        "node_ip": ray.util.get_node_ip_address(),
+        "gpu_id": gpu,
+        "port": _bind_free_port(low, high, set(excluded)),
+    }
+
+
+def _fire(targets, spec, excluded_by_ip):
+    refs = []
+    for t in targets:
+        wants_gpu = spec["use_gpus"] and t["resources"].get("GPU", 0.0) > 0
+        excluded = sorted(excluded_by_ip.get(t.get("node_ip"), ()))
+        refs.append(
+            _probe_bundle.options(
+                num_cpus=0,
+                num_gpus=0.01 if wants_gpu else 0,
+                scheduling_strategy=PlacementGroupSchedulingStrategy(
+                    placement_group=t["pg"], placement_group_bundle_index=t["index"]),
+            ).remote(spec["port_low"], spec["port_high"], excluded)
+        )
+    return refs
+
+
+def _collect(refs, deadline, done_before, total):
+    pos = {r: i for i, r in enumerate(refs)}
+    out = [None] * len(refs)
+    pending = list(refs)
+    while pending:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            for r in pending:
+                try:
+                    ray.cancel(r, force=True)
+                except Exception:  # noqa: BLE001
+                    pass
+            raise DriverError("timeout", "%d probe task(s) did not finish in time" % len(pending))
+        ready, pending = ray.wait(pending, num_returns=min(PROBE_BATCH, len(pending)), timeout=min(1.0, left))
+        try:
+            values = ray.get(ready)
+        except ray.exceptions.RayError as e:
+            lines = [l for l in str(e).splitlines() if l.strip()]
+            raise DriverError("internal", "probe task failed: %s" % (lines[-1].strip() if lines else type(e).__name__))
+        for r, v in zip(ready, values):
+            out[pos[r]] = v
+        if ready:
+            progress("probing", ready=done_before + len(refs) - len(pending), total=total)
+    return out
+
+
+def probe(targets, spec, nodes):
+    """Fills node/gpu/port/topology into each target bundle; ports unique per IP."""
+    if not targets:
+        return
+    deadline = time.monotonic() + max(MIN_PROBE_SECONDS, spec["timeout"])
+    taken = {}  # node ip -> ports assigned so far
+    todo = list(targets)
+    for t in todo:
+        t["node_ip"] = nodes.get(t.get("node_id"), {}).get("ip")
+    done = 0
+    for _ in range(PORT_ROUNDS):
+        results = _collect(_fire(todo, spec, taken), deadline, done, len(targets))
+        again = []
+        for t, r in zip(todo, results):
+            ports = taken.setdefault(r["node_ip"], set())
+            t.update(node_id=r["node_id"], node_ip=r["node_ip"], gpu_id=r["gpu_id"])
+            if r["port"] in ports:
+                again.append(t)  # collision on this IP: probe again
+                continue
+            ports.add(r["port"])
+            t["port"] = r["port"]
+        done += len(todo) - len(again)
+        todo = again
+        if not todo:
+            break
+    if todo:
+        raise DriverError("internal", "could not find unique free ports in [%d, %d) for %d bundle(s) after %d rounds" % (
+            spec["port_low"], spec["port_high"], len(todo), PORT_ROUNDS))
+    for t in targets:
+        domain, rank = node_topology(nodes.get(t["node_id"], {}).get("resources") or {})
+        t["nvlink_domain"], t["topo_rank"] = domain, rank
+
+
+def group_result(name, pg, table, created, nodes):
+    bundles = []
+    to_node = table.get("bundles_to_node_id") or {}
+    for i, res in enumerate(table_bundles(table)):
+        nid = to_node.get(i) or to_node.get(str(i)) or ""
+        domain, rank = node_topology(nodes.get(nid, {}).get("resources") or {})
+        bundles.append({
+            "index": i, "resources": res, "node_id": nid,
+            "node_ip": nodes.get(nid, {}).get("ip", ""), "gpu_id": None,
+            "nvlink_domain": domain if nid else "unknown", "topo_rank": rank if nid else -1,
+            "port": 0, "pg": pg,
+        })
+    return {
+        "name": name, "id": table.get("placement_group_id", pg.id.hex()),
+        "state": table.get("state", ""), "strategy": table.get("strategy", ""),
+        "created": created, "missing": False, "bundles": bundles,
+    }
+
+
+def probe_groups(entries, spec):
+    nodes = cluster_view()
+    targets = []
+    out = []
+    for name, pg, created in entries:
+        g = group_result(name, pg, placement_group_table(pg), created, nodes)
+        out.append(g)
+        if g["state"] == "CREATED":
+            targets.extend(g["bundles"])
+    progress("probing", ready=0, total=len(targets))
+    probe(targets, spec, nodes)
+    for g in out:
+        for b in g["bundles"]:
+            b.pop("pg", None)
+    return out
+
+
+# ---------------------------------------------------------------- actions
+
+
+def diff_group(want, table, pg):
+    diffs = []
+    if table.get("strategy") != want["strategy"]:
+        diffs.append("strategy %s (want %s)" % (table.get("strategy"), want["strategy"]))
+    have = table_bundles(table)
+    wanted = [norm_bundle(b) for b in want["bundles"]]
+    if len(have) != len(wanted):
+        diffs.append("%d bundles (want %d)" % (len(have), len(wanted)))
+    else:
+        for i, (h, w) in enumerate(zip(have, wanted)):
+            if not same_bundle(h, w):
+                diffs.append("bundle %d %s (want %s)" % (i, fmt_resources(h), fmt_resources(w)))
+    if is_detached(pg) is False:
+        diffs.append("lifetime (existing group is not detached and dies with its creator)")
+    return diffs
+
+
+def wait_ready(entries, groups_by_name, spec):
+    deadline = time.monotonic() + spec["timeout"]
+    refs = {pg.ready(): (name, pg) for name, pg, _ in entries}
+    pending = list(refs)
+    total, last = len(refs), -1
+    while pending:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        ready, pending = ray.wait(pending, num_returns=len(pending), timeout=min(1.0, left))
+        ray.get(ready)
+        if total - len(pending) != last:
+            last = total - len(pending)
+            progress("waiting", ready=last, total=total)
+    if not pending:
+        return
+    late = [refs[r] for r in pending]
+    infeasible = False
+    for _, pg in late:
+        try:
+            stats = placement_group_table(pg).get("stats") or {}
+            infeasible = infeasible or stats.get("scheduling_state") == "INFEASIBLE"
+        except Exception:  # noqa: BLE001
+            pass
+    report = shortage_report([groups_by_name[name] for name, _ in late])
+    raise DriverError(
+        "infeasible" if infeasible else "timeout",
+        "%d of %d placement group(s) not ready after %gs (%s): %s" % (
+            len(late), total, spec["timeout"],
+            "Ray marked them infeasible" if infeasible else "still pending",
+            report),
+    )
+
+
+def do_create(spec):
+    groups = spec["groups"]
+    progress("lookup", total=len(groups))
+    found = {g["name"]: lookup(g["name"]) for g in groups}
+    conflicts = []
+    for g in groups:
+        hit = found[g["name"]]
+        if hit:
+            d = diff_group(g, hit[1], hit[0])
+            if d:
+                conflicts.append("group %s exists with different %s" % (json.dumps(g["name"]), ", ".join(d)))
+    if conflicts:
+        raise DriverError("conflict", "; ".join(conflicts))
+    entries = []
+    for g in groups:
+        name = g["name"]
+        if found[name]:
+            entries.append((name, found[name][0], False))
+            continue
+        INFLIGHT.add(name)
+        try:
+            pg = placement_group(bundles=g["bundles"], strategy=g["strategy"], name=name, lifetime="detached")
+        except Exception as e:  # noqa: BLE001
+            INFLIGHT.discard(name)
+            if "already exists" in str(e):
+                raise DriverError("conflict", "group %s was created concurrently by someone else" % json.dumps(name))
+            raise
+        CREATED[name] = pg
+        INFLIGHT.discard(name)
+        entries.append((name, pg, True))
+    progress("created", created=len(CREATED), adopted=len(entries) - len(CREATED), total=len(entries))
+    wait_ready(entries, {g["name"]: g for g in groups}, spec)
+    return {"groups": probe_groups(entries, spec)}
+
+
+def do_inspect(spec):
+    entries, missing = [], []
+    for g in spec["groups"]:
+        hit = lookup(g["name"])
+        if hit:
+            entries.append((g["name"], hit[0], False))
+        else:
+            missing.append(g["name"])
+    probed = {g["name"]: g for g in probe_groups(entries, spec)} if entries else {}
+    out = []
+    for g in spec["groups"]:
+        if g["name"] in probed:
+            out.append(probed[g["name"]])
+        else:
+            out.append({"name": g["name"], "id": "", "state": STATE_MISSING, "strategy": "",
+                        "created": False, "missing": True, "bundles": []})
+    return {"groups": out, "missing": missing}
+
+
+def wait_removed(pgs, seconds):
+    deadline = time.monotonic() + seconds
+    left = list(pgs)
+    while left:
+        left = [(n, pg) for n, pg in left if (placement_group_table(pg) or {}).get("state", "REMOVED") != "REMOVED"]
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise DriverError("timeout", "placement group(s) %s not REMOVED after %gs" % (
+                ", ".join(json.dumps(n) for n, _ in left), seconds))
+        time.sleep(0.1)
+
+
+def do_delete(spec):
+    removed, missing = [], []
+    for g in spec["groups"]:
+        name = g["name"]
+        pgs = []
+        hit = lookup(name)
+        while hit and len(pgs) < 16:  # a name resolves to one live group at a time
+            remove_placement_group(hit[0])
+            pgs.append((name, hit[0]))
+            wait_removed([(name, hit[0])], min(REMOVE_WAIT_SECONDS, max(10.0, spec["timeout"])))
+            hit = lookup(name)
+        (removed if pgs else missing).append(name)
+        progress("removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
+    return {"removed": removed, "missing": missing}
+
+
+# ---------------------------------------------------------------- main
+
+
+def cleanup():
+    """Removes the groups this run created; returns their names."""
+    names = []
+    for name, pg in list(CREATED.items()):
+        try:
+            remove_placement_group(pg)
+            names.append(name)
+        except Exception:  # noqa: BLE001
+            pass
+        CREATED.pop(name, None)
+    for name in list(INFLIGHT):  # interrupted inside placement_group()
+        try:
+            hit = lookup(name)
+            if hit:
+                remove_placement_group(hit[0])
+                names.append(name)
+        except Exception:  # noqa: BLE001
+            pass
+        INFLIGHT.discard(name)
+    return names
+
+
+def ignore_signals():
+    # Cleanup and the final report must not be interrupted half way.
+    for s in (signal.SIGTERM, signal.SIGINT):
+        try:
+            signal.signal(s, signal.SIG_IGN)
+        except (ValueError, OSError):
+            pass
+
+
+def on_signal(signum, frame):
+    if STOP_SIGNAL:
+        return
+    STOP_SIGNAL.append(signum)
+    ignore_signals()
+    raise KeyboardInterrupt  # Ray converts this cleanly inside ray.get/wait
+
+
+def main():
+    result = {"ok": False, "action": "", "error": None, "groups": [], "removed": [], "missing": [],
+              "ray_version": getattr(ray, "__version__", "")}
+    code = 1
+    try:
+        spec = load_spec(sys.argv)
+        result["action"] = spec["action"]
+        ray.init(namespace=spec["namespace"], log_to_driver=False)
+        # ray.init installs its own SIGTERM handler; ours must come after it.
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        progress("started", action=spec["action"], groups=len(spec["groups"]))
+        action = {"create": do_create, "delete": do_delete, "inspect": do_inspect}[spec["action"]]
+        result.update(action(spec))
+        ignore_signals()
+        result["ok"] = True
+        code = 0
+    except BaseException as e:  # noqa: BLE001
+        ignore_signals()
+        if STOP_SIGNAL:
+            kind, msg = "internal", "driver stopped by signal %d" % STOP_SIGNAL[0]
+        elif isinstance(e, DriverError):
+            kind, msg = e.kind, e.message
+        elif isinstance(e, (KeyboardInterrupt, SystemExit)):
+            kind, msg = "internal", "driver interrupted (%s)" % type(e).__name__
+        else:
+            kind, msg = "internal", "%s: %s" % (type(e).__name__, e)
+            traceback.print_exc()
+        removed = cleanup()
+        if removed:
+            msg += "; removed group(s) created by this run: %s" % ", ".join(json.dumps(n) for n in removed)
+        result["removed"] = result["removed"] + removed
+        result["groups"] = []
+        result["error"] = {"kind": kind, "message": msg}
+    emit("RAYTF_RESULT", result, leading_newline=True)
+    sys.stderr.flush()
+    if STOP_SIGNAL:
+        os._exit(code)  # the job supervisor SIGKILLs us soon; skip ray shutdown
+    sys.exit(code)
+
+
+main()

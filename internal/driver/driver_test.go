@@ -1,0 +1,488 @@
+package driver
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func createSpec(names ...string) Spec {
+	s := Spec{Action: ActionCreate, Namespace: "ns", Probe: Probe{UseGPUs: true}}
+	for _, n := range names {
+		s.Groups = append(s.Groups, Group{Name: n, Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 1, "GPU": 1}}})
+	}
+	return s
+}
+
+// shellWords splits a command line the way sh does for the quoting forms
+// Entrypoint produces (single quotes, backslash escapes, bare words).
+func shellWords(t *testing.T, cmd string) []string {
+	t.Helper()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skipf("no sh: %v", err)
+	}
+	script := "set -- " + cmd + `; for a in "$@"; do printf '%s\0' "$a"; done`
+	raw, err := exec.Command("sh", "-c", script).Output()
+	if err != nil {
+		t.Fatalf("sh could not parse %q: %v", cmd, err)
+	}
+	words := strings.Split(string(raw), "\x00")
+	return words[:len(words)-1]
+}
+
+func decodeSpecArg(t *testing.T, arg string) map[string]any {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(arg)
+	if err != nil {
+		t.Fatalf("spec arg is not base64: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("spec arg is not JSON: %v", err)
+	}
+	return m
+}
+
+func TestEntrypointQuotesPython(t *testing.T) {
+	for _, py := range []string{
+		"python",
+		"/opt/ray env/bin/python3",
+		"/tmp/it's/python",
+		`/tmp/$(touch pwned)/py;rm -rf x`,
+		"/tmp/\"dq\"/`bt`/python",
+		"/tmp/ünï/python",
+	} {
+		ep, err := Entrypoint(py, createSpec("a"))
+		if err != nil {
+			t.Fatalf("Entrypoint(%q): %v", py, err)
+		}
+		words := shellWords(t, ep)
+		if len(words) != 4 {
+			t.Fatalf("Entrypoint(%q) gave %d words: %q", py, len(words), words)
+		}
+		if words[0] != py || words[1] != "-c" {
+			t.Errorf("python word = %q, want %q", words[0], py)
+		}
+		if !strings.HasPrefix(words[2], "import base64,zlib;exec(") {
+			t.Errorf("bootstrap = %.60q", words[2])
+		}
+	}
+	if _, err := Entrypoint("  ", createSpec("a")); err == nil {
+		t.Error("empty python accepted")
+	}
+}
+
+var base64Word = regexp.MustCompile(`^[A-Za-z0-9+/=]+$`)
+
+func TestEntrypointKeepsUserTextInsideBase64(t *testing.T) {
+	evil := []string{
+		"vc-'; rm -rf / #",
+		"ünïcödé-组-🚀",
+		"$(id)`id`${HOME}",
+		"a\"b\\c\nd\te",
+		"'\"'\"'",
+	}
+	spec := createSpec(evil...)
+	spec.Groups[0].Bundles = []map[string]float64{{"CPU": 1, "weird'$(res)": 0.5}}
+	ep, err := Entrypoint("python", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range evil {
+		for _, frag := range []string{"rm -rf", "$(id)", "ünï", "🚀", "weird"} {
+			if strings.Contains(n, frag) && strings.Contains(ep, frag) {
+				t.Fatalf("user text %q leaked into the command line", frag)
+			}
+		}
+	}
+	if strings.Count(ep, "'") != 4 {
+		t.Fatalf("want exactly two single-quoted words, got %d quotes", strings.Count(ep, "'"))
+	}
+	words := shellWords(t, ep)
+	if !base64Word.MatchString(words[3]) {
+		t.Fatalf("spec word is not pure base64: %.80q", words[3])
+	}
+	m := decodeSpecArg(t, words[3])
+	groups := m["groups"].([]any)
+	for i, n := range evil {
+		if got := groups[i].(map[string]any)["name"]; got != n {
+			t.Errorf("group %d name round-trip = %q, want %q", i, got, n)
+		}
+	}
+	// Everything between the quotes of the bootstrap is fixed code plus base64.
+	code := words[2]
+	const pre, post = `import base64,zlib;exec(zlib.decompress(base64.b64decode("`, `")))`
+	if !strings.HasPrefix(code, pre) || !strings.HasSuffix(code, post) {
+		t.Fatalf("unexpected bootstrap shape")
+	}
+	payload := strings.TrimSuffix(strings.TrimPrefix(code, pre), post)
+	if !base64Word.MatchString(payload) {
+		t.Fatal("driver payload is not pure base64")
+	}
+	zr, err := zlib.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(payload)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(src, driverSource) {
+		t.Fatal("payload does not decompress to driver.py")
+	}
+}
+
+func TestEntrypointDefaultsAndValidation(t *testing.T) {
+	spec := Spec{Action: ActionDelete, Groups: []Group{{Name: "x"}}}
+	ep, err := Entrypoint("python", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Split(ep, " ")
+	m := decodeSpecArg(t, strings.Trim(words[len(words)-1], "'"))
+	if m["namespace"] != DefaultNamespace || m["ready_timeout_seconds"] != float64(DefaultReadyTimeoutSeconds) {
+		t.Errorf("defaults not applied: %v", m)
+	}
+	probe := m["probe"].(map[string]any)
+	if probe["port_range_low"] != float64(1400) || probe["port_range_high"] != float64(1999) {
+		t.Errorf("probe defaults not applied: %v", probe)
+	}
+
+	bad := map[string]Spec{
+		"unknown action": {Action: "destroy", Groups: []Group{{Name: "x"}}},
+		"no action":      {Groups: []Group{{Name: "x"}}},
+		"no groups":      {Action: ActionInspect},
+		"empty name":     {Action: ActionDelete, Groups: []Group{{Name: " "}}},
+		"duplicate":      {Action: ActionDelete, Groups: []Group{{Name: "x"}, {Name: "x"}}},
+		"no bundles":     {Action: ActionCreate, Groups: []Group{{Name: "x"}}},
+		"bad strategy":   {Action: ActionCreate, Groups: []Group{{Name: "x", Strategy: "SCATTER", Bundles: []map[string]float64{{"CPU": 1}}}}},
+		"zero bundle":    {Action: ActionCreate, Groups: []Group{{Name: "x", Bundles: []map[string]float64{{"CPU": 0}}}}},
+		"negative":       {Action: ActionCreate, Groups: []Group{{Name: "x", Bundles: []map[string]float64{{"CPU": -1}}}}},
+		"port range":     {Action: ActionInspect, Groups: []Group{{Name: "x"}}, Probe: Probe{PortRangeLow: 2000, PortRangeHigh: 2000}},
+	}
+	for name, s := range bad {
+		if _, err := Entrypoint("python", s); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestEntrypointRunsBootstrap checks that the bootstrap really execs the
+// driver: without ray installed, the driver fails at import and the
+// bootstrap's python reports ModuleNotFoundError for "ray".
+func TestEntrypointRunsBootstrap(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	ep, err := Entrypoint(py, createSpec("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", ep)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+t.TempDir())
+	out, _ := cmd.CombinedOutput()
+	s := string(out)
+	if strings.Contains(s, "SyntaxError") || strings.Contains(s, "zlib.error") || strings.Contains(s, "binascii") {
+		t.Fatalf("bootstrap is broken: %s", s)
+	}
+	if !strings.Contains(s, "RAYTF_RESULT") && !strings.Contains(s, "No module named 'ray'") {
+		t.Fatalf("unexpected output: %s", s)
+	}
+}
+
+func TestDriverSourceCompiles(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	f := filepath.Join(t.TempDir(), "driver.py")
+	if err := os.WriteFile(f, driverSource, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(py, "-m", "py_compile", f).CombinedOutput(); err != nil {
+		t.Fatalf("driver.py does not compile: %v\n%s", err, out)
+	}
+}
+
+const okResult = `{"ok": true, "action": "create", "error": null, "groups": [{"name": "vc-node0", "id": "ab12", "state": "CREATED", "strategy": "PACK", "created": true, "missing": false, "bundles": [{"index": 0, "resources": {"CPU": 1.0, "GPU": 1.0}, "node_id": "n1", "node_ip": "127.0.0.11", "gpu_id": 0, "nvlink_domain": "nvlink_domain_rackA", "topo_rank": 3, "port": 1523}, {"index": 1, "resources": {"CPU": 1.0}, "node_id": "n1", "node_ip": "127.0.0.11", "gpu_id": null, "nvlink_domain": "unknown", "topo_rank": -1, "port": 1524}]}], "removed": [], "missing": [], "ray_version": "2.60.0"}`
+
+func TestParseResultOK(t *testing.T) {
+	logs := "2026-12-02 13:27:09,463\tINFO job_manager.py:581 -- Runtime env is setting up.\n" +
+		"Running entrypoint for job x: python -c '...' 'e30='\n" +
+		"\x1b[36m(autoscaler +1s, ip=127.0.0.13)\x1b[0m Tip: use `ray status`\n" +
+		`RAYTF_PROGRESS {"phase":"waiting","ready":1,"total":4}` + "\n\n" +
+		"RAYTF_RESULT " + okResult + "\r\n" +
+		"2026-12-02 13:27:12,000\tINFO worker.py -- shutting down\n"
+	res, err := ParseResult(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || res.Action != ActionCreate || res.RayVersion != "2.60.0" || len(res.Groups) != 1 {
+		t.Fatalf("bad result: %+v", res)
+	}
+	g := res.Groups[0]
+	if g.Name != "vc-node0" || !g.Created || g.State != "CREATED" || len(g.Bundles) != 2 {
+		t.Fatalf("bad group: %+v", g)
+	}
+	b0, b1 := g.Bundles[0], g.Bundles[1]
+	if b0.GPUID == nil || *b0.GPUID != 0 || b0.Port != 1523 || b0.TopoRank != 3 || b0.NVLinkDomain != "nvlink_domain_rackA" || b0.Resources["GPU"] != 1 {
+		t.Fatalf("bad bundle 0: %+v", b0)
+	}
+	if b1.GPUID != nil || b1.TopoRank != -1 {
+		t.Fatalf("bad bundle 1: %+v", b1)
+	}
+	if res.Err() != nil {
+		t.Fatalf("Err() = %v", res.Err())
+	}
+}
+
+func TestParseResultFailure(t *testing.T) {
+	logs := `RAYTF_RESULT {"ok": false, "action": "create", "error": {"kind": "timeout", "message": "group \"vc-node1\" bundle 0 needs {\"GPU\": 1}"}, "groups": [], "removed": ["vc-node1"], "missing": [], "ray_version": "2.60.0"}`
+	res, err := ParseResult(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var de *DriverError
+	if !errors.As(res.Err(), &de) || de.Kind != KindTimeout || !strings.Contains(de.Message, `"vc-node1"`) {
+		t.Fatalf("Err() = %#v", res.Err())
+	}
+	// ok=false without an error object still yields a DriverError.
+	res, err = ParseResult(`RAYTF_RESULT {"ok": false, "action": "delete"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.As(res.Err(), &de) || de.Kind != KindInternal {
+		t.Fatalf("Err() = %#v", res.Err())
+	}
+}
+
+func TestParseResultMissing(t *testing.T) {
+	for _, logs := range []string{
+		"",
+		"Traceback (most recent call last):\nModuleNotFoundError: No module named 'ray'\n",
+		"RAYTF_PROGRESS {\"phase\":\"started\"}\n",
+		"RAYTF_RESULTS are great\n", // the marker needs its trailing space
+	} {
+		_, err := ParseResult(logs)
+		if !errors.Is(err, ErrNoResult) {
+			t.Errorf("ParseResult(%q) = %v, want ErrNoResult", logs, err)
+		}
+	}
+}
+
+func TestParseResultGarbled(t *testing.T) {
+	for _, logs := range []string{
+		`RAYTF_RESULT {"ok": true, "action": "cre`,
+		"RAYTF_RESULT not json at all\n",
+		"RAYTF_RESULT \n",
+		`RAYTF_RESULT {"groups": []}`,
+		`RAYTF_RESULT ["ok"]`,
+		`RAYTF_RESULT {"ok": "yes", "action": "create"}`,
+	} {
+		_, err := ParseResult(logs)
+		if err == nil || errors.Is(err, ErrNoResult) {
+			t.Errorf("ParseResult(%q) = %v, want a malformed-result error", logs, err)
+		}
+	}
+}
+
+func TestParseResultLastLineWins(t *testing.T) {
+	logs := `RAYTF_RESULT {"ok": false, "action": "create", "error": {"kind": "internal", "message": "first"}}` + "\n" +
+		"noise\n" +
+		"\x1b[32mINFO\x1b[0m prefix RAYTF_RESULT " + okResult + "\x1b[0m\n" +
+		"trailing noise\n"
+	res, err := ParseResult(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK {
+		t.Fatalf("took the wrong line: %+v", res)
+	}
+	// ANSI codes wrapping the marker itself are stripped too.
+	res, err = ParseResult("\x1b[1mRAYTF_RESULT\x1b[0m " + okResult)
+	if err != nil || !res.OK {
+		t.Fatalf("ANSI-wrapped marker: %v %+v", err, res)
+	}
+}
+
+func TestParseProgress(t *testing.T) {
+	logs := "RAYTF_PROGRESS {\"phase\":\"started\",\"action\":\"create\"}\n" +
+		"junk RAYTF_PROGRESS {broken\n" +
+		"\x1b[0mRAYTF_PROGRESS {\"phase\":\"waiting\",\"ready\":1,\"total\":4}\r\n" +
+		"RAYTF_PROGRESS {\"ready\":2}\n" + // no phase: skipped
+		"RAYTF_RESULT " + okResult + "\n"
+	ps := ParseProgress(logs)
+	if len(ps) != 2 {
+		t.Fatalf("got %d progress entries: %+v", len(ps), ps)
+	}
+	if ps[0].Phase != "started" || ps[0].Raw["action"] != "create" {
+		t.Errorf("entry 0 = %+v", ps[0])
+	}
+	if ps[1].Phase != "waiting" || ps[1].Ready != 1 || ps[1].Total != 4 {
+		t.Errorf("entry 1 = %+v", ps[1])
+	}
+	if ParseProgress("nothing here") != nil {
+		t.Error("progress from nothing")
+	}
+}
+
+var rayIDChars = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func TestSubmissionID(t *testing.T) {
+	a := createSpec("vc-node0", "vc-node1")
+	b := createSpec("vc-node1", "vc-node0") // same groups, other order
+	b.Groups[0], b.Groups[1] = a.Groups[1], a.Groups[0]
+	idA, idB := SubmissionID(a, 0), SubmissionID(b, 0)
+	if idA != idB {
+		t.Fatalf("group order changed the id: %s vs %s", idA, idB)
+	}
+	if idA != SubmissionID(a, 0) {
+		t.Fatal("not deterministic")
+	}
+	if !strings.HasPrefix(idA, "raytf_create_vc-node0_vc-node1_") {
+		t.Errorf("id = %s", idA)
+	}
+	if SubmissionID(a, 1) == idA {
+		t.Error("attempt ignored")
+	}
+	c := createSpec("vc-node0", "vc-node1")
+	c.Groups[0].Bundles[0]["GPU"] = 2
+	if SubmissionID(c, 0) == idA {
+		t.Error("bundle change ignored")
+	}
+	d := a
+	d.Action = ActionDelete
+	if SubmissionID(d, 0) == idA {
+		t.Error("action ignored")
+	}
+	// Defaults are applied before hashing.
+	e := createSpec("vc-node0", "vc-node1")
+	e.Namespace = ""
+	f := createSpec("vc-node0", "vc-node1")
+	f.Namespace = DefaultNamespace
+	if SubmissionID(e, 0) != SubmissionID(f, 0) {
+		t.Error("defaults not normalized")
+	}
+
+	long := make([]string, 40)
+	for i := range long {
+		long[i] = strings.Repeat("x", 30) + "-ünï/'$`" + string(rune('a'+i%26))
+	}
+	for _, s := range []Spec{createSpec(long...), createSpec("🚀"), createSpec("a b", "c/d"), {Action: "../../etc"}} {
+		id := SubmissionID(s, 12345)
+		if len(id) > 100 || !rayIDChars.MatchString(id) {
+			t.Errorf("unsafe id %q (%d chars)", id, len(id))
+		}
+	}
+}
+
+func FuzzParseResult(f *testing.F) {
+	f.Add("RAYTF_RESULT " + okResult)
+	f.Add("noise\nRAYTF_RESULT {\"ok\":false,\"action\":\"x\",\"error\":{\"kind\":\"timeout\"}}\n")
+	f.Add("RAYTF_RESULT {\"ok\":true,\"action\":\"create\",\"groups\":[{\"bundles\":[{\"gpu_id\":1e400}]}]}")
+	f.Add("\x1b[31mRAYTF_RESULT\x1b[0m \x1b]0;title\x07{}")
+	f.Add("RAYTF_PROGRESS {\"phase\":\"x\"}\r\rRAYTF_RESULT \x00")
+	f.Fuzz(func(t *testing.T, logs string) {
+		res, err := ParseResult(logs)
+		if err == nil && res == nil {
+			t.Fatal("nil result without error")
+		}
+		if err == nil {
+			_ = res.Err()
+		}
+		_ = ParseProgress(logs)
+	})
+}
+
+// writeRayStub creates a minimal importable "ray" package whose init fails,
+// so driver.py can run its spec checks and error reporting without Ray.
+func writeRayStub(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"ray/__init__.py": "__version__ = 'stub'\n" +
+			"def remote(*a, **k):\n    return (lambda f: f) if not a or not callable(a[0]) else a[0]\n" +
+			"def init(**k):\n    raise ConnectionError('no cluster here')\n",
+		"ray/util/__init__.py":              "",
+		"ray/util/placement_group.py":       "get_placement_group = placement_group = placement_group_table = remove_placement_group = None\n",
+		"ray/util/scheduling_strategies.py": "PlacementGroupSchedulingStrategy = None\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestDriverReportsErrorsWithoutRay(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	stub := writeRayStub(t)
+	run := func(t *testing.T, specJSON string) (*Result, int) {
+		cmd := exec.Command(py, "-c", bootstrapCode(), base64.StdEncoding.EncodeToString([]byte(specJSON)))
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Error(err)
+		}
+		res, perr := ParseResult(string(out))
+		if perr != nil {
+			t.Errorf("spec %s: %v\n%s", specJSON, perr, out)
+			return &Result{}, code
+		}
+		return res, code
+	}
+	for spec, want := range map[string]string{
+		`{"action": "explode", "groups": [{"name": "a"}]}`:                                                       "unknown action",
+		`{"action": "create", "groups": []}`:                                                                     "non-empty list",
+		`{"action": "create", "groups": [{"name": ""}]}`:                                                         "empty name",
+		`{"action": "create", "groups": [{"name": "a", "bundles": [{"CPU": 1}]}, {"name": "a"}]}`:                "listed twice",
+		`{"action": "create", "groups": [{"name": "a", "strategy": "X", "bundles": [{"CPU": 1}]}]}`:              "unknown strategy",
+		`{"action": "create", "groups": [{"name": "a", "bundles": [{"CPU": 0}]}]}`:                               "requests no resources",
+		`{"action": "create", "groups": [{"name": "a", "bundles": [{"CPU": true}]}]}`:                            "non-negative numbers",
+		`{"action": "inspect", "groups": [{"name": "a"}], "probe": {"port_range_low": 9, "port_range_high": 3}}`: "port range",
+		`[1, 2]`: "JSON object",
+	} {
+		t.Run(want, func(t *testing.T) {
+			t.Parallel()
+			res, code := run(t, spec)
+			if code != 1 || res.OK || res.Error == nil || res.Error.Kind != KindInvalid || !strings.Contains(res.Error.Message, want) {
+				t.Errorf("spec %s: exit %d, result %+v %+v", spec, code, res, res.Error)
+			}
+		})
+	}
+	// A valid spec gets as far as ray.init, whose failure is reported too.
+	res, code := run(t, `{"action": "delete", "groups": [{"name": "a"}], "run_id": "r1"}`)
+	if code != 1 || res.Error == nil || res.Error.Kind != KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
+		res.RunID != "r1" || res.Action != ActionDelete || res.RayVersion != "stub" {
+		t.Errorf("ray.init failure: exit %d, %+v %+v", code, res, res.Error)
+	}
+	// Not base64 at all.
+	cmd := exec.Command(py, "-c", bootstrapCode(), "%%%")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
+	out, _ := cmd.CombinedOutput()
+	if res, err := ParseResult(string(out)); err != nil || res.Error == nil || res.Error.Kind != KindInvalid {
+		t.Errorf("garbage spec: %v %+v\n%s", err, res, out)
+	}
+}
