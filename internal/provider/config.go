@@ -105,6 +105,9 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	}
 	if !m.MaxRetries.IsNull() {
 		cfg.RetryMax = int(m.MaxRetries.ValueInt64())
+		if cfg.RetryMax == 0 {
+			cfg.RetryMax = -1 // the client reads 0 as "default"; the user means none
+		}
 	}
 	if cfg.RetryWaitMin > cfg.RetryWaitMax {
 		diags.AddAttributeError(path.Root("retry_wait_min"), "Invalid retry waits",

@@ -314,3 +314,24 @@ resource "ray_virtual_cluster" "t" {
 // importIgnore lists what Ray cannot tell an import: fresh probe ports, and
 // num_gpus_per_node (a property of the hosts, not of the groups).
 var importIgnore = []string{"bundles", "master_port", "num_gpus_per_node", "timeouts"}
+
+// With Ray unreachable the live checks become a warning: the plan succeeds
+// and the checks run again at apply.
+func TestAccVirtualCluster_planWithUnreachableRay(t *testing.T) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+provider "ray" {
+  address     = "http://127.0.0.1:1"
+  max_retries = 0
+}
+resource "ray_virtual_cluster" "t" {
+  name                    = "unreachable"
+  bundle_ct_per_node_list = [1]
+}`,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+}
