@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 )
@@ -334,4 +335,53 @@ resource "ray_virtual_cluster" "t" {
 			ExpectNonEmptyPlan: true,
 		}},
 	})
+}
+
+// Port range, segment_size and num_gpus_per_node change in place: the groups
+// stay (same ids in Ray), only the probe is re-run.
+func TestAccVirtualCluster_updateInPlace(t *testing.T) {
+	name := acctest.Name("upd")
+	cfg := func(low, high int, segment string) string {
+		return fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                      = %q
+  bundle_ct_per_node_list   = [2, 2]
+  num_gpus_per_node         = 4
+  use_unified_pg            = true
+  placement_group_strategy  = "PACK"
+  node_resource_constraints = [{ nvlink_domain_rackB = 0.001 }, { nvlink_domain_rackB = 0.001 }]
+  port_range_low            = %d
+  port_range_high           = %d
+  %s
+}`, name, low, high, segment)
+	}
+	var firstID string
+	vcTest(t, name,
+		resource.TestStep{
+			Config: cfg(1400, 1999, ""),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
+				func(s *terraform.State) error {
+					firstID = s.RootModule().Resources[vcName].Primary.Attributes["placement_groups.0.id"]
+					return nil
+				},
+			),
+		},
+		resource.TestStep{
+			Config: cfg(2200, 2300, "segment_size = 1"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkPortsUnique(2200, 2300),
+				resource.TestCheckResourceAttr(vcName, "segment_size", "1"),
+				func(s *terraform.State) error {
+					if id := s.RootModule().Resources[vcName].Primary.Attributes["placement_groups.0.id"]; id != firstID {
+						return fmt.Errorf("group was recreated: id %s, was %s", id, firstID)
+					}
+					return nil
+				},
+			),
+		},
+	)
 }
