@@ -709,10 +709,11 @@ def main():
         result["groups"] = []
         result["error"] = {"kind": kind, "message": msg}
     emit("RAYTF_RESULT", result, leading_newline=True)
+    sys.stdout.flush()
     sys.stderr.flush()
-    if STOP_SIGNAL:
-        os._exit(code)  # the job supervisor SIGKILLs us soon; skip ray shutdown
-    sys.exit(code)
+    # The groups are detached and outlive us: skipping ray.shutdown() saves
+    # about a second per job (and, when stopped, beats the supervisor's SIGKILL).
+    os._exit(code)
 
 
 main()

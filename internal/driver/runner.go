@@ -37,6 +37,11 @@ type RunOptions struct {
 	OnProgress func(Progress)
 	// RuntimeEnv is passed as the job's runtime_env.
 	RuntimeEnv map[string]any
+	// BackgroundCleanup deletes a successful job's record in the background
+	// instead of before returning (it waits ~1.5s for Ray's supervisor to
+	// exit). A record left behind when the process exits first is harmless:
+	// the next run under that id replaces it.
+	BackgroundCleanup bool
 }
 
 // relaunchDelay is the pause before the first relaunch; it grows linearly.
@@ -437,7 +442,12 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*Result
 		res, perr = parseResult(logs, r.runID)
 	}
 	if perr == nil {
-		r.deleteRecord(ctx)
+		if r.opts.BackgroundCleanup {
+			noteUsed(r.id) // quarantine the id now, not when the cleanup ends
+			go r.deleteRecord(context.WithoutCancel(ctx))
+		} else {
+			r.deleteRecord(ctx)
+		}
 		return res, res.Err()
 	}
 	var b strings.Builder

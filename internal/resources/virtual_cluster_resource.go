@@ -211,7 +211,8 @@ func (r *virtualClusterResource) runDriver(ctx context.Context, action string, s
 	ds := driverSpec(action, r.data.Namespace, spec, ready)
 	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": action, "groups": len(ds.Groups)})
 	return driver.Run(ctx, r.data.Client, r.data.PythonExecutable, ds, driver.RunOptions{
-		RuntimeEnv: r.data.RuntimeEnv,
+		RuntimeEnv:        r.data.RuntimeEnv,
+		BackgroundCleanup: true,
 		OnProgress: func(p driver.Progress) {
 			tflog.Info(ctx, "placement progress", progressFields(p))
 		},

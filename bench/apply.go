@@ -1,0 +1,495 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// ApplyConfig configures the apply benchmark.
+type ApplyConfig struct {
+	Client *rayclient.Client
+	// JobPython is the provider's python_executable (default "python").
+	JobPython string
+	// Namespace is the provider's namespace (default "terraform-ray").
+	Namespace string
+	Baseline  *Baseline
+	Sizes     []int // groups per cluster
+	Reps      int
+	Prefix    string // cluster names start with it ("bench-...")
+	// Cold adds the one-process-per-operation Python baseline.
+	Cold bool
+	// Wait bounds how long a repetition waits for free GPUs when other
+	// users of the cluster hold them.
+	Wait time.Duration
+	Log  io.Writer
+}
+
+// ApplySample is one repetition of one size.
+type ApplySample struct {
+	Create, Delete Phases
+	// CreateHTTP and DeleteHTTP count HTTP attempts (RequestCount).
+	CreateHTTP, DeleteHTTP int64
+	// Runs are the traced driver.Runs behind Create and Delete.
+	CreateRun, DeleteRun *ProviderRun
+	// Warm is the persistent Python driver's cycle, Cold the one-shot
+	// processes (zero unless ApplyConfig.Cold).
+	Warm                 BaselineTimes
+	ColdCreate, ColdRem  BaselineTimes
+	PlacementNodes       int // distinct nodes the groups landed on
+	GroupsChecked, Ready int
+}
+
+// ApplyResult holds every sample of one size.
+type ApplyResult struct {
+	Groups  int
+	Samples []ApplySample
+}
+
+func (c *ApplyConfig) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, format+"\n", args...)
+	}
+}
+
+// errBusy marks a repetition that could not run because the cluster's GPUs
+// were held by someone else; it is retried, never counted.
+var errBusy = errors.New("cluster resources busy")
+
+// WaitForCapacity waits until the live cluster has at least cpu CPUs and gpu
+// GPUs not reserved by placement groups.
+func WaitForCapacity(ctx context.Context, c *rayclient.Client, cpu, gpu float64, wait time.Duration, log func(string, ...any)) error {
+	deadline := time.Now().Add(wait)
+	for first := true; ; first = false {
+		snap, err := resources.FetchSnapshot(ctx, c)
+		if err != nil {
+			return err
+		}
+		var freeCPU, freeGPU float64
+		for _, n := range snap.Capacity(nil) {
+			freeCPU += n.Available["CPU"]
+			freeGPU += n.Available["GPU"]
+		}
+		if freeCPU >= cpu && freeGPU >= gpu {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: need %g CPU / %g GPU free, have %g / %g after waiting %v", errBusy, cpu, gpu, freeCPU, freeGPU, wait)
+		}
+		if first && log != nil {
+			log("   waiting for %g GPU / %g CPU (free now %g / %g; other users of the cluster hold the rest)", gpu, cpu, freeGPU, freeCPU)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
+// liveCheck is what the resource's Create runs before the driver job:
+// FetchSnapshot and checkLive (CheckSegments, then CheckPlacement over the
+// capacity left by every other group).
+func liveCheck(ctx context.Context, c *rayclient.Client, spec topology.ClusterSpec) error {
+	snap, err := resources.FetchSnapshot(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := topology.CheckSegments(spec, snap.Topology()); err != nil {
+		return err
+	}
+	own := map[string]bool{}
+	for _, g := range spec.Groups() {
+		own[g.Name] = true
+	}
+	if f := topology.CheckPlacement(spec.Groups(), snap.Capacity(own)); !f.OK() {
+		return fmt.Errorf("%w: %s", errBusy, strings.Join(f.Errors, "; "))
+	}
+	return nil
+}
+
+// ProviderRun is one traced driver.Run.
+type ProviderRun struct {
+	Result *driver.Result
+	// Phases as computed with the interpreter estimate RunProvider got; see
+	// Recompute.
+	Phases   Phases
+	HTTP     int64
+	Progress []driver.Progress
+
+	trace      *TracedJobs
+	start, end time.Time
+	live       time.Duration
+}
+
+// Recompute splits the run again with another interpreter estimate.
+func (r *ProviderRun) Recompute(interp time.Duration) error {
+	p, err := r.trace.ComputePhases(r.start, r.end, r.live, r.Progress, interp)
+	if err == nil {
+		r.Phases = p
+	}
+	return err
+}
+
+// RunProvider runs one driver action the way the resource does and traces it.
+// For create, the resource's pre-create live check is included (withLive).
+func RunProvider(ctx context.Context, c *rayclient.Client, python string, ds driver.Spec, spec topology.ClusterSpec,
+	withLive bool, interp time.Duration) (*ProviderRun, error) {
+	var live time.Duration
+	before := c.RequestCount()
+	if withLive {
+		t := time.Now()
+		if err := liveCheck(ctx, c, spec); err != nil {
+			return nil, err
+		}
+		live = time.Since(t)
+	}
+	run := &ProviderRun{trace: &TracedJobs{API: c}, live: live}
+	run.start = time.Now()
+	res, err := driver.Run(ctx, run.trace, python, ds, driver.RunOptions{
+		OnProgress: func(p driver.Progress) { run.Progress = append(run.Progress, p) },
+	})
+	run.end = time.Now()
+	run.Result = res
+	run.HTTP = c.RequestCount() - before
+	if err != nil {
+		return run, err
+	}
+	return run, run.Recompute(interp)
+}
+
+// RunApply measures create and delete of per-node GPU clusters of each size
+// through the provider path and the Python baselines, interleaved.
+func RunApply(ctx context.Context, cfg ApplyConfig) ([]ApplyResult, error) {
+	if cfg.JobPython == "" {
+		cfg.JobPython = resources.DefaultPythonExecutable
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = resources.DefaultNamespace
+	}
+	// Python start-up + the driver's imports in a fresh process: splits the
+	// driver process's lifetime (see Phases.Interpreter).
+	var cold []time.Duration
+	for i := 0; i < 3; i++ {
+		if t, err := cfg.Baseline.ColdRemove([]string{cfg.Prefix + "-none"}); err == nil {
+			cold = append(cold, t.Startup+secs(t.Import))
+		}
+	}
+	interp := Median(cold)
+	if interp == 0 {
+		interp = cfg.Baseline.ImportTime
+	}
+	cfg.logf("   python start-up + driver imports in a fresh process: %ss (median of %d)", Sec(interp), len(cold))
+	results := make([]ApplyResult, len(cfg.Sizes))
+	for i, n := range cfg.Sizes {
+		results[i].Groups = n
+	}
+	for rep := 0; rep < cfg.Reps; rep++ {
+		for i, n := range cfg.Sizes {
+			var s ApplySample
+			var err error
+			for attempt := 0; attempt < 4; attempt++ {
+				s, err = cfg.oneSample(ctx, n, rep, attempt, interp)
+				if err == nil || !errors.Is(err, errBusy) {
+					break
+				}
+				cfg.logf("   %d groups rep %d: %v; retrying later", n, rep+1, err)
+			}
+			if err != nil {
+				return results, fmt.Errorf("apply %d groups, repetition %d: %w", n, rep+1, err)
+			}
+			results[i].Samples = append(results[i].Samples, s)
+			cfg.logf("   %2d groups rep %d: provider create %ss delete %ss | python warm create+ready %ss remove %ss%s",
+				n, rep+1, Sec(s.Create.Total), Sec(s.Delete.Total), Sec(secs(s.Warm.Ready)), Sec(secs(s.Warm.Remove)),
+				coldNote(s))
+		}
+	}
+	// Split every driver process's lifetime with the median of all the
+	// cold-process measurements of this run, not just the first three.
+	for _, r := range results {
+		for _, s := range r.Samples {
+			for _, t := range []BaselineTimes{s.ColdCreate, s.ColdRem} {
+				if t.Wall > 0 {
+					cold = append(cold, t.Startup+secs(t.Import))
+				}
+			}
+		}
+	}
+	if final := Median(cold); final > 0 {
+		cfg.logf("   python start-up + driver imports, median of all %d fresh processes: %ss", len(cold), Sec(final))
+		for i := range results {
+			for j := range results[i].Samples {
+				s := &results[i].Samples[j]
+				if s.CreateRun.Recompute(final) == nil {
+					s.Create = s.CreateRun.Phases
+				}
+				if s.DeleteRun.Recompute(final) == nil {
+					s.Delete = s.DeleteRun.Phases
+				}
+			}
+		}
+	}
+	return results, nil
+}
+
+func coldNote(s ApplySample) string {
+	if s.ColdCreate.Wall == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" | python cold create %ss remove %ss", Sec(s.ColdCreate.Wall), Sec(s.ColdRem.Wall))
+}
+
+func (cfg *ApplyConfig) oneSample(ctx context.Context, n, rep, attempt int, interp time.Duration) (ApplySample, error) {
+	var s ApplySample
+	if err := WaitForCapacity(ctx, cfg.Client, float64(n), float64(n), cfg.Wait, cfg.logf); err != nil {
+		return s, err
+	}
+	name := fmt.Sprintf("%s-a%02d-r%d-%d", cfg.Prefix, n, rep, attempt)
+	spec := PerNodeGPUCluster(name, n)
+	groups := DriverSpec("create", cfg.Namespace, spec, ReadyTimeout).Groups
+	pyGroups := make([]driver.Group, len(groups))
+	for i, g := range groups {
+		pyGroups[i] = g
+		pyGroups[i].Name = strings.Replace(g.Name, name, name+"-py", 1)
+	}
+	pyNames := make([]string, len(pyGroups))
+	for i, g := range pyGroups {
+		pyNames[i] = g.Name
+	}
+
+	providerFirst := rep%2 == 0 // alternate, so neither side always runs on a warmer cluster
+	runProvider := func() error {
+		cr, err := RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec("create", cfg.Namespace, spec, ReadyTimeout), spec, true, interp)
+		if err != nil {
+			cfg.cleanupProvider(spec)
+			var de *driver.DriverError
+			if errors.As(err, &de) && (de.Kind == driver.KindTimeout || de.Kind == driver.KindInfeasible) {
+				return fmt.Errorf("%w: %v", errBusy, err)
+			}
+			return fmt.Errorf("provider create: %w", err)
+		}
+		s.Create, s.CreateHTTP, s.CreateRun = cr.Phases, cr.HTTP, cr
+		nodes := map[string]bool{}
+		for _, g := range cr.Result.Groups {
+			s.GroupsChecked++
+			if g.State == "CREATED" {
+				s.Ready++
+			}
+			for _, b := range g.Bundles {
+				nodes[b.NodeID] = true
+			}
+		}
+		s.PlacementNodes = len(nodes)
+		dr, err := RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec("delete", cfg.Namespace, spec, ReadyTimeout), spec, false, interp)
+		if err != nil {
+			cfg.cleanupProvider(spec)
+			return fmt.Errorf("provider delete: %w", err)
+		}
+		if len(dr.Result.Removed) != n {
+			return fmt.Errorf("provider delete removed %d of %d groups", len(dr.Result.Removed), n)
+		}
+		s.Delete, s.DeleteHTTP, s.DeleteRun = dr.Phases, dr.HTTP, dr
+		return nil
+	}
+	runPython := func() error {
+		w, err := cfg.Baseline.Cycle(pyGroups)
+		if err != nil {
+			if strings.Contains(err.Error(), "not ready") {
+				return fmt.Errorf("%w: %v", errBusy, err)
+			}
+			return err
+		}
+		s.Warm = w
+		if !cfg.Cold {
+			return nil
+		}
+		for i := range pyGroups {
+			pyGroups[i].Name += "-cold"
+			pyNames[i] += "-cold"
+		}
+		c, err := cfg.Baseline.ColdCreate(pyGroups)
+		if err != nil {
+			_, _ = cfg.Baseline.Remove(pyNames)
+			if strings.Contains(err.Error(), "not ready") {
+				return fmt.Errorf("%w: %v", errBusy, err)
+			}
+			return err
+		}
+		r, err := cfg.Baseline.ColdRemove(pyNames)
+		if err != nil {
+			_, _ = cfg.Baseline.Remove(pyNames)
+			return err
+		}
+		s.ColdCreate, s.ColdRem = c, r
+		return nil
+	}
+	first, second := runProvider, runPython
+	if !providerFirst {
+		first, second = runPython, runProvider
+	}
+	if err := first(); err != nil {
+		return s, err
+	}
+	if err := second(); err != nil {
+		return s, err
+	}
+	if s.Ready != n {
+		return s, fmt.Errorf("provider reported %d of %d groups CREATED", s.Ready, n)
+	}
+	return s, nil
+}
+
+// cleanupProvider removes a cluster's groups after a failed run, as the
+// resource's cleanupAfterFailedCreate does.
+func (cfg *ApplyConfig) cleanupProvider(spec topology.ClusterSpec) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := driver.Run(ctx, cfg.Client, cfg.JobPython, DriverSpec("delete", cfg.Namespace, spec, time.Minute), driver.RunOptions{}); err != nil {
+		cfg.logf("   cleanup of %s failed: %v", spec.Name, err)
+	}
+}
+
+// PrintApply prints the comparison and the phase breakdown.
+func PrintApply(out io.Writer, results []ApplyResult, cold bool) {
+	fmt.Fprintln(out, "Apply (create) and destroy (delete) of a per-node GPU virtual cluster, median of the repetitions (seconds).")
+	fmt.Fprintln(out, "provider = driver.Run with the resource's Spec (+ Create's live check); python = ray.util.placement_group in a driver connected once.")
+	fmt.Fprintln(out)
+	hdr := []string{"groups", "reps", "provider create", "python create+ready", "create ratio", "provider delete", "python remove", "delete ratio"}
+	if cold {
+		hdr = append(hdr, "cold py create", "provider/cold", "cold py remove", "provider/cold")
+	}
+	t := NewTable(out, hdr...)
+	for _, r := range results {
+		var pc, pd, wc, wr, cc, cr []time.Duration
+		for _, s := range r.Samples {
+			pc, pd = append(pc, s.Create.Total), append(pd, s.Delete.Total)
+			wc, wr = append(wc, secs(s.Warm.Ready)), append(wr, secs(s.Warm.Remove))
+			cc, cr = append(cc, s.ColdCreate.Wall), append(cr, s.ColdRem.Wall)
+		}
+		row := []string{fmt.Sprint(r.Groups), fmt.Sprint(len(r.Samples)),
+			Sec(Median(pc)), Sec(Median(wc)), Ratio(Median(pc), Median(wc)),
+			Sec(Median(pd)), Sec(Median(wr)), Ratio(Median(pd), Median(wr))}
+		if cold {
+			row = append(row, Sec(Median(cc)), Ratio(Median(pc), Median(cc)), Sec(Median(cr)), Ratio(Median(pd), Median(cr)))
+		}
+		t.Row(row...)
+	}
+	t.Flush()
+	fmt.Fprintln(out)
+
+	for _, kind := range []string{"create", "delete"} {
+		fmt.Fprintf(out, "Where the provider's %s time goes (median per phase, seconds; %% of the median total):\n\n", kind)
+		hdr := []string{"phase"}
+		meds := make([]Phases, len(results))
+		for i, r := range results {
+			var ps, split []Phases
+			for _, s := range r.Samples {
+				p := s.Delete
+				if kind == "create" {
+					p = s.Create
+				}
+				ps = append(ps, p)
+				if p.Split {
+					split = append(split, p)
+				}
+			}
+			if len(split) > 0 { // one way of splitting the process lifetime per column
+				ps = split
+			}
+			meds[i] = MedianPhases(ps)
+			hdr = append(hdr, fmt.Sprintf("%d groups", r.Groups), "%")
+		}
+		t := NewTable(out, hdr...)
+		for pi, name := range PhaseNames {
+			row := []string{name}
+			zero := true
+			for _, m := range meds {
+				v := m.Values()[pi]
+				zero = zero && v == 0
+				row = append(row, Sec(v), Pct(v, m.Total))
+			}
+			if !zero {
+				t.Row(row...)
+			}
+		}
+		row := []string{"total"}
+		for _, m := range meds {
+			row = append(row, Sec(m.Total), "")
+		}
+		t.Row(row...)
+		if relaunched := func() bool {
+			for _, m := range meds {
+				if m.Launches > 1 {
+					return true
+				}
+			}
+			return false
+		}(); relaunched {
+			row = []string{"job launches (most in one run)"}
+			for _, m := range meds {
+				row = append(row, fmt.Sprint(m.Launches), "")
+			}
+			t.Row(row...)
+		}
+		row = []string{"job-API calls (status polls)"}
+		for _, m := range meds {
+			row = append(row, fmt.Sprintf("%d (%d)", m.Calls, m.Polls), "")
+		}
+		t.Row(row...)
+		t.Flush()
+		for i, m := range meds {
+			if !m.Split {
+				fmt.Fprintf(out, "(%d groups: the driver process exited before a status poll saw it, so 'job start' includes python start-up and driver exit)\n", results[i].Groups)
+			}
+		}
+		fmt.Fprintln(out)
+	}
+
+	var warmCalls, warmReady []string
+	for _, r := range results {
+		var c, rd []time.Duration
+		for _, s := range r.Samples {
+			c, rd = append(c, secs(s.Warm.CreateCalls)), append(rd, secs(s.Warm.Ready-s.Warm.CreateCalls))
+		}
+		warmCalls = append(warmCalls, fmt.Sprintf("%d groups %sms", r.Groups, Ms(Median(c))))
+		warmReady = append(warmReady, fmt.Sprintf("%d groups %sms", r.Groups, Ms(Median(rd))))
+	}
+	fmt.Fprintf(out, "Python baseline split: placement_group() calls %s; wait ready %s.\n",
+		strings.Join(warmCalls, ", "), strings.Join(warmReady, ", "))
+	if cold {
+		var st, im, in, ex []time.Duration
+		for _, r := range results {
+			for _, s := range r.Samples {
+				st, im, in, ex = append(st, s.ColdCreate.Startup), append(im, secs(s.ColdCreate.Import)),
+					append(in, secs(s.ColdCreate.Init)), append(ex, s.ColdCreate.Exit)
+			}
+		}
+		fmt.Fprintf(out, "Cold python process (all sizes): interpreter start %ss, import ray %ss, ray.init %ss, exit %ss (medians).\n",
+			Sec(Median(st)), Sec(Median(im)), Sec(Median(in)), Sec(Median(ex)))
+	}
+	fmt.Fprintln(out)
+}
+
+// MedianTotals returns the median provider create and delete totals of the
+// result with the given group count (zero when there is none).
+func MedianTotals(results []ApplyResult, groups int) (create, del time.Duration) {
+	for _, r := range results {
+		if r.Groups != groups {
+			continue
+		}
+		var c, d []time.Duration
+		for _, s := range r.Samples {
+			c, d = append(c, s.Create.Total), append(d, s.Delete.Total)
+		}
+		return Median(c), Median(d)
+	}
+	return 0, 0
+}

@@ -1,0 +1,241 @@
+// Command raybench runs the terraform-provider-ray benchmarks against a live
+// Ray cluster and prints the results as Markdown tables. scripts/bench.sh runs
+// every part; bench/README.md has the numbers and how to read them.
+//
+//	raybench [flags] apply     provider create/delete vs a Python baseline, phase by phase
+//	raybench [flags] refresh   HTTP calls and time of refresh/plan for 1, 10, 50 clusters
+//	raybench [flags] tofu      one tofu apply + destroy of a 4-group cluster (CLI share)
+//	raybench [flags] all       apply, tofu and refresh
+//	raybench topo < go-test-bench-output   growth table of the topology benchmarks
+//
+// Every placement group it creates is named bench-<run id>-..., is removed
+// after each repetition, and is swept up on failure or interrupt.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/bench"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad size %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func run() int {
+	address := flag.String("address", envOr("RAY_ADDRESS", "http://127.0.0.1:8265"), "Ray dashboard URL")
+	gcs := flag.String("gcs", "127.0.0.10:"+envOr("RAY_TF_GCS_PORT", "6379"), "GCS address the Python baseline passes to ray.init")
+	python := flag.String("python", filepath.Join(envOr("RAY_BIN", ""), "python"), "python with ray installed (for the baseline)")
+	jobPython := flag.String("job-python", resources.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
+	sizes := flag.String("sizes", "1,4,16", "apply: groups per cluster")
+	reps := flag.Int("reps", 5, "apply: repetitions per size")
+	cold := flag.Bool("cold", true, "apply: also time one fresh python process per operation")
+	clusters := flag.String("clusters", "1,10,50", "refresh: cluster counts")
+	groupsPer := flag.Int("groups-per-cluster", 3, "refresh: placement groups per cluster")
+	refreshReps := flag.Int("refresh-reps", 3, "refresh: in-process repetitions")
+	tofuBin := flag.String("tofu", envOr("TOFU", envOr("TF_ACC_TERRAFORM_PATH", "")), "OpenTofu binary (tofu and refresh parts)")
+	outDir := flag.String("out", "bench/out", "work directory (tofu workspaces, provider build, baseline script)")
+	wait := flag.Duration("wait", 5*time.Minute, "how long to wait for GPUs held by other users of the cluster")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] apply|refresh|tofu|all|topo\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		return 2
+	}
+	part := flag.Arg(0)
+	if part == "topo" {
+		if err := bench.PrintTopology(os.Stdout, bufio.NewReader(os.Stdin)); err != nil {
+			fmt.Fprintln(os.Stderr, "raybench topo:", err)
+			return 1
+		}
+		return 0
+	}
+	wantApply, wantRefresh, wantTofu := part == "apply" || part == "all", part == "refresh" || part == "all", part == "tofu" || part == "all"
+	if !wantApply && !wantRefresh && !wantTofu {
+		flag.Usage()
+		return 2
+	}
+
+	client, err := rayclient.New(rayclient.Config{Address: *address})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "raybench:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	vctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	v, err := client.Version(vctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "raybench: no Ray dashboard at %s: %v\n", *address, err)
+		return 1
+	}
+	var id [3]byte
+	_, _ = rand.Read(id[:])
+	prefix := "bench-" + hex.EncodeToString(id[:])
+	abs, _ := filepath.Abs(*outDir)
+	log := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+	fmt.Printf("# terraform-provider-ray benchmarks, %s\n\n", time.Now().Format("2006-01-02 15:04 MST"))
+	fmt.Printf("machine: %d cores (%s/%s, %s), %s; Ray %s at %s; source %s; load average at start %s; groups named %s-*\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.Version(), v.RayVersion, *address, gitState(),
+		loadAvg(), prefix)
+
+	base := &bench.Baseline{Python: *python, Address: *gcs, Dir: abs}
+	if wantApply || wantRefresh {
+		log(">> starting the Python baseline driver (ray.init(address=%q))", *gcs)
+		if err := base.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 1
+		}
+	}
+	status := 0
+	defer func() {
+		left, err := bench.Sweep(client, base, *jobPython, resources.DefaultNamespace, prefix)
+		base.Stop()
+		if len(left) > 0 {
+			log(">> swept leftover groups: %s", strings.Join(left, ", "))
+		}
+		if err != nil {
+			log("!! sweep: %v", err)
+		}
+	}()
+	fail := func(what string, err error) {
+		log("!! %s: %v", what, err)
+		status = 1
+		if left, serr := bench.Sweep(client, base, *jobPython, resources.DefaultNamespace, prefix); len(left) > 0 || serr != nil {
+			log(">> swept %v (%v)", left, serr)
+		}
+	}
+
+	var applied []bench.ApplyResult
+	if wantApply {
+		sz, err := intList(*sizes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 2
+		}
+		log(">> apply: %v groups x %d repetitions", sz, *reps)
+		start := time.Now()
+		applied, err = bench.RunApply(ctx, bench.ApplyConfig{Client: client, JobPython: *jobPython, Baseline: base,
+			Sizes: sz, Reps: *reps, Prefix: prefix, Cold: *cold, Wait: *wait, Log: os.Stderr})
+		if err != nil {
+			fail("apply", err)
+		}
+		fmt.Printf("## 1. Apply (%s)\n\n", time.Since(start).Round(time.Second))
+		bench.PrintApply(os.Stdout, applied, *cold)
+	}
+	if wantTofu && ctx.Err() == nil {
+		log(">> tofu apply + destroy of a 4-group cluster")
+		start := time.Now()
+		dc, dd := bench.MedianTotals(applied, 4)
+		res, err := bench.RunTofu(ctx, bench.TofuConfig{Tofu: *tofuBin, Dir: abs, Address: *address, Client: client,
+			Name: prefix + "-tofu", Groups: 4, Wait: *wait, Log: os.Stderr, DirectCreate: dc, DirectDelete: dd})
+		fmt.Printf("## 1b. tofu apply + destroy (%s)\n\n", time.Since(start).Round(time.Second))
+		if err != nil {
+			fail("tofu", err)
+		} else {
+			bench.PrintTofu(os.Stdout, res)
+		}
+	}
+	if wantRefresh && ctx.Err() == nil {
+		cl, err := intList(*clusters)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 2
+		}
+		log(">> refresh/plan: %v clusters x %d groups", cl, *groupsPer)
+		start := time.Now()
+		res, err := bench.RunRefresh(ctx, bench.RefreshConfig{Client: client, Baseline: base, Address: *address,
+			Tofu: *tofuBin, Dir: abs, Clusters: cl, GroupsPerCluster: *groupsPer, Reps: *refreshReps,
+			Prefix: prefix, Log: os.Stderr})
+		fmt.Printf("## 2. Refresh / plan (%s)\n\n", time.Since(start).Round(time.Second))
+		if err != nil {
+			fail("refresh", err)
+		}
+		bench.PrintRefresh(os.Stdout, res)
+	}
+	fmt.Printf("load average at the end: %s\n\n", loadAvg())
+	if ctx.Err() != nil {
+		status = 1
+	}
+	return status
+}
+
+// gitState names the commit measured, and whether the driver or resource
+// code differed from it.
+func gitState() string {
+	head, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "?"
+	}
+	st := strings.TrimSpace(string(head))
+	dirty, _ := exec.Command("git", "status", "--porcelain", "--", "internal", "main.go", "go.mod").Output()
+	if n := len(strings.Fields(string(dirty))) / 2; n > 0 {
+		st += fmt.Sprintf(" + uncommitted changes under internal/ (%d paths)", n)
+	}
+	return st
+}
+
+func loadAvg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func cpuModel() string {
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "?"
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}

@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// DriverSpec builds the driver input exactly as the ray_virtual_cluster
+// resource does (internal/resources/virtual_cluster_state.go driverSpec, which
+// is unexported): the groups of spec.Groups() in order, the ready timeout
+// rounded up to whole seconds, and the probe settings of the cluster.
+// The tofu measurement cross-checks this against the spec the real provider
+// binary submits (SpecMatches).
+func DriverSpec(action, namespace string, spec topology.ClusterSpec, ready time.Duration) driver.Spec {
+	ds := driver.Spec{
+		Action:              action,
+		Namespace:           namespace,
+		ReadyTimeoutSeconds: int(math.Max(1, math.Ceil(ready.Seconds()))),
+		Probe: driver.Probe{
+			UseGPUs:       spec.UseGPUs,
+			PortRangeLow:  spec.Ports.Low,
+			PortRangeHigh: spec.Ports.High,
+		},
+	}
+	for _, g := range spec.Groups() {
+		bundles := make([]map[string]float64, len(g.Bundles))
+		for i, b := range g.Bundles {
+			bundles[i] = b
+		}
+		ds.Groups = append(ds.Groups, driver.Group{Name: g.Name, Strategy: g.Strategy, Bundles: bundles})
+	}
+	return ds
+}
+
+// Resource defaults the bench clusters use (the schema's defaults, except
+// num_gpus_per_node which the local cluster's nodes have 4 of).
+const (
+	defaultPortLow  = topology.DefaultMasterPortRangeLow
+	defaultPortHigh = topology.DefaultMasterPortRangeHigh
+	// ReadyTimeout is the resource's default ready_timeout.
+	ReadyTimeout = 180 * time.Second
+	// GPUsPerNode matches the local test cluster's workers.
+	GPUsPerNode = 4
+)
+
+// PerNodeGPUCluster is what
+//
+//	resource "ray_virtual_cluster" "x" {
+//	  name                    = name
+//	  bundle_ct_per_node_list = [1, 1, ...] # groups entries
+//	  num_gpus_per_node       = 4
+//	}
+//
+// means: one PACK group "<name>-node<i>" of one {"CPU": 1, "GPU": 1} bundle
+// per logical node.
+func PerNodeGPUCluster(name string, groups int) topology.ClusterSpec {
+	counts := make([]int, groups)
+	for i := range counts {
+		counts[i] = 1
+	}
+	return topology.ClusterSpec{
+		Name:                     name,
+		BundleCtPerNode:          counts,
+		UseGPUs:                  true,
+		NumGPUsPerNode:           GPUsPerNode,
+		MaxColocatedWorkerGroups: 1,
+		Strategy:                 "SPREAD",
+		Ports:                    topology.PortRange{Low: defaultPortLow, High: defaultPortHigh},
+	}
+}
+
+// PerNodeCPUCluster is a use_gpus = false cluster with groups per-node groups
+// of one bundle each (bundle {"CPU": 1}).
+func PerNodeCPUCluster(name string, groups int) topology.ClusterSpec {
+	s := PerNodeGPUCluster(name, groups)
+	s.UseGPUs = false
+	return s
+}
+
+// PerNodeHCL renders the resource block that PerNodeGPUCluster or
+// PerNodeCPUCluster describes.
+func PerNodeHCL(label string, spec topology.ClusterSpec) string {
+	counts := ""
+	for i, c := range spec.BundleCtPerNode {
+		if i > 0 {
+			counts += ", "
+		}
+		counts += fmt.Sprint(c)
+	}
+	return fmt.Sprintf(`resource "ray_virtual_cluster" %q {
+  name                    = %q
+  bundle_ct_per_node_list = [%s]
+  use_gpus                = %t
+  num_gpus_per_node       = %d
+}
+`, label, spec.Name, counts, spec.UseGPUs, spec.NumGPUsPerNode)
+}

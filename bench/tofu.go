@@ -1,0 +1,373 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+)
+
+// Workspace is a directory with a CLI configuration whose dev_overrides
+// point both registries' ray-infra/ray at a locally built provider, as
+// scripts/demo.sh does.
+type Workspace struct {
+	Tofu   string
+	Root   string // holds bin/ and tofurc
+	RCFile string
+}
+
+// NewWorkspace builds the provider from the module root (the current
+// directory) into root/bin and writes root/tofurc.
+func NewWorkspace(ctx context.Context, tofu, root string) (*Workspace, time.Duration, error) {
+	if tofu == "" {
+		return nil, 0, errors.New("no OpenTofu binary (set TOFU or pass -tofu; scripts/env.sh installs one)")
+	}
+	bin := filepath.Join(root, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "terraform-provider-ray"), ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, 0, fmt.Errorf("building the provider: %w", err)
+	}
+	took := time.Since(start)
+	rc := filepath.Join(root, "tofurc")
+	text := fmt.Sprintf(`provider_installation {
+  dev_overrides {
+    "registry.opentofu.org/ray-infra/ray" = %q
+    "registry.terraform.io/ray-infra/ray" = %q
+  }
+  direct {}
+}
+`, bin, bin)
+	if err := os.WriteFile(rc, []byte(text), 0o644); err != nil {
+		return nil, 0, err
+	}
+	return &Workspace{Tofu: tofu, Root: root, RCFile: rc}, took, nil
+}
+
+// ProviderHCL is the terraform and provider blocks of a bench configuration.
+func ProviderHCL(address string) string {
+	return fmt.Sprintf(`terraform {
+  required_providers {
+    ray = {
+      source = "registry.terraform.io/ray-infra/ray"
+    }
+  }
+}
+
+provider "ray" {
+  address = %q
+}
+`, address)
+}
+
+// Dir creates (empty) a configuration directory under the workspace.
+func (w *Workspace) Dir(name string, files map[string]string) (string, error) {
+	dir := filepath.Join(w.Root, name)
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for f, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// Run runs the CLI in dir and returns its wall time, exit code and output.
+func (w *Workspace) Run(ctx context.Context, dir string, args ...string) (time.Duration, int, string, error) {
+	cmd := exec.CommandContext(ctx, w.Tofu, append([]string{"-chdir=" + dir}, args...)...)
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.RCFile, "TF_IN_AUTOMATION=1", "TF_INPUT=0",
+		"CHECKPOINT_DISABLE=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 30 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code, err = ee.ExitCode(), nil
+	}
+	return took, code, out.String(), err
+}
+
+// SubmittedSpecs decodes the driver specs of the job submissions among
+// events (the entrypoint's last word is the base64 spec).
+func SubmittedSpecs(events []ProxyEvent) ([]driver.Spec, error) {
+	var out []driver.Spec
+	for _, e := range events {
+		if e.Route != "POST /api/jobs/" {
+			continue
+		}
+		var req rayclient.JobSubmitRequest
+		if err := json.Unmarshal(e.Body, &req); err != nil {
+			return nil, err
+		}
+		ep := strings.TrimSpace(req.Entrypoint)
+		arg := strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'")
+		raw, err := base64.StdEncoding.DecodeString(arg)
+		if err != nil {
+			return nil, err
+		}
+		var s driver.Spec
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// SpecMatches reports whether the spec the provider submitted equals the
+// bench's DriverSpec, once both have the driver's defaults applied (the
+// entrypoint carries the defaulted spec) and ignoring the per-run RunID.
+func SpecMatches(submitted, bench driver.Spec) bool {
+	norm := func(s driver.Spec) driver.Spec {
+		s.RunID = ""
+		// What Entrypoint applies (driver.Spec.withDefaults is unexported).
+		if s.Namespace == "" {
+			s.Namespace = driver.DefaultNamespace
+		}
+		if s.ReadyTimeoutSeconds == 0 {
+			s.ReadyTimeoutSeconds = driver.DefaultReadyTimeoutSeconds
+		}
+		if s.Probe.PortRangeLow == 0 {
+			s.Probe.PortRangeLow = driver.DefaultPortRangeLow
+		}
+		if s.Probe.PortRangeHigh == 0 {
+			s.Probe.PortRangeHigh = driver.DefaultPortRangeHigh
+		}
+		groups := append([]driver.Group(nil), s.Groups...)
+		for i := range groups {
+			if groups[i].Strategy == "" && s.Action == driver.ActionCreate {
+				groups[i].Strategy = "PACK"
+			}
+		}
+		s.Groups = groups
+		raw, _ := json.Marshal(s)
+		var back driver.Spec
+		_ = json.Unmarshal(raw, &back)
+		return back
+	}
+	return reflect.DeepEqual(norm(submitted), norm(bench))
+}
+
+// TofuConfig configures the CLI measurement.
+type TofuConfig struct {
+	Tofu, Dir, Address string
+	Client             *rayclient.Client
+	Name               string
+	Groups             int
+	Wait               time.Duration
+	Log                io.Writer
+	// DirectCreate and DirectDelete are the apply benchmark's medians for
+	// the same group count (driver.Run directly), for comparison.
+	DirectCreate, DirectDelete time.Duration
+}
+
+// TofuStep is one CLI command measured through the proxy.
+type TofuStep struct {
+	Command string
+	Wall    time.Duration
+	Events  []ProxyEvent
+	// DriverSpan is from the first job submission to the end of the last
+	// job-record delete: driver.Run inside the provider.
+	DriverSpan time.Duration
+	// OtherHTTP is the time other requests were in flight.
+	OtherHTTP time.Duration
+	// Summary is the CLI's "Plan: ..." / "No changes." / "Apply complete!" line.
+	Summary string
+}
+
+var summaryPrefixes = []string{"Plan:", "No changes.", "Apply complete!", "Destroy complete!"}
+
+// Summary returns the CLI's last summary line in out.
+func Summary(out string) string {
+	found := ""
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		for _, p := range summaryPrefixes {
+			if strings.HasPrefix(l, p) {
+				found = l
+			}
+		}
+	}
+	return found
+}
+
+// TofuResult is the apply and destroy of one cluster.
+type TofuResult struct {
+	Name        string
+	Groups      int
+	Build       time.Duration
+	Apply       TofuStep
+	Destroy     TofuStep
+	SpecChecked bool // the create spec equals the bench's DriverSpec
+	Submitted   int
+	// DirectCreate and DirectDelete are copied from TofuConfig.
+	DirectCreate, DirectDelete time.Duration
+}
+
+func step(cmd string, wall time.Duration, ev []ProxyEvent) TofuStep {
+	s := TofuStep{Command: cmd, Wall: wall, Events: ev}
+	var first, last time.Time
+	var other []ProxyEvent
+	for _, e := range ev {
+		if e.Route == "POST /api/jobs/" && first.IsZero() {
+			first = e.Start
+		}
+		if e.Route == "DELETE /api/jobs/{id}" {
+			last = e.End
+		}
+	}
+	for _, e := range ev {
+		if first.IsZero() || e.End.Before(first) || e.Start.After(last) {
+			other = append(other, e)
+		}
+	}
+	if !first.IsZero() && last.After(first) {
+		s.DriverSpan = last.Sub(first)
+	}
+	s.OtherHTTP = Busy(other)
+	return s
+}
+
+// RunTofu applies and destroys a per-node GPU cluster with the real CLI and
+// the locally built provider, counting its HTTP calls through a proxy.
+func RunTofu(ctx context.Context, cfg TofuConfig) (*TofuResult, error) {
+	logf := func(format string, args ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, format+"\n", args...)
+		}
+	}
+	ws, build, err := NewWorkspace(ctx, cfg.Tofu, cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	proxy, err := StartProxy(cfg.Address)
+	if err != nil {
+		return nil, err
+	}
+	defer proxy.Close()
+	spec := PerNodeGPUCluster(cfg.Name, cfg.Groups)
+	dir, err := ws.Dir("tofu-apply", map[string]string{"main.tf": ProviderHCL(proxy.URL) + "\n" + PerNodeHCL("bench", spec)})
+	if err != nil {
+		return nil, err
+	}
+	res := &TofuResult{Name: cfg.Name, Groups: cfg.Groups, Build: build, DirectCreate: cfg.DirectCreate, DirectDelete: cfg.DirectDelete}
+	destroy := func() (TofuStep, error) {
+		proxy.Take()
+		wall, code, out, err := ws.Run(context.WithoutCancel(ctx), dir, "destroy", "-auto-approve", "-no-color")
+		st := step("tofu destroy", wall, proxy.Take())
+		st.Summary = Summary(out)
+		if err == nil && code != 0 {
+			err = fmt.Errorf("tofu destroy exited %d:\n%s", code, tail(out, 30))
+		}
+		return st, err
+	}
+	for attempt := 0; ; attempt++ {
+		if err := WaitForCapacity(ctx, cfg.Client, float64(cfg.Groups), float64(cfg.Groups), cfg.Wait, logf); err != nil {
+			return nil, err
+		}
+		proxy.Take()
+		wall, code, out, err := ws.Run(ctx, dir, "apply", "-auto-approve", "-no-color")
+		res.Apply = step("tofu apply", wall, proxy.Take())
+		res.Apply.Summary = Summary(out)
+		if err == nil && code == 0 {
+			break
+		}
+		_, derr := destroy() // whatever was created, even on failure
+		if err == nil {
+			err = fmt.Errorf("tofu apply exited %d:\n%s", code, tail(out, 40))
+		}
+		busy := strings.Contains(out, "cannot hold") || strings.Contains(out, "infeasible") || strings.Contains(out, "not ready after")
+		if !busy || attempt >= 2 || derr != nil {
+			return res, errors.Join(err, derr)
+		}
+		logf("   tofu apply: resources busy, retrying (%v)", firstLine(out))
+	}
+	specs, err := SubmittedSpecs(res.Apply.Events)
+	if err == nil && len(specs) > 0 {
+		res.Submitted = len(specs)
+		res.SpecChecked = SpecMatches(specs[0], DriverSpec(driver.ActionCreate, resources.DefaultNamespace, spec, ReadyTimeout))
+	}
+	res.Destroy, err = destroy()
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "Error") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// PrintTofu prints where a CLI apply and destroy spend their time.
+func PrintTofu(out io.Writer, r *TofuResult) {
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(out, "`tofu apply` + `tofu destroy` of %d per-node GPU groups (%s) through a dev_overrides CLI config and a counting proxy; provider build %ss (not counted).\n\n",
+		r.Groups, r.Name, Sec(r.Build))
+	t := NewTable(out, "command", "wall", "driver job (submit..job delete)", "other HTTP in flight", "CLI + plugin + plan/state (rest)", "CLI share", "HTTP calls", "direct driver.Run (median)", "CLI/direct")
+	for i, s := range []TofuStep{r.Apply, r.Destroy} {
+		rest := s.Wall - s.DriverSpan - s.OtherHTTP
+		direct := r.DirectCreate
+		if i == 1 {
+			direct = r.DirectDelete
+		}
+		d, ratio := "-", "-"
+		if direct > 0 {
+			d, ratio = Sec(direct), Ratio(s.Wall, direct)
+		}
+		t.Row(s.Command, Sec(s.Wall), Sec(s.DriverSpan), Sec(s.OtherHTTP), Sec(rest), Pct(rest, s.Wall), fmt.Sprint(len(s.Events)), d, ratio)
+	}
+	t.Flush()
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "apply calls: %s\n\n", RouteCounts(r.Apply.Events))
+	fmt.Fprintf(out, "destroy calls: %s\n\n", RouteCounts(r.Destroy.Events))
+	switch {
+	case r.Submitted == 0:
+		fmt.Fprintln(out, "No job submission was seen, so the create spec could not be compared with bench.DriverSpec.")
+	case r.SpecChecked:
+		fmt.Fprintln(out, "The create spec the provider binary submitted (decoded from the job entrypoint) equals bench.DriverSpec for the same cluster, so the direct driver.Run measurement runs what the provider runs.")
+	default:
+		fmt.Fprintln(out, "WARNING: the create spec the provider binary submitted DIFFERS from bench.DriverSpec: update bench/spec.go.")
+	}
+	fmt.Fprintln(out)
+}
