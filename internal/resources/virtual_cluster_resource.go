@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -40,18 +41,9 @@ func (r *virtualClusterResource) Configure(_ context.Context, req resource.Confi
 }
 
 func (r *virtualClusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m virtualClusterModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
-		return
-	}
-	timeout, d := m.Timeouts.Create(ctx, defaultOperationTimeout)
-	resp.Diagnostics.Append(d...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, m, spec, ok := r.begin(ctx, req.Plan.Get, createTimeout, &resp.Diagnostics)
 	defer cancel()
-	spec, _, d := clusterSpec(ctx, m)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	if !ok {
 		return
 	}
 	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
@@ -80,15 +72,11 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 }
 
 func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var m virtualClusterModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
+	ctx, cancel, m, ok := r.load(ctx, req.State.Get, readTimeout, &resp.Diagnostics)
+	defer cancel()
+	if !ok {
 		return
 	}
-	timeout, d := m.Timeouts.Read(ctx, defaultOperationTimeout)
-	resp.Diagnostics.Append(d...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	if m.Namespace.IsNull() || m.Namespace.ValueString() == "" {
 		m.Namespace = types.StringValue(r.data.Namespace)
 	}
@@ -126,18 +114,9 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 // (segment_size, num_gpus_per_node, port range, timeouts): it re-probes the
 // existing groups and recomputes rank order and ports.
 func (r *virtualClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var m virtualClusterModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
-		return
-	}
-	timeout, d := m.Timeouts.Update(ctx, defaultOperationTimeout)
-	resp.Diagnostics.Append(d...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, m, spec, ok := r.begin(ctx, req.Plan.Get, updateTimeout, &resp.Diagnostics)
 	defer cancel()
-	spec, _, d := clusterSpec(ctx, m)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	if !ok {
 		return
 	}
 	res, err := r.runDriver(ctx, "inspect", spec, readyTimeout(m))
@@ -160,18 +139,9 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 }
 
 func (r *virtualClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m virtualClusterModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !requireConfigured(r.data, &resp.Diagnostics) {
-		return
-	}
-	timeout, d := m.Timeouts.Delete(ctx, defaultOperationTimeout)
-	resp.Diagnostics.Append(d...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, m, spec, ok := r.begin(ctx, req.State.Get, deleteTimeout, &resp.Diagnostics)
 	defer cancel()
-	spec, _, d := clusterSpec(ctx, m)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	if !ok {
 		return
 	}
 	res, err := r.runDriver(ctx, "delete", spec, readyTimeout(m))
@@ -204,6 +174,45 @@ func (r *virtualClusterResource) ImportState(ctx context.Context, req resource.I
 		}
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("bundle_ct_per_node_list"), counts)...)
 	}
+}
+
+type (
+	getFunc     func(context.Context, any) diag.Diagnostics
+	timeoutFunc func(context.Context, time.Duration) (time.Duration, diag.Diagnostics)
+)
+
+var (
+	createTimeout = func(t timeouts.Value) timeoutFunc { return t.Create }
+	readTimeout   = func(t timeouts.Value) timeoutFunc { return t.Read }
+	updateTimeout = func(t timeouts.Value) timeoutFunc { return t.Update }
+	deleteTimeout = func(t timeouts.Value) timeoutFunc { return t.Delete }
+)
+
+// load reads the model and bounds ctx by the operation's timeout; the cancel
+// func is always safe to defer.
+func (r *virtualClusterResource) load(ctx context.Context, get getFunc, timeout func(timeouts.Value) timeoutFunc,
+	diags *diag.Diagnostics) (context.Context, context.CancelFunc, virtualClusterModel, bool) {
+	var m virtualClusterModel
+	diags.Append(get(ctx, &m)...)
+	if diags.HasError() || !requireConfigured(r.data, diags) {
+		return ctx, func() {}, m, false
+	}
+	limit, d := timeout(m.Timeouts)(ctx, defaultOperationTimeout)
+	diags.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	return ctx, cancel, m, !diags.HasError()
+}
+
+// begin is load plus the cluster shape the model describes.
+func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout func(timeouts.Value) timeoutFunc,
+	diags *diag.Diagnostics) (context.Context, context.CancelFunc, virtualClusterModel, topology.ClusterSpec, bool) {
+	ctx, cancel, m, ok := r.load(ctx, get, timeout, diags)
+	if !ok {
+		return ctx, cancel, m, topology.ClusterSpec{}, false
+	}
+	spec, _, d := clusterSpec(ctx, m)
+	diags.Append(d...)
+	return ctx, cancel, m, spec, !diags.HasError()
 }
 
 // runDriver runs one driver action as a Ray job and reports its progress.
