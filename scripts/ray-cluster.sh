@@ -5,9 +5,22 @@
 #   scripts/ray-cluster.sh start    # head + worker nodes from the NODES table below
 #   scripts/ray-cluster.sh stop
 #   scripts/ray-cluster.sh status
+#   scripts/ray-cluster.sh restart          # stop everything, then start
+#   scripts/ray-cluster.sh stop-node NAME   # stop one worker node (e.g. rackC-1): its raylet and processes
+#   scripts/ray-cluster.sh start-node NAME  # start it again with the same flags
+#   scripts/ray-cluster.sh ensure           # start whatever is missing until every node is alive
+#   scripts/ray-cluster.sh start-auth       # a separate single-node head with token authentication
+#   scripts/ray-cluster.sh stop-auth        # stop only that cluster
+#   scripts/ray-cluster.sh auth-token       # print its token
+#   scripts/ray-cluster.sh node-pids NAME   # the processes stop-node would stop
 #
 # Environment: RAY_BIN (directory holding `ray`, default: scripts/install-ray.sh),
 # RAY_TF_GCS_PORT (6379), RAY_TF_DASHBOARD_PORT (8265).
+# stop-node kills with SIGTERM (Ray's raylet then leaves the cluster at once); with
+# RAY_TF_STOP_SIGNAL=KILL it is killed outright and Ray notices through its health checks.
+# The token cluster: RAY_TF_AUTH_DIR (its --temp-dir, default /tmp/raytf-auth),
+# RAY_TF_AUTH_TOKEN (default: a random token, kept in $RAY_TF_AUTH_DIR/token),
+# GCS 127.0.0.30:6390, dashboard http://127.0.0.1:8266, other ports 30000+.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 RAY_BIN="${RAY_BIN:-$("$here/install-ray.sh")}"
@@ -72,9 +85,273 @@ start() {
   wait_for_nodes "${#NODES[@]}"
 }
 
+# ---- single nodes, restart, ensure -------------------------------------------------
+
+# proc_tree [-s] ARG...: pids of the processes whose argv holds every ARG as a whole
+# argument (with -s: whose joined command line contains every ARG), and of all their
+# descendants (workers, agents and job drivers are children of their raylet).
+proc_tree() {
+  python3 - "$@" <<'PY'
+import os, sys
+args = sys.argv[1:]
+substr = bool(args) and args[0] == "-s"
+if substr:
+    args = args[1:]
+me = os.getpid()
+procs = {}
+for d in os.listdir("/proc"):
+    if not d.isdigit() or int(d) == me:
+        continue
+    try:
+        with open("/proc/%s/cmdline" % d, "rb") as f:
+            argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+        with open("/proc/%s/stat" % d, "rb") as f:
+            stat = f.read()
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        continue
+    procs[int(d)] = (ppid, argv)
+def match(argv):
+    if substr:
+        line = " ".join(argv)
+        return all(a in line for a in args)
+    return all(a in argv for a in args)
+roots = [p for p, (_, argv) in procs.items() if argv and match(argv)]
+children = {}
+for p, (pp, _) in procs.items():
+    children.setdefault(pp, []).append(p)
+seen, todo = set(), list(roots)
+while todo:
+    p = todo.pop()
+    if p in seen or p == me:
+        continue
+    seen.add(p)
+    todo.extend(children.get(p, []))
+print(" ".join(str(p) for p in sorted(seen)))
+PY
+}
+
+# stop_pids SIGNAL PID...: signals the processes, waits up to 15s, then SIGKILLs what is left.
+stop_pids() {
+  local sig=$1 deadline left p
+  shift
+  [ $# -gt 0 ] || return 0
+  kill -s "$sig" "$@" 2>/dev/null || true
+  deadline=$((SECONDS + 15))
+  while :; do
+    left=""
+    for p in "$@"; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+    [ -z "$left" ] && return 0
+    [ $SECONDS -ge $deadline ] && break
+    sleep 0.2
+  done
+  # shellcheck disable=SC2086
+  kill -s KILL $left 2>/dev/null || true
+}
+
+node_index() { # NAME -> index in NODES
+  local i=0 name rest
+  for row in "${NODES[@]}"; do
+    read -r name rest <<<"$row"
+    [ "$name" = "$1" ] && { echo "$i"; return 0; }
+    i=$((i + 1))
+  done
+  echo "!! unknown node $1 (one of: $(for r in "${NODES[@]}"; do read -r n _ <<<"$r"; printf '%s ' "$n"; done))" >&2
+  return 1
+}
+
+node_pids() { # index -> pids of that node's raylet, log monitor and their descendants
+  local i=$1 ip base
+  ip=$(node_ip "$i")
+  base=$((20000 + i * 1000))
+  echo "$(proc_tree "--node_ip_address=$ip" "--node_manager_port=$((base + 1))") $(proc_tree "--node-ip-address=$ip" "--gcs-address=$address")"
+}
+
+alive_ips() { # node IPs Ray reports ALIVE, one a line (nothing when the dashboard is down)
+  curl -fsS "http://127.0.0.1:$dash_port/api/v0/nodes?limit=1000&filter_keys=state&filter_predicates=%3D&filter_values=ALIVE" 2>/dev/null |
+    python3 -c 'import json,sys; [print(n["node_ip"]) for n in json.load(sys.stdin)["data"]["result"]["result"]]' 2>/dev/null || true
+}
+
+wait_for_ip() { # IP alive|gone SECONDS
+  local ip=$1 want=$2 deadline=$((SECONDS + $3))
+  while [ $SECONDS -lt $deadline ]; do
+    if alive_ips | grep -qxF "$ip"; then
+      [ "$want" = alive ] && return 0
+    else
+      [ "$want" = gone ] && return 0
+    fi
+    sleep 0.5
+  done
+  echo "!! node $ip is not $want after $3s" >&2
+  return 1
+}
+
+stop_node() {
+  local i pids sig="${RAY_TF_STOP_SIGNAL:-TERM}"
+  i=$(node_index "$1")
+  if [ "$i" -eq 0 ]; then
+    echo "!! $1 is the head node; use restart" >&2
+    return 2
+  fi
+  pids=$(node_pids "$i")
+  # shellcheck disable=SC2086
+  set -- $pids
+  if [ $# -eq 0 ]; then
+    echo ">> Ray node ${NODES[$i]%% *} has no running processes" >&2
+  else
+    echo ">> stopping Ray node $(node_ip "$i") ($# processes, SIG$sig)" >&2
+    stop_pids "$sig" "$@"
+  fi
+  wait_for_ip "$(node_ip "$i")" gone 120
+  echo ">> Ray no longer reports node $(node_ip "$i") alive" >&2
+}
+
+start_node() {
+  local i name cpus gpus res raylet
+  i=$(node_index "$1")
+  if [ "$i" -eq 0 ]; then
+    echo "!! $1 is the head node; use restart" >&2
+    return 2
+  fi
+  read -r name cpus gpus res <<<"${NODES[$i]}"
+  raylet=$(proc_tree "--node_ip_address=$(node_ip "$i")" "--node_manager_port=$((20000 + i * 1000 + 1))")
+  if [ -n "$raylet" ] && alive_ips | grep -qxF "$(node_ip "$i")"; then
+    echo ">> Ray node $name is already running" >&2
+    return 0
+  fi
+  [ -n "$raylet" ] && stop_node "$name" # half-dead leftovers
+  echo ">> starting Ray node $name (CPU=$cpus GPU=$gpus $res)" >&2
+  ray start --address="$address" --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" \
+    $(common_flags "$i") >/dev/null
+  wait_for_ip "$(node_ip "$i")" alive 120
+  echo ">> Ray reports node $name ($(node_ip "$i")) alive" >&2
+}
+
+ensure() {
+  if ! curl -fsS "http://127.0.0.1:$dash_port/api/version" >/dev/null 2>&1; then
+    ray stop --force >/dev/null 2>&1 || true
+    start
+    return
+  fi
+  local i=0 name rest alive
+  alive=$(alive_ips)
+  for row in "${NODES[@]}"; do
+    read -r name rest <<<"$row"
+    if ! grep -qxF "$(node_ip $i)" <<<"$alive"; then
+      if [ $i -eq 0 ]; then
+        echo "!! the head node is not alive; restarting the cluster" >&2
+        ray stop --force >/dev/null 2>&1 || true
+        start
+        return
+      fi
+      start_node "$name"
+    fi
+    i=$((i + 1))
+  done
+  wait_for_nodes "${#NODES[@]}"
+}
+
+# ---- a second, token-authenticated cluster -------------------------------------------
+
+auth_dir="${RAY_TF_AUTH_DIR:-/tmp/raytf-auth}"
+auth_ip=127.0.0.30
+auth_gcs=6390
+auth_dash=8266
+
+auth_nodes() { # alive node count of the token cluster (0 when down or rejected)
+  curl -fsS -H "Authorization: Bearer $(cat "$auth_dir/token" 2>/dev/null)" \
+    "http://127.0.0.1:$auth_dash/api/v0/nodes?limit=100&filter_keys=state&filter_predicates=%3D&filter_values=ALIVE" 2>/dev/null |
+    python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]["result"]["result"]))' 2>/dev/null || echo 0
+}
+
+start_auth() {
+  mkdir -p "$auth_dir"
+  chmod 700 "$auth_dir"
+  if [ -n "${RAY_TF_AUTH_TOKEN:-}" ]; then
+    (umask 077 && printf '%s' "$RAY_TF_AUTH_TOKEN" >"$auth_dir/token")
+  elif [ ! -s "$auth_dir/token" ]; then
+    (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(32), end="")' >"$auth_dir/token")
+  fi
+  if curl -fsS "http://127.0.0.1:$auth_dash/api/healthz" >/dev/null 2>&1; then
+    if [ "$(auth_nodes)" -ge 1 ]; then
+      echo ">> the token-authenticated Ray already answers on 127.0.0.1:$auth_dash" >&2
+      return 0
+    fi
+    echo "!! a Ray dashboard on 127.0.0.1:$auth_dash rejects the token in $auth_dir/token; run $0 stop-auth first" >&2
+    return 1
+  fi
+  local attempt
+  for attempt in 1 2; do
+    start_auth_once && return 0
+    echo "!! the token-authenticated Ray did not start (attempt $attempt)" >&2
+    stop_auth
+  done
+  return 1
+}
+
+start_auth_once() {
+  echo ">> starting a token-authenticated Ray head (GCS $auth_ip:$auth_gcs, dashboard 127.0.0.1:$auth_dash, temp dir $auth_dir)" >&2
+  (
+    # The token travels in the environment only (never on a command line), and
+    # nothing is written to ~/.ray/auth_token, which would turn on token
+    # authentication for every other Ray started on this machine.
+    unset RAY_ADDRESS RAY_AUTH_TOKEN_PATH
+    RAY_AUTH_MODE=token RAY_AUTH_TOKEN="$(cat "$auth_dir/token")" \
+      ray start --head --temp-dir="$auth_dir" --node-ip-address="$auth_ip" --port="$auth_gcs" \
+      --dashboard-host=127.0.0.1 --dashboard-port="$auth_dash" --num-cpus=4 --num-gpus=2 \
+      --resources='{"topo_rank":1}' --disable-usage-stats --object-store-memory=100000000 \
+      --node-manager-port=30001 --object-manager-port=30002 --dashboard-agent-grpc-port=30003 \
+      --dashboard-agent-listen-port=30004 --metrics-export-port=30005 --runtime-env-agent-port=30006 \
+      --ray-client-server-port=30007 --min-worker-port=30100 --max-worker-port=30999 >/dev/null
+  ) || return 1
+  local deadline=$((SECONDS + 120))
+  while [ $SECONDS -lt $deadline ]; do
+    [ "$(auth_nodes)" -ge 1 ] && { echo ">> token-authenticated Ray up at http://127.0.0.1:$auth_dash" >&2; return 0; }
+    sleep 1
+  done
+  echo "!! the token-authenticated Ray did not come up in 120s" >&2
+  return 1
+}
+
+stop_auth() {
+  local all raylets gcs rest n
+  # Every process of that cluster names its temp dir or GCS address, and the rest
+  # descend from those (ray stop would kill both clusters). The raylet goes first
+  # and the GCS last, as ray stop does, so that nothing waits on a dead GCS.
+  all=$( (proc_tree -s "$auth_dir/"; proc_tree -s "--temp-dir=$auth_dir"; proc_tree -s "$auth_ip:$auth_gcs") | tr ' ' '\n' | sort -u)
+  raylets=$(proc_tree -s "$auth_dir/" "/raylet/raylet" | tr ' ' '\n' | sort -u)
+  gcs=$(proc_tree -s "$auth_dir/" "/gcs/gcs_server" | tr ' ' '\n' | sort -u)
+  rest=$(comm -23 <(echo "$all") <( (echo "$raylets"; echo "$gcs") | sort -u))
+  n=$(echo "$all" | grep -c . || true)
+  # shellcheck disable=SC2086
+  stop_pids TERM $raylets
+  # shellcheck disable=SC2086
+  stop_pids TERM $rest
+  # shellcheck disable=SC2086
+  stop_pids TERM $gcs
+  echo ">> token-authenticated Ray stopped ($n processes)" >&2
+}
+
+main_env() { # the test cluster never gets token authentication from the caller's environment
+  unset RAY_AUTH_MODE RAY_AUTH_TOKEN RAY_AUTH_TOKEN_PATH
+}
+
 case "${1:-}" in
   start) start ;;
   stop) ray stop --force >/dev/null 2>&1 || true; echo ">> Ray stopped" >&2 ;;
   status) ray status --address="$address" ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  restart)
+    main_env
+    ray stop --force >/dev/null 2>&1 || true
+    echo ">> Ray stopped" >&2
+    start
+    ;;
+  stop-node) stop_node "${2:?usage: $0 stop-node NAME}" ;;
+  start-node) main_env; start_node "${2:?usage: $0 start-node NAME}" ;;
+  ensure) main_env; ensure ;;
+  start-auth) start_auth ;;
+  stop-auth) stop_auth ;;
+  auth-token) cat "$auth_dir/token" ;;
+  node-pids) i=$(node_index "${2:?usage: $0 node-pids NAME}") && node_pids "$i" ;;
+  *) echo "usage: $0 start|stop|status|restart|stop-node NAME|start-node NAME|ensure|start-auth|stop-auth|auth-token|node-pids NAME" >&2; exit 2 ;;
 esac

@@ -1,0 +1,129 @@
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+)
+
+// CheckExactGroupsInRay asserts through Ray's state API (of the real
+// dashboard, never a proxy) that the groups of prefix are exactly want: each
+// name held by one live group - no duplicates - in state CREATED with the
+// given bundle count, and no other group of prefix.
+func CheckExactGroupsInRay(t *testing.T, prefix string, want map[string]int) func(*terraform.State) error {
+	return CheckExactGroupsAt(func() *rayclient.Client { return Client(t) }, prefix, want)
+}
+
+// CheckExactGroupsAt is CheckExactGroupsInRay against the cluster of client().
+func CheckExactGroupsAt(client func() *rayclient.Client, prefix string, want map[string]int) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		groups, err := LiveGroups(context.Background(), client(), prefix)
+		if err != nil {
+			return err
+		}
+		return exactGroups(groups, want)
+	}
+}
+
+// CheckNoGroupsAt is CheckNoGroupsInRay against the cluster of client().
+func CheckNoGroupsAt(client func() *rayclient.Client, prefix string) func(*terraform.State) error {
+	return CheckExactGroupsAt(client, prefix, map[string]int{})
+}
+
+func exactGroups(groups []rayclient.PlacementGroup, want map[string]int) error {
+	byName := map[string][]rayclient.PlacementGroup{}
+	for _, g := range groups {
+		byName[g.Name] = append(byName[g.Name], g)
+	}
+	var problems []string
+	for name, n := range want {
+		got := byName[name]
+		switch {
+		case len(got) == 0:
+			problems = append(problems, name+" is missing")
+		case len(got) > 1:
+			ids := make([]string, len(got))
+			for i, g := range got {
+				ids[i] = g.PlacementGroupID + "(" + g.State + ")"
+			}
+			problems = append(problems, fmt.Sprintf("%s is held by %d groups: %s", name, len(got), strings.Join(ids, ", ")))
+		case got[0].State != rayclient.PlacementGroupStateCreated:
+			problems = append(problems, fmt.Sprintf("%s is %s, want CREATED", name, got[0].State))
+		case len(got[0].Bundles) != n:
+			problems = append(problems, fmt.Sprintf("%s has %d bundles, want %d", name, len(got[0].Bundles), n))
+		}
+	}
+	for name, got := range byName {
+		if _, ok := want[name]; !ok {
+			problems = append(problems, fmt.Sprintf("unexpected group %s (%d, %s)", name, len(got), got[0].State))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("the placement groups in Ray do not match: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// CheckNoActiveJobs asserts that no submission job whose id starts with
+// prefix is still pending or running.
+func CheckNoActiveJobs(t *testing.T, prefix string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		jobs, err := ActiveJobs(context.Background(), Client(t), prefix)
+		if err != nil {
+			return err
+		}
+		if len(jobs) > 0 {
+			ids := make([]string, len(jobs))
+			for i, j := range jobs {
+				ids[i] = j.SubmissionID + "(" + j.Status + ")"
+			}
+			return fmt.Errorf("driver jobs still active: %s", strings.Join(ids, ", "))
+		}
+		return nil
+	}
+}
+
+// CheckStateLacks asserts that no attribute value (nor id, nor output) of
+// the state contains secret.
+func CheckStateLacks(secret string) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		if secret == "" {
+			return fmt.Errorf("CheckStateLacks: empty secret")
+		}
+		checked := 0
+		for _, m := range s.Modules {
+			for addr, rs := range m.Resources {
+				for _, inst := range append([]*terraform.InstanceState{rs.Primary}, rs.Deposed...) {
+					if inst == nil {
+						continue
+					}
+					if strings.Contains(inst.ID, secret) {
+						return fmt.Errorf("%s: id holds the secret", addr)
+					}
+					for k, v := range inst.Attributes {
+						checked++
+						if strings.Contains(v, secret) || strings.Contains(k, secret) {
+							return fmt.Errorf("%s: attribute %s holds the secret", addr, k)
+						}
+					}
+				}
+			}
+			for k, o := range m.Outputs {
+				if strings.Contains(fmt.Sprint(o.Value), secret) {
+					return fmt.Errorf("output %s holds the secret", k)
+				}
+			}
+		}
+		if checked == 0 {
+			return fmt.Errorf("CheckStateLacks: the state has no attributes to check")
+		}
+		return nil
+	}
+}

@@ -1,0 +1,416 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+)
+
+// The reliability tests run against the real local Ray. Those that stop Ray
+// processes (restart, node stop) leave the cluster with all nodes alive when
+// they end, pass or fail, and are skipped with RAY_TF_SKIP_DISRUPTIVE=1.
+
+const relVC = "ray_virtual_cluster.t"
+
+func relTest(t *testing.T, name string, steps ...resource.TestStep) {
+	t.Helper()
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNoGroupsInRay(t, name),
+		Steps:                    steps,
+	})
+}
+
+// wrappedRE turns a phrase into a regexp in which every space may be any run of
+// whitespace (the CLI wraps long diagnostics).
+func wrappedRE(parts ...string) *regexp.Regexp {
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(p, " ", `\s+`)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
+}
+
+// With the provider talking to Ray through a proxy that answers 503 and
+// resets connections, every apply, refresh and destroy still converges, and
+// Ray (asked directly, not through the proxy) holds exactly the wanted groups:
+// a retried job submission whose first attempt reached Ray is adopted, not
+// submitted twice.
+func TestAccReliability_faultProxy(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("faults")
+	proxy := acctest.NewFaultProxy(t, acctest.Address())
+	proxy.Verbose = os.Getenv("RAY_TF_PROXY_LOG") != ""
+	cfg := func(counts string) string {
+		return fmt.Sprintf(`
+provider "ray" {
+  address        = %q
+  max_retries    = 15
+  retry_wait_min = "20ms"
+  retry_wait_max = "250ms"
+}
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = %s
+  num_gpus_per_node       = 4
+  port_range_low          = 1700
+  port_range_high         = 1800
+}`, proxy.URL, name, counts)
+	}
+	faulted := func(atLeast int64) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			st := proxy.Stats()
+			t.Logf("fault proxy: %d requests, %d forwarded, %d faults so far (%d under this step's rule)",
+				st.Requests, st.Forwarded, st.Faults, st.RuleFaults)
+			if st.RuleFaults < atLeast {
+				return fmt.Errorf("the proxy injected only %d faults, want at least %d", st.RuleFaults, atLeast)
+			}
+			return nil
+		}
+	}
+	one := map[string]int{name + "-node0": 1}
+	two := map[string]int{name + "-node0": 1, name + "-node1": 1}
+	noJobs := resource.ComposeAggregateTestCheckFunc(
+		acctest.CheckNoActiveJobs(t, "raytf_create_"+name), acctest.CheckNoActiveJobs(t, "raytf_delete_"+name))
+	relTest(t, name,
+		resource.TestStep{
+			// 503s and resets in turn on every other request of plan and apply.
+			PreConfig: func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultAlternate, Every: 2, First: 6}) },
+			Config:    cfg("[1]"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				faulted(6),
+				acctest.CheckExactGroupsInRay(t, name, one),
+				resource.TestCheckResourceAttr(relVC, "placement_groups.0.state", "CREATED"),
+				resource.TestMatchResourceAttr(relVC, "master_port", regexp.MustCompile(`^17\d\d$`)),
+				noJobs,
+			),
+		},
+		resource.TestStep{
+			// Every connection is reset for 2s: the refresh retries through it.
+			PreConfig:    func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultReset, For: 2 * time.Second}) },
+			RefreshState: true,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				faulted(3),
+				acctest.CheckExactGroupsInRay(t, name, one),
+				resource.TestCheckResourceAttr(relVC, "placement_groups.0.drift", ""),
+			),
+		},
+		resource.TestStep{
+			// Both job submissions of the replacement (delete, then create)
+			// reach Ray, but the answers to their first attempts are lost.
+			PreConfig: func() {
+				proxy.Inject(acctest.FaultRule{Mode: acctest.FaultResetAfterForward, Method: "POST", Path: "/api/jobs/", Distinct: true})
+			},
+			Config: cfg("[1, 1]"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionDestroyBeforeCreate),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				faulted(2),
+				acctest.CheckExactGroupsInRay(t, name, two),
+				resource.TestCheckResourceAttr(relVC, "placement_groups.#", "2"),
+				noJobs,
+			),
+		},
+		resource.TestStep{
+			// Destroy through 503s and resets.
+			PreConfig: func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultAlternate, Every: 3, First: 6}) },
+			Config:    cfg("[1, 1]"),
+			Destroy:   true,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				faulted(6),
+				acctest.CheckNoGroupsInRay(t, name),
+				noJobs,
+			),
+		},
+	)
+	t.Logf("faults injected: %s", strings.Join(proxy.FaultLog(), ", "))
+}
+
+// Ray itself is restarted between apply and plan (every group is gone, the
+// session is new): the next plan creates the cluster instead of failing, and
+// the apply converges.
+func TestAccReliability_rayRestarted(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.SkipDisruptive(t)
+	name := acctest.Name("restart")
+	cfg := fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = [1]
+  num_gpus_per_node       = 4
+}`, name)
+	groups := map[string]int{name + "-node0": 1}
+	var sessionBefore string
+	relTest(t, name,
+		resource.TestStep{
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckExactGroupsInRay(t, name, groups),
+				func(*terraform.State) error {
+					v, err := acctest.Client(t).Version(context.Background())
+					if err == nil {
+						sessionBefore = v.SessionName
+					}
+					return err
+				},
+			),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				acctest.RestartCluster(t)
+				v, err := acctest.Client(t).Version(context.Background())
+				if err != nil || v.SessionName == sessionBefore {
+					t.Fatalf("Ray was not restarted: session %v (before %s), %v", v, sessionBefore, err)
+				}
+				t.Logf("Ray restarted: session %s -> %s", sessionBefore, v.SessionName)
+			},
+			Config:             cfg,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionCreate),
+			}},
+		},
+		resource.TestStep{
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionCreate),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckExactGroupsInRay(t, name, groups),
+				resource.TestCheckResourceAttr(relVC, "placement_groups.0.state", "CREATED"),
+				resource.TestCheckResourceAttr(relVC, "placement_groups.0.drift", ""),
+			),
+		},
+	)
+}
+
+// stopWaitingCreate finds the create job of group through the job API once
+// its group exists and waits to be placed (PENDING), and stops it. It returns
+// the stopped job's submission id.
+func stopWaitingCreate(ctx context.Context, t *testing.T, group string) (string, error) {
+	c := acctest.Client(t)
+	prefix := "raytf_create_" + group + "_" // driver.SubmissionID: raytf_<action>_<group names>_<hash>_<attempt>
+	for {
+		jobs, err := acctest.ActiveJobs(ctx, c, prefix)
+		if err == nil {
+			for _, j := range jobs {
+				if j.Status != rayclient.JobStatusRunning {
+					continue
+				}
+				groups, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
+					Filters: []rayclient.Filter{rayclient.Eq("name", group), rayclient.Ne("state", "REMOVED")}})
+				if err != nil || len(groups) == 0 || groups[0].State != rayclient.PlacementGroupStatePending {
+					continue
+				}
+				time.Sleep(time.Second) // well inside the wait
+				if _, err := c.StopJob(ctx, j.SubmissionID); err != nil {
+					return "", fmt.Errorf("stopping %s: %w", j.SubmissionID, err)
+				}
+				t.Logf("stopped driver job %s while its group %s was %s", j.SubmissionID, group, groups[0].State)
+				return j.SubmissionID, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("no running create job %s* with a pending group %s: %w", prefix, group, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// A create waits for capacity that an actor outside any placement group
+// holds (so the plan-time capacity check passes); its driver job is stopped
+// through Ray's job API while it waits. The apply fails with a clear error
+// and leaves no group; once the capacity is free, the next apply converges.
+func TestAccReliability_driverJobStopped(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("jobstop")
+	group := name + "-node0"
+	// rackC-1 has topo_rank 6: the holder takes 3, the cluster's bundle needs 4.
+	cfg := fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                      = %q
+  bundle_ct_per_node_list   = [1]
+  use_gpus                  = false
+  node_resource_constraints = [{ nvlink_domain_rackC = 0.001, topo_rank = 4 }]
+  ready_timeout             = "150s"
+}`, name)
+	var release func()
+	type stopResult struct {
+		id  string
+		err error
+	}
+	stopped := make(chan stopResult, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	relTest(t, name,
+		resource.TestStep{
+			PreConfig: func() {
+				release = acctest.HoldResources(t, name+"-holder", map[string]float64{"nvlink_domain_rackC": 0.001, "topo_rank": 3})
+				go func() {
+					id, err := stopWaitingCreate(ctx, t, group)
+					stopped <- stopResult{id, err}
+				}()
+			},
+			Config: cfg,
+			ExpectError: wrappedRE(`Cannot create the virtual cluster`, `driver stopped by signal 15`,
+				`removed group\(s\) created by this run: "`+group+`"`, `No placement group of this cluster was left behind`),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				select {
+				case r := <-stopped:
+					if r.err != nil {
+						t.Fatalf("stopping the create job: %v", r.err)
+					}
+				case <-time.After(time.Minute):
+					t.Fatal("the job stopper did not finish")
+				}
+				groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name)
+				if err != nil || len(groups) != 0 {
+					t.Fatalf("after the stopped create Ray holds %v (%v), want no group of %s", groups, err, name)
+				}
+				release() // free the capacity
+			},
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 1}),
+				acctest.CheckNoActiveJobs(t, "raytf_create_"+name),
+				acctest.CheckNoActiveJobs(t, "raytf_delete_"+name),
+				resource.TestCheckResourceAttr(relVC, "bundles.0.node_ip", acctest.NodeIP("rackC-1")),
+				resource.TestCheckResourceAttr(relVC, "bundles.0.topo_rank", "6"),
+			),
+		},
+	)
+}
+
+// A worker node holding a bundle is stopped: Ray marks it DEAD and the
+// group RESCHEDULING (the rest of the cluster cannot take the bundle while
+// the group's other bundle stays put), refresh records the drift, the plan
+// replaces the cluster, and the apply places it on the nodes that are left.
+//
+// Topology: topo_rank is 5 on rackB-1, 4 on rackB-2, 6 on rackC-1 (3 or less
+// elsewhere). Bundle 0 needs topo_rank 5, bundle 1 needs 4. While two actors
+// hold 1 on each rackB node, bundle 0 can only go to rackC-1 and bundle 1 to
+// rackB-1. With rackC-1 dead, bundle 0 fits nowhere next to bundle 1, but a
+// new group fits: bundle 0 on rackB-1, bundle 1 on rackB-2.
+func TestAccReliability_workerNodeStopped(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.SkipDisruptive(t)
+	name := acctest.Name("nodedown")
+	group := name + "-unified"
+	cfg := fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                      = %q
+  bundle_ct_per_node_list   = [1, 1]
+  use_gpus                  = false
+  use_unified_pg            = true
+  placement_group_strategy  = "PACK"
+  node_resource_constraints = [{ topo_rank = 5 }, { topo_rank = 4 }]
+  ready_timeout             = "90s"
+}`, name)
+	var releases []func()
+	relTest(t, name,
+		resource.TestStep{
+			PreConfig: func() {
+				for _, node := range []string{"rackB-1", "rackB-2"} {
+					releases = append(releases, acctest.HoldResources(t, name+"-"+node,
+						map[string]float64{"node:" + acctest.NodeIP(node): 0.001, "topo_rank": 1}))
+				}
+			},
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 2}),
+				resource.TestCheckResourceAttr(relVC, "bundles.0.node_ip", acctest.NodeIP("rackC-1")),
+				resource.TestCheckResourceAttr(relVC, "bundles.1.node_ip", acctest.NodeIP("rackB-1")),
+			),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				for _, release := range releases {
+					release()
+				}
+				acctest.StopNode(t, "rackC-1")
+				state, err := acctest.NodeState(context.Background(), acctest.Client(t), acctest.NodeIP("rackC-1"))
+				if err != nil || state != rayclient.NodeStateDead {
+					t.Fatalf("Ray reports rackC-1 %q (%v), want DEAD", state, err)
+				}
+				acctest.WaitForGroupState(t, group, rayclient.PlacementGroupStateRescheduling, time.Minute)
+				time.Sleep(2 * time.Second)
+				acctest.WaitForGroupState(t, group, rayclient.PlacementGroupStateRescheduling, 10*time.Second) // and it stays so
+				t.Logf("rackC-1 is DEAD and %s is RESCHEDULING", group)
+			},
+			Config:             cfg,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionDestroyBeforeCreate),
+			}},
+		},
+		resource.TestStep{
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionDestroyBeforeCreate),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 2}),
+				resource.TestCheckResourceAttr(relVC, "placement_groups.0.state", "CREATED"),
+				resource.TestCheckResourceAttr(relVC, "placement_groups.0.drift", ""),
+				resource.TestCheckResourceAttr(relVC, "bundles.0.node_ip", acctest.NodeIP("rackB-1")),
+				resource.TestCheckResourceAttr(relVC, "bundles.1.node_ip", acctest.NodeIP("rackB-2")),
+				resource.TestCheckResourceAttr(relVC, "master_address", acctest.NodeIP("rackB-1")),
+			),
+		},
+	)
+}
+
+// Retries are bounded by max_retries: against a dashboard that only answers
+// 503, max_retries = 0 sends one request and max_retries = 3 four, and the
+// error names Ray's status and the attempts.
+func TestAccReliability_retriesBounded(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	proxy := acctest.NewFaultProxy(t, acctest.Address())
+	cfg := func(retries int) string {
+		return fmt.Sprintf(`
+provider "ray" {
+  address        = %q
+  max_retries    = %d
+  retry_wait_min = "10ms"
+  retry_wait_max = "20ms"
+}
+data "ray_cluster_topology" "t" {}`, proxy.URL, retries)
+	}
+	var counts []int64 // requests per step
+	steps := 0
+	inject := func() {
+		if steps > 0 {
+			counts = append(counts, proxy.Stats().RuleFaults)
+		}
+		steps++
+		proxy.Inject(acctest.FaultRule{Mode: acctest.Fault503})
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{PreConfig: inject, Config: cfg(0), ExpectError: wrappedRE(`GET /api/version: 503 Service Unavailable`)},
+			{PreConfig: inject, Config: cfg(3), ExpectError: wrappedRE(`GET /api/version: 503 Service Unavailable`, `giving up after 4 attempts`)},
+		},
+	})
+	counts = append(counts, proxy.Stats().RuleFaults)
+	if fmt.Sprint(counts) != "[1 4]" {
+		t.Fatalf("requests per step with max_retries 0 and 3: %v, want [1 4]", counts)
+	}
+}
