@@ -267,7 +267,6 @@ type fakeJobs struct {
 	runID   string
 	polls   int
 	endTime int64
-	stopped bool
 }
 
 func (f *fakeJobs) SubmitJob(_ context.Context, req rayclient.JobSubmitRequest) (*rayclient.JobSubmitResponse, error) {

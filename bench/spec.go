@@ -2,38 +2,17 @@ package bench
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-// DriverSpec builds the driver input exactly as the ray_virtual_cluster
-// resource does (internal/resources/virtual_cluster_state.go driverSpec, which
-// is unexported): the groups of spec.Groups() in order, the ready timeout
-// rounded up to whole seconds, and the probe settings of the cluster.
-// The tofu measurement cross-checks this against the spec the real provider
-// binary submits (SpecMatches).
+// DriverSpec is the resource's own translation (resources.DriverSpec); the
+// tofu measurement cross-checks it against what the provider binary submits.
 func DriverSpec(action, namespace string, spec topology.ClusterSpec, ready time.Duration) driver.Spec {
-	ds := driver.Spec{
-		Action:              action,
-		Namespace:           namespace,
-		ReadyTimeoutSeconds: int(math.Max(1, math.Ceil(ready.Seconds()))),
-		Probe: driver.Probe{
-			UseGPUs:       spec.UseGPUs,
-			PortRangeLow:  spec.Ports.Low,
-			PortRangeHigh: spec.Ports.High,
-		},
-	}
-	for _, g := range spec.Groups() {
-		bundles := make([]map[string]float64, len(g.Bundles))
-		for i, b := range g.Bundles {
-			bundles[i] = b
-		}
-		ds.Groups = append(ds.Groups, driver.Group{Name: g.Name, Strategy: g.Strategy, Bundles: bundles})
-	}
-	return ds
+	return resources.DriverSpec(action, namespace, spec, ready)
 }
 
 // Resource defaults the bench clusters use (the schema's defaults, except

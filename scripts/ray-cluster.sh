@@ -63,6 +63,9 @@ wait_for_nodes() {
 }
 
 start() {
+  # `ray start` turns token auth on whenever a token is in the environment;
+  # the test cluster runs without it (start-auth is the authenticated one).
+  unset RAY_AUTH_MODE RAY_AUTH_TOKEN RAY_AUTH_TOKEN_PATH
   if curl -fsS "http://127.0.0.1:$dash_port/api/version" >/dev/null 2>&1; then
     echo ">> a Ray dashboard already answers on 127.0.0.1:$dash_port; reusing it" >&2
     wait_for_nodes "${#NODES[@]}"

@@ -33,8 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"al.essio.dev/pkg/shellescape"
+	"unicode"
 )
 
 //go:embed driver.py
@@ -318,6 +317,9 @@ func Entrypoint(python string, spec Spec) (string, error) {
 	if strings.TrimSpace(python) == "" {
 		return "", errors.New("driver: python executable must not be empty")
 	}
+	if strings.ContainsFunc(python, unicode.IsControl) {
+		return "", fmt.Errorf("driver: python executable %q contains control characters", python)
+	}
 	if err := spec.Validate(); err != nil {
 		return "", err
 	}
@@ -328,7 +330,13 @@ func Entrypoint(python string, spec Spec) (string, error) {
 	arg := base64.StdEncoding.EncodeToString(raw)
 	code := bootstrapCode()
 	// Both quoted words hold no single quote by construction.
-	return shellescape.Quote(python) + " -c '" + code + "' '" + arg + "'", nil
+	return singleQuote(python) + " -c '" + code + "' '" + arg + "'", nil
+}
+
+// singleQuote always quotes, so that even a value shaped like NAME=value is
+// a command word and not a shell variable assignment.
+func singleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
 // ansiRE matches ANSI escape sequences (CSI and OSC) that Ray's colored

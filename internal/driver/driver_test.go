@@ -60,6 +60,7 @@ func TestEntrypointQuotesPython(t *testing.T) {
 		`/tmp/$(touch pwned)/py;rm -rf x`,
 		"/tmp/\"dq\"/`bt`/python",
 		"/tmp/ünï/python",
+		"py=3", // would be a variable assignment if left unquoted
 	} {
 		ep, err := Entrypoint(py, createSpec("a"))
 		if err != nil {
@@ -104,8 +105,8 @@ func TestEntrypointKeepsUserTextInsideBase64(t *testing.T) {
 			}
 		}
 	}
-	if strings.Count(ep, "'") != 4 {
-		t.Fatalf("want exactly two single-quoted words, got %d quotes", strings.Count(ep, "'"))
+	if strings.Count(ep, "'") != 6 {
+		t.Fatalf("want exactly three single-quoted words (python, bootstrap, spec), got %d quotes", strings.Count(ep, "'"))
 	}
 	words := shellWords(t, ep)
 	if !base64Word.MatchString(words[3]) {

@@ -15,16 +15,24 @@ func TestGroupDrift(t *testing.T) {
 	cases := []struct {
 		name string
 		got  rayclient.PlacementGroup
-		rec  recordedGroup
+		rec  RecordedGroup
 		want string
 	}{
-		{"identical", rayclient.PlacementGroup{PlacementGroupID: "a", State: "CREATED", Bundles: same}, recordedGroup{ID: "a"}, ""},
-		{"recreated", rayclient.PlacementGroup{PlacementGroupID: "b", State: "CREATED", Bundles: same}, recordedGroup{ID: "a"}, "recreated outside Terraform"},
-		{"rescheduling", rayclient.PlacementGroup{PlacementGroupID: "a", State: "RESCHEDULING", Bundles: same}, recordedGroup{ID: "a"}, "Ray reports state RESCHEDULING"},
-		{"fewer bundles", rayclient.PlacementGroup{PlacementGroupID: "a", State: "CREATED", Bundles: same[:1]}, recordedGroup{ID: "a"}, "has 1 bundles, the configuration wants 2"},
+		{"identical", rayclient.PlacementGroup{PlacementGroupID: "a", State: "CREATED", Bundles: same}, RecordedGroup{ID: "a"}, ""},
+		{"recreated", rayclient.PlacementGroup{PlacementGroupID: "b", State: "CREATED", Bundles: same}, RecordedGroup{ID: "a"}, "recreated outside Terraform"},
+		{"rescheduling", rayclient.PlacementGroup{PlacementGroupID: "a", State: "RESCHEDULING", Bundles: same}, RecordedGroup{ID: "a"}, "Ray reports state RESCHEDULING"},
+		{"fewer bundles", rayclient.PlacementGroup{PlacementGroupID: "a", State: "CREATED", Bundles: same[:1]}, RecordedGroup{ID: "a"}, "has 1 bundles, the configuration wants 2"},
 		{"other resources", rayclient.PlacementGroup{PlacementGroupID: "a", State: "CREATED",
-			Bundles: []rayclient.Bundle{same[0], bundle(map[string]float64{"CPU": 2})}}, recordedGroup{ID: "a"}, "bundle 1 reserves {CPU: 2}"},
+			Bundles: []rayclient.Bundle{same[0], bundle(map[string]float64{"CPU": 2})}}, RecordedGroup{ID: "a"}, "bundle 1 reserves {CPU: 2}"},
 	}
+	moved := []rayclient.Bundle{{BundleIndex: 0, NodeID: "node-new", UnitResources: same[0].UnitResources}, same[1]}
+	cases = append(cases, struct {
+		name string
+		got  rayclient.PlacementGroup
+		rec  RecordedGroup
+		want string
+	}{"moved", rayclient.PlacementGroup{PlacementGroupID: "a", State: "CREATED", Bundles: moved},
+		RecordedGroup{ID: "a", BundleNodes: map[int]string{0: "node-old"}}, "bundle 0 moved from node node-old to node node-new"})
 	for _, c := range cases {
 		got := groupDrift(want, c.got, c.rec)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {

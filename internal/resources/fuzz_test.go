@@ -20,7 +20,7 @@ import (
 // safeEntrypoint is the only shape a driver job's shell command may have:
 // the fixed bootstrap with its base64 payload, then the base64 spec. Nothing
 // else - in particular no byte of the user's input - may appear in it.
-var safeEntrypoint = regexp.MustCompile(`^python -c '(import base64,zlib;exec\(zlib\.decompress\(base64\.b64decode\("[A-Za-z0-9+/]+={0,2}"\)\)\))' '([A-Za-z0-9+/]+={0,2})'$`)
+var safeEntrypoint = regexp.MustCompile(`^'python' -c '(import base64,zlib;exec\(zlib\.decompress\(base64\.b64decode\("[A-Za-z0-9+/]+={0,2}"\)\)\))' '([A-Za-z0-9+/]+={0,2})'$`)
 
 var submissionIDRE = regexp.MustCompile(`^raytf_(create|delete|inspect)_[A-Za-z0-9_-]+_[0-9a-f]{16}_0$`)
 
@@ -143,7 +143,7 @@ func FuzzDriverEntrypoint(f *testing.F) {
 			t.Fatalf("readyTimeout(%q) = %s, want > 0", ready, rt)
 		}
 		for _, action := range []string{driver.ActionCreate, driver.ActionDelete, driver.ActionInspect} {
-			ds := driverSpec(action, namespace, spec, rt)
+			ds := DriverSpec(action, namespace, spec, rt)
 			if len(ds.Groups) != len(groups) {
 				t.Fatalf("%s: driver spec has %d groups, the cluster %d", action, len(ds.Groups), len(groups))
 			}
@@ -217,7 +217,7 @@ func TestDriverEntrypointSeeds(t *testing.T) {
 	if !known || d.HasError() {
 		t.Fatalf("clusterSpec: known=%v %v", known, d)
 	}
-	ds := driverSpec(driver.ActionCreate, DefaultNamespace, spec, 30*time.Second)
+	ds := DriverSpec(driver.ActionCreate, DefaultNamespace, spec, 30*time.Second)
 	ep, err := driver.Entrypoint(DefaultPythonExecutable, ds)
 	if err != nil {
 		t.Fatal(err)

@@ -83,15 +83,14 @@ resource "ray_virtual_cluster" "t" {
 			Steps: []resource.TestStep{
 				{
 					Config:      provider("") + `data "ray_cluster_topology" "t" {}`,
-					ExpectError: wrappedRE(`401 Unauthorized`, `Missing authentication token`),
+					ExpectError: wrappedRE(`Ray rejected the credentials`, `401 Unauthorized`, `Missing authentication token`, `ray get-auth-token`),
 				},
 				{
 					Config:      provider(fmt.Sprintf("token = trimspace(file(%q))", wrongFile)) + `data "ray_cluster_topology" "t" {}`,
 					ExpectError: wrappedRE(`403 Forbidden`, `Invalid authentication token`),
 				},
 				{
-					// The plan only warns (its live checks are skipped); the
-					// apply is refused before any job is submitted.
+					// Rejected credentials fail the plan: nothing is submitted.
 					Config: provider(fmt.Sprintf("token = trimspace(file(%q))", wrongFile)) + fmt.Sprintf(`
 resource "ray_virtual_cluster" "t" {
   name                    = %q

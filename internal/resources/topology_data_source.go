@@ -136,7 +136,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	client := d.data.Client
 	version, err := client.Version(ctx)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot reach the Ray dashboard", unreachableDetail(client.Address(), err))
+		addDashboardError(&resp.Diagnostics, client.Address(), err)
 		return
 	}
 	nodes, err := ListAliveNodes(ctx, client)
@@ -192,10 +192,4 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
-}
-
-func unreachableDetail(address string, err error) string {
-	return fmt.Sprintf("No Ray dashboard answered at %s: %v\n\nStart a local cluster with `ray start --head "+
-		"--dashboard-host=127.0.0.1` (needs `pip install \"ray[default]\"`), or point the provider's address "+
-		"(or RAY_ADDRESS) at a running cluster's dashboard.", address, err)
 }

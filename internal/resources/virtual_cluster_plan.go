@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -92,6 +93,10 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 				spec.Name, spec.EffectivePorts(), strings.Join(clash, ", ")))
 	}
 	snap, err := r.data.CachedSnapshot(ctx)
+	if rayclient.IsUnauthorized(err) {
+		resp.Diagnostics.AddError("Ray rejected the credentials", credentialsDetail(r.data.Client.Address(), err))
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cannot check the plan against the live Ray cluster",
 			fmt.Sprintf("%s\n\nThe segment and capacity checks run again at apply, before any placement group is created.",

@@ -48,7 +48,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	}
 	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
 	if snap, err := FetchSnapshot(ctx, r.data.Client); err != nil {
-		resp.Diagnostics.AddError("Cannot reach the Ray dashboard", unreachableDetail(r.data.Client.Address(), err))
+		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), err)
 		return
 	} else if checkLive(spec, snap, groupNames(spec), &resp.Diagnostics); resp.Diagnostics.HasError() {
 		return
@@ -217,7 +217,7 @@ func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout
 
 // runDriver runs one driver action as a Ray job and reports its progress.
 func (r *virtualClusterResource) runDriver(ctx context.Context, action string, spec topology.ClusterSpec, ready time.Duration) (*driver.Result, error) {
-	ds := driverSpec(action, r.data.Namespace, spec, ready)
+	ds := DriverSpec(action, r.data.Namespace, spec, ready)
 	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": action, "groups": len(ds.Groups)})
 	return driver.Run(ctx, r.data.Client, r.data.PythonExecutable, ds, driver.RunOptions{
 		RuntimeEnv:        r.data.RuntimeEnv,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,8 +16,8 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-// driverSpec turns the cluster shape into the embedded driver's input.
-func driverSpec(action, namespace string, spec topology.ClusterSpec, ready time.Duration) driver.Spec {
+// DriverSpec turns the cluster shape into the embedded driver's input.
+func DriverSpec(action, namespace string, spec topology.ClusterSpec, ready time.Duration) driver.Spec {
 	ds := driver.Spec{
 		Action:              action,
 		Namespace:           namespace,
@@ -191,102 +190,51 @@ type recordedGroup struct {
 	Drift    string `tfsdk:"drift"`
 }
 
+type recordedBundle struct {
+	Rank         int64       `tfsdk:"rank"`
+	Group        string      `tfsdk:"placement_group"`
+	Index        int64       `tfsdk:"bundle_index"`
+	GlobalIndex  int64       `tfsdk:"global_index"`
+	NodeID       string      `tfsdk:"node_id"`
+	NodeIP       string      `tfsdk:"node_ip"`
+	GPUID        types.Int64 `tfsdk:"gpu_id"`
+	NVLinkDomain string      `tfsdk:"nvlink_domain"`
+	TopoRank     int64       `tfsdk:"topo_rank"`
+	Port         int64       `tfsdk:"port"`
+}
+
 // refreshGroups compares the groups the configuration wants with what Ray
 // reports and records each difference in placement_groups[*].drift. It
 // returns how many of the groups still exist.
 func refreshGroups(ctx context.Context, m *virtualClusterModel, spec topology.ClusterSpec, live []rayclient.PlacementGroup) (int, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	var recorded []recordedGroup
-	diags.Append(m.PlacementGroups.ElementsAs(ctx, &recorded, false)...)
-	recordedByName := map[string]recordedGroup{}
-	for _, g := range recorded {
-		recordedByName[g.Name] = g
+	var groups []recordedGroup
+	var bundles []recordedBundle
+	diags.Append(m.PlacementGroups.ElementsAs(ctx, &groups, false)...)
+	if !m.Bundles.IsNull() && !m.Bundles.IsUnknown() {
+		diags.Append(m.Bundles.ElementsAs(ctx, &bundles, false)...)
 	}
-	liveByName := map[string][]rayclient.PlacementGroup{}
-	for _, g := range live {
-		liveByName[g.Name] = append(liveByName[g.Name], g)
+	recorded := map[string]RecordedGroup{}
+	strategies := map[string]string{}
+	for _, g := range groups {
+		recorded[g.Name] = RecordedGroup{ID: g.ID, BundleNodes: map[int]string{}}
+		strategies[g.Name] = g.Strategy
+	}
+	for _, b := range bundles {
+		if rec, ok := recorded[b.Group]; ok {
+			rec.BundleNodes[int(b.Index)] = b.NodeID
+		}
 	}
 	present := 0
 	values := make([]attr.Value, 0)
-	for _, want := range spec.Groups() {
-		rec := recordedByName[want.Name]
-		got, ok := pickGroup(liveByName[want.Name], rec.ID)
-		if !ok {
-			values = append(values, groupValue(want, rec.ID, "MISSING", rec.Strategy, 0, "removed outside Terraform"))
+	for _, c := range CompareGroups(spec.Groups(), recorded, live) {
+		if !c.Found {
+			values = append(values, groupValue(c.Want, recorded[c.Want.Name].ID, "MISSING", strategies[c.Want.Name], 0, c.Drift))
 			continue
 		}
 		present++
-		values = append(values, groupValue(want, got.PlacementGroupID, got.State, rec.Strategy, len(got.Bundles), groupDrift(want, got, rec)))
+		values = append(values, groupValue(c.Want, c.Live.PlacementGroupID, c.Live.State, strategies[c.Want.Name], len(c.Live.Bundles), c.Drift))
 	}
 	m.PlacementGroups = mustList(groupObjectType, values, &diags)
 	return present, diags
-}
-
-// pickGroup prefers the group with the recorded id among same-named groups.
-func pickGroup(candidates []rayclient.PlacementGroup, id string) (rayclient.PlacementGroup, bool) {
-	for _, g := range candidates {
-		if g.PlacementGroupID == id {
-			return g, true
-		}
-	}
-	if len(candidates) > 0 {
-		return candidates[0], true
-	}
-	return rayclient.PlacementGroup{}, false
-}
-
-// groupDrift describes how a live group differs from the wanted one.
-func groupDrift(want topology.GroupRequest, got rayclient.PlacementGroup, rec recordedGroup) string {
-	var parts []string
-	if rec.ID != "" && got.PlacementGroupID != rec.ID {
-		parts = append(parts, fmt.Sprintf("recreated outside Terraform (id %s, recorded %s)", got.PlacementGroupID, rec.ID))
-	}
-	if got.State != "CREATED" {
-		parts = append(parts, fmt.Sprintf("Ray reports state %s", got.State))
-	}
-	if len(got.Bundles) != len(want.Bundles) {
-		parts = append(parts, fmt.Sprintf("has %d bundles, the configuration wants %d", len(got.Bundles), len(want.Bundles)))
-	} else {
-		for i, b := range got.Bundles {
-			if !sameResources(b.UnitResources, want.Bundles[i]) {
-				parts = append(parts, fmt.Sprintf("bundle %d reserves %s, the configuration wants %s", i, formatResources(b.UnitResources), formatResources(want.Bundles[i])))
-				break
-			}
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-func sameResources(a, b map[string]float64) bool {
-	nonZero := func(m map[string]float64) int {
-		n := 0
-		for _, v := range m {
-			if v != 0 {
-				n++
-			}
-		}
-		return n
-	}
-	if nonZero(a) != nonZero(b) {
-		return false
-	}
-	for k, v := range b {
-		if v != 0 && math.Abs(a[k]-v) > 1e-9 {
-			return false
-		}
-	}
-	return true
-}
-
-func formatResources(r map[string]float64) string {
-	keys := make([]string, 0, len(r))
-	for k := range r {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s: %g", k, r[k]))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -1,0 +1,31 @@
+package resources
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+)
+
+// addDashboardError explains a failed call to the dashboard: rejected
+// credentials and an unreachable cluster need different fixes.
+func addDashboardError(diags *diag.Diagnostics, address string, err error) {
+	if rayclient.IsUnauthorized(err) {
+		diags.AddError("Ray rejected the credentials", credentialsDetail(address, err))
+		return
+	}
+	diags.AddError("Cannot reach the Ray dashboard", unreachableDetail(address, err))
+}
+
+func credentialsDetail(address string, err error) string {
+	return fmt.Sprintf("The Ray dashboard at %s refused the request: %v\n\nThe cluster uses token "+
+		"authentication: set the provider's token (or RAY_AUTH_TOKEN) to the cluster's token, which "+
+		"`ray get-auth-token` prints on the head node.", address, err)
+}
+
+func unreachableDetail(address string, err error) string {
+	return fmt.Sprintf("No Ray dashboard answered at %s: %v\n\nStart a local cluster with `ray start --head "+
+		"--dashboard-host=127.0.0.1` (needs `pip install \"ray[default]\"`), or point the provider's address "+
+		"(or RAY_ADDRESS) at a running cluster's dashboard.", address, err)
+}

@@ -1,0 +1,125 @@
+package resources
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// RecordedGroup is what the state remembers of one placement group.
+type RecordedGroup struct {
+	ID          string
+	BundleNodes map[int]string // bundle index -> node id it was probed on
+}
+
+// GroupCheck is one wanted group compared with what Ray reports.
+type GroupCheck struct {
+	Want  topology.GroupRequest
+	Live  rayclient.PlacementGroup
+	Found bool
+	Drift string // empty when the group matches
+}
+
+// CompareGroups is refresh's drift detection: for every wanted group it picks
+// the live group of that name (preferring the recorded id) and describes how
+// it differs: removed, recreated, reshaped, not CREATED, or moved to another
+// node.
+func CompareGroups(want []topology.GroupRequest, recorded map[string]RecordedGroup, live []rayclient.PlacementGroup) []GroupCheck {
+	liveByName := map[string][]rayclient.PlacementGroup{}
+	for _, g := range live {
+		liveByName[g.Name] = append(liveByName[g.Name], g)
+	}
+	out := make([]GroupCheck, 0, len(want))
+	for _, w := range want {
+		rec := recorded[w.Name]
+		got, ok := pickGroup(liveByName[w.Name], rec.ID)
+		if !ok {
+			out = append(out, GroupCheck{Want: w, Drift: "removed outside Terraform"})
+			continue
+		}
+		out = append(out, GroupCheck{Want: w, Live: got, Found: true, Drift: groupDrift(w, got, rec)})
+	}
+	return out
+}
+
+// pickGroup prefers the group with the recorded id among same-named groups.
+func pickGroup(candidates []rayclient.PlacementGroup, id string) (rayclient.PlacementGroup, bool) {
+	for _, g := range candidates {
+		if g.PlacementGroupID == id {
+			return g, true
+		}
+	}
+	if len(candidates) > 0 {
+		return candidates[0], true
+	}
+	return rayclient.PlacementGroup{}, false
+}
+
+// groupDrift describes how a live group differs from the wanted one.
+func groupDrift(want topology.GroupRequest, got rayclient.PlacementGroup, rec RecordedGroup) string {
+	var parts []string
+	if rec.ID != "" && got.PlacementGroupID != rec.ID {
+		parts = append(parts, fmt.Sprintf("recreated outside Terraform (id %s, recorded %s)", got.PlacementGroupID, rec.ID))
+	}
+	if got.State != "CREATED" {
+		parts = append(parts, fmt.Sprintf("Ray reports state %s", got.State))
+	}
+	if len(got.Bundles) != len(want.Bundles) {
+		parts = append(parts, fmt.Sprintf("has %d bundles, the configuration wants %d", len(got.Bundles), len(want.Bundles)))
+	} else {
+		for i, b := range got.Bundles {
+			if !sameResources(b.UnitResources, want.Bundles[i]) {
+				parts = append(parts, fmt.Sprintf("bundle %d reserves %s, the configuration wants %s", i, formatResources(b.UnitResources), formatResources(want.Bundles[i])))
+				break
+			}
+		}
+	}
+	if rec.ID == "" || got.PlacementGroupID == rec.ID {
+		for _, b := range got.Bundles {
+			if was, ok := rec.BundleNodes[b.BundleIndex]; ok && b.NodeID != "" && b.NodeID != was {
+				parts = append(parts, fmt.Sprintf("bundle %d moved from node %s to node %s (its address, GPU id and port are stale)",
+					b.BundleIndex, shortID(was), shortID(b.NodeID)))
+				break
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sameResources(a, b map[string]float64) bool {
+	nonZero := func(m map[string]float64) int {
+		n := 0
+		for _, v := range m {
+			if v != 0 {
+				n++
+			}
+		}
+		return n
+	}
+	if nonZero(a) != nonZero(b) {
+		return false
+	}
+	for k, v := range b {
+		if v != 0 && math.Abs(a[k]-v) > 1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+func formatResources(r map[string]float64) string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %g", k, r[k]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
