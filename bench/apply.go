@@ -155,7 +155,8 @@ func RunProvider(ctx context.Context, c *rayclient.Client, python string, ds dri
 	run := &ProviderRun{trace: &TracedJobs{API: c}, live: live}
 	run.start = time.Now()
 	res, err := driver.Run(ctx, run.trace, python, ds, driver.RunOptions{
-		OnProgress: func(p driver.Progress) { run.Progress = append(run.Progress, p) },
+		BackgroundCleanup: true, // as the resource runs it
+		OnProgress:        func(p driver.Progress) { run.Progress = append(run.Progress, p) },
 	})
 	run.end = time.Now()
 	run.Result = res
