@@ -64,7 +64,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	if shape.unified && len(res.Groups) == 1 && res.Groups[0].Strategy != "" {
 		m.PlacementGroupStrategy = types.StringValue(res.Groups[0].Strategy)
 	}
-	diags.Append(applyResult(ctx, m, spec, res)...)
+	diags.Append(applyResult(m, spec, res)...)
 	return !diags.HasError()
 }
 

@@ -61,7 +61,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	}
 	m.ID = m.Name
 	m.Namespace = types.StringValue(r.data.Namespace)
-	if d := applyResult(ctx, &m, spec, res); d.HasError() {
+	if d := applyResult(&m, spec, res); d.HasError() {
 		r.cleanupAfterFailedCreate(ctx, spec, errors.New(d.Errors()[0].Detail()))
 		resp.Diagnostics.Append(d...)
 		return
@@ -131,7 +131,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	}
 	m.ID = m.Name
 	m.Namespace = types.StringValue(r.data.Namespace)
-	resp.Diagnostics.Append(applyResult(ctx, &m, spec, res)...)
+	resp.Diagnostics.Append(applyResult(&m, spec, res)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -54,7 +54,7 @@ type flatBundle struct {
 }
 
 // applyResult fills the computed attributes from a create or inspect result.
-func applyResult(ctx context.Context, m *virtualClusterModel, spec topology.ClusterSpec, res *driver.Result) diag.Diagnostics {
+func applyResult(m *virtualClusterModel, spec topology.ClusterSpec, res *driver.Result) diag.Diagnostics {
 	var diags diag.Diagnostics
 	byName := map[string]driver.GroupResult{}
 	for _, g := range res.Groups {
@@ -115,7 +115,6 @@ func applyResult(ctx context.Context, m *virtualClusterModel, spec topology.Clus
 		m.MasterAddress = types.StringNull()
 		m.MasterPort = types.Int64Null()
 	}
-	_ = ctx
 	return diags
 }
 
