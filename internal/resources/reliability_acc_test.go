@@ -21,18 +21,6 @@ import (
 // processes (restart, node stop) leave the cluster with all nodes alive when
 // they end, pass or fail, and are skipped with RAY_TF_SKIP_DISRUPTIVE=1.
 
-const relVC = "ray_virtual_cluster.t"
-
-func relTest(t *testing.T, name string, steps ...resource.TestStep) {
-	t.Helper()
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckNoGroupsInRay(t, name),
-		Steps:                    steps,
-	})
-}
-
 // wrappedRE turns a phrase into a regexp in which every space may be any run of
 // whitespace (the CLI wraps long diagnostics).
 func wrappedRE(parts ...string) *regexp.Regexp {
@@ -83,7 +71,7 @@ resource "ray_virtual_cluster" "t" {
 	two := map[string]int{name + "-node0": 1, name + "-node1": 1}
 	noJobs := resource.ComposeAggregateTestCheckFunc(
 		acctest.CheckNoActiveJobs(t, "raytf_create_"+name), acctest.CheckNoActiveJobs(t, "raytf_delete_"+name))
-	relTest(t, name,
+	vcTest(t, name,
 		resource.TestStep{
 			// 503s and resets in turn on every other request of plan and apply.
 			PreConfig: func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultAlternate, Every: 2, First: 6}) },
@@ -91,8 +79,8 @@ resource "ray_virtual_cluster" "t" {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				faulted(6),
 				acctest.CheckExactGroupsInRay(t, name, one),
-				resource.TestCheckResourceAttr(relVC, "placement_groups.0.state", "CREATED"),
-				resource.TestMatchResourceAttr(relVC, "master_port", regexp.MustCompile(`^17\d\d$`)),
+				resource.TestCheckResourceAttr(vcName, "placement_groups.0.state", "CREATED"),
+				resource.TestMatchResourceAttr(vcName, "master_port", regexp.MustCompile(`^17\d\d$`)),
 				noJobs,
 			),
 		},
@@ -103,7 +91,7 @@ resource "ray_virtual_cluster" "t" {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				faulted(3),
 				acctest.CheckExactGroupsInRay(t, name, one),
-				resource.TestCheckResourceAttr(relVC, "placement_groups.0.drift", ""),
+				resource.TestCheckResourceAttr(vcName, "placement_groups.0.drift", ""),
 			),
 		},
 		resource.TestStep{
@@ -114,12 +102,12 @@ resource "ray_virtual_cluster" "t" {
 			},
 			Config: cfg("[1, 1]"),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionDestroyBeforeCreate),
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
 			}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				faulted(2),
 				acctest.CheckExactGroupsInRay(t, name, two),
-				resource.TestCheckResourceAttr(relVC, "placement_groups.#", "2"),
+				resource.TestCheckResourceAttr(vcName, "placement_groups.#", "2"),
 				noJobs,
 			),
 		},
@@ -153,7 +141,7 @@ resource "ray_virtual_cluster" "t" {
 }`, name)
 	groups := map[string]int{name + "-node0": 1}
 	var sessionBefore string
-	relTest(t, name,
+	vcTest(t, name,
 		resource.TestStep{
 			Config: cfg,
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -180,18 +168,18 @@ resource "ray_virtual_cluster" "t" {
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionCreate),
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionCreate),
 			}},
 		},
 		resource.TestStep{
 			Config: cfg,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionCreate),
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionCreate),
 			}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				acctest.CheckExactGroupsInRay(t, name, groups),
-				resource.TestCheckResourceAttr(relVC, "placement_groups.0.state", "CREATED"),
-				resource.TestCheckResourceAttr(relVC, "placement_groups.0.drift", ""),
+				resource.TestCheckResourceAttr(vcName, "placement_groups.0.state", "CREATED"),
+				resource.TestCheckResourceAttr(vcName, "placement_groups.0.drift", ""),
 			),
 		},
 	)
@@ -256,7 +244,7 @@ resource "ray_virtual_cluster" "t" {
 	stopped := make(chan stopResult, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	relTest(t, name,
+	vcTest(t, name,
 		resource.TestStep{
 			PreConfig: func() {
 				release = acctest.HoldResources(t, name+"-holder", map[string]float64{"nvlink_domain_rackC": 0.001, "topo_rank": 3})
@@ -290,8 +278,8 @@ resource "ray_virtual_cluster" "t" {
 				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 1}),
 				acctest.CheckNoActiveJobs(t, "raytf_create_"+name),
 				acctest.CheckNoActiveJobs(t, "raytf_delete_"+name),
-				resource.TestCheckResourceAttr(relVC, "bundles.0.node_ip", acctest.NodeIP("rackC-1")),
-				resource.TestCheckResourceAttr(relVC, "bundles.0.topo_rank", "6"),
+				resource.TestCheckResourceAttr(vcName, "bundles.0.node_ip", acctest.NodeIP("rackC-1")),
+				resource.TestCheckResourceAttr(vcName, "bundles.0.topo_rank", "6"),
 			),
 		},
 	)
@@ -323,7 +311,7 @@ resource "ray_virtual_cluster" "t" {
   ready_timeout             = "90s"
 }`, name)
 	var releases []func()
-	relTest(t, name,
+	vcTest(t, name,
 		resource.TestStep{
 			PreConfig: func() {
 				for _, node := range []string{"rackB-1", "rackB-2"} {
@@ -334,8 +322,8 @@ resource "ray_virtual_cluster" "t" {
 			Config: cfg,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 2}),
-				resource.TestCheckResourceAttr(relVC, "bundles.0.node_ip", acctest.NodeIP("rackC-1")),
-				resource.TestCheckResourceAttr(relVC, "bundles.1.node_ip", acctest.NodeIP("rackB-1")),
+				resource.TestCheckResourceAttr(vcName, "bundles.0.node_ip", acctest.NodeIP("rackC-1")),
+				resource.TestCheckResourceAttr(vcName, "bundles.1.node_ip", acctest.NodeIP("rackB-1")),
 			),
 		},
 		resource.TestStep{
@@ -357,21 +345,21 @@ resource "ray_virtual_cluster" "t" {
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionDestroyBeforeCreate),
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
 			}},
 		},
 		resource.TestStep{
 			Config: cfg,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(relVC, plancheck.ResourceActionDestroyBeforeCreate),
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
 			}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 2}),
-				resource.TestCheckResourceAttr(relVC, "placement_groups.0.state", "CREATED"),
-				resource.TestCheckResourceAttr(relVC, "placement_groups.0.drift", ""),
-				resource.TestCheckResourceAttr(relVC, "bundles.0.node_ip", acctest.NodeIP("rackB-1")),
-				resource.TestCheckResourceAttr(relVC, "bundles.1.node_ip", acctest.NodeIP("rackB-2")),
-				resource.TestCheckResourceAttr(relVC, "master_address", acctest.NodeIP("rackB-1")),
+				resource.TestCheckResourceAttr(vcName, "placement_groups.0.state", "CREATED"),
+				resource.TestCheckResourceAttr(vcName, "placement_groups.0.drift", ""),
+				resource.TestCheckResourceAttr(vcName, "bundles.0.node_ip", acctest.NodeIP("rackB-1")),
+				resource.TestCheckResourceAttr(vcName, "bundles.1.node_ip", acctest.NodeIP("rackB-2")),
+				resource.TestCheckResourceAttr(vcName, "master_address", acctest.NodeIP("rackB-1")),
 			),
 		},
 	)
