@@ -1,0 +1,93 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+var portRangeAttrs = map[string]attr.Type{"low": types.Int64Type, "high": types.Int64Type, "description": types.StringType}
+
+// port_ranges
+
+type portRangesFunction struct{}
+
+func (portRangesFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "port_ranges"
+}
+
+func (portRangesFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	ranges := map[string]attr.Type{}
+	for _, r := range topology.DefaultPortRanges() {
+		ranges[r.Name] = types.ObjectType{AttrTypes: portRangeAttrs}
+	}
+	ranges["vllm_ports_per_engine"] = types.Int64Type
+	resp.Definition = function.Definition{
+		Summary: "The reference's default port ranges.",
+		MarkdownDescription: "The default port layout of the reference, half-open `[low, high)`, kept below the " +
+			"OS ephemeral range: `master` (1400-1999), `generation` (3000-4999), `gym` (5000-5999) and `vllm` " +
+			"(from 7000, `vllm_ports_per_engine` = 100 per engine). Use them to carve non-overlapping ranges for " +
+			"several clusters on the same nodes.",
+		Return: function.ObjectReturn{AttributeTypes: ranges},
+	}
+}
+
+func (portRangesFunction) Run(ctx context.Context, _ function.RunRequest, resp *function.RunResponse) {
+	attrs := map[string]attr.Type{}
+	values := map[string]attr.Value{}
+	for _, r := range topology.DefaultPortRanges() {
+		attrs[r.Name] = types.ObjectType{AttrTypes: portRangeAttrs}
+		values[r.Name] = portRangeValue(r.Range, r.Description)
+	}
+	attrs["vllm_ports_per_engine"] = types.Int64Type
+	values["vllm_ports_per_engine"] = types.Int64Value(topology.DefaultVLLMPortsPerEngine)
+	obj, _ := types.ObjectValue(attrs, values)
+	resp.Error = resp.Result.Set(ctx, obj)
+}
+
+// vllm_engine_port_range
+
+type vllmEnginePortRangeFunction struct{}
+
+func (vllmEnginePortRangeFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "vllm_engine_port_range"
+}
+
+func (vllmEnginePortRangeFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	resp.Definition = function.Definition{
+		Summary:             "The vLLM rendezvous port block of one engine.",
+		MarkdownDescription: "`[7000 + i*100, 7000 + (i+1)*100)`: the ports the reference gives vLLM engine `i`.",
+		Parameters:          []function.Parameter{function.Int64Parameter{Name: "engine_index", Description: "Engine index, from 0."}},
+		Return:              function.ObjectReturn{AttributeTypes: portRangeAttrs},
+	}
+}
+
+func (vllmEnginePortRangeFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
+	var i int64
+	resp.Error = req.Arguments.Get(ctx, &i)
+	if resp.Error != nil {
+		return
+	}
+	if i < 0 || i > 500 {
+		resp.Error = function.NewArgumentFuncError(0, "engine_index must be between 0 and 500")
+		return
+	}
+	r := topology.VLLMEnginePortRange(int(i))
+	if err := r.Validate(); err != nil {
+		resp.Error = function.NewArgumentFuncError(0, err.Error())
+		return
+	}
+	resp.Error = resp.Result.Set(ctx, portRangeValue(r, "vLLM engine rendezvous"))
+}
+
+func portRangeValue(r topology.PortRange, description string) attr.Value {
+	v, _ := types.ObjectValue(portRangeAttrs, map[string]attr.Value{
+		"low": types.Int64Value(int64(r.Low)), "high": types.Int64Value(int64(r.High)),
+		"description": types.StringValue(description),
+	})
+	return v
+}
