@@ -122,10 +122,14 @@ func checkLive(spec topology.ClusterSpec, snap *ClusterSnapshot, own map[string]
 		diags.AddAttributeError(path.Root("segment_size"), summary, err.Error())
 		return
 	}
-	f := topology.CheckPlacement(spec.Groups(), snap.Capacity(own))
-	for _, e := range f.Errors {
-		diags.AddAttributeError(path.Root("bundle_ct_per_node_list"), "The Ray cluster cannot hold this virtual cluster",
-			e+"\n\n"+capacitySummary(snap, own))
+	capacity := snap.Capacity(own)
+	f := topology.CheckPlacement(spec.Groups(), capacity)
+	if len(f.Errors) > 0 {
+		summary := capacitySummary(capacity)
+		for _, e := range f.Errors {
+			diags.AddAttributeError(path.Root("bundle_ct_per_node_list"), "The Ray cluster cannot hold this virtual cluster",
+				e+"\n\n"+summary)
+		}
 	}
 	for _, w := range f.Warnings {
 		diags.AddAttributeWarning(path.Root("bundle_ct_per_node_list"), "Placement may not succeed", w)
@@ -133,9 +137,9 @@ func checkLive(spec topology.ClusterSpec, snap *ClusterSnapshot, own map[string]
 }
 
 // capacitySummary lists free CPU/GPU per alive node for error messages.
-func capacitySummary(snap *ClusterSnapshot, own map[string]bool) string {
+func capacitySummary(capacity []topology.NodeCapacity) string {
 	var lines []string
-	for _, c := range snap.Capacity(own) {
+	for _, c := range capacity {
 		domain, rank := topology.ParseNodeTopology(c.Total)
 		lines = append(lines, fmt.Sprintf("  %s: CPU %g/%g, GPU %g/%g free, %s, topo_rank %d",
 			shortID(c.ID), c.Available["CPU"], c.Total["CPU"], c.Available["GPU"], c.Total["GPU"], domain, rank))
