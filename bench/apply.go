@@ -10,8 +10,8 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // ApplyConfig configures the apply benchmark.
@@ -69,7 +69,7 @@ var errBusy = errors.New("cluster resources busy")
 func WaitForCapacity(ctx context.Context, c *rayclient.Client, cpu, gpu float64, wait time.Duration, log func(string, ...any)) error {
 	deadline := time.Now().Add(wait)
 	for first := true; ; first = false {
-		snap, err := resources.FetchSnapshot(ctx, c)
+		snap, err := vcluster.FetchSnapshot(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -98,12 +98,12 @@ func WaitForCapacity(ctx context.Context, c *rayclient.Client, cpu, gpu float64,
 // liveCheck is what the resource's Create runs before the driver job:
 // FetchSnapshot and checkLive (CheckSegments, then CheckPlacement over the
 // capacity left by every other group).
-func liveCheck(ctx context.Context, c *rayclient.Client, spec topology.ClusterSpec) error {
-	snap, err := resources.FetchSnapshot(ctx, c)
+func liveCheck(ctx context.Context, c *rayclient.Client, spec vcluster.Spec) error {
+	snap, err := vcluster.FetchSnapshot(ctx, c)
 	if err != nil {
 		return err
 	}
-	if err := topology.CheckSegments(spec, snap.Topology()); err != nil {
+	if err := spec.CheckSegments(snap.Topology()); err != nil {
 		return err
 	}
 	own := map[string]bool{}
@@ -141,7 +141,7 @@ func (r *ProviderRun) Recompute(interp time.Duration) error {
 
 // RunProvider runs one driver action the way the resource does and traces it.
 // For create, the resource's pre-create live check is included (withLive).
-func RunProvider(ctx context.Context, c *rayclient.Client, python string, ds driver.Spec, spec topology.ClusterSpec,
+func RunProvider(ctx context.Context, c *rayclient.Client, python string, ds driver.Spec, spec vcluster.Spec,
 	withLive bool, interp time.Duration) (*ProviderRun, error) {
 	var live time.Duration
 	before := c.RequestCount()
@@ -171,10 +171,10 @@ func RunProvider(ctx context.Context, c *rayclient.Client, python string, ds dri
 // through the provider path and the Python baselines, interleaved.
 func RunApply(ctx context.Context, cfg ApplyConfig) ([]ApplyResult, error) {
 	if cfg.JobPython == "" {
-		cfg.JobPython = resources.DefaultPythonExecutable
+		cfg.JobPython = vcluster.DefaultPythonExecutable
 	}
 	if cfg.Namespace == "" {
-		cfg.Namespace = resources.DefaultNamespace
+		cfg.Namespace = vcluster.DefaultNamespace
 	}
 	// Python start-up + the driver's imports in a fresh process: splits the
 	// driver process's lifetime (see Phases.Interpreter).
@@ -281,7 +281,7 @@ func (cfg *ApplyConfig) oneSample(ctx context.Context, n, rep, attempt int, inte
 		nodes := map[string]bool{}
 		for _, g := range cr.Result.Groups {
 			s.GroupsChecked++
-			if g.State == "CREATED" {
+			if g.State == rayclient.PlacementGroupStateCreated {
 				s.Ready++
 			}
 			for _, b := range g.Bundles {
@@ -350,7 +350,7 @@ func (cfg *ApplyConfig) oneSample(ctx context.Context, n, rep, attempt int, inte
 
 // cleanupProvider removes a cluster's groups after a failed run, as the
 // resource's cleanupAfterFailedCreate does.
-func (cfg *ApplyConfig) cleanupProvider(spec topology.ClusterSpec) {
+func (cfg *ApplyConfig) cleanupProvider(spec vcluster.Spec) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if _, err := driver.Run(ctx, cfg.Client, cfg.JobPython, DriverSpec("delete", cfg.Namespace, spec, time.Minute), driver.RunOptions{}); err != nil {

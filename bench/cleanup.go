@@ -9,13 +9,13 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // LiveNames lists the live (not REMOVED) placement groups whose names start
 // with prefix.
 func LiveNames(ctx context.Context, c *rayclient.Client, prefix string) ([]string, error) {
-	groups, err := resources.ListLiveGroups(ctx, c)
+	groups, err := vcluster.ListLiveGroups(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Go benchmarks against the live Ray cluster. Benchmarks never run under a
@@ -51,7 +51,7 @@ func BenchmarkRayProviderApply(b *testing.B) {
 	_, _ = rand.Read(id[:])
 	prefix := "bench-" + hex.EncodeToString(id[:])
 	b.Cleanup(func() {
-		if left, err := Sweep(c, nil, resources.DefaultPythonExecutable, resources.DefaultNamespace, prefix); len(left) > 0 || err != nil {
+		if left, err := Sweep(c, nil, vcluster.DefaultPythonExecutable, vcluster.DefaultNamespace, prefix); len(left) > 0 || err != nil {
 			b.Logf("swept %v (%v)", left, err)
 		}
 	})
@@ -66,13 +66,13 @@ func BenchmarkRayProviderApply(b *testing.B) {
 				}
 				spec := PerNodeGPUCluster(fmt.Sprintf("%s-b%02d-%d", prefix, n, i), n)
 				b.StartTimer()
-				cr, err := RunProvider(ctx, c, resources.DefaultPythonExecutable,
-					DriverSpec(driver.ActionCreate, resources.DefaultNamespace, spec, ReadyTimeout), spec, true, 0)
+				cr, err := RunProvider(ctx, c, vcluster.DefaultPythonExecutable,
+					DriverSpec(driver.ActionCreate, vcluster.DefaultNamespace, spec, ReadyTimeout), spec, true, 0)
 				if err != nil {
 					b.Fatalf("create: %v", err)
 				}
-				dr, err := RunProvider(ctx, c, resources.DefaultPythonExecutable,
-					DriverSpec(driver.ActionDelete, resources.DefaultNamespace, spec, ReadyTimeout), spec, false, 0)
+				dr, err := RunProvider(ctx, c, vcluster.DefaultPythonExecutable,
+					DriverSpec(driver.ActionDelete, vcluster.DefaultNamespace, spec, ReadyTimeout), spec, false, 0)
 				if err != nil {
 					b.Fatalf("delete: %v", err)
 				}
@@ -99,7 +99,7 @@ func BenchmarkRayRefreshRead(b *testing.B) {
 	before := c.RequestCount()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		live, err := resources.ListLiveGroups(ctx, c)
+		live, err := vcluster.ListLiveGroups(ctx, c)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // LiveBundleCPU is what each stand-in bundle of the refresh benchmark
@@ -58,7 +58,7 @@ type RefreshResult struct {
 }
 
 type standIn struct {
-	spec     topology.ClusterSpec
+	spec     vcluster.Spec
 	recorded map[string]string // group name -> id
 }
 
@@ -137,7 +137,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 		before, start := cfg.Client.RequestCount(), time.Now()
 		drifted := 0
 		for _, c := range clusters { // what Read does for each cluster in state
-			groups, err := resources.ListLiveGroups(ctx, cfg.Client)
+			groups, err := vcluster.ListLiveGroups(ctx, cfg.Client)
 			if err != nil {
 				return row, err
 			}
@@ -154,7 +154,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 		row.Drifted = drifted
 
 		before, start = cfg.Client.RequestCount(), time.Now()
-		snap, err := resources.FetchSnapshot(ctx, cfg.Client) // ProviderData.CachedSnapshot: once per provider process
+		snap, err := vcluster.FetchSnapshot(ctx, cfg.Client) // ProviderData.CachedSnapshot: once per provider process
 		if err != nil {
 			return row, err
 		}
@@ -163,7 +163,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 			for _, g := range c.spec.Groups() {
 				own[g.Name] = true
 			}
-			if err := topology.CheckSegments(c.spec, snap.Topology()); err != nil {
+			if err := c.spec.CheckSegments(snap.Topology()); err != nil {
 				return row, err
 			}
 			_ = topology.CheckPlacement(c.spec.Groups(), snap.Capacity(own))
@@ -241,11 +241,11 @@ func jsonList(v any) string {
 // clusters as ray_virtual_cluster.c[i], with every attribute the resource's
 // Create would record (placement from Ray, ports made up).
 func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (string, error) {
-	live, err := resources.ListLiveGroups(ctx, c)
+	live, err := vcluster.ListLiveGroups(ctx, c)
 	if err != nil {
 		return "", err
 	}
-	nodes, err := resources.ListAliveNodes(ctx, c)
+	nodes, err := vcluster.ListAliveNodes(ctx, c)
 	if err != nil {
 		return "", err
 	}
@@ -266,7 +266,7 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 		gi := 0
 		for _, g := range spec.Groups() {
 			lg := liveByName[g.Name]
-			groups = append(groups, map[string]any{"name": g.Name, "id": cl.recorded[g.Name], "state": "CREATED",
+			groups = append(groups, map[string]any{"name": g.Name, "id": cl.recorded[g.Name], "state": rayclient.PlacementGroupStateCreated,
 				"strategy": g.Strategy, "node_index": g.NodeIndex, "bundle_count": len(g.Bundles), "drift": ""})
 			for bi := range g.Bundles {
 				nodeID := ""
@@ -276,7 +276,7 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 				domain, rank := topology.ParseNodeTopology(nodeByID[nodeID].ResourcesTotal)
 				bundles = append(bundles, map[string]any{"rank": gi, "placement_group": g.Name, "bundle_index": bi,
 					"global_index": gi, "node_id": nodeID, "node_ip": nodeByID[nodeID].NodeIP, "gpu_id": nil,
-					"nvlink_domain": domain, "topo_rank": rank, "port": topology.DefaultMasterPortRangeLow + gi})
+					"nvlink_domain": domain, "topo_rank": rank, "port": vcluster.DefaultPorts.Low + gi})
 				indices = append(indices, gi)
 				domains = append(domains, domain)
 				gi++
@@ -285,10 +285,10 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 		attrs := map[string]any{
 			"id": spec.Name, "name": spec.Name, "bundle_ct_per_node_list": spec.BundleCtPerNode,
 			"use_gpus": spec.UseGPUs, "num_gpus_per_node": spec.NumGPUsPerNode,
-			"max_colocated_worker_groups": spec.MaxColocatedWorkerGroups, "placement_group_strategy": spec.EffectiveStrategy(),
+			"max_colocated_worker_groups": spec.MaxColocatedWorkerGroups, "placement_group_strategy": spec.WithDefaults().Strategy,
 			"use_unified_pg": spec.UseUnifiedPG, "segment_size": nil, "node_resource_constraints": nil,
-			"port_range_low": spec.Ports.Low, "port_range_high": spec.Ports.High, "ready_timeout": "180s",
-			"namespace": resources.DefaultNamespace, "placement_groups": groups, "world_size": spec.WorldSize(),
+			"port_range_low": spec.Ports.Low, "port_range_high": spec.Ports.High, "ready_timeout": vcluster.DefaultReadyTimeoutText,
+			"namespace": vcluster.DefaultNamespace, "placement_groups": groups, "world_size": spec.WorldSize(),
 			"node_count": spec.NodeCount(), "sorted_bundle_indices": indices, "bundles": bundles,
 			"nvlink_domain_per_bundle": domains, "master_address": bundles[0]["node_ip"], "master_port": bundles[0]["port"],
 			"timeouts": nil,
@@ -318,7 +318,7 @@ func PrintRefresh(out io.Writer, r *RefreshResult) {
 	}
 	g := r.Rows[0].Groups / max(1, r.Rows[0].Clusters)
 	fmt.Fprintf(out, "Clusters of %d per-node groups each (stand-in bundles {CPU: %g}, see bench/README.md).\n\n", g, LiveBundleCPU)
-	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions): refresh = resources.ListLiveGroups + the drift comparison per cluster in state; plan = one FetchSnapshot (cached per provider process) + the segment and capacity checks per cluster. HTTP calls counted with rayclient.Client.RequestCount().")
+	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions): refresh = vcluster.ListLiveGroups + the drift comparison per cluster in state; plan = one FetchSnapshot (cached per provider process) + the segment and capacity checks per cluster. HTTP calls counted with rayclient.Client.RequestCount().")
 	fmt.Fprintln(out)
 	t := NewTable(out, "clusters", "groups", "live groups listed", "refresh calls", "calls/group", "refresh ms", "ms/cluster", "plan calls", "plan ms")
 	for _, row := range r.Rows {

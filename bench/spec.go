@@ -5,26 +5,22 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-// DriverSpec is the resource's own translation (resources.DriverSpec); the
+// DriverSpec is the resource's own translation (vcluster.Spec.Request); the
 // tofu measurement cross-checks it against what the provider binary submits.
-func DriverSpec(action, namespace string, spec topology.ClusterSpec, ready time.Duration) driver.Spec {
-	return resources.DriverSpec(action, namespace, spec, ready)
+func DriverSpec(action, namespace string, spec vcluster.Spec, ready time.Duration) driver.Spec {
+	spec.Namespace, spec.ReadyTimeout = namespace, ready
+	return spec.Request(action)
 }
 
-// Resource defaults the bench clusters use (the schema's defaults, except
-// num_gpus_per_node which the local cluster's nodes have 4 of).
-const (
-	defaultPortLow  = topology.DefaultMasterPortRangeLow
-	defaultPortHigh = topology.DefaultMasterPortRangeHigh
-	// ReadyTimeout is the resource's default ready_timeout.
-	ReadyTimeout = 180 * time.Second
-	// GPUsPerNode matches the local test cluster's workers.
-	GPUsPerNode = 4
-)
+// ReadyTimeout is the resource's default ready_timeout.
+var ReadyTimeout = vcluster.DefaultReadyTimeout
+
+// GPUsPerNode matches the local test cluster's workers (the schema's
+// num_gpus_per_node default is vcluster.DefaultNumGPUsPerNode).
+const GPUsPerNode = 4
 
 // PerNodeGPUCluster is what
 //
@@ -36,25 +32,25 @@ const (
 //
 // means: one PACK group "<name>-node<i>" of one {"CPU": 1, "GPU": 1} bundle
 // per logical node.
-func PerNodeGPUCluster(name string, groups int) topology.ClusterSpec {
+func PerNodeGPUCluster(name string, groups int) vcluster.Spec {
 	counts := make([]int, groups)
 	for i := range counts {
 		counts[i] = 1
 	}
-	return topology.ClusterSpec{
+	return vcluster.Spec{
 		Name:                     name,
 		BundleCtPerNode:          counts,
 		UseGPUs:                  true,
 		NumGPUsPerNode:           GPUsPerNode,
-		MaxColocatedWorkerGroups: 1,
-		Strategy:                 "SPREAD",
-		Ports:                    topology.PortRange{Low: defaultPortLow, High: defaultPortHigh},
+		MaxColocatedWorkerGroups: vcluster.DefaultMaxColocatedWorkerGroups,
+		Strategy:                 vcluster.DefaultStrategy,
+		Ports:                    vcluster.DefaultPorts,
 	}
 }
 
 // PerNodeCPUCluster is a use_gpus = false cluster with groups per-node groups
 // of one bundle each (bundle {"CPU": 1}).
-func PerNodeCPUCluster(name string, groups int) topology.ClusterSpec {
+func PerNodeCPUCluster(name string, groups int) vcluster.Spec {
 	s := PerNodeGPUCluster(name, groups)
 	s.UseGPUs = false
 	return s
@@ -62,7 +58,7 @@ func PerNodeCPUCluster(name string, groups int) topology.ClusterSpec {
 
 // PerNodeHCL renders the resource block that PerNodeGPUCluster or
 // PerNodeCPUCluster describes.
-func PerNodeHCL(label string, spec topology.ClusterSpec) string {
+func PerNodeHCL(label string, spec vcluster.Spec) string {
 	counts := ""
 	for i, c := range spec.BundleCtPerNode {
 		if i > 0 {

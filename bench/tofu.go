@@ -17,7 +17,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Workspace is a directory with a CLI configuration whose dev_overrides
@@ -141,31 +141,11 @@ func SubmittedSpecs(events []ProxyEvent) ([]driver.Spec, error) {
 }
 
 // SpecMatches reports whether the spec the provider submitted equals the
-// bench's DriverSpec, once both have the driver's defaults applied (the
-// entrypoint carries the defaulted spec) and ignoring the per-run RunID.
+// bench's DriverSpec, ignoring the per-run RunID. Both are complete
+// requests (vcluster fills every default), compared through their JSON.
 func SpecMatches(submitted, bench driver.Spec) bool {
 	norm := func(s driver.Spec) driver.Spec {
 		s.RunID = ""
-		// What Entrypoint applies (driver.Spec.withDefaults is unexported).
-		if s.Namespace == "" {
-			s.Namespace = driver.DefaultNamespace
-		}
-		if s.ReadyTimeoutSeconds == 0 {
-			s.ReadyTimeoutSeconds = driver.DefaultReadyTimeoutSeconds
-		}
-		if s.Probe.PortRangeLow == 0 {
-			s.Probe.PortRangeLow = driver.DefaultPortRangeLow
-		}
-		if s.Probe.PortRangeHigh == 0 {
-			s.Probe.PortRangeHigh = driver.DefaultPortRangeHigh
-		}
-		groups := append([]driver.Group(nil), s.Groups...)
-		for i := range groups {
-			if groups[i].Strategy == "" && s.Action == driver.ActionCreate {
-				groups[i].Strategy = "PACK"
-			}
-		}
-		s.Groups = groups
 		raw, _ := json.Marshal(s)
 		var back driver.Spec
 		_ = json.Unmarshal(raw, &back)
@@ -311,7 +291,7 @@ func RunTofu(ctx context.Context, cfg TofuConfig) (*TofuResult, error) {
 	specs, err := SubmittedSpecs(res.Apply.Events)
 	if err == nil && len(specs) > 0 {
 		res.Submitted = len(specs)
-		res.SpecChecked = SpecMatches(specs[0], DriverSpec(driver.ActionCreate, resources.DefaultNamespace, spec, ReadyTimeout))
+		res.SpecChecked = SpecMatches(specs[0], DriverSpec(driver.ActionCreate, vcluster.DefaultNamespace, spec, ReadyTimeout))
 	}
 	res.Destroy, err = destroy()
 	if err != nil {

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // RemoveGroupsOutOfBand removes placement groups behind Terraform's back, the
@@ -15,11 +16,8 @@ func RemoveGroupsOutOfBand(t *testing.T, names ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spec := driver.Spec{Action: "delete", Namespace: resources.DefaultNamespace}
-	for _, n := range names {
-		spec.Groups = append(spec.Groups, driver.Group{Name: n})
-	}
-	res, err := driver.Run(ctx, Client(t), resources.DefaultPythonExecutable, spec, driver.RunOptions{})
+	spec := vcluster.DeleteRequest(vcluster.DefaultNamespace, names...)
+	res, err := driver.Run(ctx, Client(t), vcluster.DefaultPythonExecutable, spec, driver.RunOptions{})
 	if err != nil {
 		t.Fatalf("removing %v out of band: %v", names, err)
 	}
@@ -32,13 +30,12 @@ func CreateGroupsOutOfBand(t *testing.T, names ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	spec := driver.Spec{Action: "create", Namespace: resources.DefaultNamespace, ReadyTimeoutSeconds: 60,
-		Probe: driver.Probe{UseGPUs: true}}
+	var groups []vcluster.GroupRequest
 	for _, n := range names {
-		spec.Groups = append(spec.Groups, driver.Group{Name: n, Strategy: "PACK",
-			Bundles: []map[string]float64{{"CPU": 1, "GPU": 1}}})
+		groups = append(groups, vcluster.GroupRequest{Name: n, Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}}})
 	}
-	if _, err := driver.Run(ctx, Client(t), resources.DefaultPythonExecutable, spec, driver.RunOptions{}); err != nil {
+	spec := vcluster.NewRequest(vcluster.ActionCreate, vcluster.DefaultNamespace, groups, true, topology.PortRange{}, time.Minute)
+	if _, err := driver.Run(ctx, Client(t), vcluster.DefaultPythonExecutable, spec, driver.RunOptions{}); err != nil {
 		t.Fatalf("creating %v out of band: %v", names, err)
 	}
 }

@@ -34,143 +34,44 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 //go:embed driver.py
 var driverSource []byte
 
-// Actions understood by the driver.
-const (
-	ActionCreate  = "create"
-	ActionDelete  = "delete"
-	ActionInspect = "inspect"
+// The request and result types are the contract's wire format, owned by
+// vcluster; these names keep the driver's API.
+type (
+	// Spec is the driver's input (see vcluster.Request).
+	Spec         = vcluster.Request
+	Group        = vcluster.RequestGroup
+	Probe        = vcluster.Probe
+	Result       = vcluster.Result
+	ResultError  = vcluster.ResultError
+	GroupResult  = vcluster.GroupResult
+	BundleResult = vcluster.BundleResult
+	DriverError  = vcluster.DriverError
 )
 
-// Error kinds reported by the driver (ResultError.Kind, DriverError.Kind).
+// Actions and error kinds of the driver (defined by vcluster).
 const (
-	KindTimeout    = "timeout"
-	KindInfeasible = "infeasible"
-	KindConflict   = "conflict"
-	KindInvalid    = "invalid"
-	KindInternal   = "internal"
+	ActionCreate  = vcluster.ActionCreate
+	ActionDelete  = vcluster.ActionDelete
+	ActionInspect = vcluster.ActionInspect
+
+	KindTimeout    = vcluster.KindTimeout
+	KindInfeasible = vcluster.KindInfeasible
+	KindConflict   = vcluster.KindConflict
+	KindInvalid    = vcluster.KindInvalid
+	KindInternal   = vcluster.KindInternal
 )
-
-// Defaults applied by Entrypoint and SubmissionID (and by the driver itself).
-const (
-	DefaultNamespace           = "terraform-ray"
-	DefaultReadyTimeoutSeconds = 180
-	DefaultPortRangeLow        = 1400
-	DefaultPortRangeHigh       = 1999
-)
-
-// StateMissing is GroupResult.State for an inspected group that does not exist.
-const StateMissing = "MISSING"
-
-// Placement group strategies accepted by Ray.
-var Strategies = []string{"PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"}
 
 const (
 	resultMarker   = "RAYTF_RESULT"
 	progressMarker = "RAYTF_PROGRESS"
 )
-
-// Spec is the driver's input.
-type Spec struct {
-	// Action is one of ActionCreate, ActionDelete, ActionInspect.
-	Action string `json:"action"`
-	// Namespace is the Ray namespace the named groups live in
-	// (DefaultNamespace when empty).
-	Namespace string `json:"namespace"`
-	// ReadyTimeoutSeconds bounds the wait for created groups to become ready
-	// (DefaultReadyTimeoutSeconds when 0).
-	ReadyTimeoutSeconds int `json:"ready_timeout_seconds"`
-	// Groups lists the placement groups to act on. Strategy and Bundles are
-	// only needed for create.
-	Groups []Group `json:"groups"`
-	// Probe configures the per-bundle probe (create and inspect).
-	Probe Probe `json:"probe"`
-	// RunID is echoed on every driver output line. Ray keeps a job's log
-	// file when the job record is deleted and appends to it when the same
-	// submission id is reused, so Run sets a fresh RunID per submission to
-	// tell this run's lines from older ones. It is not part of SubmissionID.
-	RunID string `json:"run_id,omitempty"`
-}
-
-// Group is one named placement group.
-type Group struct {
-	Name string `json:"name"`
-	// Strategy is PACK, SPREAD, STRICT_PACK or STRICT_SPREAD (PACK when empty).
-	Strategy string `json:"strategy,omitempty"`
-	// Bundles are resource maps, e.g. {"CPU": 1, "GPU": 1}.
-	Bundles []map[string]float64 `json:"bundles,omitempty"`
-}
-
-// Probe configures the per-bundle probe.
-type Probe struct {
-	// UseGPUs makes the probe task take a GPU fraction in bundles that hold
-	// GPUs, so the bundle's GPU id is reported.
-	UseGPUs bool `json:"use_gpus"`
-	// PortRangeLow and PortRangeHigh bound the probed port, half-open
-	// [low, high). Zero means the defaults 1400 and 1999.
-	PortRangeLow  int `json:"port_range_low"`
-	PortRangeHigh int `json:"port_range_high"`
-}
-
-// Result is the driver's final report.
-type Result struct {
-	OK     bool         `json:"ok"`
-	Action string       `json:"action"`
-	Error  *ResultError `json:"error"`
-	// Groups is set for create and inspect (in spec order) when OK.
-	Groups []GroupResult `json:"groups"`
-	// Removed lists groups removed by this run: by delete, or, on a failed
-	// create, the groups the run had created and removed again.
-	Removed []string `json:"removed"`
-	// Missing lists named groups that do not exist (delete and inspect).
-	Missing    []string `json:"missing"`
-	RayVersion string   `json:"ray_version"`
-	// RunID echoes Spec.RunID.
-	RunID string `json:"run_id,omitempty"`
-}
-
-// ResultError is the driver's error report.
-type ResultError struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-}
-
-// GroupResult describes one placement group.
-type GroupResult struct {
-	Name string `json:"name"`
-	// ID is the hex placement group id ("" when missing).
-	ID string `json:"id"`
-	// State is Ray's state (CREATED, PENDING, ...) or StateMissing.
-	State    string `json:"state"`
-	Strategy string `json:"strategy"`
-	// Created is true when this run created the group (false when adopted
-	// or inspected).
-	Created bool           `json:"created"`
-	Missing bool           `json:"missing"`
-	Bundles []BundleResult `json:"bundles"`
-}
-
-// BundleResult describes one bundle. Node fields come from the probe task
-// (or, for groups that are not CREATED, from Ray's placement table, in which
-// case Port is 0 and GPUID nil).
-type BundleResult struct {
-	Index     int                `json:"index"`
-	Resources map[string]float64 `json:"resources"`
-	NodeID    string             `json:"node_id"`
-	NodeIP    string             `json:"node_ip"`
-	// GPUID is the bundle's GPU id, nil without GPUs (or use_gpus false).
-	GPUID *int `json:"gpu_id"`
-	// NVLinkDomain is the node's nvlink_domain_* resource, or "unknown".
-	NVLinkDomain string `json:"nvlink_domain"`
-	// TopoRank is the node's topo_rank resource, or -1.
-	TopoRank int `json:"topo_rank"`
-	// Port is a free TCP port on the node, unique per node IP in this result.
-	Port int `json:"port"`
-}
 
 // Progress is one RAYTF_PROGRESS line. Phases: started, lookup, created,
 // waiting, probing, removing.
@@ -185,112 +86,8 @@ type Progress struct {
 	Raw map[string]any `json:"-"`
 }
 
-// DriverError is the Go form of a driver result with ok=false.
-type DriverError struct {
-	Kind    string
-	Message string
-}
-
-func (e *DriverError) Error() string {
-	return fmt.Sprintf("ray placement group driver: %s: %s", e.Kind, e.Message)
-}
-
 // ErrNoResult is matched (errors.Is) when the logs contain no result line.
 var ErrNoResult = errors.New("ray placement group driver: no RAYTF_RESULT line in the job logs")
-
-// withDefaults returns a copy of spec with defaults filled in.
-func (s Spec) withDefaults() Spec {
-	if s.Namespace == "" {
-		s.Namespace = DefaultNamespace
-	}
-	if s.ReadyTimeoutSeconds == 0 {
-		s.ReadyTimeoutSeconds = DefaultReadyTimeoutSeconds
-	}
-	if s.Probe.PortRangeLow == 0 {
-		s.Probe.PortRangeLow = DefaultPortRangeLow
-	}
-	if s.Probe.PortRangeHigh == 0 {
-		s.Probe.PortRangeHigh = DefaultPortRangeHigh
-	}
-	groups := make([]Group, len(s.Groups))
-	copy(groups, s.Groups)
-	for i := range groups {
-		if groups[i].Strategy == "" && s.Action == ActionCreate {
-			groups[i].Strategy = "PACK"
-		}
-	}
-	s.Groups = groups
-	return s
-}
-
-// Validate checks what the driver would reject anyway, so that mistakes are
-// reported before a job is submitted.
-func (s Spec) Validate() error {
-	switch s.Action {
-	case ActionCreate, ActionDelete, ActionInspect:
-	default:
-		return fmt.Errorf("driver spec: unknown action %q (want create, delete or inspect)", s.Action)
-	}
-	if len(s.Groups) == 0 {
-		return errors.New("driver spec: no groups")
-	}
-	if s.ReadyTimeoutSeconds < 0 {
-		return errors.New("driver spec: ready_timeout_seconds must not be negative")
-	}
-	lo, hi := s.Probe.PortRangeLow, s.Probe.PortRangeHigh
-	if lo == 0 {
-		lo = DefaultPortRangeLow
-	}
-	if hi == 0 {
-		hi = DefaultPortRangeHigh
-	}
-	if lo < 1 || hi > 65536 || lo >= hi {
-		return fmt.Errorf("driver spec: invalid port range [%d, %d)", lo, hi)
-	}
-	seen := make(map[string]bool, len(s.Groups))
-	for i, g := range s.Groups {
-		if strings.TrimSpace(g.Name) == "" {
-			return fmt.Errorf("driver spec: groups[%d] has an empty name", i)
-		}
-		if seen[g.Name] {
-			return fmt.Errorf("driver spec: group name %q is listed twice", g.Name)
-		}
-		seen[g.Name] = true
-		if s.Action != ActionCreate {
-			continue
-		}
-		if g.Strategy != "" && !validStrategy(g.Strategy) {
-			return fmt.Errorf("driver spec: group %q: unknown strategy %q", g.Name, g.Strategy)
-		}
-		if len(g.Bundles) == 0 {
-			return fmt.Errorf("driver spec: group %q has no bundles", g.Name)
-		}
-		for j, b := range g.Bundles {
-			positive := false
-			for k, v := range b {
-				if k == "" || v < 0 || v != v || v > 1e18 {
-					return fmt.Errorf("driver spec: group %q bundle %d: invalid resource %q = %v", g.Name, j, k, v)
-				}
-				if v > 0 {
-					positive = true
-				}
-			}
-			if !positive {
-				return fmt.Errorf("driver spec: group %q bundle %d requests no resources", g.Name, j)
-			}
-		}
-	}
-	return nil
-}
-
-func validStrategy(s string) bool {
-	for _, v := range Strategies {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
 
 var (
 	bootstrapOnce sync.Once
@@ -323,7 +120,7 @@ func Entrypoint(python string, spec Spec) (string, error) {
 	if err := spec.Validate(); err != nil {
 		return "", err
 	}
-	raw, err := json.Marshal(spec.withDefaults())
+	raw, err := json.Marshal(spec)
 	if err != nil {
 		return "", fmt.Errorf("driver: encoding spec: %w", err)
 	}
@@ -449,18 +246,6 @@ func snippet(s string) string {
 	return strconv.Quote(s)
 }
 
-// Err returns the driver's failure as a *DriverError, or nil when OK.
-func (r *Result) Err() error {
-	if r == nil || r.OK {
-		return nil
-	}
-	e := &DriverError{Kind: KindInternal, Message: "driver reported failure without an error"}
-	if r.Error != nil {
-		e.Kind, e.Message = r.Error.Kind, r.Error.Message
-	}
-	return e
-}
-
 // ParseProgress returns every well-formed RAYTF_PROGRESS line in order.
 func ParseProgress(logs string) []Progress {
 	if !strings.Contains(logs, progressMarker) {
@@ -488,10 +273,10 @@ func ParseProgress(logs string) []Progress {
 var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9]+`)
 
 // SubmissionID returns the deterministic Ray submission id for spec: the
-// same spec (after defaults, with groups in any order) and attempt always
-// give the same id. It uses only [A-Za-z0-9_-] and is at most 100 chars.
+// same spec (with groups in any order, RunID aside) and attempt always give
+// the same id. It uses only [A-Za-z0-9_-] and is at most 100 chars.
 func SubmissionID(spec Spec, attempt int) string {
-	s := spec.withDefaults()
+	s := spec
 	s.RunID = ""
 	groups := make([]Group, len(s.Groups))
 	copy(groups, s.Groups)

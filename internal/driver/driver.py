@@ -28,19 +28,12 @@ from ray.util.placement_group import (
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 ACTIONS = ("create", "delete", "inspect")
-STRATEGIES = ("PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD")
-DEFAULT_NAMESPACE = "terraform-ray"
-DEFAULT_TIMEOUT = 180
-DEFAULT_PORT_LOW = 1400
-DEFAULT_PORT_HIGH = 1999
-DOMAIN_PREFIX = "nvlink_domain_"
-TOPO_RANK_KEY = "topo_rank"
-STATE_MISSING = "MISSING"
-PORT_TRIES = 50  # random bind attempts per probe task
-PORT_ROUNDS = 8  # re-probe rounds to resolve per-node port collisions
-PROBE_BATCH = 256  # results fetched per ray.wait round
-MIN_PROBE_SECONDS = 60.0
-REMOVE_WAIT_SECONDS = 60.0
+# Contract constants, filled from spec["contract"]; the driver has none of its own.
+CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
+                "state_missing", "group_resource_marker", "node_resource_prefix")
+CONTRACT_INT = ("topo_rank_unknown", "port_tries", "port_rounds", "probe_batch", "min_probe_seconds",
+                "remove_wait_seconds")
+C = {}
 
 
 class DriverError(Exception):
@@ -54,6 +47,9 @@ class DriverError(Exception):
 # placement_group() call was in flight; removed again if the run fails.
 CREATED = {}
 INFLIGHT = set()
+# Set when a create gives up waiting: the pending group names and the
+# cluster's per-node view, for Go to explain the shortage.
+FAILURE_VIEW = {}
 STOP_SIGNAL = []
 RUN = {"id": ""}  # spec.run_id, echoed on every output line
 T0 = time.monotonic()
@@ -97,22 +93,40 @@ def load_spec(argv):
     return normalize_spec(spec)
 
 
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def load_contract(raw):
+    if not isinstance(raw, dict):
+        raise DriverError("invalid", "contract must be an object")
+    for k in CONTRACT_STR:
+        if not isinstance(raw.get(k), str) or not raw[k]:
+            raise DriverError("invalid", "contract.%s must be a non-empty string" % k)
+    for k in CONTRACT_INT:
+        if not _is_int(raw.get(k)):
+            raise DriverError("invalid", "contract.%s must be an integer" % k)
+    C.clear()
+    C.update({k: raw[k] for k in CONTRACT_STR + CONTRACT_INT})
+
+
 def normalize_spec(spec):
+    """Checks the request's types; Go has filled and validated every value."""
     action = spec.get("action")
     if action not in ACTIONS:
         raise DriverError("invalid", "unknown action %r (want one of %s)" % (action, ", ".join(ACTIONS)))
-    ns = spec.get("namespace") or DEFAULT_NAMESPACE
-    if not isinstance(ns, str):
-        raise DriverError("invalid", "namespace must be a string")
-    timeout = spec.get("ready_timeout_seconds") or DEFAULT_TIMEOUT
+    load_contract(spec.get("contract"))
+    ns = spec.get("namespace")
+    if not isinstance(ns, str) or not ns:
+        raise DriverError("invalid", "namespace must be a non-empty string")
+    timeout = spec.get("ready_timeout_seconds")
     if not _is_number(timeout) or timeout <= 0:
         raise DriverError("invalid", "ready_timeout_seconds must be a positive number")
-    probe = spec.get("probe") or {}
-    if not isinstance(probe, dict):
-        raise DriverError("invalid", "probe must be an object")
-    low = probe.get("port_range_low") or DEFAULT_PORT_LOW
-    high = probe.get("port_range_high") or DEFAULT_PORT_HIGH
-    if not (isinstance(low, int) and isinstance(high, int) and 0 < low < high <= 65536):
+    probe = spec.get("probe")
+    if not isinstance(probe, dict) or not isinstance(probe.get("use_gpus"), bool):
+        raise DriverError("invalid", "probe must be an object with a boolean use_gpus")
+    low, high = probe.get("port_range_low"), probe.get("port_range_high")
+    if not (_is_int(low) and _is_int(high) and 0 < low < high <= 65536):
         raise DriverError("invalid", "port range [%r, %r) is invalid" % (low, high))
     groups = spec.get("groups")
     if not isinstance(groups, list) or not groups:
@@ -128,11 +142,10 @@ def normalize_spec(spec):
         if name in seen:
             raise DriverError("invalid", "group name %s is listed twice" % json.dumps(name))
         seen.add(name)
-        strategy = g.get("strategy") or "PACK"
-        bundles = g.get("bundles") or []
+        strategy, bundles = g.get("strategy"), g.get("bundles")
         if action == "create":
-            if strategy not in STRATEGIES:
-                raise DriverError("invalid", "group %s: unknown strategy %r" % (json.dumps(name), strategy))
+            if not isinstance(strategy, str) or not strategy:
+                raise DriverError("invalid", "group %s: strategy must be a non-empty string" % json.dumps(name))
             if not isinstance(bundles, list) or not bundles:
                 raise DriverError("invalid", "group %s: bundles must be a non-empty list" % json.dumps(name))
             for j, b in enumerate(bundles):
@@ -151,7 +164,7 @@ def normalize_spec(spec):
         "namespace": ns,
         "timeout": float(timeout),
         "groups": out_groups,
-        "use_gpus": bool(probe.get("use_gpus", False)),
+        "use_gpus": probe["use_gpus"],
         "port_low": low,
         "port_high": high,
     }
@@ -194,7 +207,7 @@ def lookup(name):
     except ValueError:
         return None
     table = placement_group_table(pg)
-    if not table or table.get("state") == "REMOVED":
+    if not table or table.get("state") == C["state_removed"]:
         return None
     return pg, table
 
@@ -215,7 +228,7 @@ def is_detached(pg):
 
 def is_resource_key(k):
     # Skip node-identity and per-placement-group bookkeeping resources.
-    return not k.startswith("node:") and "_group_" not in k
+    return not k.startswith(C["node_resource_prefix"]) and C["group_resource_marker"] not in k
 
 
 def cluster_view():
@@ -240,118 +253,29 @@ def cluster_view():
     return nodes
 
 
+def node_view(nodes):
+    """The per-node free/total view Go explains a shortage from."""
+    return [{"node_id": nid, "node_ip": info["ip"], "total": info["total"], "free": info["free"]}
+            for nid, info in sorted(nodes.items())]
+
+
 def node_topology(resources):
-    domains = sorted(k for k in resources if k.startswith(DOMAIN_PREFIX))
-    domain = domains[0] if domains else "unknown"
+    domains = sorted(k for k in resources if k.startswith(C["domain_prefix"]))
+    domain = domains[0] if domains else C["domain_unknown"]
+    key = C["topo_rank_key"]
     try:
-        rank = int(resources[TOPO_RANK_KEY]) if TOPO_RANK_KEY in resources else -1
+        rank = int(resources[key]) if key in resources else C["topo_rank_unknown"]
     except (TypeError, ValueError):
-        rank = -1
+        rank = C["topo_rank_unknown"]
     return domain, rank
-
-
-# ---------------------------------------------------------------- shortage report
-
-
-def _fits(need, free):
-    return all(free.get(k, 0.0) + 1e-9 >= v for k, v in need.items())
-
-
-def _take(need, free):
-    for k, v in need.items():
-        free[k] = free.get(k, 0.0) - v
-
-
-def _largest(nodes, key, field):
-    best = None
-    for info in nodes.values():
-        v = info[field].get(key, 0.0)
-        if best is None or v > best[0]:
-            best = (v, info)
-    return best
-
-
-def _short_message(gname, index, need, nodes, free_now, simulated):
-    label = "group %s bundle %d needs" % (json.dumps(gname), index)
-    after = " (after placing the group's earlier bundles)" if simulated else ""
-    short = {}
-    for k, v in need.items():
-        if max([f.get(k, 0.0) for f in free_now.values()] or [0.0]) + 1e-9 < v:
-            short[k] = v
-    if not short:
-        # Each resource is free somewhere, but never all on one node.
-        cands = [nid for nid in nodes if all(k in nodes[nid]["total"] for k in need)]
-        cands.sort(key=lambda n: nodes[n]["ip"])
-        shown = ", ".join("%s free %s" % (nodes[n]["ip"], fmt_resources({k: free_now[n].get(k, 0.0) for k in need}))
-                          for n in cands[:3])
-        return "%s %s on one node; no single node has all of it free%s; nodes offering every requested resource: %s" % (
-            label, fmt_resources(need), after, shown or "none")
-    parts = []
-    for k in sorted(short):
-        nid = max(free_now, key=lambda n: free_now[n].get(k, 0.0)) if free_now else None
-        if nid is None:
-            parts.append("%s 0 (no live nodes)" % k)
-            continue
-        info = nodes[nid]
-        parts.append("%s %s (node %s, total %s)" % (
-            k, fmt_amount(free_now[nid].get(k, 0.0)), info["ip"], fmt_amount(info["total"].get(k, 0.0))))
-        top = _largest(nodes, k, "total")
-        if top is None or top[0] + 1e-9 < short[k]:
-            parts[-1] += "; no node has %s %s in total" % (k, fmt_amount(short[k]))
-    return "%s %s; largest free on any node%s: %s" % (label, fmt_resources(short), after, ", ".join(parts))
-
-
-def explain_group(g, nodes):
-    """Says why a pending group does not fit the current free resources."""
-    name, strategy = g["name"], g["strategy"]
-    bundles = [norm_bundle(b) for b in g["bundles"]]
-    free = {nid: dict(info["free"]) for nid, info in nodes.items()}
-    if strategy == "STRICT_PACK":
-        need = {}
-        for b in bundles:
-            for k, v in b.items():
-                need[k] = need.get(k, 0.0) + v
-        if any(_fits(need, f) for f in free.values()):
-            return None
-        return _short_message(name, 0, need, nodes, free, False).replace(
-            "bundle 0 needs", "(STRICT_PACK, all %d bundles on one node) needs" % len(bundles))
-    if strategy == "STRICT_SPREAD":
-        used = set()
-        for i, b in enumerate(bundles):
-            cands = [nid for nid, f in free.items() if nid not in used and _fits(b, f)]
-            if not cands:
-                able = sum(1 for f in free.values() if _fits(b, f))
-                ever = sum(1 for info in nodes.values() if _fits(b, info["total"]))
-                return "group %s (STRICT_SPREAD) needs %d distinct nodes each fitting a bundle; only %d node(s) have %s free (%d have it in total, %d live nodes)" % (
-                    json.dumps(name), len(bundles), able, fmt_resources(b), ever, len(nodes))
-            used.add(cands[0])
-        return None
-    for i, b in enumerate(bundles):
-        cands = [nid for nid, f in free.items() if _fits(b, f)]
-        if not cands:
-            return _short_message(name, i, b, nodes, free, i > 0)
-        _take(b, free[cands[0]])
-    return None
-
-
-def shortage_report(pending):
-    try:
-        nodes = cluster_view()
-        lines = [m for m in (explain_group(g, nodes) for g in pending) if m]
-    except Exception as e:  # noqa: BLE001
-        return "could not compute the shortage: %s" % e
-    if not lines:
-        return "resources for %s appear free now; the groups may be competing with other pending requests" % ", ".join(
-            json.dumps(g["name"]) for g in pending)
-    return "; ".join(lines)
 
 
 # ---------------------------------------------------------------- probing
 
 
-def _bind_free_port(low, high, excluded):
+def _bind_free_port(low, high, excluded, tries):
     # Random tries in [low, high), skipping excluded ports.
-    for _ in range(PORT_TRIES):
+    for _ in range(tries):
         port = random.randrange(low, high)
         if port in excluded:
             continue
@@ -364,11 +288,11 @@ def _bind_free_port(low, high, excluded):
             continue
         finally:
             s.close()
-    raise RuntimeError("no free port in [%d, %d) after %d attempts" % (low, high, PORT_TRIES))
+    raise RuntimeError("no free port in [%d, %d) after %d attempts" % (low, high, tries))
 
 
 @ray.remote(max_retries=0)
-def _probe_bundle(low, high, excluded):
+def _probe_bundle(low, high, excluded, tries):
     ids = ray.get_gpu_ids()
     gpu = None
     if ids:
@@ -380,7 +304,7 @@ def _probe_bundle(low, high, excluded):
         "node_id": ray.get_runtime_context().get_node_id(),
         "node_ip": ray.util.get_node_ip_address(),
         "gpu_id": gpu,
-        "port": _bind_free_port(low, high, set(excluded)),
+        "port": _bind_free_port(low, high, set(excluded), tries),
     }
 
 
@@ -395,7 +319,7 @@ def _fire(targets, spec, excluded_by_ip):
                 num_gpus=0.01 if wants_gpu else 0,
                 scheduling_strategy=PlacementGroupSchedulingStrategy(
                     placement_group=t["pg"], placement_group_bundle_index=t["index"]),
-            ).remote(spec["port_low"], spec["port_high"], excluded)
+            ).remote(spec["port_low"], spec["port_high"], excluded, C["port_tries"])
         )
     return refs
 
@@ -413,7 +337,7 @@ def _collect(refs, deadline, done_before, total):
                 except Exception:  # noqa: BLE001
                     pass
             raise DriverError("timeout", "%d probe task(s) did not finish in time" % len(pending))
-        ready, pending = ray.wait(pending, num_returns=min(PROBE_BATCH, len(pending)), timeout=min(1.0, left))
+        ready, pending = ray.wait(pending, num_returns=min(C["probe_batch"], len(pending)), timeout=min(1.0, left))
         try:
             values = ray.get(ready)
         except ray.exceptions.RayError as e:
@@ -430,13 +354,13 @@ def probe(targets, spec, nodes):
     """Fills node/gpu/port/topology into each target bundle; ports unique per IP."""
     if not targets:
         return
-    deadline = time.monotonic() + max(MIN_PROBE_SECONDS, spec["timeout"])
+    deadline = time.monotonic() + max(C["min_probe_seconds"], spec["timeout"])
     taken = {}  # node ip -> ports assigned so far
     todo = list(targets)
     for t in todo:
         t["node_ip"] = nodes.get(t.get("node_id"), {}).get("ip")
     done = 0
-    for _ in range(PORT_ROUNDS):
+    for _ in range(C["port_rounds"]):
         results = _collect(_fire(todo, spec, taken), deadline, done, len(targets))
         again = []
         for t, r in zip(todo, results):
@@ -453,7 +377,7 @@ def probe(targets, spec, nodes):
             break
     if todo:
         raise DriverError("internal", "could not find unique free ports in [%d, %d) for %d bundle(s) after %d rounds" % (
-            spec["port_low"], spec["port_high"], len(todo), PORT_ROUNDS))
+            spec["port_low"], spec["port_high"], len(todo), C["port_rounds"]))
     for t in targets:
         domain, rank = node_topology(nodes.get(t["node_id"], {}).get("resources") or {})
         t["nvlink_domain"], t["topo_rank"] = domain, rank
@@ -468,7 +392,8 @@ def group_result(name, pg, table, created, nodes):
         bundles.append({
             "index": i, "resources": res, "node_id": nid,
             "node_ip": nodes.get(nid, {}).get("ip", ""), "gpu_id": None,
-            "nvlink_domain": domain if nid else "unknown", "topo_rank": rank if nid else -1,
+            "nvlink_domain": domain if nid else C["domain_unknown"],
+            "topo_rank": rank if nid else C["topo_rank_unknown"],
             "port": 0, "pg": pg,
         })
     return {
@@ -485,7 +410,7 @@ def probe_groups(entries, spec):
     for name, pg, created in entries:
         g = group_result(name, pg, placement_group_table(pg), created, nodes)
         out.append(g)
-        if g["state"] == "CREATED":
+        if g["state"] == C["state_created"]:
             targets.extend(g["bundles"])
     progress("probing", ready=0, total=len(targets))
     probe(targets, spec, nodes)
@@ -515,7 +440,7 @@ def diff_group(want, table, pg):
     return diffs
 
 
-def wait_ready(entries, groups_by_name, spec):
+def wait_ready(entries, spec):
     deadline = time.monotonic() + spec["timeout"]
     refs = {pg.ready(): (name, pg) for name, pg, _ in entries}
     pending = list(refs)
@@ -539,13 +464,18 @@ def wait_ready(entries, groups_by_name, spec):
             infeasible = infeasible or stats.get("scheduling_state") == "INFEASIBLE"
         except Exception:  # noqa: BLE001
             pass
-    report = shortage_report([groups_by_name[name] for name, _ in late])
+    FAILURE_VIEW["pending"] = [name for name, _ in late]
+    try:
+        FAILURE_VIEW["nodes"] = node_view(cluster_view())
+    except Exception as e:  # noqa: BLE001
+        traceback.print_exc()
+        FAILURE_VIEW["nodes"] = []
+        print("could not read the cluster's resources: %s" % e)
     raise DriverError(
         "infeasible" if infeasible else "timeout",
-        "%d of %d placement group(s) not ready after %gs (%s): %s" % (
+        "%d of %d placement group(s) not ready after %gs (%s)" % (
             len(late), total, spec["timeout"],
-            "Ray marked them infeasible" if infeasible else "still pending",
-            report),
+            "Ray marked them infeasible" if infeasible else "still pending"),
     )
 
 
@@ -580,7 +510,7 @@ def do_create(spec):
         INFLIGHT.discard(name)
         entries.append((name, pg, True))
     progress("created", created=len(CREATED), adopted=len(entries) - len(CREATED), total=len(entries))
-    wait_ready(entries, {g["name"]: g for g in groups}, spec)
+    wait_ready(entries, spec)
     return {"groups": probe_groups(entries, spec)}
 
 
@@ -598,7 +528,7 @@ def do_inspect(spec):
         if g["name"] in probed:
             out.append(probed[g["name"]])
         else:
-            out.append({"name": g["name"], "id": "", "state": STATE_MISSING, "strategy": "",
+            out.append({"name": g["name"], "id": "", "state": C["state_missing"], "strategy": "",
                         "created": False, "missing": True, "bundles": []})
     return {"groups": out, "missing": missing}
 
@@ -607,12 +537,13 @@ def wait_removed(pgs, seconds):
     deadline = time.monotonic() + seconds
     left = list(pgs)
     while left:
-        left = [(n, pg) for n, pg in left if (placement_group_table(pg) or {}).get("state", "REMOVED") != "REMOVED"]
+        removed = C["state_removed"]
+        left = [(n, pg) for n, pg in left if (placement_group_table(pg) or {}).get("state", removed) != removed]
         if not left:
             return
         if time.monotonic() > deadline:
-            raise DriverError("timeout", "placement group(s) %s not REMOVED after %gs" % (
-                ", ".join(json.dumps(n) for n, _ in left), seconds))
+            raise DriverError("timeout", "placement group(s) %s not %s after %gs" % (
+                ", ".join(json.dumps(n) for n, _ in left), C["state_removed"], seconds))
         time.sleep(0.1)
 
 
@@ -625,7 +556,7 @@ def do_delete(spec):
         while hit and len(pgs) < 16:  # a name resolves to one live group at a time
             remove_placement_group(hit[0])
             pgs.append((name, hit[0]))
-            wait_removed([(name, hit[0])], min(REMOVE_WAIT_SECONDS, max(10.0, spec["timeout"])))
+            wait_removed([(name, hit[0])], min(C["remove_wait_seconds"], max(10.0, spec["timeout"])))
             hit = lookup(name)
         (removed if pgs else missing).append(name)
         progress("removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
@@ -708,6 +639,7 @@ def main():
         result["removed"] = result["removed"] + removed
         result["groups"] = []
         result["error"] = {"kind": kind, "message": msg}
+        result.update(FAILURE_VIEW)
     emit("RAYTF_RESULT", result, leading_newline=True)
     sys.stdout.flush()
     sys.stderr.flush()

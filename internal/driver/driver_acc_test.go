@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Acceptance test against a real Ray cluster (TF_ACC=1). RAY_DASHBOARD_URL
@@ -58,7 +59,7 @@ func (e *accEnv) spec(action string, groups ...Group) Spec {
 		groups[i].Name = e.prefix + groups[i].Name
 	}
 	return Spec{Action: action, Namespace: e.ns, ReadyTimeoutSeconds: 60, Groups: groups,
-		Probe: Probe{UseGPUs: true, PortRangeLow: 1400, PortRangeHigh: 1999}}
+		Probe: Probe{UseGPUs: true, PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
 }
 
 type timedRun struct {
@@ -133,7 +134,8 @@ func (e *accEnv) cleanup() {
 		gs = append(gs, Group{Name: n})
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Name < gs[j].Name })
-	spec := Spec{Action: ActionDelete, Namespace: e.ns, Groups: gs}
+	spec := Spec{Action: ActionDelete, Namespace: e.ns, Groups: gs, ReadyTimeoutSeconds: 60,
+		Probe: Probe{PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
 	if _, err := Run(context.Background(), e.client, e.python, spec, RunOptions{}); err != nil {
 		t.Errorf("cleanup delete: %v", err)
 	}
@@ -330,7 +332,7 @@ func TestAccDriver(t *testing.T) {
 			!same(g0.Bundles[0].Resources["nvlink_domain_rackA"], 0.001) || g0.Bundles[0].Port == 0 {
 			t.Errorf("inspected group = %+v", g0)
 		}
-		if !miss.Missing || miss.State != StateMissing || miss.ID != "" {
+		if !miss.Missing || miss.State != vcluster.StateMissing || miss.ID != "" {
 			t.Errorf("missing group = %+v", miss)
 		}
 		if len(e.livePGs(t)) != 4 {

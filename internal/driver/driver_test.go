@@ -13,14 +13,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 func createSpec(names ...string) Spec {
-	s := Spec{Action: ActionCreate, Namespace: "ns", Probe: Probe{UseGPUs: true}}
-	for _, n := range names {
-		s.Groups = append(s.Groups, Group{Name: n, Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 1, "GPU": 1}}})
+	groups := make([]vcluster.GroupRequest, len(names))
+	for i, n := range names {
+		groups[i] = vcluster.GroupRequest{Name: n, Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}}}
 	}
-	return s
+	return vcluster.NewRequest(ActionCreate, "ns", groups, true, topology.PortRange{}, 0)
 }
 
 // shellWords splits a command line the way sh does for the quoting forms
@@ -142,33 +145,29 @@ func TestEntrypointKeepsUserTextInsideBase64(t *testing.T) {
 	}
 }
 
-func TestEntrypointDefaultsAndValidation(t *testing.T) {
-	spec := Spec{Action: ActionDelete, Groups: []Group{{Name: "x"}}}
-	ep, err := Entrypoint("python", spec)
-	if err != nil {
+func TestEntrypointValidates(t *testing.T) {
+	if _, err := Entrypoint("python", vcluster.DeleteRequest("", "x")); err != nil {
 		t.Fatal(err)
 	}
-	words := strings.Split(ep, " ")
-	m := decodeSpecArg(t, strings.Trim(words[len(words)-1], "'"))
-	if m["namespace"] != DefaultNamespace || m["ready_timeout_seconds"] != float64(DefaultReadyTimeoutSeconds) {
-		t.Errorf("defaults not applied: %v", m)
+	valid := func(mutate func(*Spec)) Spec {
+		s := createSpec("x")
+		mutate(&s)
+		return s
 	}
-	probe := m["probe"].(map[string]any)
-	if probe["port_range_low"] != float64(1400) || probe["port_range_high"] != float64(1999) {
-		t.Errorf("probe defaults not applied: %v", probe)
-	}
-
 	bad := map[string]Spec{
-		"unknown action": {Action: "destroy", Groups: []Group{{Name: "x"}}},
-		"no action":      {Groups: []Group{{Name: "x"}}},
-		"no groups":      {Action: ActionInspect},
-		"empty name":     {Action: ActionDelete, Groups: []Group{{Name: " "}}},
-		"duplicate":      {Action: ActionDelete, Groups: []Group{{Name: "x"}, {Name: "x"}}},
-		"no bundles":     {Action: ActionCreate, Groups: []Group{{Name: "x"}}},
-		"bad strategy":   {Action: ActionCreate, Groups: []Group{{Name: "x", Strategy: "SCATTER", Bundles: []map[string]float64{{"CPU": 1}}}}},
-		"zero bundle":    {Action: ActionCreate, Groups: []Group{{Name: "x", Bundles: []map[string]float64{{"CPU": 0}}}}},
-		"negative":       {Action: ActionCreate, Groups: []Group{{Name: "x", Bundles: []map[string]float64{{"CPU": -1}}}}},
-		"port range":     {Action: ActionInspect, Groups: []Group{{Name: "x"}}, Probe: Probe{PortRangeLow: 2000, PortRangeHigh: 2000}},
+		"unknown action": valid(func(s *Spec) { s.Action = "destroy" }),
+		"no action":      valid(func(s *Spec) { s.Action = "" }),
+		"no namespace":   valid(func(s *Spec) { s.Namespace = "" }),
+		"no timeout":     valid(func(s *Spec) { s.ReadyTimeoutSeconds = 0 }),
+		"no contract":    valid(func(s *Spec) { s.Contract = vcluster.Contract{} }),
+		"no groups":      valid(func(s *Spec) { s.Groups = nil }),
+		"empty name":     valid(func(s *Spec) { s.Groups[0].Name = " " }),
+		"duplicate":      valid(func(s *Spec) { s.Groups = append(s.Groups, s.Groups[0]) }),
+		"no bundles":     valid(func(s *Spec) { s.Groups[0].Bundles = nil }),
+		"bad strategy":   valid(func(s *Spec) { s.Groups[0].Strategy = "SCATTER" }),
+		"zero bundle":    valid(func(s *Spec) { s.Groups[0].Bundles = []map[string]float64{{"CPU": 0}} }),
+		"negative":       valid(func(s *Spec) { s.Groups[0].Bundles = []map[string]float64{{"CPU": -1}} }),
+		"port range":     valid(func(s *Spec) { s.Probe.PortRangeLow, s.Probe.PortRangeHigh = 2000, 2000 }),
 	}
 	for name, s := range bad {
 		if _, err := Entrypoint("python", s); err == nil {
@@ -366,13 +365,11 @@ func TestSubmissionID(t *testing.T) {
 	if SubmissionID(d, 0) == idA {
 		t.Error("action ignored")
 	}
-	// Defaults are applied before hashing.
+	// The run id is not part of the id.
 	e := createSpec("vc-node0", "vc-node1")
-	e.Namespace = ""
-	f := createSpec("vc-node0", "vc-node1")
-	f.Namespace = DefaultNamespace
-	if SubmissionID(e, 0) != SubmissionID(f, 0) {
-		t.Error("defaults not normalized")
+	e.RunID = "r1"
+	if SubmissionID(e, 0) != idA {
+		t.Error("run id changed the id")
 	}
 
 	long := make([]string, 40)
@@ -454,15 +451,32 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		}
 		return res, code
 	}
+	valid := func(mutate func(m map[string]any)) string {
+		raw, _ := json.Marshal(createSpec("a"))
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		mutate(m)
+		out, _ := json.Marshal(m)
+		return string(out)
+	}
+	group := func(m map[string]any) map[string]any { return m["groups"].([]any)[0].(map[string]any) }
 	for spec, want := range map[string]string{
-		`{"action": "explode", "groups": [{"name": "a"}]}`:                                                       "unknown action",
-		`{"action": "create", "groups": []}`:                                                                     "non-empty list",
-		`{"action": "create", "groups": [{"name": ""}]}`:                                                         "empty name",
-		`{"action": "create", "groups": [{"name": "a", "bundles": [{"CPU": 1}]}, {"name": "a"}]}`:                "listed twice",
-		`{"action": "create", "groups": [{"name": "a", "strategy": "X", "bundles": [{"CPU": 1}]}]}`:              "unknown strategy",
-		`{"action": "create", "groups": [{"name": "a", "bundles": [{"CPU": 0}]}]}`:                               "requests no resources",
-		`{"action": "create", "groups": [{"name": "a", "bundles": [{"CPU": true}]}]}`:                            "non-negative numbers",
-		`{"action": "inspect", "groups": [{"name": "a"}], "probe": {"port_range_low": 9, "port_range_high": 3}}`: "port range",
+		valid(func(m map[string]any) { m["action"] = "explode" }):                                  "unknown action",
+		valid(func(m map[string]any) { delete(m, "contract") }):                                    "contract must be an object",
+		valid(func(m map[string]any) { m["contract"].(map[string]any)["domain_prefix"] = "" }):     "contract.domain_prefix",
+		valid(func(m map[string]any) { m["contract"].(map[string]any)["port_tries"] = 1.5 }):       "contract.port_tries",
+		valid(func(m map[string]any) { m["namespace"] = "" }):                                      "namespace must be",
+		valid(func(m map[string]any) { m["ready_timeout_seconds"] = 0 }):                           "ready_timeout_seconds",
+		valid(func(m map[string]any) { m["groups"] = []any{} }):                                    "non-empty list",
+		valid(func(m map[string]any) { group(m)["name"] = "" }):                                    "empty name",
+		valid(func(m map[string]any) { m["groups"] = append(m["groups"].([]any), group(m)) }):      "listed twice",
+		valid(func(m map[string]any) { group(m)["strategy"] = nil }):                               "strategy must be",
+		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": 0}} }):    "requests no resources",
+		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": true}} }): "non-negative numbers",
+		valid(func(m map[string]any) {
+			m["probe"].(map[string]any)["port_range_low"] = 9
+			m["probe"].(map[string]any)["port_range_high"] = 3
+		}): "port range",
 		`[1, 2]`: "JSON object",
 	} {
 		t.Run(want, func(t *testing.T) {
@@ -474,7 +488,10 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		})
 	}
 	// A valid spec gets as far as ray.init, whose failure is reported too.
-	res, code := run(t, `{"action": "delete", "groups": [{"name": "a"}], "run_id": "r1"}`)
+	del := vcluster.DeleteRequest("", "a")
+	del.RunID = "r1"
+	raw, _ := json.Marshal(del)
+	res, code := run(t, string(raw))
 	if code != 1 || res.Error == nil || res.Error.Kind != KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
 		res.RunID != "r1" || res.Action != ActionDelete || res.RayVersion != "stub" {
 		t.Errorf("ray.init failure: exit %d, %+v %+v", code, res, res.Error)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 const (
@@ -124,11 +125,11 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	tflog.Debug(ctx, "configured Ray client", map[string]any{"address": address, "token_set": token != ""})
 	python := m.PythonExecutable.ValueString()
 	if python == "" {
-		python = resources.DefaultPythonExecutable
+		python = vcluster.DefaultPythonExecutable
 	}
 	namespace := m.Namespace.ValueString()
 	if namespace == "" {
-		namespace = resources.DefaultNamespace
+		namespace = vcluster.DefaultNamespace
 	}
 	return resources.NewProviderData(client, namespace, python, runtimeEnv), diags
 }

@@ -148,7 +148,7 @@ func (prepareSegmentTopologyFunction) Run(ctx context.Context, req function.RunR
 	if resp.Error != nil {
 		return
 	}
-	plan, err := topology.PrepareSegmentTopology(optionalInt(size), int(count), nodesFromMap(topo), "training")
+	plan, err := topology.PrepareSegmentTopology(optionalInt(size), int(count), nodesFromMap(topo), topology.DefaultRole)
 	if err != nil {
 		resp.Error = segmentFuncError(err)
 		return

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/function"
@@ -29,9 +31,9 @@ func (portRangesFunction) Definition(_ context.Context, _ function.DefinitionReq
 	resp.Definition = function.Definition{
 		Summary: "The reference's default port ranges.",
 		MarkdownDescription: "The default port layout of the reference, half-open `[low, high)`, kept below the " +
-			"OS ephemeral range: `master` (1400-1999), `generation` (3000-4999), `gym` (5000-5999) and `vllm` " +
-			"(from 7000, `vllm_ports_per_engine` = 100 per engine). Use them to carve non-overlapping ranges for " +
-			"several clusters on the same nodes.",
+			"OS ephemeral range: " + describePortRanges() + " (`vllm_ports_per_engine` = " +
+			fmt.Sprint(topology.DefaultVLLMPortsPerEngine) + " per engine). Use them to carve non-overlapping " +
+			"ranges for several clusters on the same nodes.",
 		Return: function.ObjectReturn{AttributeTypes: ranges},
 	}
 }
@@ -90,4 +92,14 @@ func portRangeValue(r topology.PortRange, description string) attr.Value {
 		"description": types.StringValue(description),
 	})
 	return v
+}
+
+// describePortRanges renders the default bands as "`master` (1400-1999), ...".
+func describePortRanges() string {
+	ranges := topology.DefaultPortRanges()
+	parts := make([]string, len(ranges))
+	for i, r := range ranges {
+		parts[i] = fmt.Sprintf("`%s` (%d-%d)", r.Name, r.Range.Low, r.Range.High)
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

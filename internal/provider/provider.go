@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/validators"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 var (
@@ -73,7 +75,7 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Ray namespace in which the driver jobs create the named, detached placement " +
-					"groups. Names are unique per namespace. Defaults to `" + resources.DefaultNamespace + "`.",
+					"groups. Names are unique per namespace. Defaults to `" + vcluster.DefaultNamespace + "`.",
 				Optional:   true,
 				Validators: []validator.String{stringvalidator.RegexMatches(namePattern, "must contain only letters, digits, '.', '_' and '-'")},
 			},
@@ -97,17 +99,17 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			"retry_wait_min": schema.StringAttribute{
 				MarkdownDescription: "Shortest wait between retries, as a Go duration. Defaults to `250ms`.",
 				Optional:            true,
-				Validators:          []validator.String{resources.DurationValidator{}},
+				Validators:          []validator.String{validators.DurationValidator{}},
 			},
 			"retry_wait_max": schema.StringAttribute{
 				MarkdownDescription: "Longest wait between retries, as a Go duration. Defaults to `5s`.",
 				Optional:            true,
-				Validators:          []validator.String{resources.DurationValidator{}},
+				Validators:          []validator.String{validators.DurationValidator{}},
 			},
 			"request_timeout": schema.StringAttribute{
 				MarkdownDescription: "Timeout of one HTTP attempt, as a Go duration. Defaults to `30s`.",
 				Optional:            true,
-				Validators:          []validator.String{resources.DurationValidator{}},
+				Validators:          []validator.String{validators.DurationValidator{}},
 			},
 		},
 	}

@@ -8,13 +8,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // safeEntrypoint is the only shape a driver job's shell command may have:
@@ -81,7 +81,7 @@ func fuzzModel(t *testing.T, name string, counts []byte, flags, knobs byte, key 
 }
 
 var refBootstrap = func() string {
-	ep, err := driver.Entrypoint(DefaultPythonExecutable, driver.Spec{Action: "delete", Groups: []driver.Group{{Name: "x"}}})
+	ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, vcluster.DeleteRequest("", "x"))
 	if err != nil {
 		panic(err)
 	}
@@ -132,6 +132,7 @@ func FuzzDriverEntrypoint(f *testing.F) {
 		}
 		ctx := context.Background()
 		m := fuzzModel(t, name, counts, flags, knobs, key, amount, low, high, ready)
+		m.Namespace = types.StringValue(namespace)
 		spec, known, _ := clusterSpec(ctx, m)
 		if !known {
 			return
@@ -143,14 +144,14 @@ func FuzzDriverEntrypoint(f *testing.F) {
 			t.Fatalf("readyTimeout(%q) = %s, want > 0", ready, rt)
 		}
 		for _, action := range []string{driver.ActionCreate, driver.ActionDelete, driver.ActionInspect} {
-			ds := DriverSpec(action, namespace, spec, rt)
+			ds := spec.Request(action)
 			if len(ds.Groups) != len(groups) {
 				t.Fatalf("%s: driver spec has %d groups, the cluster %d", action, len(ds.Groups), len(groups))
 			}
 			if ds.ReadyTimeoutSeconds < 1 {
 				t.Fatalf("%s: ready_timeout_seconds %d from %s", action, ds.ReadyTimeoutSeconds, rt)
 			}
-			ep, err := driver.Entrypoint(DefaultPythonExecutable, ds)
+			ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, ds)
 			if err != nil {
 				if ds.Validate() == nil {
 					t.Fatalf("%s: Entrypoint failed for a valid driver spec: %v", action, err)
@@ -183,9 +184,6 @@ func checkEntrypoint(t *testing.T, action, ep string, ds driver.Spec) {
 		t.Fatalf("%s: spec argument is not the JSON of a spec: %v", action, err)
 	}
 	wantNS := ds.Namespace
-	if wantNS == "" {
-		wantNS = driver.DefaultNamespace
-	}
 	if got.Action != action || got.Namespace != wantNS || len(got.Groups) != len(ds.Groups) {
 		t.Fatalf("%s: spec argument decodes to action %q namespace %q with %d groups, want %q %q %d",
 			action, got.Action, got.Namespace, len(got.Groups), action, wantNS, len(ds.Groups))
@@ -217,8 +215,8 @@ func TestDriverEntrypointSeeds(t *testing.T) {
 	if !known || d.HasError() {
 		t.Fatalf("clusterSpec: known=%v %v", known, d)
 	}
-	ds := DriverSpec(driver.ActionCreate, DefaultNamespace, spec, 30*time.Second)
-	ep, err := driver.Entrypoint(DefaultPythonExecutable, ds)
+	ds := spec.Request(driver.ActionCreate)
+	ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, ds)
 	if err != nil {
 		t.Fatal(err)
 	}

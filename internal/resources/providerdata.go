@@ -12,13 +12,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-)
-
-const (
-	// DefaultNamespace is the Ray namespace of the placement groups the provider creates.
-	DefaultNamespace = "terraform-ray"
-	// DefaultPythonExecutable runs the embedded driver inside the Ray job.
-	DefaultPythonExecutable = "python"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // ProviderData is what the provider hands every resource and data source.
@@ -29,7 +23,7 @@ type ProviderData struct {
 	RuntimeEnv       map[string]any
 
 	mu       sync.Mutex
-	snapshot *ClusterSnapshot              // cached for one provider process (one plan or apply)
+	snapshot *vcluster.Snapshot            // cached for one provider process (one plan or apply)
 	ports    map[string]topology.PortRange // port ranges of the clusters planned so far
 }
 
@@ -59,13 +53,13 @@ func NewProviderData(client *rayclient.Client, namespace, python string, runtime
 
 // CachedSnapshot returns the live cluster snapshot, fetched once per provider
 // process so that planning many clusters costs two HTTP calls in all.
-func (d *ProviderData) CachedSnapshot(ctx context.Context) (*ClusterSnapshot, error) {
+func (d *ProviderData) CachedSnapshot(ctx context.Context) (*vcluster.Snapshot, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.snapshot != nil {
 		return d.snapshot, nil
 	}
-	snap, err := FetchSnapshot(ctx, d.Client)
+	snap, err := vcluster.FetchSnapshot(ctx, d.Client)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 var (
@@ -80,7 +81,7 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 				Optional:    true,
 			},
 			"role": schema.StringAttribute{
-				MarkdownDescription: "Label used in the selection message (e.g. `training`, `inference`). Defaults to `training`.",
+				MarkdownDescription: "Label used in the selection message (e.g. `training`, `inference`). Defaults to `" + topology.DefaultRole + "`.",
 				Optional:            true,
 			},
 			"id":          schema.StringAttribute{MarkdownDescription: "Ray session name of the cluster that was read.", Computed: true},
@@ -139,7 +140,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		addDashboardError(&resp.Diagnostics, client.Address(), err)
 		return
 	}
-	nodes, err := ListAliveNodes(ctx, client)
+	nodes, err := vcluster.ListAliveNodes(ctx, client)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot list Ray nodes", err.Error())
 		return
@@ -156,8 +157,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 			kept = append(kept, n)
 		}
 	}
-	snap := &ClusterSnapshot{Nodes: kept}
-	topo := snap.Topology()
+	topo := vcluster.NodeTopology(kept)
 	tflog.Info(ctx, "Ray reports its nodes", map[string]any{"address": client.Address(), "alive_nodes": len(nodes), "listed": len(kept)})
 
 	model.ID = types.StringValue(version.SessionName)
@@ -166,9 +166,6 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	resp.Diagnostics.Append(setNodeOutputs(ctx, &model, kept, topo)...)
 
 	role := model.Role.ValueString()
-	if role == "" {
-		role = "training"
-	}
 	var segment *int
 	if !model.SegmentSize.IsNull() {
 		s := int(model.SegmentSize.ValueInt64())

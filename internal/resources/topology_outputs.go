@@ -2,8 +2,6 @@ package resources
 
 import (
 	"context"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 var (
@@ -43,51 +42,14 @@ func nodeAttributes() map[string]schema.Attribute {
 	}
 }
 
-// topologicalOrder sorts node indices by (domain's lowest topo_rank, topo_rank, node id).
-func topologicalOrder(topo []topology.Node) []int {
-	domainMin := map[string]int{}
-	for _, n := range topo {
-		if m, ok := domainMin[n.Domain]; !ok || n.TopoRank < m {
-			domainMin[n.Domain] = n.TopoRank
-		}
-	}
-	idx := make([]int, len(topo))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		x, y := topo[idx[a]], topo[idx[b]]
-		if domainMin[x.Domain] != domainMin[y.Domain] {
-			return domainMin[x.Domain] < domainMin[y.Domain]
-		}
-		if x.TopoRank != y.TopoRank {
-			return x.TopoRank < y.TopoRank
-		}
-		return x.ID < y.ID
-	})
-	return idx
-}
-
-// userResources drops the per-placement-group resources Ray adds to nodes
-// (e.g. CPU_group_<pg id>), which are not the node's own capacity.
-func userResources(res map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(res))
-	for k, v := range res {
-		if !strings.Contains(k, "_group_") {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 func setNodeOutputs(ctx context.Context, m *clusterTopologyModel, nodes []rayclient.Node, topo []topology.Node) diag.Diagnostics {
 	var diags diag.Diagnostics
 	objs := make([]attr.Value, 0, len(nodes))
 	entries := map[string]attr.Value{}
 	var gpus, cpus float64
-	for _, i := range topologicalOrder(topo) {
+	for _, i := range topology.TopologicalOrder(topo) {
 		n, t := nodes[i], topo[i]
-		res := userResources(n.ResourcesTotal)
+		res := vcluster.UserResources(n.ResourcesTotal)
 		gpus += res["GPU"]
 		cpus += res["CPU"]
 		resVal, d := types.MapValueFrom(ctx, types.Float64Type, res)

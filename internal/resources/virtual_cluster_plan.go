@@ -16,6 +16,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // ValidateConfig applies every static rule of the reference at validate and
@@ -33,7 +34,7 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 	}
 	addIssues(&resp.Diagnostics, spec.Validate())
 	if !m.ReadyTimeout.IsNull() && !m.Timeouts.IsNull() {
-		if create, d := m.Timeouts.Create(ctx, defaultOperationTimeout); !d.HasError() && readyTimeout(m) >= create {
+		if create, d := m.Timeouts.Create(ctx, vcluster.DefaultOperationTimeout); !d.HasError() && readyTimeout(m) >= create {
 			resp.Diagnostics.AddAttributeWarning(path.Root("ready_timeout"), "ready_timeout is not shorter than the create timeout",
 				fmt.Sprintf("ready_timeout (%s) should be shorter than timeouts.create (%s), or Terraform stops waiting first.", readyTimeout(m), create))
 		}
@@ -83,14 +84,14 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	spec, known, d := clusterSpec(ctx, plan)
 	resp.Diagnostics.Append(d...)
-	if !known || resp.Diagnostics.HasError() || hasIssueError(spec.Validate()) {
+	if !known || resp.Diagnostics.HasError() || vcluster.HasError(spec.Validate()) {
 		return
 	}
-	if clash := r.data.ClaimPorts(spec.Name, spec.EffectivePorts()); len(clash) > 0 {
+	if clash := r.data.ClaimPorts(spec.Name, spec.Ports); len(clash) > 0 {
 		resp.Diagnostics.AddAttributeWarning(path.Root("port_range_low"), "Port range overlaps another virtual cluster",
 			fmt.Sprintf("Cluster %q probes ports in %s, which overlaps %s. Bundles of both clusters on the same node "+
 				"may be handed the same port. Carve disjoint ranges, e.g. from provider::ray::port_ranges().",
-				spec.Name, spec.EffectivePorts(), strings.Join(clash, ", ")))
+				spec.Name, spec.Ports, strings.Join(clash, ", ")))
 	}
 	snap, err := r.data.CachedSnapshot(ctx)
 	if rayclient.IsUnauthorized(err) {
@@ -104,16 +105,17 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	if creating || replacing {
-		checkLive(spec, snap, groupNames(spec), &resp.Diagnostics)
-	} else if err := topology.CheckSegments(spec, snap.Topology()); err != nil {
+		checkLive(spec, snap, &resp.Diagnostics)
+	} else if err := spec.CheckSegments(snap.Topology()); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
 	}
 }
 
 // checkLive rejects a cluster that the live topology and free resources cannot
-// hold, naming the requirement that fails; nothing is created.
-func checkLive(spec topology.ClusterSpec, snap *ClusterSnapshot, own map[string]bool, diags *diag.Diagnostics) {
-	if err := topology.CheckSegments(spec, snap.Topology()); err != nil {
+// hold, naming the requirement that fails; nothing is created. The cluster's
+// own groups do not count as taken: a replacement frees them first.
+func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, diags *diag.Diagnostics) {
+	if err := spec.CheckSegments(snap.Topology()); err != nil {
 		summary := "Not enough complete NVLink segments"
 		var insufficient *topology.ResourceInsufficientError
 		if !errors.As(err, &insufficient) {
@@ -122,52 +124,24 @@ func checkLive(spec topology.ClusterSpec, snap *ClusterSnapshot, own map[string]
 		diags.AddAttributeError(path.Root("segment_size"), summary, err.Error())
 		return
 	}
-	capacity := snap.Capacity(own)
-	f := topology.CheckPlacement(spec.Groups(), capacity)
-	if len(f.Errors) > 0 {
-		summary := capacitySummary(capacity)
-		for _, e := range f.Errors {
-			diags.AddAttributeError(path.Root("bundle_ct_per_node_list"), "The Ray cluster cannot hold this virtual cluster",
-				e+"\n\n"+summary)
-		}
+	shortage := vcluster.ExplainShortage(spec.Groups(), snap.Capacity(spec.GroupNames()))
+	for _, e := range shortage.Errors {
+		diags.AddAttributeError(path.Root("bundle_ct_per_node_list"), "The Ray cluster cannot hold this virtual cluster",
+			e+"\n\n"+shortage.Nodes)
 	}
-	for _, w := range f.Warnings {
+	for _, w := range shortage.Warnings {
 		diags.AddAttributeWarning(path.Root("bundle_ct_per_node_list"), "Placement may not succeed", w)
 	}
 }
 
-// capacitySummary lists free CPU/GPU per alive node for error messages.
-func capacitySummary(capacity []topology.NodeCapacity) string {
-	var lines []string
-	for _, c := range capacity {
-		domain, rank := topology.ParseNodeTopology(c.Total)
-		lines = append(lines, fmt.Sprintf("  %s: CPU %g/%g, GPU %g/%g free, %s, topo_rank %d",
-			shortID(c.ID), c.Available["CPU"], c.Total["CPU"], c.Available["GPU"], c.Total["GPU"], domain, rank))
-	}
-	return "Alive nodes (free/total):\n" + strings.Join(lines, "\n")
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
-
 // shapeChanged reports whether any attribute that forces replacement differs.
 func shapeChanged(plan, state virtualClusterModel) bool {
-	return !plan.Name.Equal(state.Name) || !plan.BundleCtPerNodeList.Equal(state.BundleCtPerNodeList) ||
-		!plan.UseGPUs.Equal(state.UseGPUs) || !plan.MaxColocatedWorkerGroups.Equal(state.MaxColocatedWorkerGroups) ||
-		!plan.PlacementGroupStrategy.Equal(state.PlacementGroupStrategy) || !plan.UseUnifiedPG.Equal(state.UseUnifiedPG) ||
-		!plan.NodeResourceConstraints.Equal(state.NodeResourceConstraints)
+	return len(changedAttributes(plan, state, replacingAttributes)) > 0
 }
 
 // configEqual reports whether every configurable attribute is unchanged.
 func configEqual(plan, state virtualClusterModel) bool {
-	return !shapeChanged(plan, state) && plan.NumGPUsPerNode.Equal(state.NumGPUsPerNode) &&
-		plan.SegmentSize.Equal(state.SegmentSize) && plan.PortRangeLow.Equal(state.PortRangeLow) &&
-		plan.PortRangeHigh.Equal(state.PortRangeHigh) && plan.ReadyTimeout.Equal(state.ReadyTimeout) &&
-		plan.Timeouts.Equal(state.Timeouts)
+	return !shapeChanged(plan, state) && len(changedAttributes(plan, state, inPlaceAttributes)) == 0
 }
 
 // keepComputed copies the computed attributes of state into plan.
@@ -197,15 +171,6 @@ func recordedDrift(ctx context.Context, state virtualClusterModel) string {
 		}
 	}
 	return strings.Join(parts, "; ")
-}
-
-func hasIssueError(issues []topology.Issue) bool {
-	for _, is := range issues {
-		if !is.Warning {
-			return true
-		}
-	}
-	return false
 }
 
 var indexedPath = regexp.MustCompile(`^([a-z_]+)\[(\d+)\]$`)

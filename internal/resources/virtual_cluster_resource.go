@@ -15,8 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 var (
@@ -47,16 +46,16 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
-	if snap, err := FetchSnapshot(ctx, r.data.Client); err != nil {
+	if snap, err := vcluster.FetchSnapshot(ctx, r.data.Client); err != nil {
 		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), err)
 		return
-	} else if checkLive(spec, snap, groupNames(spec), &resp.Diagnostics); resp.Diagnostics.HasError() {
+	} else if checkLive(spec, snap, &resp.Diagnostics); resp.Diagnostics.HasError() {
 		return
 	}
-	res, err := r.runDriver(ctx, "create", spec, readyTimeout(m))
+	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionCreate))
 	if err != nil {
 		r.cleanupAfterFailedCreate(ctx, spec, err)
-		resp.Diagnostics.AddError("Cannot create the virtual cluster", createErrorDetail(spec, err))
+		resp.Diagnostics.AddError("Cannot create the virtual cluster", createErrorDetail(spec, res, err))
 		return
 	}
 	m.ID = m.Name
@@ -95,7 +94,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	live, err := ListLiveGroups(ctx, r.data.Client)
+	live, err := vcluster.ListLiveGroups(ctx, r.data.Client)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", err.Error())
 		return
@@ -119,12 +118,12 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	if !ok {
 		return
 	}
-	res, err := r.runDriver(ctx, "inspect", spec, readyTimeout(m))
+	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionInspect))
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot re-probe the virtual cluster", err.Error())
 		return
 	}
-	if missing := missingGroups(res); len(missing) > 0 {
+	if missing := res.MissingGroups(); len(missing) > 0 {
 		resp.Diagnostics.AddError("Placement groups disappeared during the update",
 			fmt.Sprintf("Ray no longer has %s; run `terraform apply` again to recreate the cluster.", strings.Join(missing, ", ")))
 		return
@@ -139,12 +138,12 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 }
 
 func (r *virtualClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	ctx, cancel, m, spec, ok := r.begin(ctx, req.State.Get, deleteTimeout, &resp.Diagnostics)
+	ctx, cancel, _, spec, ok := r.begin(ctx, req.State.Get, deleteTimeout, &resp.Diagnostics)
 	defer cancel()
 	if !ok {
 		return
 	}
-	res, err := r.runDriver(ctx, "delete", spec, readyTimeout(m))
+	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionDelete))
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot delete the virtual cluster", err.Error())
 		return
@@ -197,7 +196,7 @@ func (r *virtualClusterResource) load(ctx context.Context, get getFunc, timeout 
 	if diags.HasError() || !requireConfigured(r.data, diags) {
 		return ctx, func() {}, m, false
 	}
-	limit, d := timeout(m.Timeouts)(ctx, defaultOperationTimeout)
+	limit, d := timeout(m.Timeouts)(ctx, vcluster.DefaultOperationTimeout)
 	diags.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	return ctx, cancel, m, !diags.HasError()
@@ -205,64 +204,21 @@ func (r *virtualClusterResource) load(ctx context.Context, get getFunc, timeout 
 
 // begin is load plus the cluster shape the model describes.
 func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout func(timeouts.Value) timeoutFunc,
-	diags *diag.Diagnostics) (context.Context, context.CancelFunc, virtualClusterModel, topology.ClusterSpec, bool) {
+	diags *diag.Diagnostics) (context.Context, context.CancelFunc, virtualClusterModel, vcluster.Spec, bool) {
 	ctx, cancel, m, ok := r.load(ctx, get, timeout, diags)
 	if !ok {
-		return ctx, cancel, m, topology.ClusterSpec{}, false
+		return ctx, cancel, m, vcluster.Spec{}, false
+	}
+	if m.Namespace.IsNull() || m.Namespace.IsUnknown() || m.Namespace.ValueString() == "" {
+		m.Namespace = types.StringValue(r.data.Namespace)
 	}
 	spec, _, d := clusterSpec(ctx, m)
 	diags.Append(d...)
 	return ctx, cancel, m, spec, !diags.HasError()
 }
 
-// runDriver runs one driver action as a Ray job and reports its progress.
-func (r *virtualClusterResource) runDriver(ctx context.Context, action string, spec topology.ClusterSpec, ready time.Duration) (*driver.Result, error) {
-	ds := DriverSpec(action, r.data.Namespace, spec, ready)
-	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": action, "groups": len(ds.Groups)})
-	return driver.Run(ctx, r.data.Client, r.data.PythonExecutable, ds, driver.RunOptions{
-		RuntimeEnv:        r.data.RuntimeEnv,
-		BackgroundCleanup: true,
-		OnProgress: func(p driver.Progress) {
-			tflog.Info(ctx, "placement progress", progressFields(p))
-		},
-	})
-}
-
-// cleanupAfterFailedCreate removes whatever groups a failed create may have
-// left behind when the driver could not clean up itself (stopped, killed).
-func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, spec topology.ClusterSpec, cause error) {
-	var de *driver.DriverError
-	if errors.As(cause, &de) && (de.Kind == "conflict" || de.Kind == "invalid") {
-		return // the driver touched nothing
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-	defer cancel()
-	if _, err := r.runDriver(cctx, "delete", spec, time.Minute); err != nil {
-		tflog.Warn(ctx, "cleanup after failed create did not finish", map[string]any{"error": err.Error()})
-	}
-}
-
-func createErrorDetail(spec topology.ClusterSpec, err error) string {
-	var de *driver.DriverError
-	if errors.As(err, &de) && de.Kind == "conflict" {
-		return fmt.Sprintf("%s\n\nA placement group with one of this cluster's names (%s-...) already exists with a different "+
-			"shape. Import it (`terraform import`), remove it, or choose another name.", de.Message, spec.Name)
-	}
-	return err.Error() + "\n\nNo placement group of this cluster was left behind."
-}
-
-func missingGroups(res *driver.Result) []string {
-	var out []string
-	for _, g := range res.Groups {
-		if g.Missing {
-			out = append(out, g.Name)
-		}
-	}
-	return out
-}
-
 // Diagnostics helpers shared by the resource files.
-func addIssues(diags *diag.Diagnostics, issues []topology.Issue) {
+func addIssues(diags *diag.Diagnostics, issues []vcluster.Issue) {
 	for _, is := range issues {
 		switch {
 		case is.Path == "" && is.Warning:

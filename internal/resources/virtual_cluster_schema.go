@@ -3,7 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -18,50 +18,29 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/validators"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-// Defaults of the reference's RayVirtualCluster constructor.
-const (
-	defaultNumGPUsPerNode   = 8
-	defaultMaxColocated     = 1
-	defaultStrategy         = "SPREAD"
-	defaultReadyTimeout     = "180s"
-	maxBundleListLength     = 1024
-	defaultOperationTimeout = 10 * time.Minute
-)
+// replacingAttributes are the configurable attributes that change the
+// placement groups themselves: a change replaces the cluster. The schema's
+// RequiresReplace modifiers are derived from this list.
+var replacingAttributes = []string{
+	"name", "bundle_ct_per_node_list", "use_gpus", "max_colocated_worker_groups", "placement_group_strategy",
+	"use_unified_pg", "node_resource_constraints",
+}
 
-var strategies = []string{"PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"}
-
-type virtualClusterModel struct {
-	ID                       types.String   `tfsdk:"id"`
-	Name                     types.String   `tfsdk:"name"`
-	BundleCtPerNodeList      types.List     `tfsdk:"bundle_ct_per_node_list"`
-	UseGPUs                  types.Bool     `tfsdk:"use_gpus"`
-	NumGPUsPerNode           types.Int64    `tfsdk:"num_gpus_per_node"`
-	MaxColocatedWorkerGroups types.Int64    `tfsdk:"max_colocated_worker_groups"`
-	PlacementGroupStrategy   types.String   `tfsdk:"placement_group_strategy"`
-	UseUnifiedPG             types.Bool     `tfsdk:"use_unified_pg"`
-	SegmentSize              types.Int64    `tfsdk:"segment_size"`
-	NodeResourceConstraints  types.List     `tfsdk:"node_resource_constraints"`
-	PortRangeLow             types.Int64    `tfsdk:"port_range_low"`
-	PortRangeHigh            types.Int64    `tfsdk:"port_range_high"`
-	ReadyTimeout             types.String   `tfsdk:"ready_timeout"`
-	Namespace                types.String   `tfsdk:"namespace"`
-	PlacementGroups          types.List     `tfsdk:"placement_groups"`
-	WorldSize                types.Int64    `tfsdk:"world_size"`
-	NodeCount                types.Int64    `tfsdk:"node_count"`
-	SortedBundleIndices      types.List     `tfsdk:"sorted_bundle_indices"`
-	Bundles                  types.List     `tfsdk:"bundles"`
-	NVLinkDomainPerBundle    types.List     `tfsdk:"nvlink_domain_per_bundle"`
-	MasterAddress            types.String   `tfsdk:"master_address"`
-	MasterPort               types.Int64    `tfsdk:"master_port"`
-	Timeouts                 timeouts.Value `tfsdk:"timeouts"`
+// inPlaceAttributes are the configurable attributes an update applies by
+// re-probing the existing groups.
+var inPlaceAttributes = []string{
+	"num_gpus_per_node", "segment_size", "port_range_low", "port_range_high", "ready_timeout", "timeouts",
 }
 
 var (
@@ -78,8 +57,29 @@ var (
 	}}
 )
 
-func replaceList() []planmodifier.List {
-	return []planmodifier.List{listplanmodifier.RequiresReplace()}
+// requireReplace appends a RequiresReplace modifier to each named attribute.
+func requireReplace(attrs map[string]schema.Attribute, names []string) {
+	for _, name := range names {
+		switch a := attrs[name].(type) {
+		case schema.StringAttribute:
+			a.PlanModifiers = append(a.PlanModifiers, stringplanmodifier.RequiresReplace())
+			attrs[name] = a
+		case schema.BoolAttribute:
+			a.PlanModifiers = append(a.PlanModifiers, boolplanmodifier.RequiresReplace())
+			attrs[name] = a
+		case schema.Int64Attribute:
+			a.PlanModifiers = append(a.PlanModifiers, int64planmodifier.RequiresReplace())
+			attrs[name] = a
+		case schema.ListAttribute:
+			a.PlanModifiers = append(a.PlanModifiers, listplanmodifier.RequiresReplace())
+			attrs[name] = a
+		case schema.SetAttribute:
+			a.PlanModifiers = append(a.PlanModifiers, setplanmodifier.RequiresReplace())
+			attrs[name] = a
+		default:
+			panic(fmt.Sprintf("requireReplace: unsupported attribute %q (%T)", name, a))
+		}
+	}
 }
 
 func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -99,49 +99,44 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name prefix of the placement groups; unique within the provider's Ray namespace. " +
 					"Letters, digits, `.`, `_` and `-`, at most 100 characters.",
-				Required:      true,
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Required: true,
 			},
 			"bundle_ct_per_node_list": schema.ListAttribute{
 				MarkdownDescription: "Bundles per logical node, e.g. `[2, 2]` for two nodes with two bundles (workers) " +
 					"each. A node with `0` bundles gets no placement group. Each bundle holds one GPU when `use_gpus`.",
-				ElementType:   types.Int64Type,
-				Required:      true,
-				PlanModifiers: replaceList(),
+				ElementType: types.Int64Type,
+				Required:    true,
 				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.NoNullValues(),
-					listvalidator.ValueInt64sAre(int64validator.Between(0, 4096))},
+					listvalidator.ValueInt64sAre(int64validator.Between(0, vcluster.MaxBundlesPerNode))},
 			},
 			"use_gpus": schema.BoolAttribute{
-				MarkdownDescription: "Whether every bundle reserves one GPU. Defaults to `true`.",
-				Optional:            true, Computed: true, Default: booldefault.StaticBool(true),
-				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+				MarkdownDescription: fmt.Sprintf("Whether every bundle reserves one GPU. Defaults to `%t`.", vcluster.DefaultUseGPUs),
+				Optional:            true, Computed: true, Default: booldefault.StaticBool(vcluster.DefaultUseGPUs),
 			},
 			"num_gpus_per_node": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("GPUs per physical node; no logical node may ask for more bundles than this "+
 					"when `use_gpus`, and segment trimming keeps `segment_size * num_gpus_per_node` bundles per segment. "+
-					"Defaults to `%d`.", defaultNumGPUsPerNode),
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultNumGPUsPerNode),
-				Validators: []validator.Int64{int64validator.Between(1, 4096)},
+					"Defaults to `%d`.", vcluster.DefaultNumGPUsPerNode),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(vcluster.DefaultNumGPUsPerNode),
+				Validators: []validator.Int64{int64validator.Between(1, vcluster.MaxGPUsPerNode)},
 			},
 			"max_colocated_worker_groups": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Worker groups that may share a bundle: each bundle reserves this many "+
-					"CPUs. Defaults to `%d`.", defaultMaxColocated),
-				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxColocated),
-				Validators:    []validator.Int64{int64validator.Between(1, 1024)},
-				PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+					"CPUs. Defaults to `%d`.", vcluster.DefaultMaxColocatedWorkerGroups),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(vcluster.DefaultMaxColocatedWorkerGroups),
+				Validators: []validator.Int64{int64validator.Between(1, vcluster.MaxColocatedGroups)},
 			},
 			"placement_group_strategy": schema.StringAttribute{
-				MarkdownDescription: "Ray placement strategy of the unified group: `PACK`, `SPREAD`, `STRICT_PACK` or " +
-					"`STRICT_SPREAD`. Per-node groups always use `PACK`, as in the reference. Defaults to `SPREAD`.",
-				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultStrategy),
-				Validators:    []validator.String{stringvalidator.OneOf(strategies...)},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				MarkdownDescription: fmt.Sprintf("Ray placement strategy of the unified group: %s. Per-node groups "+
+					"always use `%s`, as in the reference. Defaults to `%s`.", codeList(topology.Strategies),
+					vcluster.PerNodeStrategy, vcluster.DefaultStrategy),
+				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultStrategy),
+				Validators: []validator.String{stringvalidator.OneOf(topology.Strategies...)},
 			},
 			"use_unified_pg": schema.BoolAttribute{
-				MarkdownDescription: "Create one placement group holding every bundle (for cross-node model " +
-					"parallelism) instead of one group per logical node. Defaults to `false`.",
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+				MarkdownDescription: fmt.Sprintf("Create one placement group holding every bundle (for cross-node model "+
+					"parallelism) instead of one group per logical node. Defaults to `%t`.", vcluster.DefaultUseUnifiedPG),
+				Optional: true, Computed: true, Default: booldefault.StaticBool(vcluster.DefaultUseUnifiedPG),
 			},
 			"segment_size": schema.Int64Attribute{
 				MarkdownDescription: "Nodes per NVLink-domain segment. Must divide the number of logical nodes. With a " +
@@ -158,25 +153,25 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				ElementType:   types.MapType{ElemType: types.Float64Type},
 				Optional:      true,
 				Validators:    []validator.List{listvalidator.NoNullValues()},
-				PlanModifiers: []planmodifier.List{sameFloatsKeepState{}, listplanmodifier.RequiresReplace()},
+				PlanModifiers: []planmodifier.List{sameFloatsKeepState{}},
 			},
 			"port_range_low": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Lowest port (inclusive) probed for the master and per-bundle ports. "+
-					"Defaults to `%d`.", topology.DefaultMasterPortRangeLow),
-				Optional: true, Computed: true, Default: int64default.StaticInt64(topology.DefaultMasterPortRangeLow),
-				Validators: []validator.Int64{int64validator.Between(1, 65535)},
+					"Defaults to `%d`.", vcluster.DefaultPorts.Low),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(int64(vcluster.DefaultPorts.Low)),
+				Validators: []validator.Int64{int64validator.Between(vcluster.MinPort, vcluster.MaxPortRangeHigh-1)},
 			},
 			"port_range_high": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Upper bound (exclusive) of the probed port range. Defaults to `%d`.",
-					topology.DefaultMasterPortRangeHigh),
-				Optional: true, Computed: true, Default: int64default.StaticInt64(topology.DefaultMasterPortRangeHigh),
-				Validators: []validator.Int64{int64validator.Between(2, 65536)},
+					vcluster.DefaultPorts.High),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(int64(vcluster.DefaultPorts.High)),
+				Validators: []validator.Int64{int64validator.Between(vcluster.MinPort+1, vcluster.MaxPortRangeHigh)},
 			},
 			"ready_timeout": schema.StringAttribute{
 				MarkdownDescription: "How long the driver waits for Ray to place the groups before it removes them and " +
-					"fails, as a Go duration. Defaults to `180s` (the reference's 3 minutes).",
-				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultReadyTimeout),
-				Validators: []validator.String{DurationValidator{}},
+					"fails, as a Go duration. Defaults to `" + vcluster.DefaultReadyTimeoutText + "` (the reference's 3 minutes).",
+				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultReadyTimeoutText),
+				Validators: []validator.String{validators.DurationValidator{}},
 			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Ray namespace holding the groups (the provider's `namespace`).",
@@ -185,13 +180,13 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			},
 			"placement_groups": schema.ListNestedAttribute{
 				MarkdownDescription: "The placement groups as Ray reports them. `state` is Ray's (`CREATED`, " +
-					"`PENDING`, `RESCHEDULING`) or `MISSING`; `drift` says how a group differs from the configuration " +
+					"`PENDING`, `RESCHEDULING`) or `" + vcluster.StateMissing + "`; `drift` says how a group differs from the configuration " +
 					"(empty when it matches). Any drift makes the next plan replace the cluster.",
 				Computed: true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":         schema.StringAttribute{Computed: true, MarkdownDescription: "Group name."},
 					"id":           schema.StringAttribute{Computed: true, MarkdownDescription: "Ray placement group id (hex)."},
-					"state":        schema.StringAttribute{Computed: true, MarkdownDescription: "Ray state, or `MISSING`."},
+					"state":        schema.StringAttribute{Computed: true, MarkdownDescription: "Ray state, or `" + vcluster.StateMissing + "`."},
 					"strategy":     schema.StringAttribute{Computed: true, MarkdownDescription: "Placement strategy."},
 					"node_index":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Logical node index; `-1` for the unified group."},
 					"bundle_count": schema.Int64Attribute{Computed: true, MarkdownDescription: "Bundles in the group."},
@@ -234,4 +229,17 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true, Read: true}),
 		},
 	}
+	requireReplace(resp.Schema.Attributes, replacingAttributes)
+}
+
+// codeList renders values as "`a`, `b` or `c`".
+func codeList(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = "`" + v + "`"
+	}
+	if len(quoted) < 2 {
+		return strings.Join(quoted, "")
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
 }

@@ -77,9 +77,11 @@ func benchPlacement(n int) ([]GroupRequest, []NodeCapacity) {
 	}
 	var groups []GroupRequest
 	for i := 0; i < n; i++ {
-		spec := ClusterSpec{Name: "vc", BundleCtPerNode: []int{6}, UseGPUs: true, NumGPUsPerNode: 8,
-			MaxColocatedWorkerGroups: 1, NodeResourceConstraints: []Resources{{benchDomain(i): DomainConstraintAmount}}}
-		groups = append(groups, spec.Groups()...)
+		g := GroupRequest{Name: "vc-node0", Strategy: StrategyPack}
+		for j := 0; j < 6; j++ {
+			g.Bundles = append(g.Bundles, Resources{"CPU": 1, "GPU": 1, benchDomain(i): DomainConstraintAmount})
+		}
+		groups = append(groups, g)
 	}
 	spread := GroupRequest{Name: "spread", Strategy: StrategyStrictSpread, NodeIndex: -1}
 	for i := 0; i < n; i++ {

@@ -35,18 +35,10 @@ const (
 	StrategySpread       = "SPREAD"
 	StrategyStrictPack   = "STRICT_PACK"
 	StrategyStrictSpread = "STRICT_SPREAD"
-	// DefaultStrategy is RayVirtualCluster's default placement_group_strategy.
-	DefaultStrategy = StrategySpread
 )
 
 // Strategies lists the valid strategies in a fixed order.
 var Strategies = []string{StrategyPack, StrategySpread, StrategyStrictPack, StrategyStrictSpread}
-
-// Static limits enforced by ClusterSpec.Validate (not in the reference).
-const (
-	MaxLogicalNodes = 1024
-	MaxWorldSize    = 1 << 20
-)
 
 // DefaultRole is prepare_segment_topology's default role label.
 const DefaultRole = "training"

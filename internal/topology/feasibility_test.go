@@ -24,17 +24,27 @@ func node(id string, avail Resources) NodeCapacity {
 }
 
 func TestCheckPlacementOK(t *testing.T) {
-	spec := ClusterSpec{Name: "vc", BundleCtPerNode: []int{8, 8}, UseGPUs: true, NumGPUsPerNode: 8, MaxColocatedWorkerGroups: 1,
-		NodeResourceConstraints: []Resources{{"nvlink_domain_a": 0.001}, {"nvlink_domain_b": 0.001}}}
+	gpuBundles := func(n int, domain string) []Resources {
+		out := make([]Resources, n)
+		for i := range out {
+			out[i] = Resources{"CPU": 1, "GPU": 1, domain: 0.001}
+		}
+		return out
+	}
+	perNode := []GroupRequest{
+		{Name: "vc-node0", Strategy: StrategyPack, Bundles: gpuBundles(8, "nvlink_domain_a")},
+		{Name: "vc-node1", Strategy: StrategyPack, Bundles: gpuBundles(8, "nvlink_domain_b")},
+	}
+	unified := GroupRequest{Name: "vc-unified", Strategy: StrategySpread, NodeIndex: -1,
+		Bundles: append(gpuBundles(8, "nvlink_domain_a"), gpuBundles(8, "nvlink_domain_b")...)}
 	nodes := []NodeCapacity{
 		node("n1", Resources{"CPU": 64, "GPU": 8, "nvlink_domain_b": 1}),
 		node("n2", Resources{"CPU": 64, "GPU": 8, "nvlink_domain_a": 1}),
 	}
-	for _, unified := range []bool{false, true} {
-		spec.UseUnifiedPG = unified
-		f := CheckPlacement(spec.Groups(), nodes)
+	for _, groups := range [][]GroupRequest{perNode, {unified}} {
+		f := CheckPlacement(groups, nodes)
 		if !f.OK() || len(f.Warnings) != 0 {
-			t.Fatalf("unified=%v: %+v", unified, f)
+			t.Fatalf("%s: %+v", groups[0].Name, f)
 		}
 	}
 	if f := CheckPlacement(nil, nil); !f.OK() || len(f.Warnings) != 0 {

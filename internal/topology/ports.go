@@ -14,28 +14,31 @@ type PortRange struct {
 // DefaultMasterPortRange is RayVirtualCluster's fallback master port range.
 var DefaultMasterPortRange = PortRange{DefaultMasterPortRangeLow, DefaultMasterPortRangeHigh}
 
-type portProblem struct {
-	field, msg string
+// PortProblem is one violated rule of a port range: the bound at fault
+// (port_range_low or port_range_high) and why.
+type PortProblem struct {
+	Field, Message string
 }
 
-func (r PortRange) problems() []portProblem {
-	var out []portProblem
+// Problems lists every violated rule (1 <= Low < High <= 65536).
+func (r PortRange) Problems() []PortProblem {
+	var out []PortProblem
 	if r.Low < 1 {
-		out = append(out, portProblem{"port_range_low", fmt.Sprintf("port_range_low (%d) must be >= 1", r.Low)})
+		out = append(out, PortProblem{"port_range_low", fmt.Sprintf("port_range_low (%d) must be >= 1", r.Low)})
 	}
 	if r.High > MaxPortRangeHigh {
-		out = append(out, portProblem{"port_range_high", fmt.Sprintf("port_range_high (%d) must be <= %d (the range is exclusive of port_range_high)", r.High, MaxPortRangeHigh)})
+		out = append(out, PortProblem{"port_range_high", fmt.Sprintf("port_range_high (%d) must be <= %d (the range is exclusive of port_range_high)", r.High, MaxPortRangeHigh)})
 	}
 	if r.Low >= r.High {
-		out = append(out, portProblem{"port_range_high", fmt.Sprintf("port_range_low (%d) must be lower than port_range_high (%d)", r.Low, r.High)})
+		out = append(out, PortProblem{"port_range_high", fmt.Sprintf("port_range_low (%d) must be lower than port_range_high (%d)", r.Low, r.High)})
 	}
 	return out
 }
 
 // Validate checks 1 <= Low < High <= 65536; errors wrap ErrInvalidArgument.
 func (r PortRange) Validate() error {
-	if p := r.problems(); len(p) > 0 {
-		return fmt.Errorf("%w: %s", ErrInvalidArgument, p[0].msg)
+	if p := r.Problems(); len(p) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalidArgument, p[0].Message)
 	}
 	return nil
 }

@@ -137,3 +137,30 @@ func SortBundleIndicesByTopology(bundles []Bundle, segmentSize, gpusPerNode *int
 	})
 	return idx, trims, nil
 }
+
+// TopologicalOrder returns node indices sorted by their domain's lowest
+// topo_rank, then topo_rank, then node id: the order nodes are listed and
+// selected in.
+func TopologicalOrder(nodes []Node) []int {
+	domainMin := map[string]int{}
+	for _, n := range nodes {
+		if m, ok := domainMin[n.Domain]; !ok || n.TopoRank < m {
+			domainMin[n.Domain] = n.TopoRank
+		}
+	}
+	idx := make([]int, len(nodes))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := nodes[idx[a]], nodes[idx[b]]
+		if domainMin[x.Domain] != domainMin[y.Domain] {
+			return domainMin[x.Domain] < domainMin[y.Domain]
+		}
+		if x.TopoRank != y.TopoRank {
+			return x.TopoRank < y.TopoRank
+		}
+		return x.ID < y.ID
+	})
+	return idx
+}

@@ -31,7 +31,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/bench"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 func main() {
@@ -61,7 +61,7 @@ func run() int {
 	address := flag.String("address", envOr("RAY_ADDRESS", "http://127.0.0.1:8265"), "Ray dashboard URL")
 	gcs := flag.String("gcs", "127.0.0.10:"+envOr("RAY_TF_GCS_PORT", "6379"), "GCS address the Python baseline passes to ray.init")
 	python := flag.String("python", filepath.Join(envOr("RAY_BIN", ""), "python"), "python with ray installed (for the baseline)")
-	jobPython := flag.String("job-python", resources.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
+	jobPython := flag.String("job-python", vcluster.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
 	sizes := flag.String("sizes", "1,4,16", "apply: groups per cluster")
 	reps := flag.Int("reps", 5, "apply: repetitions per size")
 	cold := flag.Bool("cold", true, "apply: also time one fresh python process per operation")
@@ -129,7 +129,7 @@ func run() int {
 	}
 	status := 0
 	defer func() {
-		left, err := bench.Sweep(client, base, *jobPython, resources.DefaultNamespace, prefix)
+		left, err := bench.Sweep(client, base, *jobPython, vcluster.DefaultNamespace, prefix)
 		base.Stop()
 		if len(left) > 0 {
 			log(">> swept leftover groups: %s", strings.Join(left, ", "))
@@ -141,7 +141,7 @@ func run() int {
 	fail := func(what string, err error) {
 		log("!! %s: %v", what, err)
 		status = 1
-		if left, serr := bench.Sweep(client, base, *jobPython, resources.DefaultNamespace, prefix); len(left) > 0 || serr != nil {
+		if left, serr := bench.Sweep(client, base, *jobPython, vcluster.DefaultNamespace, prefix); len(left) > 0 || serr != nil {
 			log(">> swept %v (%v)", left, serr)
 		}
 	}

@@ -1,4 +1,6 @@
-package resources
+// Package validators holds attribute validators shared by the provider and its
+// resources.
+package validators
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package resources
+package vcluster
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // RecordedGroup is what the state remembers of one placement group.
@@ -18,7 +17,7 @@ type RecordedGroup struct {
 
 // GroupCheck is one wanted group compared with what Ray reports.
 type GroupCheck struct {
-	Want  topology.GroupRequest
+	Want  GroupRequest
 	Live  rayclient.PlacementGroup
 	Found bool
 	Drift string // empty when the group matches
@@ -28,7 +27,7 @@ type GroupCheck struct {
 // the live group of that name (preferring the recorded id) and describes how
 // it differs: removed, recreated, reshaped, not CREATED, or moved to another
 // node.
-func CompareGroups(want []topology.GroupRequest, recorded map[string]RecordedGroup, live []rayclient.PlacementGroup) []GroupCheck {
+func CompareGroups(want []GroupRequest, recorded map[string]RecordedGroup, live []rayclient.PlacementGroup) []GroupCheck {
 	liveByName := map[string][]rayclient.PlacementGroup{}
 	for _, g := range live {
 		liveByName[g.Name] = append(liveByName[g.Name], g)
@@ -60,12 +59,12 @@ func pickGroup(candidates []rayclient.PlacementGroup, id string) (rayclient.Plac
 }
 
 // groupDrift describes how a live group differs from the wanted one.
-func groupDrift(want topology.GroupRequest, got rayclient.PlacementGroup, rec RecordedGroup) string {
+func groupDrift(want GroupRequest, got rayclient.PlacementGroup, rec RecordedGroup) string {
 	var parts []string
 	if rec.ID != "" && got.PlacementGroupID != rec.ID {
 		parts = append(parts, fmt.Sprintf("recreated outside Terraform (id %s, recorded %s)", got.PlacementGroupID, rec.ID))
 	}
-	if got.State != "CREATED" {
+	if got.State != rayclient.PlacementGroupStateCreated {
 		parts = append(parts, fmt.Sprintf("Ray reports state %s", got.State))
 	}
 	if len(got.Bundles) != len(want.Bundles) {
@@ -73,7 +72,7 @@ func groupDrift(want topology.GroupRequest, got rayclient.PlacementGroup, rec Re
 	} else {
 		for i, b := range got.Bundles {
 			if !sameResources(b.UnitResources, want.Bundles[i]) {
-				parts = append(parts, fmt.Sprintf("bundle %d reserves %s, the configuration wants %s", i, formatResources(b.UnitResources), formatResources(want.Bundles[i])))
+				parts = append(parts, fmt.Sprintf("bundle %d reserves %s, the configuration wants %s", i, FormatResources(b.UnitResources), FormatResources(want.Bundles[i])))
 				break
 			}
 		}
@@ -82,7 +81,7 @@ func groupDrift(want topology.GroupRequest, got rayclient.PlacementGroup, rec Re
 		for _, b := range got.Bundles {
 			if was, ok := rec.BundleNodes[b.BundleIndex]; ok && b.NodeID != "" && b.NodeID != was {
 				parts = append(parts, fmt.Sprintf("bundle %d moved from node %s to node %s (its address, GPU id and port are stale)",
-					b.BundleIndex, shortID(was), shortID(b.NodeID)))
+					b.BundleIndex, ShortID(was), ShortID(b.NodeID)))
 				break
 			}
 		}
@@ -111,7 +110,8 @@ func sameResources(a, b map[string]float64) bool {
 	return true
 }
 
-func formatResources(r map[string]float64) string {
+// FormatResources renders a resource map with sorted keys.
+func FormatResources(r map[string]float64) string {
 	keys := make([]string, 0, len(r))
 	for k := range r {
 		keys = append(keys, k)
@@ -122,4 +122,12 @@ func formatResources(r map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s: %g", k, r[k]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// ShortID shortens a node id for messages.
+func ShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }

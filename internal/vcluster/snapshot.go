@@ -1,29 +1,24 @@
-package resources
+package vcluster
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-// ClusterSnapshot is what the state API says about the cluster at one moment:
+// Snapshot is what the state API says about the cluster at one moment:
 // alive nodes (sorted by node id so plans are stable) and live placement groups.
-type ClusterSnapshot struct {
+type Snapshot struct {
 	Nodes  []rayclient.Node
 	Groups []rayclient.PlacementGroup
 }
 
-// aliveFilter and liveGroupFilter are applied by Ray, not by the provider.
-var (
-	aliveFilter     = []rayclient.Filter{{Key: "state", Op: "=", Value: "ALIVE"}}
-	liveGroupFilter = []rayclient.Filter{{Key: "state", Op: "!=", Value: "REMOVED"}}
-)
-
 // FetchSnapshot lists alive nodes and non-removed placement groups: two calls.
-func FetchSnapshot(ctx context.Context, client *rayclient.Client) (*ClusterSnapshot, error) {
+func FetchSnapshot(ctx context.Context, client *rayclient.Client) (*Snapshot, error) {
 	nodes, err := ListAliveNodes(ctx, client)
 	if err != nil {
 		return nil, err
@@ -32,12 +27,13 @@ func FetchSnapshot(ctx context.Context, client *rayclient.Client) (*ClusterSnaps
 	if err != nil {
 		return nil, err
 	}
-	return &ClusterSnapshot{Nodes: nodes, Groups: groups}, nil
+	return &Snapshot{Nodes: nodes, Groups: groups}, nil
 }
 
 // ListAliveNodes returns Ray's alive nodes sorted by node id.
 func ListAliveNodes(ctx context.Context, client *rayclient.Client) ([]rayclient.Node, error) {
-	nodes, err := client.ListNodes(ctx, rayclient.ListOptions{Filters: aliveFilter, Detail: true})
+	nodes, err := client.ListNodes(ctx, rayclient.ListOptions{
+		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}, Detail: true})
 	if err != nil {
 		return nil, fmt.Errorf("listing Ray nodes at %s: %w", client.Address(), err)
 	}
@@ -47,30 +43,34 @@ func ListAliveNodes(ctx context.Context, client *rayclient.Client) ([]rayclient.
 
 // ListLiveGroups returns every placement group Ray has not removed.
 func ListLiveGroups(ctx context.Context, client *rayclient.Client) ([]rayclient.PlacementGroup, error) {
-	groups, err := client.ListPlacementGroups(ctx, rayclient.ListOptions{Filters: liveGroupFilter, Detail: true})
+	groups, err := client.ListPlacementGroups(ctx, rayclient.ListOptions{
+		Filters: []rayclient.Filter{rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
 	if err != nil {
 		return nil, fmt.Errorf("listing Ray placement groups at %s: %w", client.Address(), err)
 	}
 	return groups, nil
 }
 
-// Topology is the (domain, topo_rank) view of the alive nodes, in node-id order.
-func (s *ClusterSnapshot) Topology() []topology.Node {
-	out := make([]topology.Node, 0, len(s.Nodes))
-	for _, n := range s.Nodes {
+// NodeTopology is the (domain, topo_rank) view of nodes, in their order.
+func NodeTopology(nodes []rayclient.Node) []topology.Node {
+	out := make([]topology.Node, 0, len(nodes))
+	for _, n := range nodes {
 		domain, rank := topology.ParseNodeTopology(n.ResourcesTotal)
 		out = append(out, topology.Node{ID: n.NodeID, Domain: domain, TopoRank: rank})
 	}
 	return out
 }
 
+// Topology is the (domain, topo_rank) view of the alive nodes, in node-id order.
+func (s *Snapshot) Topology() []topology.Node { return NodeTopology(s.Nodes) }
+
 // Capacity gives each node's total resources and what is left after the
 // bundles of live placement groups, except the groups named in ignore (the
 // cluster being planned, whose own groups are replaced).
-func (s *ClusterSnapshot) Capacity(ignore map[string]bool) []topology.NodeCapacity {
+func (s *Snapshot) Capacity(ignore map[string]bool) []topology.NodeCapacity {
 	reserved := map[string]topology.Resources{}
 	for _, g := range s.Groups {
-		if ignore[g.Name] || g.State != "CREATED" {
+		if ignore[g.Name] || g.State != rayclient.PlacementGroupStateCreated {
 			continue
 		}
 		for _, b := range g.Bundles {
@@ -96,6 +96,18 @@ func (s *ClusterSnapshot) Capacity(ignore map[string]bool) []topology.NodeCapaci
 			avail[k] = v - reserved[n.NodeID][k]
 		}
 		out = append(out, topology.NodeCapacity{ID: n.NodeID, Total: total, Available: avail})
+	}
+	return out
+}
+
+// UserResources drops the per-placement-group resources Ray adds to nodes
+// (e.g. CPU_group_<pg id>), which are not the node's own capacity.
+func UserResources(res map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(res))
+	for k, v := range res {
+		if !strings.Contains(k, GroupResourceMarker) {
+			out[k] = v
+		}
 	}
 	return out
 }

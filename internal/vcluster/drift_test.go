@@ -1,4 +1,4 @@
-package resources
+package vcluster
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestGroupDrift(t *testing.T) {
-	want := topology.GroupRequest{Name: "vc-node0", Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}, {"CPU": 1, "GPU": 1}}}
+	want := GroupRequest{Name: "vc-node0", Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}, {"CPU": 1, "GPU": 1}}}
 	bundle := func(res map[string]float64) rayclient.Bundle { return rayclient.Bundle{UnitResources: res} }
 	same := []rayclient.Bundle{bundle(map[string]float64{"CPU": 1, "GPU": 1}), bundle(map[string]float64{"GPU": 1, "CPU": 1})}
 	cases := []struct {
@@ -41,7 +41,7 @@ func TestGroupDrift(t *testing.T) {
 	}
 }
 
-func TestShapeFromGroups(t *testing.T) {
+func TestInferSpec(t *testing.T) {
 	b := func(res map[string]float64) rayclient.Bundle { return rayclient.Bundle{UnitResources: res} }
 	gpu := map[string]float64{"CPU": 2, "GPU": 1, "nvlink_domain_x": 0.001}
 	live := []rayclient.PlacementGroup{
@@ -50,50 +50,27 @@ func TestShapeFromGroups(t *testing.T) {
 		{Name: "vc-nodeX", Bundles: []rayclient.Bundle{b(gpu)}},
 		{Name: "other-node1", Bundles: []rayclient.Bundle{b(gpu)}},
 	}
-	s, ok := shapeFromGroups("vc", live, nil)
-	if !ok || s.err != "" || s.unified || !s.useGPUs || s.cpus != 2 {
-		t.Fatalf("per-node shape: %+v %v", s, ok)
+	s, ok, err := InferSpec("vc", live, nil)
+	if !ok || err != nil || s.UseUnifiedPG || !s.UseGPUs || s.MaxColocatedWorkerGroups != 2 {
+		t.Fatalf("per-node shape: %+v %v %v", s, ok, err)
 	}
-	if got := s.counts; len(got) != 3 || got[0] != 2 || got[1] != 0 || got[2] != 1 {
+	if got := s.BundleCtPerNode; len(got) != 3 || got[0] != 2 || got[1] != 0 || got[2] != 1 {
 		t.Fatalf("counts %v, want [2 0 1]", got)
 	}
-	if s.constraints[0]["nvlink_domain_x"] != 0.001 || len(s.constraints[1]) != 0 {
-		t.Fatalf("constraints %v", s.constraints)
+	if s.NodeResourceConstraints[0]["nvlink_domain_x"] != 0.001 || len(s.NodeResourceConstraints[1]) != 0 {
+		t.Fatalf("constraints %v", s.NodeResourceConstraints)
+	}
+	if s.Ports != DefaultPorts || s.NumGPUsPerNode != DefaultNumGPUsPerNode || s.Strategy != DefaultStrategy {
+		t.Fatalf("defaults not filled: %+v", s)
 	}
 	unified := []rayclient.PlacementGroup{{Name: "u-unified", Bundles: []rayclient.Bundle{b(gpu), b(gpu), b(gpu)}}}
-	if s, ok := shapeFromGroups("u", unified, []int64{2, 1}); !ok || !s.unified || len(s.counts) != 2 {
-		t.Fatalf("unified shape: %+v", s)
+	if s, ok, err := InferSpec("u", unified, []int{2, 1}); !ok || err != nil || !s.UseUnifiedPG || len(s.BundleCtPerNode) != 2 {
+		t.Fatalf("unified shape: %+v %v", s, err)
 	}
-	if s, _ := shapeFromGroups("u", unified, []int64{2, 2}); !strings.Contains(s.err, "splits 4 bundles") {
-		t.Fatalf("bad split accepted: %+v", s)
+	if _, _, err := InferSpec("u", unified, []int{2, 2}); err == nil || !strings.Contains(err.Error(), "splits 4 bundles") {
+		t.Fatalf("bad split accepted: %v", err)
 	}
-	if _, ok := shapeFromGroups("none", live, nil); ok {
+	if _, ok, _ := InferSpec("none", live, nil); ok {
 		t.Fatal("found groups for an unknown name")
-	}
-}
-
-func TestClaimPortsReportsOverlaps(t *testing.T) {
-	d := &ProviderData{}
-	if clash := d.ClaimPorts("train", topology.PortRange{Low: 1400, High: 1999}); len(clash) != 0 {
-		t.Fatalf("first claim clashed: %v", clash)
-	}
-	if clash := d.ClaimPorts("infer", topology.PortRange{Low: 3000, High: 4999}); len(clash) != 0 {
-		t.Fatalf("disjoint ranges clashed: %v", clash)
-	}
-	clash := d.ClaimPorts("policy", topology.PortRange{Low: 1900, High: 2100})
-	if len(clash) != 1 || !strings.HasPrefix(clash[0], "train [1400, 1999)") {
-		t.Fatalf("overlap not reported: %v", clash)
-	}
-	if clash := d.ClaimPorts("train", topology.PortRange{Low: 1400, High: 1999}); len(clash) != 1 {
-		t.Fatalf("re-claiming the same cluster: %v", clash)
-	}
-}
-
-func TestIssuePath(t *testing.T) {
-	if got := issuePath("node_resource_constraints[2]").String(); got != "node_resource_constraints[2]" {
-		t.Fatalf("indexed path %q", got)
-	}
-	if got := issuePath("segment_size").String(); got != "segment_size" {
-		t.Fatalf("plain path %q", got)
 	}
 }

@@ -1,0 +1,161 @@
+package resources
+
+import (
+	"context"
+	"reflect"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+type virtualClusterModel struct {
+	ID                       types.String   `tfsdk:"id"`
+	Name                     types.String   `tfsdk:"name"`
+	BundleCtPerNodeList      types.List     `tfsdk:"bundle_ct_per_node_list"`
+	UseGPUs                  types.Bool     `tfsdk:"use_gpus"`
+	NumGPUsPerNode           types.Int64    `tfsdk:"num_gpus_per_node"`
+	MaxColocatedWorkerGroups types.Int64    `tfsdk:"max_colocated_worker_groups"`
+	PlacementGroupStrategy   types.String   `tfsdk:"placement_group_strategy"`
+	UseUnifiedPG             types.Bool     `tfsdk:"use_unified_pg"`
+	SegmentSize              types.Int64    `tfsdk:"segment_size"`
+	NodeResourceConstraints  types.List     `tfsdk:"node_resource_constraints"`
+	PortRangeLow             types.Int64    `tfsdk:"port_range_low"`
+	PortRangeHigh            types.Int64    `tfsdk:"port_range_high"`
+	ReadyTimeout             types.String   `tfsdk:"ready_timeout"`
+	Namespace                types.String   `tfsdk:"namespace"`
+	PlacementGroups          types.List     `tfsdk:"placement_groups"`
+	WorldSize                types.Int64    `tfsdk:"world_size"`
+	NodeCount                types.Int64    `tfsdk:"node_count"`
+	SortedBundleIndices      types.List     `tfsdk:"sorted_bundle_indices"`
+	Bundles                  types.List     `tfsdk:"bundles"`
+	NVLinkDomainPerBundle    types.List     `tfsdk:"nvlink_domain_per_bundle"`
+	MasterAddress            types.String   `tfsdk:"master_address"`
+	MasterPort               types.Int64    `tfsdk:"master_port"`
+	Timeouts                 timeouts.Value `tfsdk:"timeouts"`
+}
+
+// clusterSpec converts the Terraform model into the contract's Spec.
+// known is false while any value it needs is unknown (e.g. constraints that
+// come from a data source not read yet).
+func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec, known bool, diags diag.Diagnostics) {
+	for _, v := range []interface{ IsUnknown() bool }{m.Name, m.BundleCtPerNodeList, m.UseGPUs, m.NumGPUsPerNode,
+		m.MaxColocatedWorkerGroups, m.PlacementGroupStrategy, m.UseUnifiedPG, m.SegmentSize,
+		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh} {
+		if v.IsUnknown() {
+			return spec, false, diags
+		}
+	}
+	var counts []types.Int64
+	diags.Append(m.BundleCtPerNodeList.ElementsAs(ctx, &counts, false)...)
+	for _, c := range counts {
+		if c.IsNull() || c.IsUnknown() { // nulls are reported by the attribute's validator
+			return spec, false, diags
+		}
+		spec.BundleCtPerNode = append(spec.BundleCtPerNode, int(c.ValueInt64()))
+	}
+	if !m.NodeResourceConstraints.IsNull() {
+		var raw []types.Map
+		diags.Append(m.NodeResourceConstraints.ElementsAs(ctx, &raw, false)...)
+		spec.NodeResourceConstraints = make([]topology.Resources, len(raw))
+		for i, mv := range raw {
+			if mv.IsUnknown() || mv.IsNull() {
+				return spec, false, diags
+			}
+			res := topology.Resources{}
+			diags.Append(mv.ElementsAs(ctx, &res, false)...)
+			spec.NodeResourceConstraints[i] = res
+		}
+	}
+	spec.Name = m.Name.ValueString()
+	spec.UseGPUs = boolOr(m.UseGPUs, vcluster.DefaultUseGPUs)
+	spec.NumGPUsPerNode = int(int64Or(m.NumGPUsPerNode, vcluster.DefaultNumGPUsPerNode))
+	spec.MaxColocatedWorkerGroups = int(int64Or(m.MaxColocatedWorkerGroups, vcluster.DefaultMaxColocatedWorkerGroups))
+	spec.Strategy = m.PlacementGroupStrategy.ValueString()
+	spec.UseUnifiedPG = boolOr(m.UseUnifiedPG, vcluster.DefaultUseUnifiedPG)
+	if !m.SegmentSize.IsNull() {
+		s := int(m.SegmentSize.ValueInt64())
+		spec.SegmentSize = &s
+	}
+	spec.Ports = topology.PortRange{Low: int(m.PortRangeLow.ValueInt64()), High: int(m.PortRangeHigh.ValueInt64())}
+	spec.Namespace = m.Namespace.ValueString()
+	spec.ReadyTimeout = readyTimeout(m)
+	return spec.WithDefaults(), !diags.HasError(), diags
+}
+
+// setConfigFromSpec writes the configurable attributes of spec into the
+// model (import, where Ray's groups are the only source).
+func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, diags *diag.Diagnostics) {
+	spec = spec.WithDefaults()
+	counts := make([]int64, len(spec.BundleCtPerNode))
+	for i, c := range spec.BundleCtPerNode {
+		counts[i] = int64(c)
+	}
+	var d diag.Diagnostics
+	m.BundleCtPerNodeList, d = types.ListValueFrom(ctx, types.Int64Type, counts)
+	diags.Append(d...)
+	m.UseGPUs = types.BoolValue(spec.UseGPUs)
+	m.NumGPUsPerNode = types.Int64Value(int64(spec.NumGPUsPerNode))
+	m.MaxColocatedWorkerGroups = types.Int64Value(int64(spec.MaxColocatedWorkerGroups))
+	m.UseUnifiedPG = types.BoolValue(spec.UseUnifiedPG)
+	m.PlacementGroupStrategy = types.StringValue(spec.Strategy)
+	m.PortRangeLow = types.Int64Value(int64(spec.Ports.Low))
+	m.PortRangeHigh = types.Int64Value(int64(spec.Ports.High))
+	m.ReadyTimeout = types.StringValue(vcluster.DefaultReadyTimeoutText)
+	m.SegmentSize = types.Int64Null()
+	if spec.SegmentSize != nil {
+		m.SegmentSize = types.Int64Value(int64(*spec.SegmentSize))
+	}
+	if spec.NodeResourceConstraints == nil {
+		m.NodeResourceConstraints = types.ListNull(constraintType)
+	} else {
+		m.NodeResourceConstraints, d = types.ListValueFrom(ctx, constraintType, spec.NodeResourceConstraints)
+		diags.Append(d...)
+	}
+}
+
+func readyTimeout(m virtualClusterModel) time.Duration {
+	if d, err := time.ParseDuration(m.ReadyTimeout.ValueString()); err == nil && d > 0 {
+		return d
+	}
+	return vcluster.DefaultReadyTimeout
+}
+
+func boolOr(v types.Bool, def bool) bool {
+	if v.IsNull() || v.IsUnknown() {
+		return def
+	}
+	return v.ValueBool()
+}
+
+func int64Or(v types.Int64, def int64) int64 {
+	if v.IsNull() || v.IsUnknown() {
+		return def
+	}
+	return v.ValueInt64()
+}
+
+// changedAttributes lists which of the named attributes differ between two
+// models (by their tfsdk names).
+func changedAttributes(a, b virtualClusterModel, names []string) []string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	var out []string
+	for _, name := range names {
+		for i := 0; i < t.NumField(); i++ {
+			if t.Field(i).Tag.Get("tfsdk") != name {
+				continue
+			}
+			x, y := va.Field(i).Interface().(attr.Value), vb.Field(i).Interface().(attr.Value)
+			if !x.Equal(y) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package resources
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// applyResult fills the computed attributes from a create or inspect result.
+func applyResult(m *virtualClusterModel, spec vcluster.Spec, res *vcluster.Result) diag.Diagnostics {
+	var diags diag.Diagnostics
+	p, issues := vcluster.NewPlacement(spec, res)
+	addIssues(&diags, issues)
+	if diags.HasError() {
+		return diags
+	}
+	groups := make([]attr.Value, 0, len(p.Groups))
+	for _, g := range p.Groups {
+		groups = append(groups, groupValue(g.Want, g.ID, g.State, g.Strategy, g.BundleCount, ""))
+	}
+	bundles := make([]attr.Value, 0, len(p.Bundles))
+	for _, b := range p.Bundles {
+		gpu := types.Int64Null()
+		if b.GPUID != nil {
+			gpu = types.Int64Value(int64(*b.GPUID))
+		}
+		obj, d := types.ObjectValue(bundleObjectType.AttrTypes, map[string]attr.Value{
+			"rank": types.Int64Value(int64(b.Rank)), "placement_group": types.StringValue(b.Group),
+			"bundle_index": types.Int64Value(int64(b.BundleIndex)), "global_index": types.Int64Value(int64(b.GlobalIndex)),
+			"node_id": types.StringValue(b.NodeID), "node_ip": types.StringValue(b.NodeIP),
+			"gpu_id": gpu, "nvlink_domain": types.StringValue(b.NVLinkDomain),
+			"topo_rank": types.Int64Value(int64(b.TopoRank)), "port": types.Int64Value(int64(b.Port)),
+		})
+		diags.Append(d...)
+		bundles = append(bundles, obj)
+	}
+	var d diag.Diagnostics
+	m.PlacementGroups = mustList(groupObjectType, groups, &diags)
+	m.Bundles = mustList(bundleObjectType, bundles, &diags)
+	m.SortedBundleIndices, d = types.ListValueFrom(context.Background(), types.Int64Type, p.SortedBundleIndices())
+	diags.Append(d...)
+	m.NVLinkDomainPerBundle, d = types.ListValueFrom(context.Background(), types.StringType, p.DomainPerBundle)
+	diags.Append(d...)
+	m.WorldSize = types.Int64Value(int64(spec.WorldSize()))
+	m.NodeCount = types.Int64Value(int64(spec.NodeCount()))
+	if len(p.Bundles) > 0 {
+		m.MasterAddress = types.StringValue(p.MasterAddress)
+		m.MasterPort = types.Int64Value(int64(p.MasterPort))
+	} else {
+		m.MasterAddress = types.StringNull()
+		m.MasterPort = types.Int64Null()
+	}
+	return diags
+}
+
+func groupValue(g vcluster.GroupRequest, id, state, strategy string, bundles int, drift string) attr.Value {
+	if strategy == "" {
+		strategy = g.Strategy
+	}
+	v, _ := types.ObjectValue(groupObjectType.AttrTypes, map[string]attr.Value{
+		"name": types.StringValue(g.Name), "id": types.StringValue(id), "state": types.StringValue(state),
+		"strategy": types.StringValue(strategy), "node_index": types.Int64Value(int64(g.NodeIndex)),
+		"bundle_count": types.Int64Value(int64(bundles)), "drift": types.StringValue(drift),
+	})
+	return v
+}
+
+func mustList(t attr.Type, elems []attr.Value, diags *diag.Diagnostics) types.List {
+	l, d := types.ListValue(t, elems)
+	diags.Append(d...)
+	return l
+}
+
+type recordedGroup struct {
+	ID       string `tfsdk:"id"`
+	Name     string `tfsdk:"name"`
+	State    string `tfsdk:"state"`
+	Strategy string `tfsdk:"strategy"`
+	Index    int64  `tfsdk:"node_index"`
+	Count    int64  `tfsdk:"bundle_count"`
+	Drift    string `tfsdk:"drift"`
+}
+
+type recordedBundle struct {
+	Rank         int64       `tfsdk:"rank"`
+	Group        string      `tfsdk:"placement_group"`
+	Index        int64       `tfsdk:"bundle_index"`
+	GlobalIndex  int64       `tfsdk:"global_index"`
+	NodeID       string      `tfsdk:"node_id"`
+	NodeIP       string      `tfsdk:"node_ip"`
+	GPUID        types.Int64 `tfsdk:"gpu_id"`
+	NVLinkDomain string      `tfsdk:"nvlink_domain"`
+	TopoRank     int64       `tfsdk:"topo_rank"`
+	Port         int64       `tfsdk:"port"`
+}
+
+// refreshGroups compares the groups the configuration wants with what Ray
+// reports and records each difference in placement_groups[*].drift. It
+// returns how many of the groups still exist.
+func refreshGroups(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, live []rayclient.PlacementGroup) (int, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var groups []recordedGroup
+	var bundles []recordedBundle
+	diags.Append(m.PlacementGroups.ElementsAs(ctx, &groups, false)...)
+	if !m.Bundles.IsNull() && !m.Bundles.IsUnknown() {
+		diags.Append(m.Bundles.ElementsAs(ctx, &bundles, false)...)
+	}
+	recorded := map[string]vcluster.RecordedGroup{}
+	strategies := map[string]string{}
+	for _, g := range groups {
+		recorded[g.Name] = vcluster.RecordedGroup{ID: g.ID, BundleNodes: map[int]string{}}
+		strategies[g.Name] = g.Strategy
+	}
+	for _, b := range bundles {
+		if rec, ok := recorded[b.Group]; ok {
+			rec.BundleNodes[int(b.Index)] = b.NodeID
+		}
+	}
+	present := 0
+	values := make([]attr.Value, 0)
+	for _, c := range vcluster.CompareGroups(spec.Groups(), recorded, live) {
+		if !c.Found {
+			values = append(values, groupValue(c.Want, recorded[c.Want.Name].ID, vcluster.StateMissing, strategies[c.Want.Name], 0, c.Drift))
+			continue
+		}
+		present++
+		values = append(values, groupValue(c.Want, c.Live.PlacementGroupID, c.Live.State, strategies[c.Want.Name], len(c.Live.Bundles), c.Drift))
+	}
+	m.PlacementGroups = mustList(groupObjectType, values, &diags)
+	return present, diags
+}

@@ -1,0 +1,116 @@
+package vcluster
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// Provider defaults.
+const (
+	// DefaultNamespace is the Ray namespace of the placement groups.
+	DefaultNamespace = "terraform-ray"
+	// DefaultPythonExecutable runs the embedded driver inside the Ray job.
+	DefaultPythonExecutable = "python"
+	// DefaultOperationTimeout bounds one create, read, update or delete.
+	DefaultOperationTimeout = 10 * time.Minute
+)
+
+// Defaults of the reference's RayVirtualCluster constructor.
+const (
+	DefaultUseGPUs                  = true
+	DefaultNumGPUsPerNode           = 8
+	DefaultMaxColocatedWorkerGroups = 1
+	DefaultUseUnifiedPG             = false
+	// DefaultStrategy is the unified group's placement_group_strategy.
+	DefaultStrategy = topology.StrategySpread
+	// PerNodeStrategy is the strategy of every per-node group.
+	PerNodeStrategy = topology.StrategyPack
+	// DefaultReadyTimeoutSeconds is the reference's 3-minute wait for groups.
+	DefaultReadyTimeoutSeconds = 180
+)
+
+// DefaultReadyTimeout is DefaultReadyTimeoutSeconds as a duration, and
+// DefaultReadyTimeoutText its configuration spelling ("180s").
+var (
+	DefaultReadyTimeout     = DefaultReadyTimeoutSeconds * time.Second
+	DefaultReadyTimeoutText = fmt.Sprintf("%ds", DefaultReadyTimeoutSeconds)
+)
+
+// DefaultPorts is the probed port range (the reference's master port range).
+var DefaultPorts = topology.DefaultMasterPortRange
+
+// Limits of a Spec (not in the reference; they keep requests and plans small).
+const (
+	MaxLogicalNodes       = 1024
+	MaxBundlesPerNode     = 4096
+	MaxGPUsPerNode        = 4096
+	MaxColocatedGroups    = 1024
+	MaxWorldSize          = 1 << 20
+	MaxNameLength         = 100
+	LinuxEphemeralPortLow = 32768
+	MinPort               = 1
+	MaxPortRangeHigh      = topology.MaxPortRangeHigh
+	maxResourceAmount     = 1e18
+	maxRunIDLength        = 128
+)
+
+// StateMissing is the state of a group Ray does not have; the other states
+// are Ray's own (rayclient.PlacementGroupState*).
+const StateMissing = "MISSING"
+
+// Driver actions.
+const (
+	ActionCreate  = "create"
+	ActionDelete  = "delete"
+	ActionInspect = "inspect"
+)
+
+// Error kinds the driver reports (ResultError.Kind, DriverError.Kind).
+const (
+	KindTimeout    = "timeout"
+	KindInfeasible = "infeasible"
+	KindConflict   = "conflict"
+	KindInvalid    = "invalid"
+	KindInternal   = "internal"
+)
+
+// Ray resource-name conventions the driver and the snapshot rely on.
+const (
+	// GroupResourceMarker appears in the per-placement-group resources Ray
+	// adds to nodes (e.g. CPU_group_<id>), which are not node capacity.
+	GroupResourceMarker = "_group_"
+	// NodeResourcePrefix starts Ray's per-node identity resource node:<ip>.
+	NodeResourcePrefix = "node:"
+)
+
+// Driver tuning, sent in every request so that driver.py has no constants.
+const (
+	driverPortTries         = 50  // random bind attempts per probe task
+	driverPortRounds        = 8   // re-probe rounds to resolve per-node port collisions
+	driverProbeBatch        = 256 // results fetched per ray.wait round
+	driverMinProbeSeconds   = 60
+	driverRemoveWaitSeconds = 60
+)
+
+// DriverContract is the contract constants every request carries.
+func DriverContract() Contract {
+	return Contract{
+		DomainPrefix:        topology.NVLinkDomainPrefix,
+		DomainUnknown:       topology.NVLinkDomainUnknown,
+		TopoRankKey:         topology.TopoRankKey,
+		TopoRankUnknown:     topology.TopoRankUnknown,
+		StateCreated:        rayclient.PlacementGroupStateCreated,
+		StateRemoved:        rayclient.PlacementGroupStateRemoved,
+		StateMissing:        StateMissing,
+		GroupResourceMarker: GroupResourceMarker,
+		NodeResourcePrefix:  NodeResourcePrefix,
+		PortTries:           driverPortTries,
+		PortRounds:          driverPortRounds,
+		ProbeBatch:          driverProbeBatch,
+		MinProbeSeconds:     driverMinProbeSeconds,
+		RemoveWaitSeconds:   driverRemoveWaitSeconds,
+	}
+}

@@ -1,0 +1,107 @@
+package vcluster
+
+import (
+	"go/scanner"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Contract values that must be spelled only where they are defined.
+var (
+	strayGoStrings = map[string]bool{
+		DefaultNamespace: true, "PACK": true, "SPREAD": true, "STRICT_PACK": true, "STRICT_SPREAD": true,
+		"nvlink_domain_": true, "CREATED": true, "ALIVE": true, "REMOVED": true, StateMissing: true,
+		"RESCHEDULING": true, "training": true, DefaultReadyTimeoutText: true, "_group_": true,
+	}
+	strayGoInts = map[string]bool{"1400": true, "1999": true, "180": true}
+	// driver.py gets every one of these from the request.
+	strayPython = regexp.MustCompile(`terraform-ray|\b1400\b|\b1999\b|\b180\b|\bPACK\b|\bSPREAD\b|nvlink_domain_|` +
+		`"MISSING"|"CREATED"|"REMOVED"|"unknown"|"_group_"|"node:"|"topo_rank" in\b|get\("topo_rank"`)
+	// Where each contract value is defined (paths from the repository root).
+	contractHomes = []string{"internal/vcluster/", "internal/topology/", "internal/rayclient/state.go"}
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestDriverPyHasNoContractConstants(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "internal/driver/driver.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(src), "\n") {
+		code, _, _ := strings.Cut(line, "#")
+		if m := strayPython.FindString(code); m != "" {
+			t.Errorf("driver.py:%d carries contract value %q; send it in the request (vcluster.Contract): %s", i+1, m, strings.TrimSpace(line))
+		}
+	}
+}
+
+// TestGoHasNoStrayContractConstants scans the production Go code outside
+// the contract's homes for string and integer literals that copy a
+// contract value. Comments are not looked at.
+func TestGoHasNoStrayContractConstants(t *testing.T) {
+	root := repoRoot(t)
+	for _, dir := range []string{"internal", "bench", "main.go"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			// internal/acctest is test support code (not built into the provider).
+			if strings.HasPrefix(rel, "internal/acctest/") {
+				return nil
+			}
+			for _, home := range contractHomes {
+				if strings.HasPrefix(rel, home) {
+					return nil
+				}
+			}
+			scanGoFile(t, rel, path)
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+func scanGoFile(t *testing.T, rel, path string) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	file := fset.AddFile(rel, fset.Base(), len(src))
+	var s scanner.Scanner
+	s.Init(file, src, nil, 0)
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			return
+		}
+		switch tok {
+		case token.STRING:
+			if v, err := strconv.Unquote(lit); err == nil && strayGoStrings[v] {
+				t.Errorf("%s: literal %s copies a contract value; use the vcluster/topology constant", fset.Position(pos), lit)
+			}
+		case token.INT:
+			if strayGoInts[lit] {
+				t.Errorf("%s: literal %s copies a contract value; use the vcluster/topology constant", fset.Position(pos), lit)
+			}
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package vcluster
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// InferSpec rebuilds the spec of cluster name from its live groups, with
+// every attribute Ray cannot tell at its default. counts, when given, splits
+// a unified group's bundles into logical nodes. The state API does not
+// report a group's strategy: the caller takes it from an inspect. found is false when Ray has
+// no group of that name; err says why the groups do not form a cluster.
+func InferSpec(name string, live []rayclient.PlacementGroup, counts []int) (spec Spec, found bool, err error) {
+	spec = Spec{
+		Name: name, UseGPUs: false, NumGPUsPerNode: DefaultNumGPUsPerNode,
+		MaxColocatedWorkerGroups: DefaultMaxColocatedWorkerGroups, Strategy: DefaultStrategy,
+	}.WithDefaults()
+	perNode := map[int][]rayclient.Bundle{}
+	var unified []rayclient.Bundle
+	nodeGroup := regexp.MustCompile("^" + regexp.QuoteMeta(name) + `-node(\d+)$`)
+	for _, g := range live {
+		switch {
+		case g.Name == UnifiedGroupName(name):
+			unified, spec.UseUnifiedPG, found = g.Bundles, true, true
+		case nodeGroup.MatchString(g.Name):
+			if i, err := strconv.Atoi(nodeGroup.FindStringSubmatch(g.Name)[1]); err == nil && i < MaxLogicalNodes {
+				perNode[i], found = g.Bundles, true
+			}
+		}
+	}
+	if !found {
+		return spec, false, nil
+	}
+	var nodes [][]rayclient.Bundle
+	if spec.UseUnifiedPG {
+		if len(counts) == 0 {
+			counts = []int{len(unified)}
+		}
+		total := 0
+		for _, c := range counts {
+			total += c
+		}
+		if total != len(unified) {
+			return spec, true, fmt.Errorf("the import id splits %d bundles but %s has %d", total, UnifiedGroupName(name), len(unified))
+		}
+		at := 0
+		for _, c := range counts {
+			nodes = append(nodes, unified[at:at+c])
+			at += c
+		}
+		spec.BundleCtPerNode = counts
+	} else {
+		idx := make([]int, 0, len(perNode))
+		for i := range perNode {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		nodes = make([][]rayclient.Bundle, idx[len(idx)-1]+1)
+		for _, i := range idx {
+			nodes[i] = perNode[i]
+		}
+		for _, n := range nodes {
+			spec.BundleCtPerNode = append(spec.BundleCtPerNode, len(n))
+		}
+	}
+	anyConstraint := false
+	constraints := make([]topology.Resources, len(nodes))
+	for i, n := range nodes {
+		constraints[i] = topology.Resources{}
+		if len(n) == 0 {
+			continue
+		}
+		res := n[0].UnitResources
+		spec.UseGPUs = spec.UseGPUs || res["GPU"] > 0
+		if res["CPU"] >= 1 {
+			spec.MaxColocatedWorkerGroups = int(res["CPU"])
+		}
+		for k, v := range res {
+			if k != "CPU" && k != "GPU" {
+				constraints[i][k] = v
+				anyConstraint = true
+			}
+		}
+	}
+	if anyConstraint {
+		spec.NodeResourceConstraints = constraints
+	}
+	return spec, true, nil
+}

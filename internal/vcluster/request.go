@@ -1,0 +1,291 @@
+package vcluster
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// Request is the driver's input: every field is filled by NewRequest, and
+// driver.py applies no default of its own.
+type Request struct {
+	// Action is one of ActionCreate, ActionDelete, ActionInspect.
+	Action string `json:"action"`
+	// Namespace is the Ray namespace the named groups live in.
+	Namespace string `json:"namespace"`
+	// ReadyTimeoutSeconds bounds the wait for created groups to become ready.
+	ReadyTimeoutSeconds int `json:"ready_timeout_seconds"`
+	// Groups lists the placement groups to act on.
+	Groups []RequestGroup `json:"groups"`
+	// Probe configures the per-bundle probe (create and inspect).
+	Probe Probe `json:"probe"`
+	// Contract carries the constants driver.py needs.
+	Contract Contract `json:"contract"`
+	// RunID is echoed on every driver output line. Ray keeps a job's log
+	// file when the job record is deleted and appends to it when the same
+	// submission id is reused, so driver.Run sets a fresh RunID per
+	// submission to tell this run's lines from older ones.
+	RunID string `json:"run_id,omitempty"`
+}
+
+// RequestGroup is one named placement group of a request.
+type RequestGroup struct {
+	Name     string `json:"name"`
+	Strategy string `json:"strategy"`
+	// Bundles are resource maps, e.g. {"CPU": 1, "GPU": 1}.
+	Bundles []map[string]float64 `json:"bundles"`
+}
+
+// Probe configures the per-bundle probe.
+type Probe struct {
+	// UseGPUs makes the probe task take a GPU fraction in bundles that hold
+	// GPUs, so the bundle's GPU id is reported.
+	UseGPUs bool `json:"use_gpus"`
+	// PortRangeLow and PortRangeHigh bound the probed port, half-open.
+	PortRangeLow  int `json:"port_range_low"`
+	PortRangeHigh int `json:"port_range_high"`
+}
+
+// Contract holds the constants of the contract that driver.py uses.
+type Contract struct {
+	DomainPrefix        string `json:"domain_prefix"`
+	DomainUnknown       string `json:"domain_unknown"`
+	TopoRankKey         string `json:"topo_rank_key"`
+	TopoRankUnknown     int    `json:"topo_rank_unknown"`
+	StateCreated        string `json:"state_created"`
+	StateRemoved        string `json:"state_removed"`
+	StateMissing        string `json:"state_missing"`
+	GroupResourceMarker string `json:"group_resource_marker"`
+	NodeResourcePrefix  string `json:"node_resource_prefix"`
+	PortTries           int    `json:"port_tries"`
+	PortRounds          int    `json:"port_rounds"`
+	ProbeBatch          int    `json:"probe_batch"`
+	MinProbeSeconds     int    `json:"min_probe_seconds"`
+	RemoveWaitSeconds   int    `json:"remove_wait_seconds"`
+}
+
+// NewRequest builds a complete request for groups (names only are needed
+// for delete and inspect).
+func NewRequest(action, namespace string, groups []GroupRequest, useGPUs bool, ports topology.PortRange, ready time.Duration) Request {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	if ready <= 0 {
+		ready = DefaultReadyTimeout
+	}
+	if ports.Low == 0 {
+		ports.Low = DefaultPorts.Low
+	}
+	if ports.High == 0 {
+		ports.High = DefaultPorts.High
+	}
+	req := Request{
+		Action:              action,
+		Namespace:           namespace,
+		ReadyTimeoutSeconds: int(math.Max(1, math.Ceil(ready.Seconds()))),
+		Probe:               Probe{UseGPUs: useGPUs, PortRangeLow: ports.Low, PortRangeHigh: ports.High},
+		Contract:            DriverContract(),
+		Groups:              make([]RequestGroup, 0, len(groups)),
+	}
+	for _, g := range groups {
+		strategy := g.Strategy
+		if strategy == "" {
+			strategy = PerNodeStrategy
+		}
+		bundles := make([]map[string]float64, len(g.Bundles))
+		for i, b := range g.Bundles {
+			bundles[i] = b
+		}
+		req.Groups = append(req.Groups, RequestGroup{Name: g.Name, Strategy: strategy, Bundles: bundles})
+	}
+	return req
+}
+
+// DeleteRequest removes the named groups from namespace.
+func DeleteRequest(namespace string, names ...string) Request {
+	groups := make([]GroupRequest, len(names))
+	for i, n := range names {
+		groups[i] = GroupRequest{Name: n}
+	}
+	return NewRequest(ActionDelete, namespace, groups, false, topology.PortRange{}, 0)
+}
+
+// Request is the driver request that runs action on the spec's groups.
+func (s Spec) Request(action string) Request {
+	s = s.WithDefaults()
+	return NewRequest(action, s.Namespace, s.Groups(), s.UseGPUs, s.Ports, s.ReadyTimeout)
+}
+
+// Validate checks that the request is complete and well-formed before it is
+// submitted: the driver trusts it. Spec.Validate holds the user-facing rules.
+func (r Request) Validate() error {
+	switch r.Action {
+	case ActionCreate, ActionDelete, ActionInspect:
+	default:
+		return fmt.Errorf("driver request: unknown action %q (want %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect)
+	}
+	if r.Namespace == "" {
+		return errors.New("driver request: empty namespace")
+	}
+	if len(r.Groups) == 0 {
+		return errors.New("driver request: no groups")
+	}
+	if r.ReadyTimeoutSeconds < 1 {
+		return errors.New("driver request: ready_timeout_seconds must be positive")
+	}
+	ports := topology.PortRange{Low: r.Probe.PortRangeLow, High: r.Probe.PortRangeHigh}
+	if err := ports.Validate(); err != nil {
+		return fmt.Errorf("driver request: port range %s: %w", ports, err)
+	}
+	if r.Contract != DriverContract() {
+		return errors.New("driver request: contract constants missing or altered; build requests with vcluster.NewRequest")
+	}
+	if len(r.RunID) > maxRunIDLength {
+		return fmt.Errorf("driver request: run_id longer than %d characters", maxRunIDLength)
+	}
+	seen := make(map[string]bool, len(r.Groups))
+	for i, g := range r.Groups {
+		if strings.TrimSpace(g.Name) == "" {
+			return fmt.Errorf("driver request: groups[%d] has an empty name", i)
+		}
+		if seen[g.Name] {
+			return fmt.Errorf("driver request: group name %q is listed twice", g.Name)
+		}
+		seen[g.Name] = true
+		if r.Action != ActionCreate {
+			continue
+		}
+		if !slices.Contains(topology.Strategies, g.Strategy) {
+			return fmt.Errorf("driver request: group %q: unknown strategy %q", g.Name, g.Strategy)
+		}
+		if len(g.Bundles) == 0 {
+			return fmt.Errorf("driver request: group %q has no bundles", g.Name)
+		}
+		for j, b := range g.Bundles {
+			positive := false
+			for k, v := range b {
+				if k == "" || v < 0 || math.IsNaN(v) || v > maxResourceAmount {
+					return fmt.Errorf("driver request: group %q bundle %d: invalid resource %q = %v", g.Name, j, k, v)
+				}
+				positive = positive || v > 0
+			}
+			if !positive {
+				return fmt.Errorf("driver request: group %q bundle %d requests no resources", g.Name, j)
+			}
+		}
+	}
+	return nil
+}
+
+// Result is the driver's final report.
+type Result struct {
+	OK     bool         `json:"ok"`
+	Action string       `json:"action"`
+	Error  *ResultError `json:"error"`
+	// Groups is set for create and inspect (in request order) when OK.
+	Groups []GroupResult `json:"groups"`
+	// Removed lists groups removed by this run: by delete, or, on a failed
+	// create, the groups the run had created and removed again.
+	Removed []string `json:"removed"`
+	// Missing lists named groups that do not exist (delete and inspect).
+	Missing []string `json:"missing"`
+	// Pending lists the groups Ray had not placed when a create gave up;
+	// Nodes is the cluster's per-node view at that moment. Go explains the
+	// shortage from both (ExplainApplyShortage).
+	Pending    []string   `json:"pending,omitempty"`
+	Nodes      []NodeView `json:"nodes,omitempty"`
+	RayVersion string     `json:"ray_version"`
+	// RunID echoes Request.RunID.
+	RunID string `json:"run_id,omitempty"`
+}
+
+// ResultError is the driver's error report.
+type ResultError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// NodeView is one alive node's resources as the driver saw them.
+type NodeView struct {
+	NodeID string             `json:"node_id"`
+	NodeIP string             `json:"node_ip"`
+	Total  map[string]float64 `json:"total"`
+	Free   map[string]float64 `json:"free"`
+}
+
+// GroupResult describes one placement group.
+type GroupResult struct {
+	Name string `json:"name"`
+	// ID is the hex placement group id ("" when missing).
+	ID string `json:"id"`
+	// State is Ray's state (CREATED, PENDING, ...) or StateMissing.
+	State    string `json:"state"`
+	Strategy string `json:"strategy"`
+	// Created is true when this run created the group (false when adopted
+	// or inspected).
+	Created bool           `json:"created"`
+	Missing bool           `json:"missing"`
+	Bundles []BundleResult `json:"bundles"`
+}
+
+// BundleResult describes one bundle. Node fields come from the probe task
+// (or, for groups that are not CREATED, from Ray's placement table, in which
+// case Port is 0 and GPUID nil).
+type BundleResult struct {
+	Index     int                `json:"index"`
+	Resources map[string]float64 `json:"resources"`
+	NodeID    string             `json:"node_id"`
+	NodeIP    string             `json:"node_ip"`
+	// GPUID is the bundle's GPU id, nil without GPUs (or use_gpus false).
+	GPUID *int `json:"gpu_id"`
+	// NVLinkDomain is the node's NVLink domain resource, or the unknown domain.
+	NVLinkDomain string `json:"nvlink_domain"`
+	// TopoRank is the node's topo_rank resource, or TopoRankUnknown.
+	TopoRank int `json:"topo_rank"`
+	// Port is a free TCP port on the node, unique per node IP in this result.
+	Port int `json:"port"`
+}
+
+// DriverError is the Go form of a driver result with ok=false.
+type DriverError struct {
+	Kind    string
+	Message string
+}
+
+func (e *DriverError) Error() string {
+	return fmt.Sprintf("ray placement group driver: %s: %s", e.Kind, e.Message)
+}
+
+// IsKind reports whether err is a *DriverError of one of kinds.
+func IsKind(err error, kinds ...string) bool {
+	var de *DriverError
+	return errors.As(err, &de) && slices.Contains(kinds, de.Kind)
+}
+
+// Err returns the driver's failure as a *DriverError, or nil when OK.
+func (r *Result) Err() error {
+	if r == nil || r.OK {
+		return nil
+	}
+	e := &DriverError{Kind: KindInternal, Message: "driver reported failure without an error"}
+	if r.Error != nil {
+		e.Kind, e.Message = r.Error.Kind, r.Error.Message
+	}
+	return e
+}
+
+// MissingGroups lists the groups an inspect found missing.
+func (r *Result) MissingGroups() []string {
+	var out []string
+	for _, g := range r.Groups {
+		if g.Missing {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}

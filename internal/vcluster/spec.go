@@ -1,0 +1,311 @@
+package vcluster
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// Spec is the static shape of a virtual cluster (a RayVirtualCluster) and
+// where it lives.
+type Spec struct {
+	Name                     string
+	BundleCtPerNode          []int
+	UseGPUs                  bool
+	NumGPUsPerNode           int
+	MaxColocatedWorkerGroups int
+	// Strategy applies to the unified group only; "" means DefaultStrategy.
+	Strategy     string
+	UseUnifiedPG bool
+	SegmentSize  *int
+	// NodeResourceConstraints is nil for none; an empty entry means no
+	// constraint for that node.
+	NodeResourceConstraints []topology.Resources
+	// Ports is the probed port range; a zero bound means DefaultPorts'.
+	Ports topology.PortRange
+	// Namespace is the Ray namespace; "" means DefaultNamespace.
+	Namespace string
+	// ReadyTimeout bounds the wait for placement; 0 means DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+}
+
+// Issue is one validation finding tied to an attribute path.
+type Issue struct {
+	Path    string
+	Summary string
+	Detail  string
+	Warning bool
+}
+
+// HasError reports whether any issue is an error.
+func HasError(issues []Issue) bool {
+	return slices.ContainsFunc(issues, func(is Issue) bool { return !is.Warning })
+}
+
+// Attribute names of the resource, used as issue paths.
+const (
+	AttrName                     = "name"
+	AttrBundleCtPerNodeList      = "bundle_ct_per_node_list"
+	AttrNumGPUsPerNode           = "num_gpus_per_node"
+	AttrMaxColocatedWorkerGroups = "max_colocated_worker_groups"
+	AttrPlacementGroupStrategy   = "placement_group_strategy"
+	AttrSegmentSize              = "segment_size"
+	AttrNodeResourceConstraints  = "node_resource_constraints"
+	AttrPortRangeLow             = "port_range_low"
+	AttrPortRangeHigh            = "port_range_high"
+)
+
+// NamePattern is what a cluster name may look like.
+var NamePattern = regexp.MustCompile(fmt.Sprintf(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,%d}$`, MaxNameLength-1))
+
+// WithDefaults fills every unset field that has a default.
+func (s Spec) WithDefaults() Spec {
+	if s.Strategy == "" {
+		s.Strategy = DefaultStrategy
+	}
+	if s.Ports.Low == 0 {
+		s.Ports.Low = DefaultPorts.Low
+	}
+	if s.Ports.High == 0 {
+		s.Ports.High = DefaultPorts.High
+	}
+	if s.Namespace == "" {
+		s.Namespace = DefaultNamespace
+	}
+	if s.ReadyTimeout <= 0 {
+		s.ReadyTimeout = DefaultReadyTimeout
+	}
+	return s
+}
+
+// WorldSize is the total bundle count (sum of counts).
+func (s Spec) WorldSize() int {
+	n := 0
+	for _, c := range s.BundleCtPerNode {
+		n += c
+	}
+	return n
+}
+
+// NodeCount is the number of logical nodes with a positive count.
+func (s Spec) NodeCount() int {
+	n := 0
+	for _, c := range s.BundleCtPerNode {
+		if c > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Validate returns every static problem; entries with Warning set do not
+// prevent creation. It is the one place the rules live: the schema's
+// validators only read their bounds from this package.
+func (s Spec) Validate() []Issue {
+	s = s.WithDefaults()
+	var out []Issue
+	bad := func(path, summary, format string, args ...any) {
+		out = append(out, Issue{Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...)})
+	}
+	warn := func(path, summary, format string, args ...any) {
+		out = append(out, Issue{Path: path, Summary: summary, Detail: fmt.Sprintf(format, args...), Warning: true})
+	}
+
+	if !NamePattern.MatchString(s.Name) {
+		bad(AttrName, "Invalid cluster name",
+			"name %q must be 1-%d characters of letters, digits, '_', '.' or '-', starting with a letter or digit", s.Name, MaxNameLength)
+	}
+
+	counts := s.BundleCtPerNode
+	switch {
+	case len(counts) == 0:
+		bad(AttrBundleCtPerNodeList, "Empty bundle_ct_per_node_list", "bundle_ct_per_node_list must contain at least one node")
+	case len(counts) > MaxLogicalNodes:
+		bad(AttrBundleCtPerNodeList, "Too many logical nodes",
+			"bundle_ct_per_node_list has %d entries; at most %d logical nodes are supported", len(counts), MaxLogicalNodes)
+	}
+	positive, world := 0, 0
+	for i, c := range counts {
+		p := fmt.Sprintf("%s[%d]", AttrBundleCtPerNodeList, i)
+		switch {
+		case c < 0:
+			bad(p, "Negative bundle count", "node %d asks for %d bundles; counts must be >= 0", i, c)
+			continue
+		case c > MaxBundlesPerNode:
+			bad(p, "Too many bundles for one node", "node %d asks for %d bundles; at most %d are supported", i, c, MaxBundlesPerNode)
+		case s.UseGPUs && s.NumGPUsPerNode >= 1 && c > s.NumGPUsPerNode:
+			bad(p, "Too many bundles for one node",
+				"node %d asks for %d bundles but num_gpus_per_node is %d", i, c, s.NumGPUsPerNode)
+		}
+		if c > 0 {
+			positive++
+		}
+		world += min(c, MaxWorldSize+1)
+	}
+	if len(counts) > 0 && positive == 0 {
+		bad(AttrBundleCtPerNodeList, "No bundles requested", "every node asks for 0 bundles; at least one count must be > 0")
+	}
+	if world > MaxWorldSize {
+		bad(AttrBundleCtPerNodeList, "World size too large", "the counts add up to more than %d bundles", MaxWorldSize)
+	}
+
+	switch {
+	case s.UseGPUs && s.NumGPUsPerNode < 1:
+		bad(AttrNumGPUsPerNode, "Invalid num_gpus_per_node",
+			"num_gpus_per_node must be greater than 0 if using GPUs (got %d)", s.NumGPUsPerNode)
+	case s.NumGPUsPerNode < 0:
+		bad(AttrNumGPUsPerNode, "Invalid num_gpus_per_node", "num_gpus_per_node (%d) must be >= 0", s.NumGPUsPerNode)
+	case s.NumGPUsPerNode > MaxGPUsPerNode:
+		bad(AttrNumGPUsPerNode, "Invalid num_gpus_per_node", "num_gpus_per_node (%d) must be <= %d", s.NumGPUsPerNode, MaxGPUsPerNode)
+	}
+	switch {
+	case s.MaxColocatedWorkerGroups < 1:
+		bad(AttrMaxColocatedWorkerGroups, "Invalid max_colocated_worker_groups",
+			"max_colocated_worker_groups (%d) must be >= 1", s.MaxColocatedWorkerGroups)
+	case s.MaxColocatedWorkerGroups > MaxColocatedGroups:
+		bad(AttrMaxColocatedWorkerGroups, "Invalid max_colocated_worker_groups",
+			"max_colocated_worker_groups (%d) must be <= %d", s.MaxColocatedWorkerGroups, MaxColocatedGroups)
+	}
+	if !slices.Contains(topology.Strategies, s.Strategy) {
+		bad(AttrPlacementGroupStrategy, "Invalid placement group strategy",
+			"placement_group_strategy %q must be one of %s", s.Strategy, strings.Join(topology.Strategies, ", "))
+	}
+
+	if s.NodeResourceConstraints != nil && len(s.NodeResourceConstraints) != len(counts) {
+		bad(AttrNodeResourceConstraints, "Constraint count mismatch",
+			"node_resource_constraints length (%d) must match bundle_ct_per_node_list length (%d)",
+			len(s.NodeResourceConstraints), len(counts))
+	}
+	for i, c := range s.NodeResourceConstraints {
+		p := fmt.Sprintf("%s[%d]", AttrNodeResourceConstraints, i)
+		for _, k := range sortedKeys(c) {
+			v := c[k]
+			switch {
+			case strings.TrimSpace(k) == "":
+				bad(p, "Invalid constraint resource", "node %d has a constraint with an empty resource name", i)
+			case k == "CPU" || k == "GPU":
+				bad(p, "Invalid constraint resource",
+					"node %d constrains %q; CPU and GPU are set by the cluster and cannot be overridden", i, k)
+			case math.IsNaN(v) || math.IsInf(v, 0) || v <= 0:
+				bad(p, "Invalid constraint amount", "node %d constraint %q = %v must be a finite number > 0", i, k, v)
+			}
+		}
+	}
+
+	if s.SegmentSize != nil {
+		seg := *s.SegmentSize
+		if seg < 1 {
+			bad(AttrSegmentSize, "Invalid segment_size", "segment_size (%d) must be >= 1", seg)
+		} else if len(counts)%seg != 0 {
+			bad(AttrSegmentSize, "segment_size does not divide the node count",
+				"the number of logical nodes (%d, the length of bundle_ct_per_node_list) must be divisible by segment_size (%d)",
+				len(counts), seg)
+		}
+		if !s.UseUnifiedPG || !s.UseGPUs {
+			warn(AttrSegmentSize, "segment_size has no effect",
+				"segment_size only reorders and trims bundles of a unified GPU placement group (use_unified_pg and use_gpus both true); it is ignored here")
+		}
+	}
+
+	problems := s.Ports.Problems()
+	for _, p := range problems {
+		bad(p.Field, "Invalid port range", "%s", p.Message)
+	}
+	if len(problems) == 0 && s.Ports.High > LinuxEphemeralPortLow {
+		warn(AttrPortRangeHigh, "Port range reaches the ephemeral range",
+			"master port range %s reaches the Linux ephemeral port range (from %d); kernel-assigned source ports may collide with it",
+			s.Ports, LinuxEphemeralPortLow)
+	}
+	return out
+}
+
+// GroupRequest is one placement group to create.
+type GroupRequest = topology.GroupRequest
+
+// Groups mirrors _create_placement_groups_internal: one "<name>-unified"
+// group (Strategy) with every bundle in node order, or one PerNodeStrategy
+// group "<name>-node<i>" per node with a positive count. Zero-valued
+// resources are omitted.
+func (s Spec) Groups() []GroupRequest {
+	s = s.WithDefaults()
+	if s.UseUnifiedPG {
+		g := GroupRequest{Name: UnifiedGroupName(s.Name), Strategy: s.Strategy, NodeIndex: -1}
+		for i, c := range s.BundleCtPerNode {
+			for j := 0; j < c; j++ {
+				g.Bundles = append(g.Bundles, s.bundle(i))
+			}
+		}
+		return []GroupRequest{g}
+	}
+	var out []GroupRequest
+	for i, c := range s.BundleCtPerNode {
+		if c <= 0 {
+			continue
+		}
+		g := GroupRequest{Name: NodeGroupName(s.Name, i), Strategy: PerNodeStrategy, NodeIndex: i}
+		for j := 0; j < c; j++ {
+			g.Bundles = append(g.Bundles, s.bundle(i))
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// GroupNames lists the placement-group names the spec owns.
+func (s Spec) GroupNames() map[string]bool {
+	names := map[string]bool{}
+	for _, g := range s.Groups() {
+		names[g.Name] = true
+	}
+	return names
+}
+
+// UnifiedGroupName and NodeGroupName are the reference's group names.
+func UnifiedGroupName(cluster string) string { return cluster + "-unified" }
+
+// NodeGroupName is the name of logical node i's group.
+func NodeGroupName(cluster string, i int) string { return fmt.Sprintf("%s-node%d", cluster, i) }
+
+func (s Spec) bundle(node int) topology.Resources {
+	b := topology.Resources{"CPU": float64(s.MaxColocatedWorkerGroups)}
+	if s.UseGPUs {
+		b["GPU"] = 1
+	}
+	if node < len(s.NodeResourceConstraints) {
+		for k, v := range s.NodeResourceConstraints[node] {
+			b[k] = v
+		}
+	}
+	for k, v := range b {
+		if v == 0 {
+			delete(b, k)
+		}
+	}
+	return b
+}
+
+// CheckSegments reports whether the live topology can supply the spec's
+// segments (SelectSegmentNodes over len(BundleCtPerNode) nodes). It returns
+// nil when SegmentSize is nil or the topology has no NVLink info.
+func (s Spec) CheckSegments(topo []topology.Node) error {
+	if s.SegmentSize == nil || !topology.HasTopology(topo) {
+		return nil
+	}
+	_, _, err := topology.SelectSegmentNodes(topo, *s.SegmentSize, len(s.BundleCtPerNode))
+	return err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
