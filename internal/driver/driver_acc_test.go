@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -377,8 +379,12 @@ func TestAccDriver(t *testing.T) {
 		if !errors.As(tr.err, &de) || (de.Kind != KindInfeasible && de.Kind != KindTimeout) {
 			t.Fatalf("err = %v", tr.err)
 		}
-		if !strings.Contains(de.Message, `needs {"GPU": 99}`) || !strings.Contains(de.Message, "largest free on any node: GPU") {
-			t.Errorf("message = %s", de.Message)
+		// The driver reports what is pending and the per-node view; Go explains it.
+		huge := vcluster.GroupRequest{Name: e.prefix + "huge", Strategy: "PACK", Bundles: []topology.Resources{{"CPU": 1, "GPU": 99}}}
+		if tr.res == nil || !slices.Contains(tr.res.Pending, huge.Name) || len(tr.res.Nodes) == 0 {
+			t.Errorf("pending/nodes not reported: %+v", tr.res)
+		} else if why := vcluster.ExplainShortage([]vcluster.GroupRequest{huge}, vcluster.NodeCapacities(tr.res.Nodes)); !strings.Contains(strings.Join(why.Errors, "; "), `"GPU":99`) {
+			t.Errorf("explanation = %+v", why)
 		}
 		if tr.res == nil || len(tr.res.Removed) != 2 {
 			t.Errorf("removed = %+v", tr.res)
