@@ -19,6 +19,7 @@ import time
 import traceback
 
 import ray
+from ray.experimental import internal_kv
 from ray.util.placement_group import (
     get_placement_group,
     placement_group,
@@ -27,7 +28,7 @@ from ray.util.placement_group import (
 )
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-ACTIONS = ("create", "delete", "inspect")
+ACTIONS = ("create", "delete", "inspect", "record")
 # Contract constants, filled from spec["contract"]; the driver has none of its own.
 CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
                 "state_missing", "group_resource_marker", "node_resource_prefix")
@@ -50,6 +51,8 @@ INFLIGHT = set()
 # Set when a create gives up waiting: the pending group names and the
 # cluster's per-node view, for Go to explain the shortage.
 FAILURE_VIEW = {}
+# The record key this run created (removed again if the run fails).
+NEW_RECORD = []
 STOP_SIGNAL = []
 RUN = {"id": ""}  # spec.run_id, echoed on every output line
 T0 = time.monotonic()
@@ -158,7 +161,13 @@ def normalize_spec(spec):
                     )
                 if not any(v > 0 for v in b.values()):
                     raise DriverError("invalid", "group %s bundle %d requests no resources" % (json.dumps(name), j))
-        out_groups.append({"name": name, "strategy": strategy, "bundles": bundles})
+        selector = g.get("bundle_label_selector")
+        if selector is not None and not (
+            isinstance(selector, list) and len(selector) == len(bundles or [])
+            and all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
+                    for m in selector)):
+            raise DriverError("invalid", "group %s: bundle_label_selector must be one string map per bundle" % json.dumps(name))
+        out_groups.append({"name": name, "strategy": strategy, "bundles": bundles, "selector": selector})
     return {
         "action": action,
         "namespace": ns,
@@ -167,7 +176,28 @@ def normalize_spec(spec):
         "use_gpus": probe["use_gpus"],
         "port_low": low,
         "port_high": high,
+        "own": load_ownership(spec.get("ownership"), action),
     }
+
+
+def load_ownership(own, action):
+    if own is None:
+        if action == "record":
+            raise DriverError("invalid", "record needs ownership")
+        return None
+    if not isinstance(own, dict):
+        raise DriverError("invalid", "ownership must be an object")
+    for k in ("kv_namespace", "key", "tombstone_key"):
+        if not isinstance(own.get(k), str) or not own[k]:
+            raise DriverError("invalid", "ownership.%s must be a non-empty string" % k)
+    if not isinstance(own.get("owner"), str) or not isinstance(own.get("claim"), bool):
+        raise DriverError("invalid", "ownership.owner must be a string and ownership.claim a boolean")
+    manifest = own.get("manifest")
+    if manifest is not None and not (isinstance(manifest, dict) and isinstance(manifest.get("groups"), list)):
+        raise DriverError("invalid", "ownership.manifest must be a record object")
+    if action == "record" and manifest is None:
+        raise DriverError("invalid", "record needs ownership.manifest")
+    return own
 
 
 # ---------------------------------------------------------------- helpers
@@ -268,6 +298,76 @@ def node_topology(resources):
     except (TypeError, ValueError):
         rank = C["topo_rank_unknown"]
     return domain, rank
+
+
+# ---------------------------------------------------------------- ownership record
+
+
+def now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def kv_get(own, key):
+    raw = internal_kv._internal_kv_get(key, namespace=own["kv_namespace"])
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {"owner": "", "created_at": "", "unreadable": True}
+    return value if isinstance(value, dict) else None
+
+
+def kv_put(own, key, value):
+    internal_kv._internal_kv_put(key, json.dumps(value, sort_keys=True), overwrite=True, namespace=own["kv_namespace"])
+
+
+def kv_del(own, key):
+    internal_kv._internal_kv_del(key, namespace=own["kv_namespace"])
+
+
+def is_ours(own, record):
+    # A state from before owners existed (owner "") may act on unrecorded groups only.
+    if record is None:
+        return own["owner"] == ""
+    return own["owner"] != "" and record.get("owner") == own["owner"]
+
+
+def other_owner(record):
+    record = record or {}
+    return {"owner": str(record.get("owner") or ""), "created_at": str(record.get("created_at") or "")}
+
+
+def describe_owner(record):
+    if record is None:
+        return "created outside this provider, no ownership record"
+    return "created %s" % (record.get("created_at") or "at an unknown time")
+
+
+def natural_manifest(own, groups_out, record):
+    """The record of the probed groups in natural order (Go rewrites it when its order differs)."""
+    m = dict(own["manifest"])
+    m["owner"] = own["owner"]
+    stamp = now()
+    m["created_at"] = (record or {}).get("created_at") or stamp
+    m["updated_at"] = stamp
+    by_name = {g["name"]: g for g in groups_out}
+    groups, bundles = [], []
+    for tg in m["groups"]:
+        g = by_name.get(tg["name"]) or {}
+        groups.append(dict(tg, id=g.get("id", "")))
+        for b in g.get("bundles", []):
+            bundles.append({
+                "rank": len(bundles), "placement_group": tg["name"], "bundle_index": b["index"],
+                "global_index": len(bundles), "node_id": b["node_id"], "node_ip": b["node_ip"],
+                "gpu_id": b["gpu_id"], "nvlink_domain": b["nvlink_domain"], "topo_rank": b["topo_rank"],
+                "port": b["port"],
+            })
+    m["groups"], m["bundles"] = groups, bundles
+    m["sorted_bundle_indices"] = list(range(len(bundles)))
+    m["master_address"] = bundles[0]["node_ip"] if bundles else ""
+    m["master_port"] = bundles[0]["port"] if bundles else 0
+    return m
 
 
 # ---------------------------------------------------------------- probing
@@ -479,10 +579,27 @@ def wait_ready(entries, spec):
     )
 
 
+def claim_for_create(spec, found):
+    """Checks that existing groups are this state's and records the owner
+    before any group is created; returns the record found."""
+    own = spec["own"]
+    record = kv_get(own, own["key"])
+    if any(found.values()) and not is_ours(own, record) and not own["claim"]:
+        raise DriverError("conflict", "placement groups of %s already exist in namespace %s (%s); import it or choose another name" % (
+            json.dumps(own["manifest"]["name"]), spec["namespace"], describe_owner(record)))
+    if not is_ours(own, record):
+        NEW_RECORD.append(own["key"])
+    prelim = natural_manifest(own, [], record if is_ours(own, record) else None)
+    kv_put(own, own["key"], prelim)
+    kv_del(own, own["tombstone_key"])
+    return record if is_ours(own, record) else None
+
+
 def do_create(spec):
     groups = spec["groups"]
     progress("lookup", total=len(groups))
     found = {g["name"]: lookup(g["name"]) for g in groups}
+    record = claim_for_create(spec, found) if spec["own"] else None
     conflicts = []
     for g in groups:
         hit = found[g["name"]]
@@ -500,7 +617,8 @@ def do_create(spec):
             continue
         INFLIGHT.add(name)
         try:
-            pg = placement_group(bundles=g["bundles"], strategy=g["strategy"], name=name, lifetime="detached")
+            kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
+            pg = placement_group(bundles=g["bundles"], strategy=g["strategy"], name=name, lifetime="detached", **kwargs)
         except Exception as e:  # noqa: BLE001
             INFLIGHT.discard(name)
             if "already exists" in str(e):
@@ -511,10 +629,23 @@ def do_create(spec):
         entries.append((name, pg, True))
     progress("created", created=len(CREATED), adopted=len(entries) - len(CREATED), total=len(entries))
     wait_ready(entries, spec)
-    return {"groups": probe_groups(entries, spec)}
+    out = {"groups": probe_groups(entries, spec)}
+    if spec["own"]:
+        out["record"] = natural_manifest(spec["own"], out["groups"], record)
+        kv_put(spec["own"], spec["own"]["key"], out["record"])
+    return out
 
 
 def do_inspect(spec):
+    own = spec["own"]
+    record = kv_get(own, own["key"]) if own else None
+    writes = own is not None and own.get("manifest") is not None
+    previous = None
+    if writes and not is_ours(own, record):
+        if not own["claim"]:
+            raise DriverError("conflict", "the placement groups of %s in namespace %s now belong to %s; this state leaves them alone" % (
+                json.dumps(own["manifest"]["name"]), spec["namespace"], describe_other(record)))
+        previous = other_owner(record)
     entries, missing = [], []
     for g in spec["groups"]:
         hit = lookup(g["name"])
@@ -530,7 +661,37 @@ def do_inspect(spec):
         else:
             out.append({"name": g["name"], "id": "", "state": C["state_missing"], "strategy": "",
                         "created": False, "missing": True, "bundles": []})
-    return {"groups": out, "missing": missing}
+    result = {"groups": out, "missing": missing}
+    if own:
+        result["tombstone"] = kv_get(own, own["tombstone_key"])
+        if writes and not missing:
+            record = natural_manifest(own, out, record if previous is None else None)
+            if previous is not None:
+                record["created_at"] = previous["created_at"] or record["created_at"]
+                result["previous_owner"] = previous
+            kv_put(own, own["key"], record)
+        result["record"] = record
+    return result
+
+
+def describe_other(record):
+    if record is None:
+        return "groups without an ownership record"
+    return "another Terraform state (owner %s..., created %s)" % (
+        str(record.get("owner") or "")[:8], record.get("created_at") or "at an unknown time")
+
+
+def do_record(spec):
+    own = spec["own"]
+    record = kv_get(own, own["key"])
+    if not is_ours(own, record):
+        raise DriverError("conflict", "the record %s now belongs to %s; not rewritten" % (own["key"], describe_other(record)))
+    m = dict(own["manifest"])
+    m["owner"] = own["owner"]
+    m["created_at"] = (record or {}).get("created_at") or now()
+    m["updated_at"] = now()
+    kv_put(own, own["key"], m)
+    return {"record": m}
 
 
 def wait_removed(pgs, seconds):
@@ -548,6 +709,11 @@ def wait_removed(pgs, seconds):
 
 
 def do_delete(spec):
+    own = spec["own"]
+    record = kv_get(own, own["key"]) if own else None
+    if own and not is_ours(own, record):
+        # Not this state's cluster: touch nothing.
+        return {"other_owner": other_owner(record), "missing": [g["name"] for g in spec["groups"] if not lookup(g["name"])]}
     removed, missing = [], []
     for g in spec["groups"]:
         name = g["name"]
@@ -560,6 +726,11 @@ def do_delete(spec):
             hit = lookup(name)
         (removed if pgs else missing).append(name)
         progress("removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
+    if own:
+        kv_del(own, own["key"])
+        kv_put(own, own["tombstone_key"], {"deleted_by": own["owner"], "deleted_at": now(),
+                                            "record_owner": other_owner(record)["owner"],
+                                            "record_created_at": other_owner(record)["created_at"]})
     return {"removed": removed, "missing": missing}
 
 
@@ -588,6 +759,18 @@ def cleanup():
     return names
 
 
+def drop_new_record(spec):
+    """Removes the record this failed run wrote for a cluster that was not there."""
+    own = (spec or {}).get("own")
+    if not own or not NEW_RECORD:
+        return
+    try:
+        if is_ours(own, kv_get(own, own["key"])):
+            kv_del(own, own["key"])
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
+
+
 def ignore_signals():
     # Cleanup and the final report must not be interrupted half way.
     for s in (signal.SIGTERM, signal.SIGINT):
@@ -609,6 +792,7 @@ def main():
     result = {"ok": False, "action": "", "error": None, "groups": [], "removed": [], "missing": [],
               "ray_version": getattr(ray, "__version__", "")}
     code = 1
+    spec = None
     try:
         spec = load_spec(sys.argv)
         result["action"] = spec["action"]
@@ -617,7 +801,7 @@ def main():
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         progress("started", action=spec["action"], groups=len(spec["groups"]))
-        action = {"create": do_create, "delete": do_delete, "inspect": do_inspect}[spec["action"]]
+        action = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record}[spec["action"]]
         result.update(action(spec))
         ignore_signals()
         result["ok"] = True
@@ -634,6 +818,7 @@ def main():
             kind, msg = "internal", "%s: %s" % (type(e).__name__, e)
             traceback.print_exc()
         removed = cleanup()
+        drop_new_record(spec)
         if removed:
             msg += "; removed group(s) created by this run: %s" % ", ".join(json.dumps(n) for n in removed)
         result["removed"] = result["removed"] + removed

@@ -412,6 +412,8 @@ func writeRayStub(t *testing.T) string {
 			"def remote(*a, **k):\n    return (lambda f: f) if not a or not callable(a[0]) else a[0]\n" +
 			"def init(**k):\n    raise ConnectionError('no cluster here')\n",
 		"ray/util/__init__.py":              "",
+		"ray/experimental/__init__.py":      "",
+		"ray/experimental/internal_kv.py":   "_internal_kv_get = _internal_kv_put = _internal_kv_del = None\n",
 		"ray/util/placement_group.py":       "get_placement_group = placement_group = placement_group_table = remove_placement_group = None\n",
 		"ray/util/scheduling_strategies.py": "PlacementGroupSchedulingStrategy = None\n",
 	}

@@ -131,7 +131,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	if namespace == "" {
 		namespace = vcluster.DefaultNamespace
 	}
-	return resources.NewProviderData(client, namespace, python, runtimeEnv), diags
+	return resources.NewProviderData(client, namespace, python, version, runtimeEnv), diags
 }
 
 // resolveAddress applies Ray's own lookup order: explicit address, then

@@ -21,10 +21,68 @@ type ProviderData struct {
 	Namespace        string
 	PythonExecutable string
 	RuntimeEnv       map[string]any
+	// Version is the provider's version, written into cluster records.
+	Version string
 
 	mu       sync.Mutex
 	snapshot *vcluster.Snapshot            // cached for one provider process (one plan or apply)
 	ports    map[string]topology.PortRange // port ranges of the clusters planned so far
+	names    map[string][]nameClaim        // "<namespace>/<name>" -> the clusters that planned it
+	planned  map[string][]vcluster.GroupRequest
+}
+
+// nameClaim is one cluster's claim on a name in this provider process.
+type nameClaim struct {
+	identity  string // owner token; "" for a cluster not created yet
+	replacing bool   // its create half (planned with no prior state) is still to come
+}
+
+// ClaimName records that a cluster of this configuration plans name in
+// namespace and reports whether another cluster did so first. identity is
+// the cluster's owner token ("" when it is not created yet) so that a
+// re-plan of the same cluster is no clash; a replacement's create half
+// (planned again without prior state) takes up the claim of its first half.
+func (d *ProviderData) ClaimName(namespace, name, identity string, replacing bool) (clash bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.names == nil {
+		d.names = map[string][]nameClaim{}
+	}
+	key := namespace + "/" + name
+	claims := d.names[key]
+	for i, c := range claims {
+		if identity == "" && c.replacing {
+			claims[i].replacing = false
+			return false
+		}
+		if identity != "" && c.identity == identity {
+			return false
+		}
+	}
+	d.names[key] = append(claims, nameClaim{identity: identity, replacing: replacing})
+	return len(claims) > 0
+}
+
+// ClaimCapacity records the groups a cluster about to be created plans to
+// place and returns those of the clusters planned before it in this run.
+func (d *ProviderData) ClaimCapacity(key string, groups []vcluster.GroupRequest) (others []vcluster.GroupRequest) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.planned == nil {
+		d.planned = map[string][]vcluster.GroupRequest{}
+	}
+	keys := make([]string, 0, len(d.planned))
+	for k := range d.planned {
+		if k != key {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		others = append(others, d.planned[k]...)
+	}
+	d.planned[key] = groups
+	return others
 }
 
 // ClaimPorts records a cluster's port range and returns the clusters planned
@@ -47,8 +105,8 @@ func (d *ProviderData) ClaimPorts(name string, r topology.PortRange) []string {
 }
 
 // NewProviderData bundles the configured client and driver settings.
-func NewProviderData(client *rayclient.Client, namespace, python string, runtimeEnv map[string]any) *ProviderData {
-	return &ProviderData{Client: client, Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv}
+func NewProviderData(client *rayclient.Client, namespace, python, version string, runtimeEnv map[string]any) *ProviderData {
+	return &ProviderData{Client: client, Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
 }
 
 // CachedSnapshot returns the live cluster snapshot, fetched once per provider

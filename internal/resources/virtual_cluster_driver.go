@@ -2,7 +2,11 @@ package resources
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -32,14 +36,14 @@ func progressFields(p driver.Progress) map[string]any {
 
 // cleanupAfterFailedCreate removes whatever groups a failed create may have
 // left behind when the driver could not clean up itself (stopped, killed).
-func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, spec vcluster.Spec, cause error) {
+func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, spec vcluster.Spec, owner string, cause error) {
 	if vcluster.IsKind(cause, vcluster.KindConflict, vcluster.KindInvalid) {
 		return // the driver touched nothing
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 	defer cancel()
 	spec.ReadyTimeout = time.Minute
-	if _, err := r.runDriver(cctx, spec.Request(vcluster.ActionDelete)); err != nil {
+	if _, err := r.runDriver(cctx, spec.Request(vcluster.ActionDelete).Owned(spec, owner, false, nil)); err != nil {
 		tflog.Warn(ctx, "cleanup after failed create did not finish", map[string]any{"error": err.Error()})
 	}
 }
@@ -48,12 +52,48 @@ func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, s
 // groups Ray could not place, why they do not fit.
 func createErrorDetail(spec vcluster.Spec, res *vcluster.Result, err error) string {
 	if vcluster.IsKind(err, vcluster.KindConflict) {
-		return err.Error() + "\n\nA placement group with one of this cluster's names (" + spec.Name + "-...) already exists " +
-			"with a different shape. Import it (`terraform import`), remove it, or choose another name."
+		return err.Error() + "\n\nNothing was created or changed. To manage the existing cluster from this state, " +
+			"`terraform import` it (which takes ownership); otherwise choose another name."
 	}
 	detail := err.Error()
 	if why := vcluster.ExplainApplyShortage(spec, res); why != "" {
 		detail += "\n\n" + why
 	}
 	return detail + "\n\nNo placement group of this cluster was left behind."
+}
+
+// applyOwnedResult fills the computed attributes from a create or inspect
+// result and, when the provider's rank order is not the natural order the
+// driver recorded, rewrites the cluster's record with it.
+func (r *virtualClusterResource) applyOwnedResult(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, res *vcluster.Result) diag.Diagnostics {
+	diags := applyResult(m, spec, res)
+	owner := m.OwnerID.ValueString()
+	if diags.HasError() || owner == "" || res.Record == nil {
+		return diags
+	}
+	p, _ := vcluster.NewPlacement(spec, res)
+	if slices.Equal(p.SortedBundleIndices(), res.Record.SortedBundleIndices) {
+		return diags
+	}
+	manifest := vcluster.NewManifest(spec, owner, r.data.Version, p)
+	if _, err := r.runDriver(ctx, spec.Request(vcluster.ActionRecord).Owned(spec, owner, false, &manifest)); err != nil {
+		diags.AddWarning("Cannot record the cluster's rank order in Ray",
+			fmt.Sprintf("The cluster is ready, but its record in Ray's KV still lists bundles in creation order: %v", err))
+	}
+	return diags
+}
+
+// explainGone says why every group of a cluster in state is gone: destroyed
+// by another state that had imported it (its tombstone says so), or removed
+// outside Terraform. It costs one inspect job, only in this rare case.
+func (r *virtualClusterResource) explainGone(ctx context.Context, m virtualClusterModel, spec vcluster.Spec) string {
+	removed := fmt.Sprintf("Every placement group of %q in namespace %s", spec.Name, spec.Namespace)
+	const forgot = " This state forgets it; the next apply creates it again."
+	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionInspect).Owned(spec, m.OwnerID.ValueString(), false, nil))
+	if err != nil || res.Tombstone == nil || res.Tombstone.DeletedBy == "" || res.Tombstone.DeletedBy == m.OwnerID.ValueString() {
+		return removed + " was removed outside Terraform." + forgot
+	}
+	t := res.Tombstone
+	return fmt.Sprintf("%s was destroyed at %s by another Terraform state (owner %s…) that had imported it and so owned it.%s",
+		removed, t.DeletedAt, vcluster.OwnerPrefix(t.DeletedBy), forgot)
 }

@@ -44,7 +44,14 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	if diags.HasError() {
 		return false
 	}
-	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionInspect))
+	owner, err := vcluster.NewOwnerToken()
+	if err != nil {
+		diags.AddError("Cannot import the virtual cluster", err.Error())
+		return false
+	}
+	// Import takes ownership: the record now names this state.
+	template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
+	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionInspect).Owned(spec, owner, true, &template))
 	if err != nil {
 		diags.AddError("Cannot probe the imported placement groups", err.Error())
 		return false
@@ -53,6 +60,13 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		spec.Strategy = res.Groups[0].Strategy
 		m.PlacementGroupStrategy = types.StringValue(spec.Strategy)
 	}
-	diags.Append(applyResult(m, spec, res)...)
+	m.OwnerID = types.StringValue(owner)
+	diags.Append(r.applyOwnedResult(ctx, m, spec, res)...)
+	if !diags.HasError() && res.PreviousOwner != nil {
+		diags.AddWarning("Import took ownership of the virtual cluster",
+			fmt.Sprintf("This state now owns %q in namespace %s (owner %s…). It belonged to %s, which can no longer "+
+				"change or destroy it: its destroy will only forget the cluster.", name, spec.Namespace,
+				vcluster.OwnerPrefix(owner), res.PreviousOwner.Describe()))
+	}
 	return !diags.HasError()
 }

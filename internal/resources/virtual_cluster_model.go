@@ -37,6 +37,11 @@ type virtualClusterModel struct {
 	NVLinkDomainPerBundle    types.List     `tfsdk:"nvlink_domain_per_bundle"`
 	MasterAddress            types.String   `tfsdk:"master_address"`
 	MasterPort               types.Int64    `tfsdk:"master_port"`
+	OwnerID                  types.String   `tfsdk:"owner_id"`
+	SelectNodes              types.Bool     `tfsdk:"select_nodes"`
+	ExcludeNodeIDs           types.Set      `tfsdk:"exclude_node_ids"`
+	Pinning                  types.String   `tfsdk:"pinning"`
+	SelectedNodeIDs          types.List     `tfsdk:"selected_node_ids"`
 	Timeouts                 timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -46,7 +51,7 @@ type virtualClusterModel struct {
 func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec, known bool, diags diag.Diagnostics) {
 	for _, v := range []interface{ IsUnknown() bool }{m.Name, m.BundleCtPerNodeList, m.UseGPUs, m.NumGPUsPerNode,
 		m.MaxColocatedWorkerGroups, m.PlacementGroupStrategy, m.UseUnifiedPG, m.SegmentSize,
-		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh} {
+		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh, m.SelectNodes, m.Pinning} {
 		if v.IsUnknown() {
 			return spec, false, diags
 		}
@@ -85,7 +90,56 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 	spec.Ports = topology.PortRange{Low: int(m.PortRangeLow.ValueInt64()), High: int(m.PortRangeHigh.ValueInt64())}
 	spec.Namespace = m.Namespace.ValueString()
 	spec.ReadyTimeout = readyTimeout(m)
+	spec.SelectNodes = boolOr(m.SelectNodes, false)
+	spec.Pinning = m.Pinning.ValueString()
+	if !m.SelectedNodeIDs.IsNull() && !m.SelectedNodeIDs.IsUnknown() {
+		diags.Append(m.SelectedNodeIDs.ElementsAs(ctx, &spec.SelectedNodeIDs, false)...)
+		spec.SelectedNodeDomains = domainsFromBundles(ctx, m, spec.BundleCtPerNode)
+	}
 	return spec.WithDefaults(), !diags.HasError(), diags
+}
+
+// domainsFromBundles reads each logical node's NVLink domain from the
+// bundles in state (the domain its first bundle was placed in): what
+// domain pinning pinned it to. Nil while the bundles are not known.
+func domainsFromBundles(ctx context.Context, m virtualClusterModel, counts []int) []string {
+	if m.Bundles.IsNull() || m.Bundles.IsUnknown() {
+		return nil
+	}
+	var bundles []recordedBundle
+	if m.Bundles.ElementsAs(ctx, &bundles, false).HasError() {
+		return nil
+	}
+	byGlobal := map[int64]string{}
+	for _, b := range bundles {
+		byGlobal[b.GlobalIndex] = b.NVLinkDomain
+	}
+	out := make([]string, len(counts))
+	at := int64(0)
+	for i, c := range counts {
+		out[i] = byGlobal[at]
+		at += int64(c)
+	}
+	return out
+}
+
+// excludedNodes reads exclude_node_ids; known is false while it is unknown.
+func excludedNodes(ctx context.Context, m virtualClusterModel) (ids map[string]bool, known bool) {
+	ids = map[string]bool{}
+	if m.ExcludeNodeIDs.IsUnknown() {
+		return ids, false
+	}
+	var list []types.String
+	if m.ExcludeNodeIDs.ElementsAs(ctx, &list, false).HasError() {
+		return ids, false
+	}
+	for _, v := range list {
+		if v.IsUnknown() {
+			return ids, false
+		}
+		ids[v.ValueString()] = true
+	}
+	return ids, true
 }
 
 // setConfigFromSpec writes the configurable attributes of spec into the
@@ -107,6 +161,10 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluste
 	m.PortRangeLow = types.Int64Value(int64(spec.Ports.Low))
 	m.PortRangeHigh = types.Int64Value(int64(spec.Ports.High))
 	m.ReadyTimeout = types.StringValue(vcluster.DefaultReadyTimeoutText)
+	m.SelectNodes = types.BoolValue(false)
+	m.Pinning = types.StringValue(vcluster.DefaultPinning)
+	m.ExcludeNodeIDs = types.SetNull(types.StringType)
+	m.SelectedNodeIDs = types.ListNull(types.StringType)
 	m.SegmentSize = types.Int64Null()
 	if spec.SegmentSize != nil {
 		m.SegmentSize = types.Int64Value(int64(*spec.SegmentSize))

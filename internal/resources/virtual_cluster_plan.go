@@ -42,7 +42,8 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 }
 
 // ModifyPlan checks the plan against the live cluster (once per plan: the
-// snapshot is cached) and turns drift recorded by refresh into a replacement.
+// snapshot is cached), turns drift recorded by refresh or a lost node into a
+// replacement, and chooses the nodes of a cluster about to be created.
 func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.data == nil || r.data.Client == nil {
 		return // destroy, or provider not configured yet
@@ -52,70 +53,179 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	creating := req.State.Raw.IsNull()
-	replacing := false
-	if !creating {
-		var state virtualClusterModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	p := &planning{r: r, ctx: ctx, resp: resp, plan: &plan, creating: req.State.Raw.IsNull()}
+	if !p.creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &p.state)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
-		if state.Namespace.ValueString() != r.data.Namespace {
-			plan.Namespace = types.StringValue(r.data.Namespace)
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("namespace"))
-			replacing = true
-		}
-		if drift := recordedDrift(ctx, state); drift != "" {
-			resp.Diagnostics.AddWarning("Virtual cluster drifted outside Terraform",
-				fmt.Sprintf("Ray's placement groups of %q no longer match the configuration: %s. The cluster will be replaced.", state.Name.ValueString(), drift))
-			plan.PlacementGroups = types.ListUnknown(groupObjectType)
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("placement_groups"))
-			replacing = true
-		}
-		replacing = replacing || shapeChanged(plan, state)
-		if !replacing && configEqual(plan, state) {
-			// Nothing to do: keep what Ray reported (the framework marks computed
-			// values unknown before attribute plan modifiers settle equal floats).
-			plan = keepComputed(plan, state)
-		}
-	} else {
-		plan.Namespace = types.StringValue(r.data.Namespace)
 	}
+	p.run()
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	spec, known, d := clusterSpec(ctx, plan)
-	resp.Diagnostics.Append(d...)
-	if !known || resp.Diagnostics.HasError() || vcluster.HasError(spec.Validate()) {
+}
+
+// planning is one ModifyPlan call.
+type planning struct {
+	r                   *virtualClusterResource
+	ctx                 context.Context
+	resp                *resource.ModifyPlanResponse
+	plan                *virtualClusterModel
+	state               virtualClusterModel
+	creating, replacing bool
+}
+
+func (p *planning) replace(attribute, summary, detail string) {
+	p.resp.Diagnostics.AddWarning(summary, detail+" The cluster will be replaced.")
+	p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root(attribute))
+	p.replacing = true
+}
+
+func (p *planning) run() {
+	diags := &p.resp.Diagnostics
+	data := p.r.data
+	plan := p.plan
+	if p.creating {
+		plan.Namespace = types.StringValue(data.Namespace)
+	} else {
+		p.compareWithState()
+	}
+	spec, known, d := clusterSpec(p.ctx, *plan)
+	diags.Append(d...)
+	if !known || diags.HasError() || vcluster.HasError(spec.Validate()) {
 		return
 	}
-	if clash := r.data.ClaimPorts(spec.Name, spec.Ports); len(clash) > 0 {
-		resp.Diagnostics.AddAttributeWarning(path.Root("port_range_low"), "Port range overlaps another virtual cluster",
+	snap, snapErr := data.CachedSnapshot(p.ctx)
+	if snapErr == nil && !p.creating && !p.replacing {
+		p.checkHeldNodes(spec, snap)
+	}
+	if data.ClaimName(spec.Namespace, spec.Name, p.state.OwnerID.ValueString(), p.replacing) {
+		diags.AddAttributeError(path.Root("name"), "Duplicate virtual cluster name",
+			fmt.Sprintf("Another ray_virtual_cluster in this configuration already declares name %q in Ray namespace %s. "+
+				"Placement-group names are unique per namespace: both resources would manage the same groups, and "+
+				"destroying one would remove the other's. Give each cluster its own name.", spec.Name, spec.Namespace))
+		return
+	}
+	if clash := data.ClaimPorts(spec.Name, spec.Ports); len(clash) > 0 {
+		diags.AddAttributeWarning(path.Root("port_range_low"), "Port range overlaps another virtual cluster",
 			fmt.Sprintf("Cluster %q probes ports in %s, which overlaps %s. Bundles of both clusters on the same node "+
 				"may be handed the same port. Carve disjoint ranges, e.g. from provider::ray::port_ranges().",
 				spec.Name, spec.Ports, strings.Join(clash, ", ")))
 	}
-	snap, err := r.data.CachedSnapshot(ctx)
-	if rayclient.IsUnauthorized(err) {
-		resp.Diagnostics.AddError("Ray rejected the credentials", credentialsDetail(r.data.Client.Address(), err))
+	if rayclient.IsUnauthorized(snapErr) {
+		diags.AddError("Ray rejected the credentials", credentialsDetail(data.Client.Address(), snapErr))
 		return
 	}
-	if err != nil {
-		resp.Diagnostics.AddWarning("Cannot check the plan against the live Ray cluster",
+	if snapErr != nil {
+		diags.AddWarning("Cannot check the plan against the live Ray cluster",
 			fmt.Sprintf("%s\n\nThe segment and capacity checks run again at apply, before any placement group is created.",
-				unreachableDetail(r.data.Client.Address(), err)))
+				unreachableDetail(data.Client.Address(), snapErr)))
+		if p.creating || p.replacing {
+			p.plan.OwnerID = types.StringUnknown()
+			p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+		}
 		return
 	}
-	if creating || replacing {
-		checkLive(spec, snap, &resp.Diagnostics)
-	} else if err := spec.CheckSegments(snap.Topology()); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
+	if !p.creating && !p.replacing {
+		if !spec.SelectNodes {
+			if err := spec.CheckSegments(snap.Topology()); err != nil {
+				diags.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
+			}
+		}
+		return
+	}
+	if p.replacing {
+		*plan = unknownComputed(*plan)
+	}
+	plan.OwnerID = types.StringUnknown()
+	plan.SelectedNodeIDs = types.ListNull(types.StringType)
+	if spec.SelectNodes {
+		exclude, known := excludedNodes(p.ctx, *plan)
+		if !known {
+			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+			return // chosen at apply, once the excluded nodes are known
+		}
+		ids, domains, err := spec.ChooseNodes(snap.Topology(), exclude)
+		if err != nil {
+			diags.AddAttributeError(path.Root("select_nodes"), "Cannot select nodes for the virtual cluster", err.Error())
+			return
+		}
+		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
+		plan.SelectedNodeIDs, d = types.ListValueFrom(p.ctx, types.StringType, ids)
+		diags.Append(d...)
+	}
+	others := data.ClaimCapacity(spec.Namespace+"/"+spec.Name, spec.FeasibilityGroups())
+	checkLive(spec, snap, others, diags)
+}
+
+// compareWithState decides between no change, an update and a replacement
+// for a cluster in state.
+func (p *planning) compareWithState() {
+	plan, state := p.plan, p.state
+	if state.Namespace.ValueString() != p.r.data.Namespace {
+		plan.Namespace = types.StringValue(p.r.data.Namespace)
+		p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root("namespace"))
+		p.replacing = true
+	}
+	if drift := recordedDrift(p.ctx, state); drift != "" {
+		plan.PlacementGroups = types.ListUnknown(groupObjectType)
+		p.replace("placement_groups", "Virtual cluster drifted outside Terraform",
+			fmt.Sprintf("Ray's placement groups of %q no longer match the configuration: %s.", state.Name.ValueString(), drift))
+	}
+	p.replacing = p.replacing || shapeChanged(*plan, state)
+	if !p.replacing {
+		if exclude, known := excludedNodes(p.ctx, *plan); known {
+			var held []string
+			_ = state.SelectedNodeIDs.ElementsAs(p.ctx, &held, false)
+			for _, id := range held {
+				if exclude[id] {
+					plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+					p.replace("selected_node_ids", "Virtual cluster holds an excluded node",
+						fmt.Sprintf("exclude_node_ids now lists node %s, which %q holds.", id, state.Name.ValueString()))
+					break
+				}
+			}
+		}
+	}
+	if !p.replacing && configEqual(*plan, state) {
+		// Nothing to do: keep what Ray reported (the framework marks computed
+		// values unknown before attribute plan modifiers settle equal floats).
+		*plan = keepComputed(*plan, state)
+	}
+}
+
+// checkHeldNodes replaces a cluster when a node it holds is no longer
+// alive: a selected node, or a node its bundles were placed on.
+func (p *planning) checkHeldNodes(spec vcluster.Spec, snap *vcluster.Snapshot) {
+	alive := map[string]bool{}
+	for _, n := range snap.Nodes {
+		alive[n.NodeID] = true
+	}
+	name := spec.Name
+	if gone := spec.GoneSelectedNodes(alive); len(gone) > 0 {
+		p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+		p.replace("selected_node_ids", "A node of the virtual cluster is gone",
+			fmt.Sprintf("Ray no longer lists node(s) %s, selected for %q, as alive.", strings.Join(gone, ", "), name))
+		return
+	}
+	var bundles []recordedBundle
+	if p.state.Bundles.IsNull() || p.state.Bundles.ElementsAs(p.ctx, &bundles, false).HasError() {
+		return
+	}
+	for _, b := range bundles {
+		if b.NodeID != "" && !alive[b.NodeID] {
+			p.plan.PlacementGroups = types.ListUnknown(groupObjectType)
+			p.replace("placement_groups", "A node of the virtual cluster is gone",
+				fmt.Sprintf("Ray no longer lists node %s (%s), which holds bundle %d of %q, as alive.", b.NodeID, b.NodeIP, b.Rank, name))
+			return
+		}
 	}
 }
 
 // checkLive rejects a cluster that the live topology and free resources cannot
 // hold, naming the requirement that fails; nothing is created. The cluster's
 // own groups do not count as taken: a replacement frees them first.
-func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, diags *diag.Diagnostics) {
-	if err := spec.CheckSegments(snap.Topology()); err != nil {
+func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, others []vcluster.GroupRequest, diags *diag.Diagnostics) {
+	if err := spec.CheckSegments(snap.Topology()); err != nil && !spec.SelectNodes {
 		summary := "Not enough complete NVLink segments"
 		var insufficient *topology.ResourceInsufficientError
 		if !errors.As(err, &insufficient) {
@@ -124,10 +234,16 @@ func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, diags *diag.Diagnost
 		diags.AddAttributeError(path.Root("segment_size"), summary, err.Error())
 		return
 	}
-	shortage := vcluster.ExplainShortage(spec.Groups(), snap.Capacity(spec.GroupNames()))
+	shortage, together := spec.CheckCapacity(snap.Capacity(spec.GroupNames()), others)
+	summary := "The Ray cluster cannot hold this virtual cluster"
+	if together {
+		summary = "The Ray cluster cannot hold this virtual cluster together with the others planned"
+	}
 	for _, e := range shortage.Errors {
-		diags.AddAttributeError(path.Root("bundle_ct_per_node_list"), "The Ray cluster cannot hold this virtual cluster",
-			e+"\n\n"+shortage.Nodes)
+		if together {
+			e = "It fits alone, but not together with the other virtual clusters this configuration creates: " + e
+		}
+		diags.AddAttributeError(path.Root("bundle_ct_per_node_list"), summary, e+"\n\n"+shortage.Nodes)
 	}
 	for _, w := range shortage.Warnings {
 		diags.AddAttributeWarning(path.Root("bundle_ct_per_node_list"), "Placement may not succeed", w)
@@ -151,6 +267,18 @@ func keepComputed(plan, state virtualClusterModel) virtualClusterModel {
 	plan.SortedBundleIndices, plan.Bundles = state.SortedBundleIndices, state.Bundles
 	plan.NVLinkDomainPerBundle = state.NVLinkDomainPerBundle
 	plan.MasterAddress, plan.MasterPort = state.MasterAddress, state.MasterPort
+	plan.OwnerID, plan.SelectedNodeIDs = state.OwnerID, state.SelectedNodeIDs
+	return plan
+}
+
+// unknownComputed marks what a replacement recomputes as unknown.
+func unknownComputed(plan virtualClusterModel) virtualClusterModel {
+	plan.PlacementGroups = types.ListUnknown(groupObjectType)
+	plan.Bundles = types.ListUnknown(bundleObjectType)
+	plan.SortedBundleIndices = types.ListUnknown(types.Int64Type)
+	plan.NVLinkDomainPerBundle = types.ListUnknown(types.StringType)
+	plan.MasterAddress = types.StringUnknown()
+	plan.MasterPort = types.Int64Unknown()
 	return plan
 }
 

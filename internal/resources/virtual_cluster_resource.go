@@ -45,29 +45,75 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	if !ok {
 		return
 	}
-	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
-	if snap, err := vcluster.FetchSnapshot(ctx, r.data.Client); err != nil {
-		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), err)
-		return
-	} else if checkLive(spec, snap, &resp.Diagnostics); resp.Diagnostics.HasError() {
+	owner, err := vcluster.NewOwnerToken()
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot create the virtual cluster", err.Error())
 		return
 	}
-	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionCreate))
+	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
+	snap, err := vcluster.FetchSnapshot(ctx, r.data.Client)
 	if err != nil {
-		r.cleanupAfterFailedCreate(ctx, spec, err)
+		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), err)
+		return
+	}
+	if spec.SelectNodes && !r.selectNodes(ctx, &m, &spec, snap, &resp.Diagnostics) {
+		return
+	}
+	if checkLive(spec, snap, nil, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return
+	}
+	template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
+	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionCreate).Owned(spec, owner, false, &template))
+	if err != nil {
+		r.cleanupAfterFailedCreate(ctx, spec, owner, err)
 		resp.Diagnostics.AddError("Cannot create the virtual cluster", createErrorDetail(spec, res, err))
 		return
 	}
 	m.ID = m.Name
-	m.Namespace = types.StringValue(r.data.Namespace)
-	if d := applyResult(&m, spec, res); d.HasError() {
-		r.cleanupAfterFailedCreate(ctx, spec, errors.New(d.Errors()[0].Detail()))
+	m.OwnerID = types.StringValue(owner)
+	if d := r.applyOwnedResult(ctx, &m, spec, res); d.HasError() {
+		r.cleanupAfterFailedCreate(ctx, spec, owner, errors.New(d.Errors()[0].Detail()))
 		resp.Diagnostics.Append(d...)
 		return
 	}
 	tflog.Info(ctx, "virtual cluster ready", map[string]any{"name": spec.Name, "groups": len(res.Groups),
 		"master": fmt.Sprintf("%s:%d", m.MasterAddress.ValueString(), m.MasterPort.ValueInt64())})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// selectNodes fills the cluster's node choice: the plan's, when it made one
+// (its nodes must still be alive), else a choice made now.
+func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
+	snap *vcluster.Snapshot, diags *diag.Diagnostics) bool {
+	topo := snap.Topology()
+	domainOf := map[string]string{}
+	for _, n := range topo {
+		domainOf[n.ID] = n.Domain
+	}
+	if len(spec.SelectedNodeIDs) > 0 {
+		spec.SelectedNodeDomains = make([]string, len(spec.SelectedNodeIDs))
+		for i, id := range spec.SelectedNodeIDs {
+			d, alive := domainOf[id]
+			if !alive {
+				diags.AddAttributeError(path.Root("selected_node_ids"), "A selected node is gone",
+					fmt.Sprintf("Node %s, selected for logical node %d at plan time, is no longer alive. Run `terraform plan` again to choose again.", id, i))
+				return false
+			}
+			spec.SelectedNodeDomains[i] = d
+		}
+		return true
+	}
+	exclude, _ := excludedNodes(ctx, *m)
+	ids, domains, err := spec.ChooseNodes(topo, exclude)
+	if err != nil {
+		diags.AddAttributeError(path.Root("select_nodes"), "Cannot select nodes for the virtual cluster", err.Error())
+		return false
+	}
+	spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
+	var d diag.Diagnostics
+	m.SelectedNodeIDs, d = types.ListValueFrom(ctx, types.StringType, ids)
+	diags.Append(d...)
+	return !diags.HasError()
 }
 
 func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -102,7 +148,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	present, d := refreshGroups(ctx, &m, spec, live)
 	resp.Diagnostics.Append(d...)
 	if present == 0 {
-		tflog.Warn(ctx, "every placement group of the virtual cluster is gone; removing it from state", map[string]any{"name": spec.Name})
+		resp.Diagnostics.AddWarning("Virtual cluster is gone", r.explainGone(ctx, m, spec))
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -112,15 +158,29 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 // Update handles the attributes that do not change the groups themselves
 // (segment_size, num_gpus_per_node, port range, timeouts): it re-probes the
 // existing groups and recomputes rank order and ports.
+// Update handles the attributes that do not change the groups themselves
+// (segment_size, num_gpus_per_node, port range, exclude_node_ids, timeouts):
+// it re-probes the existing groups, recomputes rank order and ports and
+// rewrites the cluster's record.
 func (r *virtualClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	ctx, cancel, m, spec, ok := r.begin(ctx, req.Plan.Get, updateTimeout, &resp.Diagnostics)
 	defer cancel()
 	if !ok {
 		return
 	}
-	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionInspect))
+	owner := m.OwnerID.ValueString()
+	request := spec.Request(vcluster.ActionInspect)
+	if owner != "" {
+		template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
+		request = request.Owned(spec, owner, false, &template)
+	}
+	res, err := r.runDriver(ctx, request)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot re-probe the virtual cluster", err.Error())
+		summary := "Cannot re-probe the virtual cluster"
+		if vcluster.IsKind(err, vcluster.KindConflict) {
+			summary = "The virtual cluster belongs to another Terraform state"
+		}
+		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
 	if missing := res.MissingGroups(); len(missing) > 0 {
@@ -129,8 +189,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		return
 	}
 	m.ID = m.Name
-	m.Namespace = types.StringValue(r.data.Namespace)
-	resp.Diagnostics.Append(applyResult(&m, spec, res)...)
+	resp.Diagnostics.Append(r.applyOwnedResult(ctx, &m, spec, res)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -138,14 +197,20 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 }
 
 func (r *virtualClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	ctx, cancel, _, spec, ok := r.begin(ctx, req.State.Get, deleteTimeout, &resp.Diagnostics)
+	ctx, cancel, m, spec, ok := r.begin(ctx, req.State.Get, deleteTimeout, &resp.Diagnostics)
 	defer cancel()
 	if !ok {
 		return
 	}
-	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionDelete))
+	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionDelete).Owned(spec, m.OwnerID.ValueString(), false, nil))
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot delete the virtual cluster", err.Error())
+		return
+	}
+	if o := res.OtherOwner; o != nil {
+		resp.Diagnostics.AddWarning("Virtual cluster left to its owner",
+			fmt.Sprintf("The placement groups of %q in namespace %s belong to %s, so this state did not touch them; "+
+				"it only forgets the cluster.", spec.Name, spec.Namespace, o.Describe()))
 		return
 	}
 	tflog.Info(ctx, "virtual cluster deleted", map[string]any{"removed": res.Removed, "already_gone": res.Missing})

@@ -34,13 +34,16 @@ import (
 // RequiresReplace modifiers are derived from this list.
 var replacingAttributes = []string{
 	"name", "bundle_ct_per_node_list", "use_gpus", "max_colocated_worker_groups", "placement_group_strategy",
-	"use_unified_pg", "node_resource_constraints",
+	"use_unified_pg", "node_resource_constraints", "select_nodes", "pinning",
 }
 
 // inPlaceAttributes are the configurable attributes an update applies by
 // re-probing the existing groups.
+// exclude_node_ids only matters at create; ModifyPlan replaces the cluster
+// when it comes to exclude a node the cluster holds.
 var inPlaceAttributes = []string{
 	"num_gpus_per_node", "segment_size", "port_range_low", "port_range_high", "ready_timeout", "timeouts",
+	"exclude_node_ids",
 }
 
 var (
@@ -224,6 +227,43 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			},
 			"master_address": schema.StringAttribute{MarkdownDescription: "IP of the first bundle in rank order (`get_master_address_and_port`).", Computed: true},
 			"master_port":    schema.Int64Attribute{MarkdownDescription: "Port probed for the first bundle in rank order: free on `master_address` within the port range when probed.", Computed: true},
+			"owner_id": schema.StringAttribute{
+				MarkdownDescription: "Random token of the Terraform state that owns the cluster, also kept in Ray's record of " +
+					"the cluster (internal KV namespace `" + vcluster.KVNamespace + "`). Another state cannot create, " +
+					"change or destroy groups of the same name; `terraform import` takes ownership explicitly.",
+				Computed:      true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"select_nodes": schema.BoolAttribute{
+				MarkdownDescription: "Let the cluster choose its own nodes once, at create: complete NVLink segments of " +
+					"`segment_size` nodes (1 when unset) from the domains in topological order, by `select_segment_nodes`'s " +
+					"rules, over the alive nodes minus `exclude_node_ids`. The choice is kept in `selected_node_ids`, so " +
+					"nodes joining or leaving elsewhere never change the plan; only losing a node the cluster holds " +
+					"replaces it. Conflicts with `node_resource_constraints`. Defaults to `false`.",
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			},
+			"exclude_node_ids": schema.SetAttribute{
+				MarkdownDescription: "Node ids `select_nodes` must not choose, e.g. another cluster's `selected_node_ids`. " +
+					"A change that excludes a node this cluster holds replaces it; other changes do not touch it.",
+				ElementType: types.StringType,
+				Optional:    true,
+			},
+			"pinning": schema.StringAttribute{
+				MarkdownDescription: fmt.Sprintf("How `select_nodes` holds each logical node to its node: `%s` pins every "+
+					"bundle to the selected node with Ray's `bundle_label_selector` on `%s`, so a segment is exactly the "+
+					"selected nodes; `%s` only pins it to the node's NVLink domain (`{<domain> = %g}`), as the reference "+
+					"does, which lets Ray use any node of the domain. Defaults to `%s`.", vcluster.PinningNode,
+					vcluster.NodeIDLabel, vcluster.PinningDomain, topology.DomainConstraintAmount, vcluster.DefaultPinning),
+				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultPinning),
+				Validators: []validator.String{stringvalidator.OneOf(vcluster.Pinnings...)},
+			},
+			"selected_node_ids": schema.ListAttribute{
+				MarkdownDescription: "With `select_nodes`, the node chosen for each logical node, in logical-node order; " +
+					"stable from state, so another cluster can exclude them. Null otherwise.",
+				ElementType:   types.StringType,
+				Computed:      true,
+				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},
+			},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true, Read: true}),

@@ -66,6 +66,9 @@ const (
 	ActionCreate  = "create"
 	ActionDelete  = "delete"
 	ActionInspect = "inspect"
+	// ActionRecord rewrites the cluster's record (when the provider's rank
+	// order differs from the driver's natural order).
+	ActionRecord = "record"
 )
 
 // Error kinds the driver reports (ResultError.Kind, DriverError.Kind).

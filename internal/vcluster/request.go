@@ -26,6 +26,9 @@ type Request struct {
 	Probe Probe `json:"probe"`
 	// Contract carries the constants driver.py needs.
 	Contract Contract `json:"contract"`
+	// Ownership keeps the cluster's record in Ray's KV; nil for requests
+	// that act on bare groups (tests, benchmarks).
+	Ownership *Ownership `json:"ownership,omitempty"`
 	// RunID is echoed on every driver output line. Ray keeps a job's log
 	// file when the job record is deleted and appends to it when the same
 	// submission id is reused, so driver.Run sets a fresh RunID per
@@ -39,6 +42,9 @@ type RequestGroup struct {
 	Strategy string `json:"strategy"`
 	// Bundles are resource maps, e.g. {"CPU": 1, "GPU": 1}.
 	Bundles []map[string]float64 `json:"bundles"`
+	// BundleLabelSelector pins bundles to node labels (one map per bundle),
+	// e.g. {"ray.io/node-id": "<id>"}; nil for none.
+	BundleLabelSelector []map[string]string `json:"bundle_label_selector,omitempty"`
 }
 
 // Probe configures the per-bundle probe.
@@ -115,19 +121,35 @@ func DeleteRequest(namespace string, names ...string) Request {
 	return NewRequest(ActionDelete, namespace, groups, false, topology.PortRange{}, 0)
 }
 
-// Request is the driver request that runs action on the spec's groups.
+// Request is the driver request that runs action on the spec's groups,
+// with node pins as bundle label selectors.
 func (s Spec) Request(action string) Request {
 	s = s.WithDefaults()
-	return NewRequest(action, s.Namespace, s.Groups(), s.UseGPUs, s.Ports, s.ReadyTimeout)
+	groups := s.Groups()
+	req := NewRequest(action, s.Namespace, groups, s.UseGPUs, s.Ports, s.ReadyTimeout)
+	for i, g := range groups {
+		req.Groups[i].BundleLabelSelector = s.labelSelectors(g)
+	}
+	return req
 }
 
 // Validate checks that the request is complete and well-formed before it is
 // submitted: the driver trusts it. Spec.Validate holds the user-facing rules.
 func (r Request) Validate() error {
 	switch r.Action {
-	case ActionCreate, ActionDelete, ActionInspect:
+	case ActionCreate, ActionDelete, ActionInspect, ActionRecord:
 	default:
-		return fmt.Errorf("driver request: unknown action %q (want %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect)
+		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord)
+	}
+	if o := r.Ownership; o != nil {
+		if o.KVNamespace == "" || o.Key == "" || o.TombstoneKey == "" {
+			return errors.New("driver request: ownership without its KV namespace and keys")
+		}
+		if r.Action == ActionRecord && o.Manifest == nil {
+			return errors.New("driver request: record without a manifest")
+		}
+	} else if r.Action == ActionRecord {
+		return errors.New("driver request: record without ownership")
 	}
 	if r.Namespace == "" {
 		return errors.New("driver request: empty namespace")
@@ -166,6 +188,9 @@ func (r Request) Validate() error {
 		if len(g.Bundles) == 0 {
 			return fmt.Errorf("driver request: group %q has no bundles", g.Name)
 		}
+		if g.BundleLabelSelector != nil && len(g.BundleLabelSelector) != len(g.Bundles) {
+			return fmt.Errorf("driver request: group %q has %d label selectors for %d bundles", g.Name, len(g.BundleLabelSelector), len(g.Bundles))
+		}
 		for j, b := range g.Bundles {
 			positive := false
 			for k, v := range b {
@@ -197,9 +222,18 @@ type Result struct {
 	// Pending lists the groups Ray had not placed when a create gave up;
 	// Nodes is the cluster's per-node view at that moment. Go explains the
 	// shortage from both (ExplainApplyShortage).
-	Pending    []string   `json:"pending,omitempty"`
-	Nodes      []NodeView `json:"nodes,omitempty"`
-	RayVersion string     `json:"ray_version"`
+	Pending []string   `json:"pending,omitempty"`
+	Nodes   []NodeView `json:"nodes,omitempty"`
+	// Record is the cluster's record after the run (nil when none), and
+	// Tombstone what a delete left (inspect).
+	Record    *Manifest  `json:"record,omitempty"`
+	Tombstone *Tombstone `json:"tombstone,omitempty"`
+	// OtherOwner is set when delete left the groups alone because their
+	// record names another owner; PreviousOwner when an import claimed a
+	// cluster from another owner (or from groups without a record).
+	OtherOwner    *OtherOwner `json:"other_owner,omitempty"`
+	PreviousOwner *OtherOwner `json:"previous_owner,omitempty"`
+	RayVersion    string      `json:"ray_version"`
 	// RunID echoes Request.RunID.
 	RunID string `json:"run_id,omitempty"`
 }

@@ -33,6 +33,13 @@ type Spec struct {
 	Namespace string
 	// ReadyTimeout bounds the wait for placement; 0 means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// SelectNodes makes the cluster choose its nodes (ChooseNodes) at
+	// create; SelectedNodeIDs and SelectedNodeDomains then hold the choice,
+	// one per logical node, and Pinning how bundles are held to it.
+	SelectNodes         bool
+	Pinning             string
+	SelectedNodeIDs     []string
+	SelectedNodeDomains []string
 }
 
 // Issue is one validation finding tied to an attribute path.
@@ -59,6 +66,9 @@ const (
 	AttrNodeResourceConstraints  = "node_resource_constraints"
 	AttrPortRangeLow             = "port_range_low"
 	AttrPortRangeHigh            = "port_range_high"
+	AttrSelectNodes              = "select_nodes"
+	AttrPinning                  = "pinning"
+	AttrSelectedNodeIDs          = "selected_node_ids"
 )
 
 // NamePattern is what a cluster name may look like.
@@ -80,6 +90,9 @@ func (s Spec) WithDefaults() Spec {
 	}
 	if s.ReadyTimeout <= 0 {
 		s.ReadyTimeout = DefaultReadyTimeout
+	}
+	if s.Pinning == "" {
+		s.Pinning = DefaultPinning
 	}
 	return s
 }
@@ -198,6 +211,18 @@ func (s Spec) Validate() []Issue {
 		}
 	}
 
+	if s.SelectNodes && s.NodeResourceConstraints != nil {
+		bad(AttrNodeResourceConstraints, "Conflicting node pinning",
+			"node_resource_constraints cannot be combined with select_nodes: the cluster pins its selected nodes itself")
+	}
+	if !slices.Contains(Pinnings, s.Pinning) {
+		bad(AttrPinning, "Invalid pinning", "pinning %q must be one of %s", s.Pinning, strings.Join(Pinnings, ", "))
+	}
+	if s.SelectNodes && s.SelectedNodeIDs != nil && len(s.SelectedNodeIDs) != len(counts) {
+		bad(AttrSelectedNodeIDs, "Selected node count mismatch",
+			"%d selected nodes for %d logical nodes", len(s.SelectedNodeIDs), len(counts))
+	}
+
 	if s.SegmentSize != nil {
 		seg := *s.SegmentSize
 		if seg < 1 {
@@ -207,9 +232,10 @@ func (s Spec) Validate() []Issue {
 				"the number of logical nodes (%d, the length of bundle_ct_per_node_list) must be divisible by segment_size (%d)",
 				len(counts), seg)
 		}
-		if !s.UseUnifiedPG || !s.UseGPUs {
+		if (!s.UseUnifiedPG || !s.UseGPUs) && !s.SelectNodes {
 			warn(AttrSegmentSize, "segment_size has no effect",
-				"segment_size only reorders and trims bundles of a unified GPU placement group (use_unified_pg and use_gpus both true); it is ignored here")
+				"segment_size only reorders and trims bundles of a unified GPU placement group (use_unified_pg and use_gpus both true), "+
+					"or sizes the segments select_nodes chooses; it is ignored here")
 		}
 	}
 
@@ -281,6 +307,9 @@ func (s Spec) bundle(node int) topology.Resources {
 		for k, v := range s.NodeResourceConstraints[node] {
 			b[k] = v
 		}
+	}
+	if d, ok := s.domainConstraint(node); ok {
+		b[d] = topology.DomainConstraintAmount
 	}
 	for k, v := range b {
 		if v == 0 {

@@ -1,0 +1,122 @@
+package acctest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// WorkDir is a Terraform working directory of its own, run with the real CLI
+// (TF_ACC_TERRAFORM_PATH) and the provider built from this repository through
+// a dev_overrides CLI configuration: a second state beside the one
+// resource.Test manages, as a second infra repository would have.
+type WorkDir struct {
+	t   *testing.T
+	Dir string
+	env []string
+	cli string
+}
+
+var (
+	providerBinOnce sync.Once
+	providerBinDir  string
+	providerBinErr  error
+)
+
+// buildProvider builds the provider binary once per test process.
+func buildProvider(t *testing.T) string {
+	t.Helper()
+	providerBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "raytf-provider-bin-")
+		if err != nil {
+			providerBinErr = err
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-ray"), ".")
+		cmd.Dir = RepoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			providerBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		providerBinDir = dir
+	})
+	if providerBinErr != nil {
+		t.Fatalf("building the provider for a second working directory: %v", providerBinErr)
+	}
+	return providerBinDir
+}
+
+// NewWorkDir creates a working directory holding config (main.tf; the
+// required_providers block is added).
+func NewWorkDir(t *testing.T, config string) *WorkDir {
+	t.Helper()
+	cli := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if cli == "" {
+		t.Skip("TF_ACC_TERRAFORM_PATH is not set: a second working directory needs the CLI binary")
+	}
+	bin := buildProvider(t)
+	dir := t.TempDir()
+	rc := filepath.Join(dir, "cli.tfrc")
+	rcText := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n",
+		"registry.terraform.io/ray-infra/ray", bin)
+	if err := os.WriteFile(rc, []byte(rcText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"TF_CLI_CONFIG_FILE=" + rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "RAY_ADDRESS=" + Address()}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "PATH" || k == "HOME" || strings.HasPrefix(k, "RAY_AUTH") {
+			env = append(env, kv)
+		}
+	}
+	w := &WorkDir{t: t, Dir: filepath.Join(dir, "work"), env: env, cli: cli}
+	if err := os.MkdirAll(w.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.SetConfig(config)
+	return w
+}
+
+// SetConfig replaces the directory's configuration.
+func (w *WorkDir) SetConfig(config string) {
+	w.t.Helper()
+	text := "terraform {\n  required_providers {\n    ray = { source = \"ray-infra/ray\" }\n  }\n}\n" + config
+	if err := os.WriteFile(filepath.Join(w.Dir, "main.tf"), []byte(text), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// Run runs the CLI with args (-no-color added) and returns its combined
+// output; err is set when the CLI exits non-zero.
+func (w *WorkDir) Run(args ...string) (string, error) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	full := append([]string{args[0], "-no-color"}, args[1:]...)
+	cmd := exec.CommandContext(ctx, w.cli, full...)
+	cmd.Dir, cmd.Env = w.Dir, w.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	w.t.Logf("%s %s (%s, %s):\n%s", filepath.Base(w.cli), strings.Join(args, " "), filepath.Base(filepath.Dir(w.Dir)),
+		time.Since(start).Round(100*time.Millisecond), out.String())
+	return out.String(), err
+}
+
+// MustRun is Run failing the test on a non-zero exit.
+func (w *WorkDir) MustRun(args ...string) string {
+	w.t.Helper()
+	out, err := w.Run(args...)
+	if err != nil {
+		w.t.Fatalf("%s %s failed: %v", filepath.Base(w.cli), strings.Join(args, " "), err)
+	}
+	return out
+}

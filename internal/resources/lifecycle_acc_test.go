@@ -1,0 +1,451 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+)
+
+// Acceptance tests of the safe lifecycle (issue 10): clusters that choose
+// their nodes once, node churn, ownership across states and exact pinning.
+// Node churn uses the extra node rackB-0 (nvlink_domain_rackB, topo_rank 0),
+// which scripts/ray-cluster.sh starts only on request; the six shared nodes
+// are never stopped.
+
+const (
+	lcName     = "ray_virtual_cluster.t"
+	extraNode  = "rackB-0"
+	extraIP    = "127.0.0.16"
+	lcNodeWait = 90 * time.Second
+)
+
+func lifecycleTest(t *testing.T, name string, steps ...resource.TestStep) {
+	t.Helper()
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNoGroupsInRay(t, name),
+		Steps:                    steps,
+	})
+}
+
+// selectConfig is a cluster that selects its own nodes: one {CPU: 1} bundle
+// per logical node (no GPUs, so it never competes for the shared GPUs).
+func selectConfig(name string, nodes int, extra string) string {
+	counts := strings.TrimSuffix(strings.Repeat("1, ", nodes), ", ")
+	return fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = [%s]
+  use_gpus                = false
+  select_nodes            = true
+  port_range_low          = 1700
+  port_range_high         = 1800
+%s
+}`, name, counts, extra)
+}
+
+// nodeIDs maps the IPs of the alive nodes to their ids.
+func nodeIDs(t *testing.T) map[string]string {
+	t.Helper()
+	nodes, err := acctest.Client(t).ListNodes(context.Background(), rayclient.ListOptions{
+		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, n := range nodes {
+		out[n.NodeIP] = n.NodeID
+	}
+	return out
+}
+
+// startExtraNode starts rackB-0 and waits until Ray lists it alive; a
+// cleanup stops it again.
+func startExtraNode(t *testing.T) string {
+	t.Helper()
+	t.Cleanup(func() { stopExtraNode(t) })
+	if _, err := acctest.ClusterScript(t, 3*time.Minute, "start-node", extraNode); err != nil {
+		t.Fatalf("starting %s: %v", extraNode, err)
+	}
+	deadline := time.Now().Add(lcNodeWait)
+	for time.Now().Before(deadline) {
+		if id := nodeIDs(t)[extraIP]; id != "" {
+			return id
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("%s did not show up alive within %s", extraNode, lcNodeWait)
+	return ""
+}
+
+// stopExtraNode stops rackB-0 and waits until Ray no longer lists it alive.
+func stopExtraNode(t *testing.T) {
+	t.Helper()
+	if nodeIDs(t)[extraIP] == "" {
+		return
+	}
+	if _, err := acctest.ClusterScript(t, 3*time.Minute, "stop-node", extraNode); err != nil {
+		t.Errorf("stopping %s: %v", extraNode, err)
+		return
+	}
+	deadline := time.Now().Add(lcNodeWait)
+	for time.Now().Before(deadline) {
+		if nodeIDs(t)[extraIP] == "" {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	t.Errorf("%s still alive %s after stop-node", extraNode, lcNodeWait)
+}
+
+// excludeAllBut renders exclude_node_ids holding every alive node except keep.
+func excludeAllBut(t *testing.T, keep ...string) string {
+	var ids []string
+	for _, id := range nodeIDs(t) {
+		if !slices.Contains(keep, id) {
+			ids = append(ids, fmt.Sprintf("%q", id))
+		}
+	}
+	slices.Sort(ids)
+	return "  exclude_node_ids = [" + strings.Join(ids, ", ") + "]"
+}
+
+// checkBundleNodesInRay asserts through Ray's state API that bundle i of
+// every group of prefix sits on nodes[i] in logical-node order (per-node
+// groups: group <prefix>-node<i>; unified: bundles of each node in order).
+func checkBundleNodesInRay(t *testing.T, prefix string, perNode []int, nodes *[]string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), prefix)
+		if err != nil {
+			return err
+		}
+		var placed []string
+		for _, g := range groups {
+			for _, b := range g.Bundles {
+				placed = append(placed, b.NodeID)
+			}
+		}
+		var want []string
+		for i, c := range perNode {
+			for j := 0; j < c; j++ {
+				want = append(want, (*nodes)[i])
+			}
+		}
+		slices.Sort(placed)
+		slices.Sort(want)
+		if !slices.Equal(placed, want) {
+			return fmt.Errorf("bundles sit on %v in Ray, want exactly the selected nodes %v", placed, want)
+		}
+		return nil
+	}
+}
+
+// selectedFromState reads selected_node_ids into ids.
+func selectedFromState(ids *[]string) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		rs := s.RootModule().Resources[lcName]
+		if rs == nil {
+			return fmt.Errorf("%s not in state", lcName)
+		}
+		*ids = nil
+		for i := 0; ; i++ {
+			v, ok := rs.Primary.Attributes[fmt.Sprintf("selected_node_ids.%d", i)]
+			if !ok {
+				break
+			}
+			*ids = append(*ids, v)
+		}
+		return nil
+	}
+}
+
+// A node joining in a domain of lower topo_rank (which select_segment_nodes
+// would now prefer) and a node the cluster does not use leaving both give an
+// empty plan: the selection lives in state.
+func TestAccLifecycle_churnElsewhereKeepsPlanEmpty(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("churn")
+	ids := nodeIDs(t)
+	cfg := selectConfig(name, 2, "  segment_size = 2")
+	var selected []string
+	lifecycleTest(t, name,
+		resource.TestStep{
+			Config: cfg,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(lcName, tfjsonpath.New("selected_node_ids"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.StringExact(ids[acctest.NodeIP("rackA-2")]), knownvalue.StringExact(ids[acctest.NodeIP("rackA-1")]),
+				})),
+				statecheck.ExpectKnownValue(lcName, tfjsonpath.New("owner_id"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{32}$`))),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				selectedFromState(&selected),
+				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
+				checkBundleNodesInRay(t, name, []int{1, 1}, &selected),
+			),
+		},
+		resource.TestStep{
+			PreConfig:        func() { startExtraNode(t) },
+			Config:           cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+		},
+		resource.TestStep{
+			PreConfig:        func() { stopExtraNode(t) },
+			Config:           cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			Check:            checkBundleNodesInRay(t, name, []int{1, 1}, &selected),
+		},
+	)
+}
+
+// Losing a node the cluster holds plans a replacement (onto a node still
+// alive), and Ray ends up with the groups on the new node.
+func TestAccLifecycle_heldNodeGoneReplaces(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("held")
+	extra := startExtraNode(t)
+	spare := nodeIDs(t)[acctest.NodeIP("rackB-2")]
+	cfg := selectConfig(name, 1, excludeAllBut(t, extra, spare))
+	var selected []string
+	lifecycleTest(t, name,
+		resource.TestStep{
+			Config: cfg,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(lcName, tfjsonpath.New("selected_node_ids"),
+					knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(extra)})),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(selectedFromState(&selected), checkBundleNodesInRay(t, name, []int{1}, &selected)),
+		},
+		resource.TestStep{
+			PreConfig: func() { stopExtraNode(t) },
+			Config:    cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(lcName, plancheck.ResourceActionDestroyBeforeCreate),
+			}},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(lcName, tfjsonpath.New("selected_node_ids"),
+					knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(spare)})),
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(selectedFromState(&selected),
+				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1}),
+				checkBundleNodesInRay(t, name, []int{1}, &selected)),
+		},
+	)
+}
+
+// Two blocks of one configuration declaring the same name are a plan error.
+func TestAccLifecycle_sameNameTwiceInOneConfiguration(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("twice")
+	block := func(label string) string {
+		return fmt.Sprintf(`
+resource "ray_virtual_cluster" %q {
+  name                    = %q
+  bundle_ct_per_node_list = [1]
+  use_gpus                = false
+}`, label, name)
+	}
+	lifecycleTest(t, name, resource.TestStep{
+		Config:      block("a") + block("b"),
+		PlanOnly:    true,
+		ExpectError: regexp.MustCompile(`(?s)Duplicate virtual cluster name.*` +
+			strings.Join(strings.Fields(`Another ray_virtual_cluster in this configuration already declares name "`+name+`"`), `\s+`)),
+	})
+}
+
+func plainConfig(name string) string {
+	return fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = [1, 1]
+  use_gpus                = false
+  port_range_low          = 1800
+  port_range_high         = 1900
+}`, name)
+}
+
+// A second working directory declaring the same cluster cannot take it:
+// its apply fails with the ownership message and touches nothing, and its
+// destroy leaves the first state's groups intact in Ray.
+func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("owned")
+	var ids map[string]string
+	lifecycleTest(t, name,
+		resource.TestStep{
+			Config: plainConfig(name),
+			Check:  groupIDs(t, name, &ids),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				other := acctest.NewWorkDir(t, plainConfig(name))
+				out, err := other.Run("apply", "-auto-approve")
+				want := fmt.Sprintf(`placement groups of %q already exist in namespace terraform-ray (created `, name)
+				if err == nil || !strings.Contains(strings.Join(strings.Fields(out), " "), want) ||
+					!strings.Contains(out, "import it or choose another name") {
+					t.Fatalf("second apply: err=%v, want the ownership error %q", err, want)
+				}
+				other.MustRun("destroy", "-auto-approve")
+			},
+			Config:           plainConfig(name),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			Check:            resource.ComposeAggregateTestCheckFunc(sameGroupIDs(t, name, &ids)),
+		},
+	)
+}
+
+// groupIDs records the placement-group ids Ray reports for prefix.
+func groupIDs(t *testing.T, prefix string, ids *map[string]string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), prefix)
+		if err != nil {
+			return err
+		}
+		*ids = map[string]string{}
+		for _, g := range groups {
+			(*ids)[g.Name] = g.PlacementGroupID
+		}
+		if len(*ids) == 0 {
+			return fmt.Errorf("no groups of %s in Ray", prefix)
+		}
+		return nil
+	}
+}
+
+// sameGroupIDs asserts that Ray still holds exactly the recorded groups.
+func sameGroupIDs(t *testing.T, prefix string, ids *map[string]string) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		before := *ids
+		var now map[string]string
+		if err := groupIDs(t, prefix, &now)(s); err != nil {
+			return err
+		}
+		if fmt.Sprint(now) != fmt.Sprint(before) {
+			return fmt.Errorf("groups in Ray changed: %v, were %v", now, before)
+		}
+		return nil
+	}
+}
+
+// Import in a second directory takes ownership: the first directory's
+// destroy then only forgets the cluster (with a warning naming the other
+// owner), and after the second directory destroys it, the first one's plan
+// says it was destroyed by the state that had imported it.
+func TestAccLifecycle_importTakesOwnership(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("import")
+	t.Cleanup(func() {
+		if groups, _ := acctest.LiveGroups(context.Background(), acctest.Client(t), name); len(groups) > 0 {
+			var names []string
+			for _, g := range groups {
+				names = append(names, g.Name)
+			}
+			acctest.RemoveGroupsOutOfBand(t, names...)
+		}
+	})
+	first := acctest.NewWorkDir(t, plainConfig(name))
+	first.MustRun("apply", "-auto-approve")
+	var ids map[string]string
+	if err := groupIDs(t, name, &ids)(nil); err != nil {
+		t.Fatal(err)
+	}
+
+	second := acctest.NewWorkDir(t, plainConfig(name))
+	out := second.MustRun("import", "ray_virtual_cluster.t", name)
+	if !strings.Contains(out, "Import took ownership of the virtual cluster") {
+		t.Errorf("import did not say it took ownership:\n%s", out)
+	}
+	if out := second.MustRun("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") {
+		t.Errorf("plan after import is not empty:\n%s", out)
+	}
+
+	// A copy of the first state destroys: it no longer owns the cluster.
+	firstCopy := acctest.NewWorkDir(t, plainConfig(name))
+	copyState(t, first, firstCopy)
+	out = firstCopy.MustRun("destroy", "-auto-approve")
+	if !strings.Contains(out, "Virtual cluster left to its owner") || !strings.Contains(out, "another Terraform state (owner") {
+		t.Errorf("destroy by the former owner did not warn:\n%s", out)
+	}
+	if err := sameGroupIDs(t, name, &ids)(nil); err != nil {
+		t.Fatalf("the former owner's destroy touched the groups: %v", err)
+	}
+
+	second.MustRun("destroy", "-auto-approve")
+	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
+		t.Fatal(err)
+	}
+	out = first.MustRun("plan")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Virtual cluster is gone") || !strings.Contains(flat, "by another Terraform state (owner") ||
+		!strings.Contains(flat, "that had imported it") || !strings.Contains(flat, "will be created") {
+		t.Errorf("the first state's plan does not say what happened:\n%s", out)
+	}
+}
+
+// copyState copies from's terraform.tfstate into to.
+func copyState(t *testing.T, from, to *acctest.WorkDir) {
+	t.Helper()
+	out := from.MustRun("state", "pull")
+	start := strings.Index(out, "{")
+	if start < 0 {
+		t.Fatalf("state pull printed no state:\n%s", out)
+	}
+	if err := writeFile(to.Dir+"/terraform.tfstate", out[start:]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With segment_size 2 over a 3-node domain, the cluster's bundles sit only
+// on the two selected nodes (node pinning), checked in Ray itself.
+func TestAccLifecycle_segmentIsExactlyTheSelectedNodes(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("exact")
+	extra := startExtraNode(t)
+	ids := nodeIDs(t)
+	rackB := []string{extra, ids[acctest.NodeIP("rackB-2")], ids[acctest.NodeIP("rackB-1")]}
+	cfg := fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                     = %q
+  bundle_ct_per_node_list  = [2, 2]
+  use_gpus                 = false
+  use_unified_pg           = true
+  placement_group_strategy = "PACK"
+  select_nodes             = true
+  segment_size             = 2
+  port_range_low           = 1900
+  port_range_high          = 1999
+%s
+}`, name, excludeAllBut(t, rackB...))
+	var selected []string
+	lifecycleTest(t, name, resource.TestStep{
+		Config: cfg,
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(lcName, tfjsonpath.New("selected_node_ids"), knownvalue.ListExact([]knownvalue.Check{
+				knownvalue.StringExact(rackB[0]), knownvalue.StringExact(rackB[1]),
+			})),
+		},
+		Check: resource.ComposeAggregateTestCheckFunc(
+			selectedFromState(&selected),
+			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
+			checkBundleNodesInRay(t, name, []int{2, 2}, &selected),
+		),
+	})
+}
+
+func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o600) }

@@ -1,0 +1,179 @@
+package vcluster
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+)
+
+// The cluster record ("manifest") the driver keeps in Ray's internal KV next
+// to the groups: who owns the cluster and where it is placed. The attach
+// helper and the virtual-cluster data source read it; field names match the
+// resource's attributes.
+const (
+	// KVNamespace is the internal-KV namespace of the records.
+	KVNamespace = "terraform-provider-ray"
+	// ManifestSchemaVersion is the record format written by this provider.
+	ManifestSchemaVersion = 1
+	ownerTokenBytes       = 16
+	ownerPrefixLength     = 8
+)
+
+// RecordKey is the KV key of cluster name's record in Ray namespace ns.
+func RecordKey(ns, name string) string { return "vc/" + ns + "/" + name }
+
+// TombstoneKey is where delete notes who destroyed cluster name, so that
+// another state that still lists it can say what happened.
+func TombstoneKey(ns, name string) string { return "tombstone/" + ns + "/" + name }
+
+// NewOwnerToken returns a fresh random owner token for a state.
+func NewOwnerToken() (string, error) {
+	b := make([]byte, ownerTokenBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating an owner token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// OwnerPrefix shortens an owner token for messages.
+func OwnerPrefix(owner string) string {
+	if len(owner) > ownerPrefixLength {
+		return owner[:ownerPrefixLength]
+	}
+	return owner
+}
+
+// Manifest is the record of one cluster (schema_version 1).
+type Manifest struct {
+	SchemaVersion            int              `json:"schema_version"`
+	Name                     string           `json:"name"`
+	Namespace                string           `json:"namespace"`
+	Owner                    string           `json:"owner"`
+	CreatedAt                string           `json:"created_at"`
+	UpdatedAt                string           `json:"updated_at"`
+	ProviderVersion          string           `json:"provider_version"`
+	UseGPUs                  bool             `json:"use_gpus"`
+	NumGPUsPerNode           int              `json:"num_gpus_per_node"`
+	MaxColocatedWorkerGroups int              `json:"max_colocated_worker_groups"`
+	UseUnifiedPG             bool             `json:"use_unified_pg"`
+	PlacementGroupStrategy   string           `json:"placement_group_strategy"`
+	BundleCtPerNodeList      []int            `json:"bundle_ct_per_node_list"`
+	Groups                   []ManifestGroup  `json:"groups"`
+	Bundles                  []ManifestBundle `json:"bundles"`
+	SortedBundleIndices      []int            `json:"sorted_bundle_indices"`
+	MasterAddress            string           `json:"master_address"`
+	MasterPort               int              `json:"master_port"`
+	PortRangeLow             int              `json:"port_range_low"`
+	PortRangeHigh            int              `json:"port_range_high"`
+}
+
+// ManifestGroup is one placement group of the record.
+type ManifestGroup struct {
+	Name        string `json:"name"`
+	ID          string `json:"id"`
+	NodeIndex   int    `json:"node_index"`
+	BundleCount int    `json:"bundle_count"`
+	Strategy    string `json:"strategy"`
+}
+
+// ManifestBundle is one bundle of the record, in rank order.
+type ManifestBundle struct {
+	Rank           int    `json:"rank"`
+	PlacementGroup string `json:"placement_group"`
+	BundleIndex    int    `json:"bundle_index"`
+	GlobalIndex    int    `json:"global_index"`
+	NodeID         string `json:"node_id"`
+	NodeIP         string `json:"node_ip"`
+	GPUID          *int   `json:"gpu_id"`
+	NVLinkDomain   string `json:"nvlink_domain"`
+	TopoRank       int    `json:"topo_rank"`
+	Port           int    `json:"port"`
+}
+
+// Tombstone is what delete leaves behind: which owner destroyed the cluster
+// and whose record it removed.
+type Tombstone struct {
+	DeletedBy     string `json:"deleted_by"`
+	DeletedAt     string `json:"deleted_at"`
+	RecordOwner   string `json:"record_owner"`
+	RecordCreated string `json:"record_created_at"`
+}
+
+// NewManifest is the record of spec owned by owner, placed as p (an empty
+// Placement gives the template the driver fills in). The driver stamps
+// created_at and updated_at.
+func NewManifest(spec Spec, owner, providerVersion string, p Placement) Manifest {
+	spec = spec.WithDefaults()
+	m := Manifest{
+		SchemaVersion: ManifestSchemaVersion, Name: spec.Name, Namespace: spec.Namespace, Owner: owner,
+		ProviderVersion: providerVersion, UseGPUs: spec.UseGPUs, NumGPUsPerNode: spec.NumGPUsPerNode,
+		MaxColocatedWorkerGroups: spec.MaxColocatedWorkerGroups, UseUnifiedPG: spec.UseUnifiedPG,
+		PlacementGroupStrategy: spec.Strategy, BundleCtPerNodeList: append([]int{}, spec.BundleCtPerNode...),
+		Groups: []ManifestGroup{}, Bundles: []ManifestBundle{}, SortedBundleIndices: p.SortedBundleIndices(),
+		MasterAddress: p.MasterAddress, MasterPort: p.MasterPort,
+		PortRangeLow: spec.Ports.Low, PortRangeHigh: spec.Ports.High,
+	}
+	placed := map[string]PlacedGroup{}
+	for _, g := range p.Groups {
+		placed[g.Want.Name] = g
+	}
+	for _, g := range spec.Groups() {
+		mg := ManifestGroup{Name: g.Name, NodeIndex: g.NodeIndex, BundleCount: len(g.Bundles), Strategy: g.Strategy}
+		if pg, ok := placed[g.Name]; ok {
+			mg.ID, mg.BundleCount, mg.Strategy = pg.ID, pg.BundleCount, pg.Strategy
+		}
+		m.Groups = append(m.Groups, mg)
+	}
+	for _, b := range p.Bundles {
+		m.Bundles = append(m.Bundles, ManifestBundle{Rank: b.Rank, PlacementGroup: b.Group, BundleIndex: b.BundleIndex,
+			GlobalIndex: b.GlobalIndex, NodeID: b.NodeID, NodeIP: b.NodeIP, GPUID: b.GPUID,
+			NVLinkDomain: b.NVLinkDomain, TopoRank: b.TopoRank, Port: b.Port})
+	}
+	return m
+}
+
+// Ownership is what a request carries to keep the record: where it lives,
+// the owner acting, and the record to write.
+type Ownership struct {
+	KVNamespace  string `json:"kv_namespace"`
+	Key          string `json:"key"`
+	TombstoneKey string `json:"tombstone_key"`
+	// Owner is this state's token; "" for a state written before owners
+	// existed, which may only act on groups that have no record.
+	Owner string `json:"owner"`
+	// Claim takes the cluster over whatever the record says (import).
+	Claim bool `json:"claim"`
+	// Manifest is written after a successful create or inspect. The driver
+	// fills the placement fields in natural order; when the rank order
+	// differs, the provider rewrites the record (ActionRecord).
+	Manifest *Manifest `json:"manifest,omitempty"`
+}
+
+// Owned returns req with the ownership of spec's record for owner; manifest
+// (nil for delete) is written by create, inspect and record.
+func (r Request) Owned(spec Spec, owner string, claim bool, manifest *Manifest) Request {
+	spec = spec.WithDefaults()
+	r.Ownership = &Ownership{
+		KVNamespace: KVNamespace, Key: RecordKey(spec.Namespace, spec.Name),
+		TombstoneKey: TombstoneKey(spec.Namespace, spec.Name), Owner: owner, Claim: claim, Manifest: manifest,
+	}
+	return r
+}
+
+// OtherOwner describes the owner of a record that is not this state's.
+type OtherOwner struct {
+	Owner     string `json:"owner"`
+	CreatedAt string `json:"created_at"`
+}
+
+// Describe names the other owner for a message.
+func (o OtherOwner) Describe() string {
+	if o.Owner == "" {
+		return "groups without an ownership record (created outside this provider)"
+	}
+	s := "another Terraform state (owner " + OwnerPrefix(o.Owner) + "…"
+	if o.CreatedAt != "" {
+		s += ", created " + o.CreatedAt
+	}
+	return s + ")"
+}

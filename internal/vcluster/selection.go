@@ -1,0 +1,182 @@
+package vcluster
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// Node pinning of a cluster that selects its own nodes.
+const (
+	// PinningNode pins each logical node's bundles to its selected node
+	// through Ray's bundle_label_selector on NodeIDLabel.
+	PinningNode = "node"
+	// PinningDomain only pins each logical node to its selected node's NVLink
+	// domain ({nvlink_domain_X: DomainConstraintAmount}), as the reference does.
+	PinningDomain = "domain"
+	// DefaultPinning is pinning's default.
+	DefaultPinning = PinningNode
+	// NodeIDLabel is the label Ray gives every node: its node id.
+	NodeIDLabel = "ray.io/node-id"
+	// pinnedNodeResource stands for "this bundle must run on node <id>" in
+	// the static feasibility check, which knows resources, not labels.
+	pinnedNodeResource = "pinned_node:"
+	pinnedNodeAmount   = 0.0001
+	pinnedNodeCapacity = 1e9
+)
+
+// Pinnings lists the valid pinning values.
+var Pinnings = []string{PinningNode, PinningDomain}
+
+// SelectionSegmentSize is the segment size selection uses: segment_size, or
+// 1 when unset.
+func (s Spec) SelectionSegmentSize() int {
+	if s.SegmentSize != nil && *s.SegmentSize > 0 {
+		return *s.SegmentSize
+	}
+	return 1
+}
+
+// ChooseNodes chooses the physical node of every logical node by
+// select_segment_nodes's rules: complete segments of SelectionSegmentSize
+// nodes from the NVLink domains in topological order, over topo minus the
+// excluded nodes. It returns the ids and their domains, one per logical node.
+func (s Spec) ChooseNodes(topo []topology.Node, exclude map[string]bool) (ids, domains []string, err error) {
+	kept := make([]topology.Node, 0, len(topo))
+	domainOf := map[string]string{}
+	for _, n := range topo {
+		if !exclude[n.ID] {
+			kept = append(kept, n)
+			domainOf[n.ID] = n.Domain
+		}
+	}
+	ids, _, err = topology.SelectSegmentNodes(kept, s.SelectionSegmentSize(), len(s.BundleCtPerNode))
+	if err != nil {
+		if len(exclude) > 0 {
+			err = fmt.Errorf("%w (after excluding %d node(s) listed in exclude_node_ids)", err, len(exclude))
+		}
+		return nil, nil, err
+	}
+	domains = make([]string, len(ids))
+	for i, id := range ids {
+		domains[i] = domainOf[id]
+	}
+	return ids, domains, nil
+}
+
+// GoneSelectedNodes lists the selected nodes not in alive (a set of node ids).
+func (s Spec) GoneSelectedNodes(alive map[string]bool) []string {
+	var gone []string
+	for _, id := range s.SelectedNodeIDs {
+		if !alive[id] {
+			gone = append(gone, id)
+		}
+	}
+	return gone
+}
+
+// bundleNodes lists the logical node of each bundle of g.
+func (s Spec) bundleNodes(g GroupRequest) []int {
+	if g.NodeIndex >= 0 {
+		out := make([]int, len(g.Bundles))
+		for i := range out {
+			out[i] = g.NodeIndex
+		}
+		return out
+	}
+	var out []int
+	for i, c := range s.BundleCtPerNode {
+		for j := 0; j < c; j++ {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// labelSelectors pins g's bundles to their selected nodes (PinningNode).
+func (s Spec) labelSelectors(g GroupRequest) []map[string]string {
+	if !s.pinsNodes() {
+		return nil
+	}
+	nodes := s.bundleNodes(g)
+	out := make([]map[string]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = map[string]string{NodeIDLabel: s.SelectedNodeIDs[n]}
+	}
+	return out
+}
+
+func (s Spec) pinsNodes() bool {
+	return s.SelectNodes && s.Pinning == PinningNode && len(s.SelectedNodeIDs) == len(s.BundleCtPerNode)
+}
+
+// domainConstraint is the domain pin of logical node i (PinningDomain).
+func (s Spec) domainConstraint(i int) (string, bool) {
+	if !s.SelectNodes || s.Pinning != PinningDomain || i >= len(s.SelectedNodeDomains) {
+		return "", false
+	}
+	d := s.SelectedNodeDomains[i]
+	return d, d != "" && d != topology.NVLinkDomainUnknown
+}
+
+// FeasibilityGroups are the spec's groups as the static check sees them:
+// node pins become a resource only the pinned node has.
+func (s Spec) FeasibilityGroups() []GroupRequest {
+	groups := s.Groups()
+	if !s.pinsNodes() {
+		return groups
+	}
+	for gi, g := range groups {
+		nodes := s.bundleNodes(g)
+		bundles := make([]topology.Resources, len(g.Bundles))
+		for i, b := range g.Bundles {
+			nb := topology.Resources{pinnedNodeResource + s.SelectedNodeIDs[nodes[i]]: pinnedNodeAmount}
+			for k, v := range b {
+				nb[k] = v
+			}
+			bundles[i] = nb
+		}
+		groups[gi].Bundles = bundles
+	}
+	return groups
+}
+
+// withPins gives every node the resource that stands for its pins.
+func withPins(capacity []topology.NodeCapacity) []topology.NodeCapacity {
+	out := make([]topology.NodeCapacity, len(capacity))
+	for i, c := range capacity {
+		total := topology.Resources{pinnedNodeResource + c.ID: pinnedNodeCapacity}
+		for k, v := range c.Total {
+			total[k] = v
+		}
+		var avail topology.Resources
+		if c.Available != nil {
+			avail = topology.Resources{pinnedNodeResource + c.ID: pinnedNodeCapacity}
+			for k, v := range c.Available {
+				avail[k] = v
+			}
+		}
+		out[i] = topology.NodeCapacity{ID: c.ID, Total: total, Available: avail}
+	}
+	return out
+}
+
+// CheckCapacity explains whether the cluster fits capacity, first alone and
+// then together with others (groups of other clusters planned in the same
+// run). togetherOnly is true when it fits alone but not with the others.
+func (s Spec) CheckCapacity(capacity []topology.NodeCapacity, others []GroupRequest) (sh Shortage, togetherOnly bool) {
+	pinned := withPins(capacity)
+	own := s.FeasibilityGroups()
+	sh = ExplainShortage(own, pinned)
+	sh.Nodes = CapacitySummary(capacity)
+	if len(sh.Errors) > 0 || len(others) == 0 {
+		return sh, false
+	}
+	both := ExplainShortage(append(slices.Clone(others), own...), pinned)
+	if len(both.Errors) == 0 {
+		return sh, false
+	}
+	both.Nodes = sh.Nodes
+	return both, true
+}
