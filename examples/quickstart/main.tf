@@ -1,5 +1,6 @@
-# Quickstart: read the live topology, pick complete NVLink segments, and pin a
-# unified GPU virtual cluster to them.
+# Quickstart: a unified GPU virtual cluster on complete NVLink segments. The
+# cluster chooses its nodes once, at create, and keeps the choice in state, so
+# nodes joining or leaving elsewhere never change the plan.
 # Address from RAY_ADDRESS, else http://127.0.0.1:8265.
 provider "ray" {}
 
@@ -8,25 +9,21 @@ variable "name" {
   default = "quickstart"
 }
 
-# Four nodes in complete 2-node NVLink segments.
-data "ray_cluster_topology" "training" {
-  segment_size = 2
-  num_nodes    = 4
-  role         = "training"
-}
-
+# Four nodes in complete 2-node NVLink segments, each logical node pinned to
+# exactly the node it was given.
 resource "ray_virtual_cluster" "training" {
-  name                      = var.name
-  bundle_ct_per_node_list   = [4, 4, 4, 4]
-  num_gpus_per_node         = 4
-  use_unified_pg            = true
-  placement_group_strategy  = "PACK"
-  segment_size              = 2
-  node_resource_constraints = data.ray_cluster_topology.training.node_resource_constraints
+  name                     = var.name
+  bundle_ct_per_node_list  = [4, 4, 4, 4]
+  num_gpus_per_node        = 4
+  use_unified_pg           = true
+  placement_group_strategy = "PACK"
+  segment_size             = 2
+  select_nodes             = true
 }
 
-output "selection" {
-  value = data.ray_cluster_topology.training.message
+output "nodes" {
+  description = "The nodes the cluster chose, one per logical node."
+  value       = ray_virtual_cluster.training.selected_node_ids
 }
 
 output "master" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 func TestClaimPortsReportsOverlaps(t *testing.T) {
@@ -30,5 +31,50 @@ func TestIssuePath(t *testing.T) {
 	}
 	if got := issuePath("segment_size").String(); got != "segment_size" {
 		t.Fatalf("plain path %q", got)
+	}
+}
+
+func TestClaimNameTellsDuplicatesFromReplans(t *testing.T) {
+	d := &ProviderData{}
+	// Two new clusters of one configuration with the same name.
+	if d.ClaimName("ns", "a", "", false) {
+		t.Fatal("first claim clashed")
+	}
+	if !d.ClaimName("ns", "a", "", false) {
+		t.Fatal("second new cluster of the same name not reported")
+	}
+	// Another namespace is another name.
+	if d.ClaimName("other", "a", "", false) {
+		t.Fatal("namespaces are separate")
+	}
+	// An existing cluster planned again (same owner) is no clash; a new one is.
+	if d.ClaimName("ns", "b", "owner1", false) || d.ClaimName("ns", "b", "owner1", false) {
+		t.Fatal("re-plan of the same cluster clashed")
+	}
+	if !d.ClaimName("ns", "b", "", false) {
+		t.Fatal("a new cluster beside an existing one of the same name not reported")
+	}
+	// A replacement is planned twice: with its state, then without; only a
+	// third cluster of the name clashes.
+	if d.ClaimName("ns", "c", "owner2", true) || d.ClaimName("ns", "c", "", false) {
+		t.Fatal("a replacement's create half clashed")
+	}
+	if !d.ClaimName("ns", "c", "", false) {
+		t.Fatal("a duplicate beside a replacement not reported")
+	}
+}
+
+func TestClaimCapacityReturnsOtherClusters(t *testing.T) {
+	d := &ProviderData{}
+	a := []vcluster.GroupRequest{{Name: "a-node0"}}
+	b := []vcluster.GroupRequest{{Name: "b-node0"}}
+	if others := d.ClaimCapacity("ns/a", a); len(others) != 0 {
+		t.Fatal(others)
+	}
+	if others := d.ClaimCapacity("ns/b", b); len(others) != 1 || others[0].Name != "a-node0" {
+		t.Fatal(others)
+	}
+	if others := d.ClaimCapacity("ns/a", a); len(others) != 1 || others[0].Name != "b-node0" {
+		t.Fatalf("re-plan of a sees only b: %v", others)
 	}
 }
