@@ -33,6 +33,14 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 		return
 	}
 	addIssues(&resp.Diagnostics, spec.Validate())
+	if !spec.SelectNodes {
+		for attr, set := range map[string]bool{"exclude_node_ids": !m.ExcludeNodeIDs.IsNull(), "pinning": !m.Pinning.IsNull()} {
+			if set {
+				resp.Diagnostics.AddAttributeWarning(path.Root(attr), attr+" has no effect",
+					attr+" only applies to a cluster that selects its own nodes (select_nodes = true).")
+			}
+		}
+	}
 	if !m.ReadyTimeout.IsNull() && !m.Timeouts.IsNull() {
 		if create, d := m.Timeouts.Create(ctx, vcluster.DefaultOperationTimeout); !d.HasError() && readyTimeout(m) >= create {
 			resp.Diagnostics.AddAttributeWarning(path.Root("ready_timeout"), "ready_timeout is not shorter than the create timeout",
