@@ -67,6 +67,13 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 		if resp.Diagnostics.HasError() {
 			return
 		}
+		// A state from before select_nodes existed means the defaults.
+		if p.state.SelectNodes.IsNull() {
+			p.state.SelectNodes = types.BoolValue(false)
+		}
+		if p.state.Pinning.IsNull() {
+			p.state.Pinning = types.StringValue(vcluster.DefaultPinning)
+		}
 	}
 	p.run()
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)

@@ -168,6 +168,9 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	if !ok {
 		return
 	}
+	if m.OwnerID.IsUnknown() {
+		m.OwnerID = types.StringNull() // a state from before owners existed stays without one
+	}
 	owner := m.OwnerID.ValueString()
 	request := spec.Request(vcluster.ActionInspect)
 	if owner != "" {

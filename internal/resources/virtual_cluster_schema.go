@@ -60,15 +60,34 @@ var (
 	}}
 )
 
+// addedAttributes came after the first release: states written before hold
+// null for them, which means their default and must not replace the cluster.
+var addedAttributes = map[string]bool{"select_nodes": true, "pinning": true}
+
+// requiresReplaceDescription is the framework's RequiresReplace description.
+const requiresReplaceDescription = "If the value of this attribute changes, Terraform will destroy and recreate the resource."
+
 // requireReplace appends a RequiresReplace modifier to each named attribute.
 func requireReplace(attrs map[string]schema.Attribute, names []string) {
 	for _, name := range names {
 		switch a := attrs[name].(type) {
 		case schema.StringAttribute:
-			a.PlanModifiers = append(a.PlanModifiers, stringplanmodifier.RequiresReplace())
+			m := stringplanmodifier.RequiresReplace()
+			if addedAttributes[name] {
+				m = stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+					resp.RequiresReplace = !req.StateValue.IsNull()
+				}, requiresReplaceDescription, requiresReplaceDescription)
+			}
+			a.PlanModifiers = append(a.PlanModifiers, m)
 			attrs[name] = a
 		case schema.BoolAttribute:
-			a.PlanModifiers = append(a.PlanModifiers, boolplanmodifier.RequiresReplace())
+			m := boolplanmodifier.RequiresReplace()
+			if addedAttributes[name] {
+				m = boolplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.BoolRequest, resp *boolplanmodifier.RequiresReplaceIfFuncResponse) {
+					resp.RequiresReplace = !req.StateValue.IsNull()
+				}, requiresReplaceDescription, requiresReplaceDescription)
+			}
+			a.PlanModifiers = append(a.PlanModifiers, m)
 			attrs[name] = a
 		case schema.Int64Attribute:
 			a.PlanModifiers = append(a.PlanModifiers, int64planmodifier.RequiresReplace())

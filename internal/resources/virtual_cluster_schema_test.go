@@ -11,10 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 )
 
-// requiresReplaceDescription is what the framework's RequiresReplace
-// modifiers (of every attribute type) describe themselves as.
-const requiresReplaceDescription = "If the value of this attribute changes, Terraform will destroy and recreate the resource."
-
 func resourceSchema(t *testing.T) schema.Schema {
 	var resp resource.SchemaResponse
 	(&virtualClusterResource{}).Schema(context.Background(), resource.SchemaRequest{}, &resp)
