@@ -31,7 +31,7 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 ACTIONS = ("create", "delete", "inspect", "record")
 # Contract constants, filled from spec["contract"]; the driver has none of its own.
 CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
-                "state_missing", "group_resource_marker", "node_resource_prefix")
+                "state_missing", "group_resource_marker")
 CONTRACT_INT = ("topo_rank_unknown", "port_tries", "port_rounds", "probe_batch", "min_probe_seconds",
                 "remove_wait_seconds")
 C = {}
@@ -257,8 +257,8 @@ def is_detached(pg):
 
 
 def is_resource_key(k):
-    # Skip node-identity and per-placement-group bookkeeping resources.
-    return not k.startswith(C["node_resource_prefix"]) and C["group_resource_marker"] not in k
+    # Skip the per-placement-group bookkeeping resources (not node capacity).
+    return C["group_resource_marker"] not in k
 
 
 def cluster_view():

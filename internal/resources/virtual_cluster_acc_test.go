@@ -219,23 +219,26 @@ resource "ray_virtual_cluster" "t" {
 
 // Two clusters that each fit but not together: the plan cannot know, so the
 // second to be placed times out at apply, and neither leaks a group.
+// Two clusters that fit alone but not together are now a plan error (the
+// plan counts the other clusters it creates), so the apply-time path is
+// exercised with the head node's CPUs held by an actor, which the plan
+// cannot see: the driver gives up, returns the node view, and the provider
+// explains it.
 func TestAccVirtualCluster_applyTimeInfeasible(t *testing.T) {
 	name := acctest.Name("late")
 	vcTest(t, name, resource.TestStep{
+		PreConfig: func() {
+			acctest.HoldResources(t, name+"-holder", map[string]float64{"CPU": 4, "node:" + acctest.NodeIP("head"): 0.001})
+		},
 		Config: fmt.Sprintf(`
 resource "ray_virtual_cluster" "a" {
-  name                    = "%[1]s-a"
-  bundle_ct_per_node_list = [4, 4, 4]
-  num_gpus_per_node       = 4
-  ready_timeout           = "8s"
-}
-resource "ray_virtual_cluster" "b" {
-  name                    = "%[1]s-b"
-  bundle_ct_per_node_list = [4, 4, 4]
-  num_gpus_per_node       = 4
-  ready_timeout           = "8s"
-}`, name),
-		ExpectError: regexp.MustCompile(`(?s)Cannot create the virtual cluster.*No placement group of this cluster was left behind`),
+  name                      = "%[1]s-a"
+  bundle_ct_per_node_list   = [1]
+  use_gpus                  = false
+  ready_timeout             = "8s"
+  node_resource_constraints = [{ "node:%[2]s" = 0.001 }]
+}`, name, acctest.NodeIP("head")),
+		ExpectError: regexp.MustCompile(`(?s)Cannot create the virtual cluster.*not\s+ready\s+after.*Why:.*CPU.*No\s+placement\s+group\s+of\s+this\s+cluster\s+was\s+left\s+behind`),
 	})
 }
 

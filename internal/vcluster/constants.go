@@ -85,8 +85,6 @@ const (
 	// GroupResourceMarker appears in the per-placement-group resources Ray
 	// adds to nodes (e.g. CPU_group_<id>), which are not node capacity.
 	GroupResourceMarker = "_group_"
-	// NodeResourcePrefix starts Ray's per-node identity resource node:<ip>.
-	NodeResourcePrefix = "node:"
 )
 
 // Driver tuning, sent in every request so that driver.py has no constants.
@@ -109,7 +107,6 @@ func DriverContract() Contract {
 		StateRemoved:        rayclient.PlacementGroupStateRemoved,
 		StateMissing:        StateMissing,
 		GroupResourceMarker: GroupResourceMarker,
-		NodeResourcePrefix:  NodeResourcePrefix,
 		PortTries:           driverPortTries,
 		PortRounds:          driverPortRounds,
 		ProbeBatch:          driverProbeBatch,

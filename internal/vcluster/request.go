@@ -67,7 +67,6 @@ type Contract struct {
 	StateRemoved        string `json:"state_removed"`
 	StateMissing        string `json:"state_missing"`
 	GroupResourceMarker string `json:"group_resource_marker"`
-	NodeResourcePrefix  string `json:"node_resource_prefix"`
 	PortTries           int    `json:"port_tries"`
 	PortRounds          int    `json:"port_rounds"`
 	ProbeBatch          int    `json:"probe_batch"`
