@@ -67,16 +67,21 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 		if resp.Diagnostics.HasError() {
 			return
 		}
-		// A state from before select_nodes existed means the defaults.
-		if p.state.SelectNodes.IsNull() {
-			p.state.SelectNodes = types.BoolValue(false)
-		}
-		if p.state.Pinning.IsNull() {
-			p.state.Pinning = types.StringValue(vcluster.DefaultPinning)
-		}
+		upgradeState(&p.state)
 	}
 	p.run()
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// upgradeState reads null select_nodes and pinning, from a state written
+// before they existed, as their defaults.
+func upgradeState(m *virtualClusterModel) {
+	if m.SelectNodes.IsNull() {
+		m.SelectNodes = types.BoolValue(false)
+	}
+	if m.Pinning.IsNull() {
+		m.Pinning = types.StringValue(vcluster.DefaultPinning)
+	}
 }
 
 // planning is one ModifyPlan call.

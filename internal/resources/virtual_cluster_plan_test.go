@@ -1,0 +1,121 @@
+package resources
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// selectingState is a cluster in state that selected nodes a and b.
+func selectingState(t *testing.T) virtualClusterModel {
+	t.Helper()
+	ctx := context.Background()
+	counts, _ := types.ListValueFrom(ctx, types.Int64Type, []int64{1, 1})
+	selected, _ := types.ListValueFrom(ctx, types.StringType, []string{"a", "b"})
+	bundles, d := types.ListValueFrom(ctx, bundleObjectType, []recordedBundle{
+		{Rank: 0, Group: "vc-node0", GlobalIndex: 0, NodeID: "a", NodeIP: "10.0.0.1", GPUID: types.Int64Null(), NVLinkDomain: "nvlink_domain_x"},
+		{Rank: 1, Group: "vc-node1", GlobalIndex: 1, NodeID: "b", NodeIP: "10.0.0.2", GPUID: types.Int64Null(), NVLinkDomain: "nvlink_domain_x"},
+	})
+	if d.HasError() {
+		t.Fatal(d)
+	}
+	return virtualClusterModel{
+		ID: types.StringValue("vc"), Name: types.StringValue("vc"), BundleCtPerNodeList: counts,
+		UseGPUs: types.BoolValue(false), NumGPUsPerNode: types.Int64Value(8), MaxColocatedWorkerGroups: types.Int64Value(1),
+		PlacementGroupStrategy: types.StringValue(vcluster.DefaultStrategy), UseUnifiedPG: types.BoolValue(false),
+		SegmentSize: types.Int64Null(), NodeResourceConstraints: types.ListNull(constraintType),
+		PortRangeLow: types.Int64Value(1400), PortRangeHigh: types.Int64Value(1999), ReadyTimeout: types.StringValue("180s"),
+		Namespace: types.StringValue("ns"), PlacementGroups: types.ListNull(groupObjectType), Bundles: bundles,
+		OwnerID: types.StringValue("owner"), SelectNodes: types.BoolValue(true), Pinning: types.StringValue(vcluster.PinningNode),
+		ExcludeNodeIDs: types.SetNull(types.StringType), SelectedNodeIDs: selected,
+	}
+}
+
+func newPlanning(state, plan virtualClusterModel) *planning {
+	r := &virtualClusterResource{data: &ProviderData{Namespace: "ns"}}
+	return &planning{r: r, ctx: context.Background(), resp: &resource.ModifyPlanResponse{}, plan: &plan, state: state}
+}
+
+func snapshotOf(ids ...string) *vcluster.Snapshot {
+	s := &vcluster.Snapshot{}
+	for _, id := range ids {
+		s.Nodes = append(s.Nodes, rayclient.Node{NodeID: id})
+	}
+	return s
+}
+
+// The selection lives in state: an unchanged configuration keeps it whatever
+// the topology does, as long as the cluster's own nodes are alive.
+func TestPlanKeepsSelectionWhenNothingOfTheClusterChanged(t *testing.T) {
+	state := selectingState(t)
+	plan := state
+	plan.SelectedNodeIDs = types.ListUnknown(types.StringType) // as the framework hands it over
+	p := newPlanning(state, plan)
+	p.compareWithState()
+	spec, _, _ := clusterSpec(p.ctx, *p.plan)
+	p.checkHeldNodes(spec, snapshotOf("a", "b", "joined"))
+	if p.replacing || len(p.resp.RequiresReplace) != 0 || !p.plan.SelectedNodeIDs.Equal(state.SelectedNodeIDs) {
+		t.Fatalf("replacing=%v %v selected=%v", p.replacing, p.resp.RequiresReplace, p.plan.SelectedNodeIDs)
+	}
+}
+
+func TestPlanReplacesWhenAHeldNodeIsGone(t *testing.T) {
+	state := selectingState(t)
+	p := newPlanning(state, state)
+	p.compareWithState()
+	spec, _, _ := clusterSpec(p.ctx, *p.plan)
+	p.checkHeldNodes(spec, snapshotOf("a", "c"))
+	if !p.replacing || len(p.resp.RequiresReplace) != 1 || !p.plan.SelectedNodeIDs.IsUnknown() {
+		t.Fatalf("replacing=%v %v", p.replacing, p.resp.RequiresReplace)
+	}
+	if w := p.resp.Diagnostics.Warnings(); len(w) != 1 || w[0].Summary() != "A node of the virtual cluster is gone" {
+		t.Fatalf("warnings %v", w)
+	}
+	// Without select_nodes, a node holding a bundle counts the same way.
+	state.SelectNodes = types.BoolValue(false)
+	state.SelectedNodeIDs = types.ListNull(types.StringType)
+	p = newPlanning(state, state)
+	p.compareWithState()
+	spec, _, _ = clusterSpec(p.ctx, *p.plan)
+	p.checkHeldNodes(spec, snapshotOf("a"))
+	if !p.replacing || !p.plan.PlacementGroups.IsUnknown() {
+		t.Fatalf("bundle node gone: replacing=%v", p.replacing)
+	}
+}
+
+func TestPlanReplacesWhenExcludingAHeldNode(t *testing.T) {
+	state := selectingState(t)
+	plan := state
+	plan.ExcludeNodeIDs, _ = types.SetValueFrom(context.Background(), types.StringType, []string{"c"})
+	p := newPlanning(state, plan)
+	p.compareWithState()
+	if p.replacing {
+		t.Fatal("excluding a node the cluster does not hold replaced it")
+	}
+	plan.ExcludeNodeIDs, _ = types.SetValueFrom(context.Background(), types.StringType, []string{"b"})
+	p = newPlanning(state, plan)
+	p.compareWithState()
+	if !p.replacing || !p.plan.SelectedNodeIDs.IsUnknown() {
+		t.Fatal("excluding a held node did not replace the cluster")
+	}
+}
+
+// A state written before select_nodes and pinning existed is no replacement.
+func TestPlanTreatsMissingNewAttributesAsDefaults(t *testing.T) {
+	state := selectingState(t)
+	state.SelectNodes, state.Pinning = types.BoolValue(false), types.StringValue(vcluster.DefaultPinning)
+	state.SelectedNodeIDs = types.ListNull(types.StringType)
+	old := state
+	old.SelectNodes, old.Pinning = types.BoolNull(), types.StringNull()
+	upgradeState(&old)
+	p := newPlanning(old, state)
+	p.compareWithState()
+	if p.replacing {
+		t.Fatal("an upgraded state was replaced")
+	}
+}
