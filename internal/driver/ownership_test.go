@@ -189,3 +189,24 @@ func TestDriverUpdateRefusesAnotherOwnersCluster(t *testing.T) {
 		t.Fatalf("update of another owner's cluster: %+v %+v", res, res.Error)
 	}
 }
+
+func TestDriverRecordRewritesOnlyItsOwnRecord(t *testing.T) {
+	w := newOwnershipWorld(t)
+	w.setRecord("mine")
+	m := vcluster.NewManifest(w.spec, "mine", "test", vcluster.Placement{})
+	m.SortedBundleIndices = []int{0}
+	res := w.run(w.spec.Request(vcluster.ActionRecord).Owned(w.spec, "mine", false, &m))
+	if !res.OK || res.Record == nil || res.Record.CreatedAt != "2026-12-02T18:00:00Z" || res.Record.UpdatedAt == "" {
+		t.Fatalf("record by the owner: %+v %+v", res, res.Error)
+	}
+	var stored vcluster.Manifest
+	if err := json.Unmarshal([]byte(w.kv()[w.record]), &stored); err != nil || stored.Owner != "mine" || stored.SchemaVersion != vcluster.ManifestSchemaVersion ||
+		len(stored.Groups) != 1 || stored.Groups[0].Name != "vc-node0" {
+		t.Fatalf("stored record %q: %v", w.kv()[w.record], err)
+	}
+	w.setRecord("other")
+	res = w.run(w.spec.Request(vcluster.ActionRecord).Owned(w.spec, "mine", false, &m))
+	if res.OK || res.Error == nil || res.Error.Kind != KindConflict {
+		t.Fatalf("record over another owner's: %+v", res)
+	}
+}
