@@ -417,6 +417,13 @@ func writeRayStub(t *testing.T) string {
 		"ray/util/placement_group.py":       "get_placement_group = placement_group = placement_group_table = remove_placement_group = None\n",
 		"ray/util/scheduling_strategies.py": "PlacementGroupSchedulingStrategy = None\n",
 	}
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// writeFiles writes name -> body below dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, body := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -426,7 +433,6 @@ func writeRayStub(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 func TestDriverReportsErrorsWithoutRay(t *testing.T) {

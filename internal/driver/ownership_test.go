@@ -42,15 +42,7 @@ func writeKVStub(t *testing.T) string {
 		"ray/util/placement_group.py":       pg,
 		"ray/util/scheduling_strategies.py": "PlacementGroupSchedulingStrategy = None\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	return dir
 }
 

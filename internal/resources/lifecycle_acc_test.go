@@ -28,21 +28,10 @@ import (
 // are never stopped.
 
 const (
-	lcName     = "ray_virtual_cluster.t"
 	extraNode  = "rackB-0"
 	extraIP    = "127.0.0.16"
 	lcNodeWait = 90 * time.Second
 )
-
-func lifecycleTest(t *testing.T, name string, steps ...resource.TestStep) {
-	t.Helper()
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckNoGroupsInRay(t, name),
-		Steps:                    steps,
-	})
-}
 
 // selectConfig is a cluster that selects its own nodes: one {CPU: 1} bundle
 // per logical node (no GPUs, so it never competes for the shared GPUs).
@@ -166,9 +155,9 @@ func checkBundleNodesInRay(t *testing.T, prefix string, perNode []int, nodes *[]
 // selectedFromState reads selected_node_ids into ids.
 func selectedFromState(ids *[]string) func(*terraform.State) error {
 	return func(s *terraform.State) error {
-		rs := s.RootModule().Resources[lcName]
+		rs := s.RootModule().Resources[vcName]
 		if rs == nil {
-			return fmt.Errorf("%s not in state", lcName)
+			return fmt.Errorf("%s not in state", vcName)
 		}
 		*ids = nil
 		for i := 0; ; i++ {
@@ -191,14 +180,14 @@ func TestAccLifecycle_churnElsewhereKeepsPlanEmpty(t *testing.T) {
 	ids := nodeIDs(t)
 	cfg := selectConfig(name, 2, "  segment_size = 2")
 	var selected []string
-	lifecycleTest(t, name,
+	vcTest(t, name,
 		resource.TestStep{
 			Config: cfg,
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(lcName, tfjsonpath.New("selected_node_ids"), knownvalue.ListExact([]knownvalue.Check{
+				statecheck.ExpectKnownValue(vcName, tfjsonpath.New("selected_node_ids"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.StringExact(ids[acctest.NodeIP("rackA-2")]), knownvalue.StringExact(ids[acctest.NodeIP("rackA-1")]),
 				})),
-				statecheck.ExpectKnownValue(lcName, tfjsonpath.New("owner_id"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{32}$`))),
+				statecheck.ExpectKnownValue(vcName, tfjsonpath.New("owner_id"), knownvalue.StringRegexp(regexp.MustCompile(`^[0-9a-f]{32}$`))),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				selectedFromState(&selected),
@@ -229,11 +218,11 @@ func TestAccLifecycle_heldNodeGoneReplaces(t *testing.T) {
 	spare := nodeIDs(t)[acctest.NodeIP("rackB-2")]
 	cfg := selectConfig(name, 1, excludeAllBut(t, extra, spare))
 	var selected []string
-	lifecycleTest(t, name,
+	vcTest(t, name,
 		resource.TestStep{
 			Config: cfg,
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(lcName, tfjsonpath.New("selected_node_ids"),
+				statecheck.ExpectKnownValue(vcName, tfjsonpath.New("selected_node_ids"),
 					knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(extra)})),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(selectedFromState(&selected), checkBundleNodesInRay(t, name, []int{1}, &selected)),
@@ -242,10 +231,10 @@ func TestAccLifecycle_heldNodeGoneReplaces(t *testing.T) {
 			PreConfig: func() { stopExtraNode(t) },
 			Config:    cfg,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(lcName, plancheck.ResourceActionDestroyBeforeCreate),
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
 			}},
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(lcName, tfjsonpath.New("selected_node_ids"),
+				statecheck.ExpectKnownValue(vcName, tfjsonpath.New("selected_node_ids"),
 					knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(spare)})),
 			},
 			Check: resource.ComposeAggregateTestCheckFunc(selectedFromState(&selected),
@@ -267,7 +256,7 @@ resource "ray_virtual_cluster" %q {
   use_gpus                = false
 }`, label, name)
 	}
-	lifecycleTest(t, name, resource.TestStep{
+	vcTest(t, name, resource.TestStep{
 		Config:   block("a") + block("b"),
 		PlanOnly: true,
 		ExpectError: regexp.MustCompile(`(?s)Duplicate virtual cluster name.*` +
@@ -291,7 +280,7 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("owned")
 	var ids map[string]string
-	lifecycleTest(t, name,
+	vcTest(t, name,
 		resource.TestStep{
 			Config: plainConfig(name),
 			Check:  groupIDs(t, name, &ids),
@@ -437,10 +426,10 @@ resource "ray_virtual_cluster" "t" {
 %s
 }`, name, excludeAllBut(t, rackB...))
 	var selected []string
-	lifecycleTest(t, name, resource.TestStep{
+	vcTest(t, name, resource.TestStep{
 		Config: cfg,
 		ConfigStateChecks: []statecheck.StateCheck{
-			statecheck.ExpectKnownValue(lcName, tfjsonpath.New("selected_node_ids"), knownvalue.ListExact([]knownvalue.Check{
+			statecheck.ExpectKnownValue(vcName, tfjsonpath.New("selected_node_ids"), knownvalue.ListExact([]knownvalue.Check{
 				knownvalue.StringExact(rackB[0]), knownvalue.StringExact(rackB[1]),
 			})),
 		},

@@ -2,10 +2,10 @@ package vcluster
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -197,7 +197,7 @@ func (s Spec) Validate() []Issue {
 	}
 	for i, c := range s.NodeResourceConstraints {
 		p := fmt.Sprintf("%s[%d]", AttrNodeResourceConstraints, i)
-		for _, k := range sortedKeys(c) {
+		for _, k := range slices.Sorted(maps.Keys(c)) {
 			v := c[k]
 			switch {
 			case strings.TrimSpace(k) == "":
@@ -328,13 +328,4 @@ func (s Spec) CheckSegments(topo []topology.Node) error {
 	}
 	_, _, err := topology.SelectSegmentNodes(topo, *s.SegmentSize, len(s.BundleCtPerNode))
 	return err
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
