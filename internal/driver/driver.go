@@ -21,15 +21,12 @@ package driver
 import (
 	"bytes"
 	"compress/zlib"
-	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,7 +52,7 @@ const (
 	KindInternal   = "internal"
 )
 
-// Defaults applied by Entrypoint and SubmissionID (and by the driver itself).
+// Defaults applied by Entrypoint (and by the driver itself).
 const (
 	DefaultNamespace           = "terraform-ray"
 	DefaultReadyTimeoutSeconds = 180
@@ -89,10 +86,8 @@ type Spec struct {
 	Groups []Group `json:"groups"`
 	// Probe configures the per-bundle probe (create and inspect).
 	Probe Probe `json:"probe"`
-	// RunID is echoed on every driver output line. Ray keeps a job's log
-	// file when the job record is deleted and appends to it when the same
-	// submission id is reused, so Run sets a fresh RunID per submission to
-	// tell this run's lines from older ones. It is not part of SubmissionID.
+	// RunID is echoed on every driver output line. Run sets a fresh RunID
+	// per launch; it is also the unique part of the launch's SubmissionID.
 	RunID string `json:"run_id,omitempty"`
 }
 
@@ -483,45 +478,4 @@ func ParseProgress(logs string) []Progress {
 		out = append(out, p)
 	}
 	return out
-}
-
-var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9]+`)
-
-// SubmissionID returns the deterministic Ray submission id for spec: the
-// same spec (after defaults, with groups in any order) and attempt always
-// give the same id. It uses only [A-Za-z0-9_-] and is at most 100 chars.
-func SubmissionID(spec Spec, attempt int) string {
-	s := spec.withDefaults()
-	s.RunID = ""
-	groups := make([]Group, len(s.Groups))
-	copy(groups, s.Groups)
-	sort.SliceStable(groups, func(i, j int) bool { return groups[i].Name < groups[j].Name })
-	s.Groups = groups
-	raw, _ := json.Marshal(s) // map keys are sorted by encoding/json
-	sum := sha256.Sum256(raw)
-	hash := hex.EncodeToString(sum[:])[:16]
-
-	names := make([]string, 0, len(groups))
-	for _, g := range groups {
-		if n := strings.Trim(unsafeIDChars.ReplaceAllString(g.Name, "-"), "-"); n != "" {
-			names = append(names, n)
-		}
-	}
-	action := strings.Trim(unsafeIDChars.ReplaceAllString(s.Action, "-"), "-")
-	if action == "" {
-		action = "x"
-	}
-	if len(action) > 10 {
-		action = action[:10]
-	}
-	tail := "_" + hash + "_" + strconv.Itoa(max(attempt, 0))
-	head := "raytf_" + action + "_"
-	slug := strings.Join(names, "_")
-	if room := 100 - len(head) - len(tail); len(slug) > room {
-		slug = strings.TrimRight(slug[:room], "-_")
-	}
-	if slug == "" {
-		slug = "groups"
-	}
-	return head + slug + tail
 }
