@@ -31,6 +31,8 @@ type fakeAPI struct {
 	// staleLog is put in front of every new job's log, as if Ray appended
 	// to the file of an older run.
 	staleLog string
+	// onLogs runs on every GetJobLogs of a known job.
+	onLogs func(j *fakeJob)
 	// liveStops counts StopJob calls that hit a running job.
 	liveStops int
 }
@@ -158,8 +160,12 @@ func (f *fakeAPI) GetJobLogs(ctx context.Context, id string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("logs %s", id)
-	if _, ok := f.jobs[id]; !ok {
+	j, ok := f.jobs[id]
+	if !ok {
 		return "", notFound(id)
+	}
+	if f.onLogs != nil {
+		f.onLogs(j)
 	}
 	return f.logs[id], nil
 }
@@ -222,8 +228,13 @@ func succeedAfter(n int) func(j *fakeJob) {
 	}
 }
 
-// loseJob makes Ray fail the job as if its supervisor actor had died.
+// loseJob makes Ray fail the job as if its supervisor actor had died, or
+// had never started (so it never launched the driver).
 func loseJob(j *fakeJob, errorType string) {
+	if errorType == "JOB_SUPERVISOR_ACTOR_START_FAILURE" {
+		id := j.details.SubmissionID
+		j.api.logs[id] = strings.ReplaceAll(j.api.logs[id], entrypointHeader, "")
+	}
 	j.end(rayclient.JobStatusFailed)
 	j.details.ErrorType = errorType
 	j.details.Message = "Job supervisor actor died"
@@ -233,7 +244,9 @@ var fastOpts = RunOptions{PollInterval: time.Millisecond}
 
 func TestMain(m *testing.M) {
 	if os.Getenv("TF_ACC") == "" {
-		recordSettle = 0 // the fake has no job monitor to wait for
+		// The fake has no job monitor to wait for, and its lost drivers
+		// never live on.
+		recordSettle, writeBackCheck, ghostSlack = 0, 0, 0
 	}
 	os.Exit(m.Run())
 }
@@ -343,14 +356,18 @@ func TestRunDeletesOrphanedRecords(t *testing.T) {
 	f.addJob("orphan", ours, rayclient.JobStatusSucceeded).details.EndTime = old
 	f.addJob("fresh", ours, rayclient.JobStatusFailed).end(rayclient.JobStatusFailed) // its Run may still read it
 	f.addJob("foreign", nil, rayclient.JobStatusSucceeded).details.EndTime = old
+	back := f.addJob("raytf_create_g_back", nil, rayclient.JobStatusPending) // written back by Ray's monitor
+	back.end(rayclient.JobStatusFailed)
+	back.details.Entrypoint = "Entrypoint not found."
 	if _, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts); err != nil {
 		t.Fatal(err)
 	}
 	_, orphan := f.jobs["orphan"]
 	_, fresh := f.jobs["fresh"]
 	_, foreign := f.jobs["foreign"]
-	if orphan || !fresh || !foreign {
-		t.Errorf("orphan kept %v, fresh kept %v, foreign kept %v", orphan, fresh, foreign)
+	_, backKept := f.jobs["raytf_create_g_back"]
+	if orphan || !fresh || !foreign || backKept {
+		t.Errorf("orphan kept %v, fresh kept %v, foreign kept %v, written-back kept %v", orphan, fresh, foreign, backKept)
 	}
 }
 
@@ -411,7 +428,9 @@ func TestRunRelaunchesJobRayLost(t *testing.T) {
 				}
 				ok(j)
 			}
-			res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
+			spec := createSpec("g")
+			spec.ReadyTimeoutSeconds = 1 // a lost driver that started is waited for 2s
+			res, err := Run(context.Background(), f, "python", spec, fastOpts)
 			ids := f.submitted()
 			if err != nil || !res.OK || len(ids) != 2 || f.count("delete "+ids[0]) != 1 || res.RunID == "" {
 				t.Fatalf("res = %+v, err = %v, calls = %v", res, err, f.calls)
@@ -428,6 +447,30 @@ func (f *fakeAPI) firstSubmitted() string {
 		}
 	}
 	return ""
+}
+
+// Guarantee: a driver that outlives its lost supervisor is waited for, and
+// no second one is launched beside it.
+func TestRunWaitsForDriverRayLost(t *testing.T) {
+	f := newFake(func(j *fakeJob) {
+		if j.details.Status == rayclient.JobStatusRunning && j.polls == 2 {
+			loseJob(j, "JOB_SUPERVISOR_ACTOR_DIED")
+		}
+	})
+	old := ghostSlack
+	ghostSlack = time.Minute
+	defer func() { ghostSlack = old }()
+	logs := 0
+	f.onLogs = func(j *fakeJob) {
+		if logs++; logs == 3 {
+			j.log(resultLine(j.runID, false, `"g"`))
+		}
+	}
+	_, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
+	var de *DriverError
+	if !errors.As(err, &de) || f.count("submit ") != 1 {
+		t.Fatalf("err = %v, calls = %v", err, f.calls)
+	}
 }
 
 func TestRunUsesResultOfDriverRayMarkedFailed(t *testing.T) {
