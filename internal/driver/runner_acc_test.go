@@ -173,9 +173,9 @@ name = "_ray_internal_job_actor_" + sys.argv[2]
 if sys.argv[3] == "0":
     ray.kill(ray.get_actor(name, namespace="SUPERVISOR_ACTOR_RAY_NAMESPACE"), no_restart=True)
 else:
-    [pid] = [a.pid for a in list_actors(filters=[("name", "=", name), ("state", "=", "ALIVE")])]
+    [pid] = [a.pid for a in list_actors(address=sys.argv[4], limit=10000) if a.name == name and a.state == "ALIVE"]
     os.kill(pid, signal.SIGKILL)
-    os.kill(int(sys.argv[3]), signal.SIGKILL)`, gcs, j.SubmissionID, driverPID).CombinedOutput()
+    os.kill(int(sys.argv[3]), signal.SIGKILL)`, gcs, j.SubmissionID, driverPID, e.client.Address()).CombinedOutput()
 			if kerr != nil {
 				kerr = fmt.Errorf("killing the supervisor: %v: %s", kerr, out)
 			}
