@@ -339,8 +339,8 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("back-to-back identical runs", func(t *testing.T) {
-		// Reusing a submission id right after its job ended races with Ray's
-		// supervisor teardown; Run must absorb that.
+		// Each run has a submission id of its own, so none waits for the
+		// teardown of the one before.
 		spec := e.spec(ActionInspect, Group{Name: "vc-node2"})
 		for i := 0; i < 4; i++ {
 			tr := e.mustRun(t, spec)

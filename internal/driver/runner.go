@@ -62,8 +62,10 @@ const (
 	cleanupTimeout = 10 * time.Second
 	// orphanAge is how long after its end a job record of this provider is
 	// taken to be abandoned (its Run deletes it within cleanupTimeout, unless
-	// the process exits first) and deleted by whichever Run comes next.
+	// the process exits first) and deleted by whichever Run comes next. A
+	// Run may read a job Ray lost for up to driverDeadline, hence lostAge.
 	orphanAge    = time.Minute
+	lostAge      = time.Hour
 	logTailLines = 25
 	logTailBytes = 4096
 )
@@ -246,8 +248,14 @@ func (r *runner) lookup(ctx context.Context) []string {
 			if j.Metadata[metaSpec] == r.key && (attach == nil || j.StartTime > attach.StartTime) {
 				attach = j
 			}
-		case j.EndTime > 0 && time.Since(time.UnixMilli(j.EndTime)) > orphanAge:
-			orphans = append(orphans, j.SubmissionID)
+		case j.EndTime > 0:
+			age := orphanAge
+			if supervisorFailures[j.ErrorType] {
+				age = lostAge
+			}
+			if time.Since(time.UnixMilli(j.EndTime)) > age {
+				orphans = append(orphans, j.SubmissionID)
+			}
 		}
 	}
 	if attach != nil {

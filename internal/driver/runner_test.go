@@ -355,6 +355,9 @@ func TestRunDeletesOrphanedRecords(t *testing.T) {
 	old := time.Now().Add(-2 * orphanAge).UnixMilli()
 	f.addJob("orphan", ours, rayclient.JobStatusSucceeded).details.EndTime = old
 	f.addJob("fresh", ours, rayclient.JobStatusFailed).end(rayclient.JobStatusFailed) // its Run may still read it
+	lost := f.addJob("lost", ours, rayclient.JobStatusRunning)                        // its Run may wait for a driver that outlived it
+	loseJob(lost, "JOB_SUPERVISOR_ACTOR_DIED")
+	lost.details.EndTime = old
 	f.addJob("foreign", nil, rayclient.JobStatusSucceeded).details.EndTime = old
 	back := f.addJob("raytf_create_g_back", nil, rayclient.JobStatusPending) // written back by Ray's monitor
 	back.end(rayclient.JobStatusFailed)
@@ -366,6 +369,9 @@ func TestRunDeletesOrphanedRecords(t *testing.T) {
 	_, fresh := f.jobs["fresh"]
 	_, foreign := f.jobs["foreign"]
 	_, backKept := f.jobs["raytf_create_g_back"]
+	if _, ok := f.jobs["lost"]; !ok {
+		t.Error("record of a lost job deleted within the hour")
+	}
 	if orphan || !fresh || !foreign || backKept {
 		t.Errorf("orphan kept %v, fresh kept %v, foreign kept %v, written-back kept %v", orphan, fresh, foreign, backKept)
 	}
