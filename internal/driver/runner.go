@@ -392,6 +392,7 @@ func (r *runner) lostByRay(ctx context.Context, job *rayclient.JobDetails) bool 
 		if err != nil {
 			return false
 		}
+		r.deliver(logs)
 		if _, perr := parseResult(logs, r.runID); perr == nil {
 			return false // the driver finished: use its result
 		}
