@@ -397,10 +397,23 @@ func TestAccDriver(t *testing.T) {
 			Group{Name: "stop-fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
 			Group{Name: "stop-huge", Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 99}}})
 		spec.ReadyTimeoutSeconds = 300
-		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		// Stopped once the driver has created its groups, however slowly
+		// the job started.
+		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		go func() {
+			for ctx.Err() == nil {
+				pgs, err := e.client.ListPlacementGroups(ctx, rayclient.ListOptions{
+					Filters: []rayclient.Filter{rayclient.Eq("name", e.prefix+"stop-huge")}})
+				if err == nil && len(pgs) > 0 {
+					time.Sleep(time.Second)
+					cancel()
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
 		tr := e.run(ctx, spec)
-		if !errors.Is(tr.err, context.DeadlineExceeded) {
+		if !errors.Is(tr.err, context.Canceled) {
 			t.Fatalf("err = %v", tr.err)
 		}
 		t.Logf("stopped after %v: %v", tr.total.Round(time.Millisecond), tr.err)
