@@ -375,15 +375,20 @@ var supervisorFailures = map[string]bool{
 }
 
 // lostByRay reports whether Ray failed the job without a driver result, so
-// that it must be launched again.
+// that it must be launched again: its supervisor actor could not start or
+// died, or its driver was killed by a signal.
 //
-// A driver that Ray launched outlives its supervisor actor (seen on Ray
-// 2.55.1 and 2.60.0: TestAccRunnerWaitsForDriverRayLost), and nothing can
-// stop it through the job API any more. A relaunch beside it would fight
-// over the same groups, so its result is awaited in the log until it must
-// have ended (driverDeadline).
+// A driver can outlive its supervisor actor (seen on Ray 2.55.1 and 2.60.0
+// after killing the supervisor: TestAccRunnerWaitsForDriverRayLost), and
+// nothing can stop it through the job API any more. A relaunch beside it
+// would fight over the same groups, so its result is awaited in the log
+// until it must have ended (driverDeadline).
 func (r *runner) lostByRay(ctx context.Context, job *rayclient.JobDetails) bool {
-	if job.Status != rayclient.JobStatusFailed || !supervisorFailures[job.ErrorType] {
+	if job.Status != rayclient.JobStatusFailed {
+		return false
+	}
+	killed := job.DriverExitCode != nil && *job.DriverExitCode < 0
+	if !killed && !supervisorFailures[job.ErrorType] {
 		return false
 	}
 	deadline := time.Now().Add(r.driverDeadline())
@@ -396,8 +401,8 @@ func (r *runner) lostByRay(ctx context.Context, job *rayclient.JobDetails) bool 
 		if _, perr := parseResult(logs, r.runID); perr == nil {
 			return false // the driver finished: use its result
 		}
-		if !strings.Contains(logs, entrypointHeader) || time.Now().After(deadline) {
-			return true // never launched, or long dead
+		if killed || !strings.Contains(logs, entrypointHeader) || time.Now().After(deadline) {
+			return true // dead, never launched, or long dead
 		}
 		if !sleepCtx(ctx, time.Second) {
 			return false

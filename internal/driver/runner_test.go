@@ -479,6 +479,26 @@ func TestRunWaitsForDriverRayLost(t *testing.T) {
 	}
 }
 
+// Guarantee: a driver killed by a signal (OOM killer, Ray) is relaunched.
+func TestRunRelaunchesKilledDriver(t *testing.T) {
+	ok := succeedAfter(3)
+	f := newFake(nil)
+	f.behavior = func(j *fakeJob) {
+		if j.details.SubmissionID == f.firstSubmitted() {
+			j.end(rayclient.JobStatusFailed)
+			j.details.ErrorType = "JOB_ENTRYPOINT_COMMAND_ERROR"
+			code := -9
+			j.details.DriverExitCode = &code
+			return
+		}
+		ok(j)
+	}
+	res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
+	if err != nil || !res.OK || f.count("submit ") != 2 {
+		t.Fatalf("res = %+v, err = %v, calls = %v", res, err, f.calls)
+	}
+}
+
 func TestRunUsesResultOfDriverRayMarkedFailed(t *testing.T) {
 	// The driver reported, then Ray lost its supervisor: the result stands.
 	f := newFake(func(j *fakeJob) {
