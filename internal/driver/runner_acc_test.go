@@ -143,10 +143,8 @@ func TestAccRunnerReconcilesLostSubmitResponse(t *testing.T) {
 // loseSupervisor runs spec and, once its driver runs, kills the job's
 // supervisor actor with plain Ray (ray.kill), or with killDriver SIGKILLs
 // the supervisor's process and the driver, as the OOM killer would. It
-// returns Run's outcome, the launches' submissions and whether Ray
-// reported the supervisor dead (else the driver killed, which ray.kill
-// sometimes does).
-func (e *accEnv) loseSupervisor(t *testing.T, spec Spec, killDriver bool) (*Result, error, []rayclient.JobSubmitRequest, bool) {
+// returns what happened.
+func (e *accEnv) loseSupervisor(t *testing.T, spec Spec, killDriver bool) lossOutcome {
 	t.Helper()
 	gcs := os.Getenv("RAY_GCS_ADDRESS")
 	if gcs == "" {
@@ -197,7 +195,16 @@ else:
 	if !supervisorDied && !driverKilled {
 		t.Fatal("Ray reported neither the supervisor dead nor the driver killed")
 	}
-	return res, err, api.submits(), supervisorDied
+	return lossOutcome{res: res, err: err, submits: api.submits(), supervisorDied: supervisorDied}
+}
+
+type lossOutcome struct {
+	res     *Result
+	err     error
+	submits []rayclient.JobSubmitRequest
+	// supervisorDied is whether Ray reported the supervisor dead, rather
+	// than the driver killed (which ray.kill sometimes does).
+	supervisorDied bool
 }
 
 // neverFits is a create that waits out its ready timeout.
@@ -211,9 +218,10 @@ func (e *accEnv) neverFits(timeout int) Spec {
 // its result reported, instead of a second driver racing it.
 func TestAccRunnerWaitsForDriverRayLost(t *testing.T) {
 	e := newAccEnv(t)
-	res, err, subs, supervisorDied := e.loseSupervisor(t, e.neverFits(10), false)
+	o := e.loseSupervisor(t, e.neverFits(10), false)
+	res, err, subs := o.res, o.err, o.submits
 	launches := 1 // the surviving driver's result is used
-	if !supervisorDied {
+	if !o.supervisorDied {
 		launches = 2 // the driver was killed with its supervisor: relaunched
 		t.Log("ray.kill killed the driver too; the run was relaunched")
 	}
@@ -231,7 +239,8 @@ func TestAccRunnerRelaunchesJobRayLost(t *testing.T) {
 	old := ghostSlack
 	ghostSlack = 5 * time.Second
 	defer func() { ghostSlack = old }()
-	res, err, subs, _ := e.loseSupervisor(t, e.neverFits(15), true)
+	o := e.loseSupervisor(t, e.neverFits(15), true)
+	res, err, subs := o.res, o.err, o.submits
 	var de *DriverError
 	if len(subs) != 2 || !errors.As(err, &de) || (de.Kind != KindTimeout && de.Kind != KindInfeasible) ||
 		res == nil || res.RunID != subs[1].Metadata[metaRun] {
