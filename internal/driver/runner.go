@@ -88,9 +88,10 @@ const (
 // of the spec, so a Run first looks for a job of the same spec that is
 // still running (an earlier Run interrupted without stopping it, e.g. a
 // killed provider) and attaches to it instead of starting a second driver.
-// A job that Ray itself fails before the driver reports (its supervisor
-// actor could not start or died) is resubmitted up to 3 times; the driver
-// is idempotent.
+// A job that Ray fails before the driver reports (its supervisor actor
+// could not start or died, or the driver was killed by a signal) is
+// resubmitted up to 3 times, once no driver of it can still be running;
+// the driver is idempotent.
 //
 // When ctx is done (Terraform timeout or cancel) the job is stopped - the
 // driver's SIGTERM handler removes the groups this run created - and an
