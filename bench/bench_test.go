@@ -315,7 +315,8 @@ func (f *fakeJobs) GetJobLogs(context.Context, string) (string, error) {
 	return strings.Join(lines, "\n") + "\n", nil
 }
 
-func (f *fakeJobs) StopJob(context.Context, string) (bool, error) { return false, nil }
+func (f *fakeJobs) ListJobs(context.Context) ([]rayclient.JobDetails, error) { return nil, nil }
+func (f *fakeJobs) StopJob(context.Context, string) (bool, error)            { return false, nil }
 func (f *fakeJobs) DeleteJob(context.Context, string) (bool, error) {
 	return true, nil
 }

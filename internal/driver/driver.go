@@ -21,15 +21,12 @@ package driver
 import (
 	"bytes"
 	"compress/zlib"
-	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -268,45 +265,4 @@ func ParseProgress(logs string) []Progress {
 		out = append(out, p)
 	}
 	return out
-}
-
-var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9]+`)
-
-// SubmissionID returns the deterministic Ray submission id for spec: the
-// same spec (with groups in any order, RunID aside) and attempt always give
-// the same id. It uses only [A-Za-z0-9_-] and is at most 100 chars.
-func SubmissionID(spec Spec, attempt int) string {
-	s := spec
-	s.RunID = ""
-	groups := make([]Group, len(s.Groups))
-	copy(groups, s.Groups)
-	sort.SliceStable(groups, func(i, j int) bool { return groups[i].Name < groups[j].Name })
-	s.Groups = groups
-	raw, _ := json.Marshal(s) // map keys are sorted by encoding/json
-	sum := sha256.Sum256(raw)
-	hash := hex.EncodeToString(sum[:])[:16]
-
-	names := make([]string, 0, len(groups))
-	for _, g := range groups {
-		if n := strings.Trim(unsafeIDChars.ReplaceAllString(g.Name, "-"), "-"); n != "" {
-			names = append(names, n)
-		}
-	}
-	action := strings.Trim(unsafeIDChars.ReplaceAllString(s.Action, "-"), "-")
-	if action == "" {
-		action = "x"
-	}
-	if len(action) > 10 {
-		action = action[:10]
-	}
-	tail := "_" + hash + "_" + strconv.Itoa(max(attempt, 0))
-	head := "raytf_" + action + "_"
-	slug := strings.Join(names, "_")
-	if room := 100 - len(head) - len(tail); len(slug) > room {
-		slug = strings.TrimRight(slug[:room], "-_")
-	}
-	if slug == "" {
-		slug = "groups"
-	}
-	return head + slug + tail
 }

@@ -343,8 +343,8 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("back-to-back identical runs", func(t *testing.T) {
-		// Reusing a submission id right after its job ended races with Ray's
-		// supervisor teardown; Run must absorb that.
+		// Each run has a submission id of its own, so none waits for the
+		// teardown of the one before.
 		spec := e.spec(ActionInspect, Group{Name: "vc-node2"})
 		for i := 0; i < 4; i++ {
 			tr := e.mustRun(t, spec)
@@ -405,10 +405,23 @@ func TestAccDriver(t *testing.T) {
 			Group{Name: "stop-fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
 			Group{Name: "stop-huge", Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 99}}})
 		spec.ReadyTimeoutSeconds = 300
-		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		// Stopped once the driver has created its groups, however slowly
+		// the job started.
+		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		go func() {
+			for ctx.Err() == nil {
+				pgs, err := e.client.ListPlacementGroups(ctx, rayclient.ListOptions{
+					Filters: []rayclient.Filter{rayclient.Eq("name", e.prefix+"stop-huge")}})
+				if err == nil && len(pgs) > 0 {
+					time.Sleep(time.Second)
+					cancel()
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
 		tr := e.run(ctx, spec)
-		if !errors.Is(tr.err, context.DeadlineExceeded) {
+		if !errors.Is(tr.err, context.Canceled) {
 			t.Fatalf("err = %v", tr.err)
 		}
 		t.Logf("stopped after %v: %v", tr.total.Round(time.Millisecond), tr.err)

@@ -338,51 +338,6 @@ func TestParseProgress(t *testing.T) {
 
 var rayIDChars = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-func TestSubmissionID(t *testing.T) {
-	a := createSpec("vc-node0", "vc-node1")
-	b := createSpec("vc-node1", "vc-node0") // same groups, other order
-	b.Groups[0], b.Groups[1] = a.Groups[1], a.Groups[0]
-	idA, idB := SubmissionID(a, 0), SubmissionID(b, 0)
-	if idA != idB {
-		t.Fatalf("group order changed the id: %s vs %s", idA, idB)
-	}
-	if idA != SubmissionID(a, 0) {
-		t.Fatal("not deterministic")
-	}
-	if !strings.HasPrefix(idA, "raytf_create_vc-node0_vc-node1_") {
-		t.Errorf("id = %s", idA)
-	}
-	if SubmissionID(a, 1) == idA {
-		t.Error("attempt ignored")
-	}
-	c := createSpec("vc-node0", "vc-node1")
-	c.Groups[0].Bundles[0]["GPU"] = 2
-	if SubmissionID(c, 0) == idA {
-		t.Error("bundle change ignored")
-	}
-	d := a
-	d.Action = ActionDelete
-	if SubmissionID(d, 0) == idA {
-		t.Error("action ignored")
-	}
-	// The run id is not part of the id.
-	e := createSpec("vc-node0", "vc-node1")
-	e.RunID = "r1"
-	if SubmissionID(e, 0) != idA {
-		t.Error("run id changed the id")
-	}
-
-	long := make([]string, 40)
-	for i := range long {
-		long[i] = strings.Repeat("x", 30) + "-ünï/'$`" + string(rune('a'+i%26))
-	}
-	for _, s := range []Spec{createSpec(long...), createSpec("🚀"), createSpec("a b", "c/d"), {Action: "../../etc"}} {
-		id := SubmissionID(s, 12345)
-		if len(id) > 100 || !rayIDChars.MatchString(id) {
-			t.Errorf("unsafe id %q (%d chars)", id, len(id))
-		}
-	}
-}
 
 func FuzzParseResult(f *testing.F) {
 	f.Add("RAYTF_RESULT " + okResult)

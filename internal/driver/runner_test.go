@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,18 +15,25 @@ import (
 )
 
 // fakeAPI mimics the Ray job API closely enough for Run: job records with
-// statuses, and log files that - like Ray's - survive DeleteJob and are
-// appended to when a submission id is reused.
+// statuses, metadata and end times, and log files that - like Ray's -
+// survive DeleteJob.
 type fakeAPI struct {
 	mu       sync.Mutex
 	jobs     map[string]*fakeJob
 	logs     map[string]string
 	calls    []string
 	behavior func(j *fakeJob) // advances a job on each GetJob
-	// deleteFails makes DeleteJob of these ids fail.
-	deleteFails map[string]bool
-	submitErr   error
-	// liveStops counts StopJob calls that hit a running job or a ghost.
+	// submitErr fails SubmitJob; with submitLost the job is created anyway
+	// (the answer was lost on the way back).
+	submitErr  error
+	submitLost bool
+	listErr    error
+	// staleLog is put in front of every new job's log, as if Ray appended
+	// to the file of an older run.
+	staleLog string
+	// onLogs runs on every GetJobLogs of a known job.
+	onLogs func(j *fakeJob)
+	// liveStops counts StopJob calls that hit a running job.
 	liveStops int
 }
 
@@ -35,10 +43,6 @@ type fakeJob struct {
 	polls   int
 	stopped bool
 	api     *fakeAPI
-	// ghost: a supervisor still runs the driver although the job is terminal;
-	// onStop is what the driver prints when stopped.
-	ghost  bool
-	onStop func(j *fakeJob)
 	// lingering: StopJob calls for which the finished job's supervisor is
 	// still alive.
 	lingering int
@@ -46,9 +50,13 @@ type fakeJob struct {
 
 func (j *fakeJob) log(s string) { j.api.logs[j.details.SubmissionID] += s }
 
+func (j *fakeJob) end(status string) {
+	j.details.Status = status
+	j.details.EndTime = time.Now().UnixMilli()
+}
+
 func newFake(behavior func(j *fakeJob)) *fakeAPI {
-	resetRecent()
-	return &fakeAPI{jobs: map[string]*fakeJob{}, logs: map[string]string{}, behavior: behavior, deleteFails: map[string]bool{}}
+	return &fakeAPI{jobs: map[string]*fakeJob{}, logs: map[string]string{}, behavior: behavior}
 }
 
 func (f *fakeAPI) record(format string, args ...any) {
@@ -67,6 +75,19 @@ func (f *fakeAPI) count(prefix string) int {
 	return n
 }
 
+// submitted lists the submission ids in order.
+func (f *fakeAPI) submitted() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		if id, ok := strings.CutPrefix(c, "submit "); ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func notFound(id string) error {
 	return &rayclient.APIError{StatusCode: 404, Method: "GET", Path: "/api/jobs/" + id, Message: "Job " + id + " does not exist"}
 }
@@ -75,21 +96,26 @@ func (f *fakeAPI) SubmitJob(ctx context.Context, req rayclient.JobSubmitRequest)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("submit %s", req.SubmissionID)
-	if f.submitErr != nil {
+	if f.submitErr != nil && !f.submitLost {
 		return nil, f.submitErr
 	}
 	if _, ok := f.jobs[req.SubmissionID]; ok {
 		return nil, &rayclient.APIError{StatusCode: 500, Method: "POST", Path: "/api/jobs/",
 			Message: "Job with submission_id " + req.SubmissionID + " already exists. Please use a different submission_id."}
 	}
-	j := f.addJob(req.SubmissionID, req.Entrypoint, rayclient.JobStatusPending)
+	j := f.addJob(req.SubmissionID, req.Metadata, rayclient.JobStatusPending)
+	j.log(f.staleLog)
 	j.log("2026-12-02 13:27:09,463\tINFO job_manager.py:581 -- Runtime env is setting up.\n")
+	if f.submitErr != nil {
+		return nil, f.submitErr
+	}
 	return &rayclient.JobSubmitResponse{JobID: req.SubmissionID, SubmissionID: req.SubmissionID}, nil
 }
 
-func (f *fakeAPI) addJob(id, entrypoint, status string) *fakeJob {
-	j := &fakeJob{api: f, runID: runIDFromEntrypoint(entrypoint), details: rayclient.JobDetails{
-		Type: rayclient.JobTypeSubmission, SubmissionID: id, Status: status, Entrypoint: entrypoint}}
+func (f *fakeAPI) addJob(id string, meta map[string]string, status string) *fakeJob {
+	j := &fakeJob{api: f, runID: meta[metaRun], details: rayclient.JobDetails{
+		Type: rayclient.JobTypeSubmission, SubmissionID: id, Status: status, Entrypoint: "python -c ...",
+		Metadata: meta, StartTime: time.Now().UnixMilli()}}
 	f.jobs[id] = j
 	return j
 }
@@ -106,7 +132,7 @@ func (f *fakeAPI) GetJob(ctx context.Context, id string) (*rayclient.JobDetails,
 		j.polls++
 		if j.polls == 1 && j.details.Status == rayclient.JobStatusPending {
 			j.details.Status = rayclient.JobStatusRunning
-			j.log("Running entrypoint for job " + id + ": " + j.details.Entrypoint + "\n")
+			j.log("Running entrypoint for job " + id + ": python -c ...\n")
 		}
 		if f.behavior != nil {
 			f.behavior(j)
@@ -116,12 +142,30 @@ func (f *fakeAPI) GetJob(ctx context.Context, id string) (*rayclient.JobDetails,
 	return &d, nil
 }
 
+func (f *fakeAPI) ListJobs(ctx context.Context) ([]rayclient.JobDetails, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("list")
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
+	out := []rayclient.JobDetails{}
+	for _, j := range f.jobs {
+		out = append(out, j.details)
+	}
+	return out, nil
+}
+
 func (f *fakeAPI) GetJobLogs(ctx context.Context, id string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("logs %s", id)
-	if _, ok := f.jobs[id]; !ok {
+	j, ok := f.jobs[id]
+	if !ok {
 		return "", notFound(id)
+	}
+	if f.onLogs != nil {
+		f.onLogs(j)
 	}
 	return f.logs[id], nil
 }
@@ -133,14 +177,6 @@ func (f *fakeAPI) StopJob(ctx context.Context, id string) (bool, error) {
 	j, ok := f.jobs[id]
 	if !ok {
 		return false, notFound(id)
-	}
-	if j.ghost {
-		f.liveStops++
-		j.ghost = false
-		if j.onStop != nil {
-			j.onStop(j)
-		}
-		return true, nil
 	}
 	if rayclient.IsTerminalStatus(j.details.Status) {
 		if j.lingering > 0 {
@@ -161,9 +197,6 @@ func (f *fakeAPI) DeleteJob(ctx context.Context, id string) (bool, error) {
 	j, ok := f.jobs[id]
 	if !ok {
 		return false, notFound(id)
-	}
-	if f.deleteFails[id] {
-		return false, &rayclient.APIError{StatusCode: 500, Method: "DELETE", Path: "/api/jobs/" + id, Message: "storage unavailable"}
 	}
 	if !rayclient.IsTerminalStatus(j.details.Status) {
 		return false, &rayclient.APIError{StatusCode: 500, Method: "DELETE", Path: "/api/jobs/" + id, Message: "non-terminal state"}
@@ -190,32 +223,32 @@ func succeedAfter(n int) func(j *fakeJob) {
 		if j.polls >= n {
 			j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":"waiting","ready":2,"total":2,"run_id":%q}`+"\n", j.runID))
 			j.log(resultLine(j.runID, true, ""))
-			j.details.Status = rayclient.JobStatusSucceeded
+			j.end(rayclient.JobStatusSucceeded)
 		}
 	}
+}
+
+// loseJob makes Ray fail the job as if its supervisor actor had died, or
+// had never started (so it never launched the driver).
+func loseJob(j *fakeJob, errorType string) {
+	if errorType == "JOB_SUPERVISOR_ACTOR_START_FAILURE" {
+		id := j.details.SubmissionID
+		j.api.logs[id] = strings.ReplaceAll(j.api.logs[id], entrypointHeader, "")
+	}
+	j.end(rayclient.JobStatusFailed)
+	j.details.ErrorType = errorType
+	j.details.Message = "Job supervisor actor died"
 }
 
 var fastOpts = RunOptions{PollInterval: time.Millisecond}
 
 func TestMain(m *testing.M) {
 	if os.Getenv("TF_ACC") == "" {
-		// The fake has no job monitor to wait for or to resurrect records.
-		recordSettle, resurrectionChecks = 0, 0
+		// The fake has no job monitor to wait for, and its lost drivers
+		// never live on.
+		recordSettle, writeBackCheck, ghostSlack = 0, 0, 0
 	}
 	os.Exit(m.Run())
-}
-
-func resetRecent() {
-	recent.Lock()
-	defer recent.Unlock()
-	recent.used = map[string]time.Time{}
-}
-
-// fastRelaunch shortens the relaunch pause for one test.
-func fastRelaunch(t *testing.T) {
-	old := relaunchDelay
-	relaunchDelay = time.Millisecond
-	t.Cleanup(func() { relaunchDelay = old })
 }
 
 func TestRunSuccess(t *testing.T) {
@@ -234,12 +267,113 @@ func TestRunSuccess(t *testing.T) {
 	if got := strings.Join(phases, ","); got != "waiting 0/2,waiting 2/2" {
 		t.Errorf("progress = %q", got)
 	}
-	id := SubmissionID(createSpec("g"), 0)
-	if f.count("submit "+id) != 1 || f.count("delete "+id) != 1 {
+	ids := f.submitted()
+	if len(ids) != 1 || f.count("delete "+ids[0]) != 1 || ids[0] != "raytf_create_g_"+res.RunID {
 		t.Errorf("calls = %v", f.calls)
 	}
 	if len(f.jobs) != 0 {
 		t.Error("job record not deleted")
+	}
+}
+
+// Guarantee: a retried apply attaches to the job already running.
+func TestRunAttachesToRunningJob(t *testing.T) {
+	spec := createSpec("g")
+	f := newFake(succeedAfter(3))
+	// An earlier Run of the same spec is still running; so is a job of
+	// another spec, which must not be taken.
+	f.addJob("raytf_create_g_earlier", map[string]string{metaCreatedBy: createdBy, metaSpec: specKey(spec), metaRun: "earlier"}, rayclient.JobStatusRunning)
+	other := createSpec("h")
+	f.addJob("raytf_create_h_other", map[string]string{metaCreatedBy: createdBy, metaSpec: specKey(other), metaRun: "other"}, rayclient.JobStatusRunning)
+	res, err := Run(context.Background(), f, "python", spec, fastOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunID != "earlier" || !res.OK {
+		t.Fatalf("result = %+v", res)
+	}
+	if f.count("submit ") != 0 || f.liveStops != 0 || f.count("get raytf_create_h_other") != 0 {
+		t.Errorf("calls = %v", f.calls)
+	}
+}
+
+// Guarantee: every launch has an id of its own, so nothing waits for an
+// older job's teardown.
+func TestRunSubmitsFreshIDs(t *testing.T) {
+	spec := createSpec("g")
+	f := newFake(succeedAfter(2))
+	for i := 0; i < 3; i++ {
+		if _, err := Run(context.Background(), f, "python", spec, fastOpts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := f.submitted()
+	if len(ids) != 3 || ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] || len(f.jobs) != 0 {
+		t.Errorf("ids = %v, records left %d", ids, len(f.jobs))
+	}
+}
+
+// Guarantee: a lost submit response is reconciled.
+func TestRunReconcilesLostSubmitResponse(t *testing.T) {
+	f := newFake(succeedAfter(2))
+	f.submitErr, f.submitLost = errors.New("connection reset by peer"), true
+	res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
+	if err != nil || !res.OK || f.count("submit ") != 1 {
+		t.Fatalf("res = %+v, err = %v, calls = %v", res, err, f.calls)
+	}
+}
+
+func TestRunSubmitErrors(t *testing.T) {
+	f := newFake(nil)
+	f.submitErr = &rayclient.APIError{StatusCode: 400, Method: "POST", Path: "/api/jobs/", Message: "bad runtime_env"}
+	if _, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts); err == nil || !strings.Contains(err.Error(), "bad runtime_env") {
+		t.Fatalf("err = %v", err)
+	}
+	if f.liveStops != 0 {
+		t.Errorf("calls = %v", f.calls)
+	}
+	if _, err := Run(context.Background(), f, "python", Spec{Action: "nope"}, fastOpts); err == nil {
+		t.Fatal("invalid spec accepted")
+	}
+	if _, err := Run(context.Background(), nil, "python", createSpec("g"), fastOpts); err == nil {
+		t.Fatal("nil api accepted")
+	}
+}
+
+func TestRunSubmitsWhenListingFails(t *testing.T) {
+	f := newFake(succeedAfter(2))
+	f.listErr = errors.New("list timed out")
+	if res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts); err != nil || !res.OK {
+		t.Fatalf("res = %+v, err = %v", res, err)
+	}
+}
+
+// Guarantee: records left behind by earlier processes are cleaned up.
+func TestRunDeletesOrphanedRecords(t *testing.T) {
+	f := newFake(succeedAfter(2))
+	ours := map[string]string{metaCreatedBy: createdBy, metaSpec: "x"}
+	old := time.Now().Add(-2 * orphanAge).UnixMilli()
+	f.addJob("orphan", ours, rayclient.JobStatusSucceeded).details.EndTime = old
+	f.addJob("fresh", ours, rayclient.JobStatusFailed).end(rayclient.JobStatusFailed) // its Run may still read it
+	lost := f.addJob("lost", ours, rayclient.JobStatusRunning)                        // its Run may wait for a driver that outlived it
+	loseJob(lost, "JOB_SUPERVISOR_ACTOR_DIED")
+	lost.details.EndTime = old
+	f.addJob("foreign", nil, rayclient.JobStatusSucceeded).details.EndTime = old
+	back := f.addJob("raytf_create_g_back", nil, rayclient.JobStatusPending) // written back by Ray's monitor
+	back.end(rayclient.JobStatusFailed)
+	back.details.Entrypoint = "Entrypoint not found."
+	if _, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts); err != nil {
+		t.Fatal(err)
+	}
+	_, orphan := f.jobs["orphan"]
+	_, fresh := f.jobs["fresh"]
+	_, foreign := f.jobs["foreign"]
+	_, backKept := f.jobs["raytf_create_g_back"]
+	if _, ok := f.jobs["lost"]; !ok {
+		t.Error("record of a lost job deleted within the hour")
+	}
+	if orphan || !fresh || !foreign || backKept {
+		t.Errorf("orphan kept %v, fresh kept %v, foreign kept %v, written-back kept %v", orphan, fresh, foreign, backKept)
 	}
 }
 
@@ -273,7 +407,7 @@ func TestRunDeletesRecordAfterSupervisorExits(t *testing.T) {
 func TestRunDriverError(t *testing.T) {
 	f := newFake(func(j *fakeJob) {
 		j.log(resultLine(j.runID, false, `"g"`))
-		j.details.Status = rayclient.JobStatusFailed
+		j.end(rayclient.JobStatusFailed)
 		j.details.Message = "Job entrypoint command failed with exit code 1"
 	})
 	res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
@@ -286,155 +420,116 @@ func TestRunDriverError(t *testing.T) {
 	}
 }
 
-func TestRunAttachesToRunningJob(t *testing.T) {
-	spec := createSpec("g")
-	id := SubmissionID(spec, 0)
-	f := newFake(succeedAfter(3))
-	// An earlier Run of the same spec (other run id) is still running.
-	old := spec
-	old.RunID = "earlier"
-	ep, _ := Entrypoint("python", old)
-	f.addJob(id, ep, rayclient.JobStatusRunning)
-	res, err := Run(context.Background(), f, "python", spec, fastOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.RunID != "earlier" || !res.OK {
-		t.Fatalf("result = %+v", res)
-	}
-	if f.count("submit ") != 1 || f.liveStops != 0 {
-		t.Errorf("calls = %v", f.calls)
-	}
-}
-
-func TestRunReplacesFinishedJob(t *testing.T) {
-	spec := createSpec("g")
-	id := SubmissionID(spec, 0)
-	f := newFake(succeedAfter(2))
-	old := f.addJob(id, "python old", rayclient.JobStatusSucceeded)
-	// Its log holds a result of the old run; Ray keeps the file and appends.
-	old.log("Running entrypoint for job " + id + ": python old\n" + resultLine("oldrun", false, ""))
-	res, err := Run(context.Background(), f, "python", spec, fastOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.OK || res.RunID == "oldrun" {
-		t.Fatalf("took the stale result: %+v", res)
-	}
-	// The old record is deleted, and the job goes under the next id: Ray's
-	// supervisor actor of the old job may still hold the old one.
-	id1 := SubmissionID(spec, 1)
-	if f.count("submit "+id) != 1 || f.count("delete "+id) != 1 || f.count("submit "+id1) != 1 || f.count("delete "+id1) != 1 {
-		t.Errorf("calls = %v", f.calls)
+// Guarantee: a job Ray lost is relaunched under a new id.
+func TestRunRelaunchesJobRayLost(t *testing.T) {
+	for _, errorType := range []string{"JOB_SUPERVISOR_ACTOR_START_FAILURE", "JOB_SUPERVISOR_ACTOR_DIED"} {
+		t.Run(errorType, func(t *testing.T) {
+			ok := succeedAfter(3)
+			f := newFake(nil)
+			f.behavior = func(j *fakeJob) {
+				if j.details.SubmissionID == f.firstSubmitted() {
+					j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":"started","run_id":%q}`+"\n", j.runID))
+					loseJob(j, errorType)
+					return
+				}
+				ok(j)
+			}
+			spec := createSpec("g")
+			spec.ReadyTimeoutSeconds = 1 // a lost driver that started is waited for 2s
+			res, err := Run(context.Background(), f, "python", spec, fastOpts)
+			ids := f.submitted()
+			if err != nil || !res.OK || len(ids) != 2 || f.count("delete "+ids[0]) != 1 || res.RunID == "" {
+				t.Fatalf("res = %+v, err = %v, calls = %v", res, err, f.calls)
+			}
+		})
 	}
 }
 
-func TestRunRelaunchesJobRayCouldNotStart(t *testing.T) {
-	fastRelaunch(t)
-	spec := createSpec("g")
-	id0, id1 := SubmissionID(spec, 0), SubmissionID(spec, 1)
+// firstSubmitted is the first submission id; the caller holds f.mu.
+func (f *fakeAPI) firstSubmitted() string {
+	for _, c := range f.calls {
+		if id, ok := strings.CutPrefix(c, "submit "); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// Guarantee: a driver that outlives its lost supervisor is waited for, and
+// no second one is launched beside it.
+func TestRunWaitsForDriverRayLost(t *testing.T) {
+	f := newFake(func(j *fakeJob) {
+		if j.details.Status == rayclient.JobStatusRunning && j.polls == 2 {
+			loseJob(j, "JOB_SUPERVISOR_ACTOR_DIED")
+		}
+	})
+	old := ghostSlack
+	ghostSlack = time.Minute
+	defer func() { ghostSlack = old }()
+	logs := 0
+	f.onLogs = func(j *fakeJob) {
+		if logs++; logs == 3 {
+			j.log(resultLine(j.runID, false, `"g"`))
+		}
+	}
+	_, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
+	var de *DriverError
+	if !errors.As(err, &de) || f.count("submit ") != 1 {
+		t.Fatalf("err = %v, calls = %v", err, f.calls)
+	}
+}
+
+// Guarantee: a driver killed by a signal (OOM killer, Ray) is relaunched.
+func TestRunRelaunchesKilledDriver(t *testing.T) {
 	ok := succeedAfter(3)
 	f := newFake(nil)
 	f.behavior = func(j *fakeJob) {
-		if j.details.SubmissionID == id0 {
-			j.details.Status = rayclient.JobStatusFailed
-			j.details.ErrorType = "JOB_SUPERVISOR_ACTOR_START_FAILURE"
-			j.details.Message = "Failed to start supervisor actor: name is already taken"
+		if j.details.SubmissionID == f.firstSubmitted() {
+			j.end(rayclient.JobStatusFailed)
+			j.details.ErrorType = "JOB_ENTRYPOINT_COMMAND_ERROR"
+			code := -9
+			j.details.DriverExitCode = &code
 			return
 		}
 		ok(j)
 	}
-	res, err := Run(context.Background(), f, "python", spec, fastOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.OK || f.count("submit "+id1) != 1 || f.count("delete "+id0) != 1 {
-		t.Fatalf("res = %+v, calls = %v", res, f.calls)
-	}
-}
-
-func TestRunUsesResultOfDriverRayMarkedFailed(t *testing.T) {
-	// Ray marks the job FAILED (stale monitor of an earlier job with this id)
-	// while its driver still runs; stopping it makes the driver report.
-	f := newFake(func(j *fakeJob) {
-		j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":"started","run_id":%q}`+"\n", j.runID))
-		j.details.Status = rayclient.JobStatusFailed
-		j.details.ErrorType = "JOB_SUPERVISOR_ACTOR_DIED"
-		j.details.Message = "Job supervisor actor died"
-		j.ghost = true
-		j.onStop = func(j *fakeJob) { j.log(resultLine(j.runID, true, "")) }
-	})
 	res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
-	if err != nil || !res.OK || f.count("submit ") != 1 || f.liveStops != 1 {
-		t.Fatalf("res = %+v, err = %v, calls = %v", res, err, f.calls)
-	}
-}
-
-func TestRunRelaunchesWhenRayKilledDriver(t *testing.T) {
-	fastRelaunch(t)
-	spec := createSpec("g")
-	id0 := SubmissionID(spec, 0)
-	ok := succeedAfter(3)
-	f := newFake(nil)
-	f.behavior = func(j *fakeJob) {
-		if j.details.SubmissionID != id0 {
-			ok(j)
-			return
-		}
-		// The driver started, then Ray lost the job; the stopped ghost
-		// reports its (cleaned-up) interruption.
-		j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":"started","run_id":%q}`+"\n", j.runID))
-		j.details.Status = rayclient.JobStatusFailed
-		j.details.ErrorType = "JOB_SUPERVISOR_ACTOR_DIED"
-		j.ghost = true
-		j.onStop = func(j *fakeJob) { j.log(resultLine(j.runID, false, `"g"`)) }
-	}
-	res, err := Run(context.Background(), f, "python", spec, fastOpts)
 	if err != nil || !res.OK || f.count("submit ") != 2 {
 		t.Fatalf("res = %+v, err = %v, calls = %v", res, err, f.calls)
 	}
 }
 
-func TestRunGivesUpRelaunching(t *testing.T) {
-	fastRelaunch(t)
+func TestRunUsesResultOfDriverRayMarkedFailed(t *testing.T) {
+	// The driver reported, then Ray lost its supervisor: the result stands.
 	f := newFake(func(j *fakeJob) {
-		j.details.Status = rayclient.JobStatusFailed
-		j.details.ErrorType = "JOB_SUPERVISOR_ACTOR_START_FAILURE"
-		j.details.Message = "Failed to start supervisor actor"
+		j.log(resultLine(j.runID, true, ""))
+		loseJob(j, "JOB_SUPERVISOR_ACTOR_DIED")
 	})
+	res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
+	if err != nil || !res.OK || f.count("submit ") != 1 {
+		t.Fatalf("res = %+v, err = %v, calls = %v", res, err, f.calls)
+	}
+}
+
+func TestRunGivesUpRelaunching(t *testing.T) {
+	f := newFake(func(j *fakeJob) { loseJob(j, "JOB_SUPERVISOR_ACTOR_START_FAILURE") })
 	_, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
-	if err == nil || !strings.Contains(err.Error(), "Failed to start supervisor actor") || f.count("submit ") != relaunches+1 {
+	if err == nil || !strings.Contains(err.Error(), "Job supervisor actor died") || f.count("submit ") != relaunches+1 {
 		t.Fatalf("err = %v, calls = %v", err, f.calls)
 	}
 }
 
-func TestRunUsesNextIDWhenRecordCannotBeDeleted(t *testing.T) {
-	spec := createSpec("g")
-	id0, id1 := SubmissionID(spec, 0), SubmissionID(spec, 1)
-	f := newFake(succeedAfter(2))
-	f.addJob(id0, "python old", rayclient.JobStatusFailed)
-	f.deleteFails[id0] = true
-	res, err := Run(context.Background(), f, "python", spec, fastOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.OK || f.count("submit "+id1) != 1 {
-		t.Fatalf("calls = %v", f.calls)
-	}
-}
-
+// Guarantee: output lines of other runs are ignored.
 func TestRunIgnoresStaleResultWhenNewRunCrashes(t *testing.T) {
-	spec := createSpec("g")
-	id := SubmissionID(spec, 0)
 	f := newFake(func(j *fakeJob) {
 		j.log("Traceback (most recent call last):\nModuleNotFoundError: No module named 'ray'\n")
-		j.details.Status = rayclient.JobStatusFailed
+		j.end(rayclient.JobStatusFailed)
 		j.details.Message = "Job entrypoint command failed with exit code 1, last available logs: ..."
 		code := 1
 		j.details.DriverExitCode = &code
 	})
-	f.logs[id] = "Running entrypoint for job " + id + ": python old\n" + resultLine("oldrun", true, "")
-	res, err := Run(context.Background(), f, "python", spec, fastOpts)
+	f.staleLog = "Running entrypoint for job old: python old\n" + resultLine("oldrun", true, "")
+	res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
 	if err == nil || res != nil {
 		t.Fatalf("stale result accepted: %+v", res)
 	}
@@ -451,7 +546,7 @@ func TestRunIgnoresStaleResultWhenNewRunCrashes(t *testing.T) {
 func TestRunFailedWithoutResult(t *testing.T) {
 	f := newFake(func(j *fakeJob) {
 		j.log("\x1b[31mSegmentation fault\x1b[0m\n")
-		j.details.Status = rayclient.JobStatusFailed
+		j.end(rayclient.JobStatusFailed)
 		j.details.Message = "Job entrypoint command failed with exit code 139"
 	})
 	_, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
@@ -464,11 +559,12 @@ func TestRunFailedWithoutResult(t *testing.T) {
 	}
 }
 
+// Guarantee: a stopped driver's cleanup is reported.
 func TestRunStopsJobOnCancel(t *testing.T) {
 	f := newFake(func(j *fakeJob) {
 		if j.stopped { // the driver's SIGTERM handler cleans up
 			j.log(resultLine(j.runID, false, `"g"`))
-			j.details.Status = rayclient.JobStatusStopped
+			j.end(rayclient.JobStatusStopped)
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -492,36 +588,22 @@ func TestRunStopsJobOnCancel(t *testing.T) {
 	}
 }
 
+// Guarantee: a stopped driver's success is reported.
 func TestRunCancelKeepsFinishedResult(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := newFake(func(j *fakeJob) {
 		if j.polls == 2 {
 			// Finishes just as the caller gives up.
 			j.log(resultLine(j.runID, true, ""))
-			j.details.Status = rayclient.JobStatusRunning
 			cancel()
 		}
 		if j.stopped {
-			j.details.Status = rayclient.JobStatusSucceeded
+			j.end(rayclient.JobStatusSucceeded)
 		}
 	})
 	res, err := Run(ctx, f, "python", createSpec("g"), fastOpts)
 	if !errors.Is(err, context.Canceled) || res == nil || !res.OK {
 		t.Fatalf("res = %+v, err = %v", res, err)
-	}
-}
-
-func TestRunSubmitErrors(t *testing.T) {
-	f := newFake(nil)
-	f.submitErr = &rayclient.APIError{StatusCode: 400, Method: "POST", Path: "/api/jobs/", Message: "bad runtime_env"}
-	if _, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts); err == nil || !strings.Contains(err.Error(), "bad runtime_env") {
-		t.Fatalf("err = %v", err)
-	}
-	if _, err := Run(context.Background(), f, "python", Spec{Action: "nope"}, fastOpts); err == nil {
-		t.Fatal("invalid spec accepted")
-	}
-	if _, err := Run(context.Background(), nil, "python", createSpec("g"), fastOpts); err == nil {
-		t.Fatal("nil api accepted")
 	}
 }
 
@@ -538,58 +620,42 @@ func TestRunJobVanishes(t *testing.T) {
 	}
 }
 
-func TestRunIDFromEntrypoint(t *testing.T) {
-	s := createSpec("g")
-	s.RunID = "abc123"
-	ep, _ := Entrypoint("/x y/python", s)
-	if got := runIDFromEntrypoint(ep); got != "abc123" {
-		t.Fatalf("got %q", got)
+var submissionIDRE = regexp.MustCompile(`^raytf_[A-Za-z0-9-]{1,10}_[A-Za-z0-9_-]+_[A-Za-z0-9-]+$`)
+
+func TestSubmissionID(t *testing.T) {
+	a := createSpec("train-node0", "train-node1")
+	a.RunID = "0123456789abcdef"
+	if got := SubmissionID(a); got != "raytf_create_train-node0_train-node1_0123456789abcdef" {
+		t.Errorf("id = %q", got)
 	}
-	for _, ep := range []string{"", "python", "python x 'not-base64!'", "python -c x 'bm90IGpzb24='"} {
-		if got := runIDFromEntrypoint(ep); got != "" {
-			t.Errorf("runIDFromEntrypoint(%q) = %q", ep, got)
+	b := a
+	b.RunID = "fedcba9876543210"
+	if SubmissionID(b) == SubmissionID(a) {
+		t.Error("run id not in the submission id")
+	}
+	names := make([]string, 40)
+	for i := range names {
+		names[i] = strings.Repeat("x", 30) + "-ünï/'$`" + string(rune('a'+i%26))
+	}
+	long := createSpec(names...)
+	long.Action = "create;rm -rf /"
+	long.RunID = strings.Repeat("r", 100)
+	for _, s := range []Spec{a, long, createSpec("🚀"), {Action: "../../etc", Groups: []Group{{Name: "@@@"}}}} {
+		if id := SubmissionID(s); len(id) > 100 || !submissionIDRE.MatchString(id) {
+			t.Errorf("unsafe id %q", id)
 		}
 	}
 }
 
-func TestRunSkipsIDsUsedMomentsAgo(t *testing.T) {
-	spec := createSpec("g")
-	f := newFake(succeedAfter(2))
-	for i := 0; i < 3; i++ {
-		if _, err := Run(context.Background(), f, "python", spec, fastOpts); err != nil {
-			t.Fatal(err)
-		}
-		if id := SubmissionID(spec, i); f.count("submit "+id) != 1 {
-			t.Fatalf("run %d did not use %s: %v", i, id, f.calls)
-		}
+func TestSpecKey(t *testing.T) {
+	a, b := createSpec("g"), createSpec("g")
+	b.RunID = "other"
+	if specKey(a) != specKey(b) {
+		t.Error("run id changes the spec key")
 	}
-	if f.count("submit ") != 3 {
-		t.Errorf("calls = %v", f.calls)
-	}
-}
-
-func TestSweepResurrected(t *testing.T) {
-	old := resurrectionDelay
-	resurrectionDelay = time.Millisecond
-	defer func() { resurrectionDelay = old }()
-	checks := resurrectionChecks
-	resurrectionChecks = 3
-	defer func() { resurrectionChecks = checks }()
-
-	f := newFake(nil)
-	j := f.addJob("zombie", "Entrypoint not found.", rayclient.JobStatusFailed)
-	j.details.ErrorType = "JOB_SUPERVISOR_ACTOR_DIED"
-	live := f.addJob("live", "python -c x", rayclient.JobStatusRunning)
-	failed := f.addJob("failed", "python -c x", rayclient.JobStatusFailed)
-	failed.details.ErrorType = "JOB_ENTRYPOINT_COMMAND_ERROR"
-	failed.details.StartTime = 1
-	for _, id := range []string{"zombie", "live", "failed", "absent"} {
-		sweepResurrected(f, id)
-	}
-	if _, ok := f.jobs["zombie"]; ok {
-		t.Error("resurrected record kept")
-	}
-	if f.jobs["live"] != live || f.jobs["failed"] != failed {
-		t.Error("a real job record was deleted")
+	c := createSpec("g")
+	c.Groups[0].Bundles[0]["GPU"] = 2
+	if specKey(c) == specKey(a) || specKey(createSpec("h")) == specKey(a) {
+		t.Error("different specs share a key")
 	}
 }

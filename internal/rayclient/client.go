@@ -44,9 +44,8 @@ type Client struct {
 	waitMax  time.Duration
 	timeout  time.Duration
 
-	transport *http.Transport
-	rt        http.RoundTripper
-	requests  atomic.Int64
+	rt       http.RoundTripper
+	requests atomic.Int64
 }
 
 // New validates cfg and builds a Client. It does not contact the server.
@@ -104,7 +103,6 @@ func New(cfg Config) (*Client, error) {
 
 	tr := cleanhttp.DefaultPooledTransport()
 	tr.TLSClientConfig = tlsCfg
-	c.transport = tr
 	c.rt = &countingTransport{next: tr, n: &c.requests}
 	return c, nil
 }
@@ -115,9 +113,6 @@ func (c *Client) Address() string { return c.address }
 // RequestCount returns the total number of HTTP attempts sent by this
 // client, retries included.
 func (c *Client) RequestCount() int64 { return c.requests.Load() }
-
-// CloseIdleConnections closes pooled idle connections.
-func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 
 // String implements fmt.Stringer without revealing credentials.
 func (c *Client) String() string {
@@ -139,12 +134,6 @@ type countingTransport struct {
 func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.n.Add(1)
 	return t.next.RoundTrip(r)
-}
-
-func (t *countingTransport) CloseIdleConnections() {
-	if ci, ok := t.next.(interface{ CloseIdleConnections() }); ok {
-		ci.CloseIdleConnections()
-	}
 }
 
 // request describes one logical API call.

@@ -49,7 +49,6 @@ func newTestClient(t *testing.T, addr string, mutate ...func(*Config)) *Client {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(c.CloseIdleConnections)
 	return c
 }
 

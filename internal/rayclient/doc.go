@@ -12,12 +12,6 @@
 //   - GET  /api/jobs/{id}/logs               -> Client.GetJobLogs
 //   - POST /api/jobs/{id}/stop               -> Client.StopJob
 //   - DELETE /api/jobs/{id}                  -> Client.DeleteJob
-//   - GET  /api/v0/actors                    -> Client.ListActors (used by PurgeJob)
-//
-// Client.PurgeJob (stop, wait, delete, verify) works around a Ray 2.60 race
-// in which a job deleted right after it finished is re-created a second
-// later as FAILED with entrypoint "Entrypoint not found."; prefer it over
-// DeleteJob when the submission id must be free afterwards.
 //
 // # Transport and retries
 //

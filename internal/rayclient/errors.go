@@ -188,10 +188,6 @@ func IsUnauthorized(err error) bool {
 	return errors.As(err, &ae) && (ae.StatusCode == http.StatusUnauthorized || ae.StatusCode == http.StatusForbidden)
 }
 
-// IsTruncated reports whether err (possibly joined) contains a
-// *TruncatedError.
-func IsTruncated(err error) bool { return errors.Is(err, ErrTruncated) }
-
 // exceptionLine matches the final "SomeError: message" line of a Python
 // traceback.
 var exceptionLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Exit|Interrupt|Unavailable|Timeout)): (.+)$`)

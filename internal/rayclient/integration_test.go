@@ -37,7 +37,6 @@ func integrationClient(t *testing.T) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.CloseIdleConnections)
 	return c
 }
 
@@ -191,7 +190,7 @@ func TestIntegrationJobLifecycle(t *testing.T) {
 	defer cancel()
 
 	id := fmt.Sprintf("rayclient-test-%d", time.Now().UnixNano())
-	t.Cleanup(func() { purgeForCleanup(t, c, id) })
+	t.Cleanup(func() { deleteForCleanup(t, c, id) })
 
 	req := JobSubmitRequest{
 		Entrypoint:   `python -c "print('hello')"`,
@@ -213,10 +212,7 @@ func TestIntegrationJobLifecycle(t *testing.T) {
 	}
 	t.Logf("duplicate error: %v", err)
 
-	job, err := c.WaitForJob(ctx, id, 500*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := waitTerminal(ctx, t, c, id)
 	exit := "<nil>"
 	if job.DriverExitCode != nil {
 		exit = fmt.Sprint(*job.DriverExitCode)
@@ -288,7 +284,7 @@ func TestIntegrationDeleteRunningJobIsNotRetried(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	id := fmt.Sprintf("rayclient-test-running-%d", time.Now().UnixNano())
-	t.Cleanup(func() { purgeForCleanup(t, c, id) })
+	t.Cleanup(func() { deleteForCleanup(t, c, id) })
 	if _, err := c.SubmitJob(ctx, JobSubmitRequest{Entrypoint: `python -c "import time; time.sleep(60)"`, SubmissionID: id}); err != nil {
 		t.Fatal(err)
 	}
@@ -306,47 +302,48 @@ func TestIntegrationDeleteRunningJobIsNotRetried(t *testing.T) {
 	if err != nil || !stopped {
 		t.Errorf("stop: %v %v", stopped, err)
 	}
-	j, err := c.WaitForJob(ctx, id, 500*time.Millisecond)
-	if err != nil || j.Status != JobStatusStopped {
-		t.Errorf("wait: %+v %v", j, err)
+	if j := waitTerminal(ctx, t, c, id); j.Status != JobStatusStopped {
+		t.Errorf("after stop: %+v", j)
 	}
 }
 
-// purgeForCleanup waits out Ray's monitor loop (a job deleted right after it
-// finished can be re-created a second later) and then purges the job.
-func purgeForCleanup(t *testing.T, c *Client, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sleepCtx(ctx, 3*time.Second)
-	if err := c.PurgeJob(ctx, id, 500*time.Millisecond); err != nil {
-		t.Errorf("cleanup: purge %s: %v", id, err)
-	}
-}
-
-// TestIntegrationPurgeJob checks that PurgeJob frees the submission id for
-// good, even when called right after the job finished.
-func TestIntegrationPurgeJob(t *testing.T) {
-	c := integrationClient(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	id := fmt.Sprintf("rayclient-test-purge-%d", time.Now().UnixNano())
-	t.Cleanup(func() { purgeForCleanup(t, c, id) })
-	req := JobSubmitRequest{Entrypoint: `python -c "print('hello')"`, SubmissionID: id}
-	for i := 0; i < 2; i++ {
-		if _, err := c.SubmitJob(ctx, req); err != nil {
-			t.Fatalf("submit %d: %v", i, err)
-		}
-		if _, err := c.WaitForJob(ctx, id, 200*time.Millisecond); err != nil {
+// waitTerminal polls the job until its status is terminal.
+func waitTerminal(ctx context.Context, t *testing.T, c *Client, id string) *JobDetails {
+	t.Helper()
+	for {
+		j, err := c.GetJob(ctx, id)
+		if err != nil {
 			t.Fatal(err)
 		}
-		start := time.Now()
-		if err := c.PurgeJob(ctx, id, 200*time.Millisecond); err != nil {
-			t.Fatalf("purge %d: %v", i, err)
+		if j.IsTerminal() {
+			return j
 		}
-		t.Logf("purge %d took %s", i, time.Since(start).Round(time.Millisecond))
-		sleepCtx(ctx, 3*time.Second)
-		if j, err := c.GetJob(ctx, id); !IsNotFound(err) {
-			t.Fatalf("job came back after purge: %+v %v", j, err)
+		select {
+		case <-ctx.Done():
+			t.Fatalf("job %s still %s: %v", id, j.Status, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
 		}
+	}
+}
+
+// deleteForCleanup stops the job and deletes its record once Ray's job
+// monitor is done with it, so that the monitor does not write it back.
+func deleteForCleanup(t *testing.T, c *Client, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for {
+		alive, err := c.StopJob(ctx, id)
+		if IsNotFound(err) {
+			return
+		}
+		if err != nil || !alive {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	waitTerminal(ctx, t, c, id)
+	time.Sleep(3 * time.Second)
+	if _, err := c.DeleteJob(ctx, id); err != nil && !IsNotFound(err) {
+		t.Errorf("cleanup: delete %s: %v", id, err)
 	}
 }

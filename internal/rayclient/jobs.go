@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // Job statuses (ray.dashboard.modules.job.common.JobStatus).
@@ -21,11 +20,9 @@ const (
 	JobStatusFailed    = "FAILED"
 )
 
-// Job types (ray.dashboard.modules.job.pydantic_models.JobType).
-const (
-	JobTypeSubmission = "SUBMISSION"
-	JobTypeDriver     = "DRIVER"
-)
+// JobTypeSubmission is the type of jobs submitted through the job API
+// (ray.dashboard.modules.job.pydantic_models.JobType).
+const JobTypeSubmission = "SUBMISSION"
 
 // IsTerminalStatus reports whether a job status can no longer change
 // (STOPPED, SUCCEEDED, FAILED).
@@ -95,14 +92,6 @@ type JobDetails struct {
 
 // IsTerminal reports whether the job's status can no longer change.
 func (s JobDetails) IsTerminal() bool { return IsTerminalStatus(s.Status) }
-
-// ID returns the submission id, or the job id for driver jobs.
-func (s JobDetails) ID() string {
-	if s.SubmissionID != "" {
-		return s.SubmissionID
-	}
-	return s.JobID
-}
 
 // submissionIDAlphabet is Ray's generate_job_id alphabet (letters and digits
 // without I, l, o, O, 0).
@@ -284,141 +273,4 @@ func (c *Client) DeleteJob(ctx context.Context, id string) (bool, error) {
 			Snippet: c.redact(truncateUTF8(string(resp.body), snippetBytes)), Err: errors.New(`missing "deleted" field`)}
 	}
 	return *out.Deleted, nil
-}
-
-// WaitForJob polls GetJob every interval (default 1s) until the job reaches
-// a terminal status or ctx is done, and returns the last details seen.
-func (c *Client) WaitForJob(ctx context.Context, id string, interval time.Duration) (*JobDetails, error) {
-	if interval <= 0 {
-		interval = time.Second
-	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		job, err := c.GetJob(ctx, id)
-		if err != nil {
-			return job, err
-		}
-		if job.IsTerminal() {
-			return job, nil
-		}
-		select {
-		case <-ctx.Done():
-			return job, fmt.Errorf("rayclient: waiting for job %s (last status %s): %w", id, job.Status, ctx.Err())
-		case <-t.C:
-		}
-	}
-}
-
-// supervisorActorPrefix mirrors Ray's JOB_ACTOR_NAME_TEMPLATE
-// ("_ray_internal_job_actor_{job_id}").
-const supervisorActorPrefix = "_ray_internal_job_actor_"
-
-// Timing of Ray's JobManager monitor loop (JOB_MONITOR_LOOP_PERIOD_S = 1):
-// after a job's supervisor actor exits, the monitor notices within about
-// two loop periods. Variables so tests can shrink them.
-var (
-	purgeMonitorGrace = 2500 * time.Millisecond
-	purgeVerifyDelay  = 2500 * time.Millisecond
-)
-
-// PurgeJob removes a submission job for good: it stops the job if it is
-// still running, waits for it to be terminal and for its JobSupervisor actor
-// to exit, then deletes it and checks that it stays deleted. It returns nil
-// if the job does not exist.
-//
-// This works around a race in Ray 2.60: JobManager keeps monitoring a job
-// until it notices that the supervisor actor died, and if the job's info has
-// been deleted by then it writes a new FAILED record (entrypoint
-// "Entrypoint not found.", error_type JOB_SUPERVISOR_ACTOR_DIED). A
-// DeleteJob issued right after the job turned terminal therefore often
-// "resurrects" the job a second later, and the submission id stays taken.
-func (c *Client) PurgeJob(ctx context.Context, id string, poll time.Duration) error {
-	if _, err := escapeID(id); err != nil {
-		return err
-	}
-	if poll <= 0 {
-		poll = 500 * time.Millisecond
-	}
-	const maxRounds = 4
-	for round := 1; round <= maxRounds; round++ {
-		job, err := c.GetJob(ctx, id)
-		if IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !job.IsTerminal() {
-			if _, err := c.StopJob(ctx, id); err != nil && !IsNotFound(err) {
-				return err
-			}
-			if _, err := c.WaitForJob(ctx, id, poll); err != nil {
-				if IsNotFound(err) {
-					return nil
-				}
-				return err
-			}
-		}
-		if err := c.waitSupervisorGone(ctx, id, poll); err != nil {
-			return err
-		}
-		if err := sleepCtx(ctx, purgeMonitorGrace); err != nil {
-			return err
-		}
-		if _, err := c.DeleteJob(ctx, id); err != nil && !IsNotFound(err) {
-			return err
-		}
-		if err := sleepCtx(ctx, purgeVerifyDelay); err != nil {
-			return err
-		}
-		if _, err := c.GetJob(ctx, id); IsNotFound(err) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		c.debug(ctx, "ray: job reappeared after delete; deleting again", map[string]any{"submission_id": id, "round": round})
-	}
-	return fmt.Errorf("rayclient: job %s still exists after %d delete attempts", id, maxRounds)
-}
-
-// waitSupervisorGone polls the state API until the job's JobSupervisor
-// actor is DEAD or absent.
-func (c *Client) waitSupervisorGone(ctx context.Context, id string, poll time.Duration) error {
-	for {
-		actors, err := c.ListActors(ctx, ListOptions{
-			Filters: []Filter{Eq("name", supervisorActorPrefix+id), Ne("state", "DEAD")},
-			Limit:   10,
-		})
-		if err != nil && actors == nil {
-			return err
-		}
-		alive := false
-		for _, a := range actors {
-			// The state API's "=" is case-insensitive; names are not.
-			if a.Name == supervisorActorPrefix+id {
-				alive = true
-			}
-		}
-		if !alive {
-			return nil
-		}
-		if err := sleepCtx(ctx, poll); err != nil {
-			return fmt.Errorf("rayclient: waiting for the supervisor actor of job %s to exit: %w", id, err)
-		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -7,14 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"reflect"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 const sitePkgs = "/root/.cache/terraform-provider-ray/ray-2.60.0/lib/python3.11/site-packages"
@@ -70,11 +68,6 @@ type fakeJobs struct {
 	bodies   []map[string]any
 	failNext int // answer this many submits with 503 after storing the job
 	preFail  int // answer this many submits with 503 before looking at them
-	// ghostOnce imitates Ray's monitor loop re-creating a deleted job.
-	ghostOnce bool
-	// supervisorAlive: answer this many actor queries with a live supervisor.
-	supervisorAlive int
-	actorQueries    []string
 }
 
 func (f *fakeJobs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -120,16 +113,6 @@ func (f *fakeJobs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		js(map[string]string{"job_id": id, "submission_id": id})
-	case r.Method == http.MethodGet && p == "/api/v0/actors":
-		f.actorQueries = append(f.actorQueries, r.URL.RawQuery)
-		q := r.URL.Query()
-		rows := []map[string]any{}
-		if f.supervisorAlive > 0 {
-			f.supervisorAlive--
-			rows = append(rows, map[string]any{"actor_id": "ab", "class_name": "JobSupervisor", "state": "ALIVE", "name": q["filter_values"][0], "ray_namespace": "SUPERVISOR_ACTOR_RAY_NAMESPACE"})
-		}
-		js(map[string]any{"result": true, "msg": "", "data": map[string]any{"result": map[string]any{
-			"total": 10, "num_after_truncation": 10, "num_filtered": len(rows), "result": rows, "partial_failure_warning": "", "warnings": nil}}})
 	case strings.HasPrefix(p, "/api/jobs/"):
 		rest := strings.TrimPrefix(p, "/api/jobs/")
 		suffix := ""
@@ -157,10 +140,6 @@ func (f *fakeJobs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			delete(f.jobs, rest)
-			if f.ghostOnce {
-				f.ghostOnce = false
-				f.jobs[rest] = JobDetails{Type: "SUBMISSION", SubmissionID: rest, Status: JobStatusFailed, Entrypoint: "Entrypoint not found.", ErrorType: "JOB_SUPERVISOR_ACTOR_DIED"}
-			}
 			js(map[string]bool{"deleted": true})
 		default:
 			text(405, "405: Method Not Allowed")
@@ -325,7 +304,7 @@ func TestGetJobShapeAndNotFound(t *testing.T) {
 	if !reflect.DeepEqual(*j, want) {
 		t.Errorf("job = %+v\nwant  %+v", *j, want)
 	}
-	if !j.IsTerminal() || j.ID() != "rayclient-test-probe-11907" {
+	if !j.IsTerminal() || j.SubmissionID != "rayclient-test-probe-11907" {
 		t.Error("IsTerminal/ID")
 	}
 
@@ -397,7 +376,7 @@ func TestListJobsShape(t *testing.T) {
 		j.IsTerminal() || j.DriverExitCode != nil || j.EndTime != 0 || j.RuntimeEnv["env_vars"] == nil {
 		t.Errorf("job0 = %+v", j)
 	}
-	if jobs[1].Type != JobTypeDriver || jobs[1].ID() != "01000000" || *jobs[1].DriverExitCode != 1 || !jobs[1].IsTerminal() {
+	if jobs[1].Type != "DRIVER" || jobs[1].JobID != "01000000" || *jobs[1].DriverExitCode != 1 || !jobs[1].IsTerminal() {
 		t.Errorf("job1 = %+v", jobs[1])
 	}
 }
@@ -432,9 +411,9 @@ func TestJobLifecycleShapes(t *testing.T) {
 	if err != nil || stopped {
 		t.Errorf("second stop = %v %v", stopped, err)
 	}
-	j, err := c.WaitForJob(ctx, id, 0)
+	j, err := c.GetJob(ctx, id)
 	if err != nil || j.Status != JobStatusStopped {
-		t.Errorf("wait = %+v %v", j, err)
+		t.Errorf("after stop = %+v %v", j, err)
 	}
 	deleted, err := c.DeleteJob(ctx, id)
 	if err != nil || !deleted {
@@ -495,42 +474,5 @@ func TestRequestCountConcurrent(t *testing.T) {
 	wg.Wait()
 	if c.RequestCount() != 20 || n.Load() != 20 {
 		t.Errorf("RequestCount = %d, server = %d", c.RequestCount(), n.Load())
-	}
-}
-
-func TestPurgeJobHandlesResurrection(t *testing.T) {
-	oldGrace, oldVerify := purgeMonitorGrace, purgeVerifyDelay
-	purgeMonitorGrace, purgeVerifyDelay = 0, 0
-	t.Cleanup(func() { purgeMonitorGrace, purgeVerifyDelay = oldGrace, oldVerify })
-
-	f, c := newFake(t)
-	ctx := context.Background()
-	id := "rayclient-test-purge"
-	if _, err := c.SubmitJob(ctx, JobSubmitRequest{Entrypoint: "sleep 100", SubmissionID: id}); err != nil {
-		t.Fatal(err)
-	}
-	f.mu.Lock()
-	f.ghostOnce = true
-	f.supervisorAlive = 2
-	f.mu.Unlock()
-	if err := c.PurgeJob(ctx, id, time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	f.mu.Lock()
-	_, exists := f.jobs[id]
-	queries := append([]string(nil), f.actorQueries...)
-	f.mu.Unlock()
-	if exists {
-		t.Error("job still exists")
-	}
-	if len(queries) < 3 {
-		t.Fatalf("supervisor not awaited: %v", queries)
-	}
-	q, _ := url.ParseQuery(queries[0])
-	if !reflect.DeepEqual(q["filter_keys"], []string{"name", "state"}) || q["filter_values"][0] != "_ray_internal_job_actor_"+id || q["filter_predicates"][1] != "!=" {
-		t.Errorf("actor query = %v", q)
-	}
-	if err := c.PurgeJob(ctx, "rayclient-test-missing", time.Millisecond); err != nil {
-		t.Errorf("purge missing: %v", err)
 	}
 }

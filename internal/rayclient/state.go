@@ -362,27 +362,3 @@ func listState[T any](ctx context.Context, c *Client, resource string, opts List
 		return out, errors.Join(errs...)
 	}
 }
-
-// Actor is a row of GET /api/v0/actors (base columns of
-// ray.util.state.common.ActorState).
-type Actor struct {
-	ActorID      string `json:"actor_id"`
-	ClassName    string `json:"class_name"`
-	State        string `json:"state"`
-	JobID        string `json:"job_id"`
-	Name         string `json:"name"`
-	NodeID       string `json:"node_id"`
-	PID          int64  `json:"pid"`
-	RayNamespace string `json:"ray_namespace"`
-}
-
-// ListActors lists actors (filterable columns include actor_id, class_name,
-// state, job_id, name, node_id, pid, ray_namespace). Error semantics are
-// those of ListNodesWithMeta.
-func (c *Client) ListActors(ctx context.Context, opts ListOptions) ([]Actor, error) {
-	res, err := listState[Actor](ctx, c, "actors", opts, false)
-	if res == nil {
-		return nil, err
-	}
-	return res.Items, err
-}

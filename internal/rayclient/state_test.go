@@ -175,7 +175,7 @@ func TestListTruncation(t *testing.T) {
 		if len(pgs) != 2 || pgs[0].PlacementGroupID != "a" {
 			t.Errorf("rows not returned with the error: %+v", pgs)
 		}
-		if !errors.Is(err, ErrTruncated) || !IsTruncated(err) {
+		if !errors.Is(err, ErrTruncated) {
 			t.Fatalf("err = %v", err)
 		}
 		var te *TruncatedError
