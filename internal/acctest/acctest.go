@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -37,7 +36,7 @@ func init() {
 
 // ProviderFactories serves the provider in-process to the Terraform CLI.
 var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"ray": providerserver.NewProtocol6WithError(provider.New("test")()),
+	"ray": func() (tfprotov6.ProviderServer, error) { return provider.NewProtocol6Server("test")(), nil },
 }
 
 // Address is the dashboard the acceptance tests use.
