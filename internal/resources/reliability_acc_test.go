@@ -64,9 +64,10 @@ func TestAccReliability_faultProxy(t *testing.T) {
 			PreConfig:    func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultReset, For: 2 * time.Second}) },
 			RefreshState: true,
 			Check:        resource.ComposeAggregateTestCheckFunc(faulted(3), acctest.CheckExactGroupsInRay(t, name, one)),
-			ConfigStateChecks: []statecheck.StateCheck{
-				expectVC(at("placement_groups", 0, "drift"), knownvalue.StringExact("")),
-			},
+			RefreshPlanChecks: resource.RefreshPlanChecks{PostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectEmptyPlan(),
+				plancheck.ExpectKnownValue(vcName, at("placement_groups", 0, "drift"), knownvalue.StringExact("")),
+			}},
 		},
 		resource.TestStep{
 			// Both job submissions of the replacement (delete, then create)
