@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/provider"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -77,7 +76,7 @@ func Name(prefix string) string {
 // LiveGroups lists the non-removed placement groups whose names start with prefix.
 func LiveGroups(ctx context.Context, c *rayclient.Client, prefix string) ([]rayclient.PlacementGroup, error) {
 	all, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
-		Filters: []rayclient.Filter{{Key: "state", Op: "!=", Value: "REMOVED"}}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
 	if err != nil {
 		return nil, err
 	}
@@ -88,44 +87,4 @@ func LiveGroups(ctx context.Context, c *rayclient.Client, prefix string) ([]rayc
 		}
 	}
 	return out, nil
-}
-
-// CheckGroupsInRay asserts, through Ray's state API, that exactly the named
-// groups exist in state CREATED with the given bundle counts.
-func CheckGroupsInRay(t *testing.T, prefix string, want map[string]int) func(*terraform.State) error {
-	return func(*terraform.State) error {
-		groups, err := LiveGroups(context.Background(), Client(t), prefix)
-		if err != nil {
-			return err
-		}
-		got := map[string]int{}
-		for _, g := range groups {
-			if g.State != "CREATED" {
-				return fmt.Errorf("group %s is %s in Ray, want CREATED", g.Name, g.State)
-			}
-			got[g.Name] = len(g.Bundles)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			return fmt.Errorf("groups in Ray: %v, want %v", got, want)
-		}
-		return nil
-	}
-}
-
-// CheckNoGroupsInRay is a CheckDestroy: Ray itself must hold no group of prefix.
-func CheckNoGroupsInRay(t *testing.T, prefix string) func(*terraform.State) error {
-	return func(*terraform.State) error {
-		groups, err := LiveGroups(context.Background(), Client(t), prefix)
-		if err != nil {
-			return err
-		}
-		if len(groups) > 0 {
-			names := make([]string, len(groups))
-			for i, g := range groups {
-				names[i] = g.Name + "(" + g.State + ")"
-			}
-			return fmt.Errorf("placement groups still in Ray: %v", names)
-		}
-		return nil
-	}
 }

@@ -8,22 +8,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
-// CheckExactGroupsInRay asserts through Ray's state API (of the real
-// dashboard, never a proxy) that the groups of prefix are exactly want: each
-// name held by one live group - no duplicates - in state CREATED with the
-// given bundle count, and no other group of prefix.
-func CheckExactGroupsInRay(t *testing.T, prefix string, want map[string]int) func(*terraform.State) error {
-	return CheckExactGroupsAt(func() *rayclient.Client { return Client(t) }, prefix, want)
+// CheckGroupsInRay asserts through Ray's state API (of the real dashboard,
+// never a proxy) that the groups of prefix are exactly want: each name held
+// by one live group - no duplicates - in state CREATED with the given bundle
+// count, and no other group of prefix.
+func CheckGroupsInRay(t *testing.T, prefix string, want map[string]int) resource.TestCheckFunc {
+	return CheckGroupsAt(func() *rayclient.Client { return Client(t) }, prefix, want)
 }
 
-// CheckExactGroupsAt is CheckExactGroupsInRay against the cluster of client().
-func CheckExactGroupsAt(client func() *rayclient.Client, prefix string, want map[string]int) func(*terraform.State) error {
+// CheckNoGroupsInRay asserts that Ray holds no live group of prefix; it is
+// the CheckDestroy of the resource tests.
+func CheckNoGroupsInRay(t *testing.T, prefix string) resource.TestCheckFunc {
+	return CheckGroupsInRay(t, prefix, map[string]int{})
+}
+
+// CheckGroupsAt is CheckGroupsInRay against the cluster of client().
+func CheckGroupsAt(client func() *rayclient.Client, prefix string, want map[string]int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		groups, err := LiveGroups(context.Background(), client(), prefix)
 		if err != nil {
@@ -34,8 +41,8 @@ func CheckExactGroupsAt(client func() *rayclient.Client, prefix string, want map
 }
 
 // CheckNoGroupsAt is CheckNoGroupsInRay against the cluster of client().
-func CheckNoGroupsAt(client func() *rayclient.Client, prefix string) func(*terraform.State) error {
-	return CheckExactGroupsAt(client, prefix, map[string]int{})
+func CheckNoGroupsAt(client func() *rayclient.Client, prefix string) resource.TestCheckFunc {
+	return CheckGroupsAt(client, prefix, map[string]int{})
 }
 
 func exactGroups(groups []rayclient.PlacementGroup, want map[string]int) error {
@@ -75,7 +82,7 @@ func exactGroups(groups []rayclient.PlacementGroup, want map[string]int) error {
 
 // CheckNoActiveJobs asserts that no submission job whose id starts with
 // prefix is still pending or running.
-func CheckNoActiveJobs(t *testing.T, prefix string) func(*terraform.State) error {
+func CheckNoActiveJobs(t *testing.T, prefix string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		jobs, err := ActiveJobs(context.Background(), Client(t), prefix)
 		if err != nil {

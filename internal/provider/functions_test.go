@@ -69,7 +69,7 @@ func outputConfig(outputs map[string]string) string {
 	return b.String()
 }
 
-func strings_(values ...string) knownvalue.Check {
+func stringList(values ...string) knownvalue.Check {
 	checks := make([]knownvalue.Check, len(values))
 	for i, v := range values {
 		checks[i] = knownvalue.StringExact(v)
@@ -77,7 +77,7 @@ func strings_(values ...string) knownvalue.Check {
 	return knownvalue.ListExact(checks)
 }
 
-func ints(values ...int64) knownvalue.Check {
+func intList(values ...int64) knownvalue.Check {
 	checks := make([]knownvalue.Check, len(values))
 	for i, v := range values {
 		checks[i] = knownvalue.Int64Exact(v)
@@ -98,13 +98,13 @@ func TestFunctionSelectSegmentNodes(t *testing.T) {
 		}),
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownOutputValue("one_per_segment", knownvalue.ObjectExact(map[string]knownvalue.Check{
-				"selected": strings_("n3", "n2"), "remaining": strings_("n1", "n4"),
+				"selected": stringList("n3", "n2"), "remaining": stringList("n1", "n4"),
 			})),
 			statecheck.ExpectKnownOutputValue("pair", knownvalue.ObjectExact(map[string]knownvalue.Check{
-				"selected": strings_("n2", "n1"), "remaining": strings_("n3", "n4"),
+				"selected": stringList("n2", "n1"), "remaining": stringList("n3", "n4"),
 			})),
 			statecheck.ExpectKnownOutputValue("none", knownvalue.ObjectExact(map[string]knownvalue.Check{
-				"selected": strings_(), "remaining": strings_("n1", "n2", "n3", "n4"),
+				"selected": stringList(), "remaining": stringList("n1", "n2", "n3", "n4"),
 			})),
 		},
 	})
@@ -123,19 +123,19 @@ func TestFunctionPrepareSegmentTopology(t *testing.T) {
 			statecheck.ExpectKnownOutputValue("prepared", knownvalue.ObjectExact(map[string]knownvalue.Check{
 				"message":                   knownvalue.StringExact("Topology-aware allocation: 2 training nodes in 1 NVLink domains (segment_size=2)"),
 				"node_resource_constraints": knownvalue.ListExact([]knownvalue.Check{domainConstraint("nvlink_domain_A"), domainConstraint("nvlink_domain_A")}),
-				"selected_node_ids":         strings_("n2", "n1"),
-				"remaining_node_ids":        strings_("n3", "n4"),
+				"selected_node_ids":         stringList("n2", "n1"),
+				"remaining_node_ids":        stringList("n3", "n4"),
 			})),
 			statecheck.ExpectKnownOutputValue("off", knownvalue.ObjectExact(map[string]knownvalue.Check{
 				"message":                   knownvalue.StringExact(""),
 				"node_resource_constraints": knownvalue.Null(),
-				"selected_node_ids":         strings_(),
-				"remaining_node_ids":        strings_(),
+				"selected_node_ids":         stringList(),
+				"remaining_node_ids":        stringList(),
 			})),
 			statecheck.ExpectKnownOutputValue("no_topology", knownvalue.ObjectPartial(map[string]knownvalue.Check{
 				"node_resource_constraints": knownvalue.Null(),
-				"selected_node_ids":         strings_(),
-				"remaining_node_ids":        strings_("a"),
+				"selected_node_ids":         stringList(),
+				"remaining_node_ids":        stringList("a"),
 				"message":                   knownvalue.StringRegexp(regexp.MustCompile(`no NVLink domain info`)),
 			})),
 		},
@@ -177,11 +177,11 @@ variable "gpus_per_node" {
 }
 `,
 		ConfigStateChecks: []statecheck.StateCheck{
-			statecheck.ExpectKnownOutputValue("by_topology", ints(2, 1, 0)),
-			statecheck.ExpectKnownOutputValue("by_node", ints(2, 1, 0)),
-			statecheck.ExpectKnownOutputValue("trimmed", ints(1, 0)),
-			statecheck.ExpectKnownOutputValue("untrimmed", ints(2, 1, 0)),
-			statecheck.ExpectKnownOutputValue("null_variables", ints(2, 1, 0)),
+			statecheck.ExpectKnownOutputValue("by_topology", intList(2, 1, 0)),
+			statecheck.ExpectKnownOutputValue("by_node", intList(2, 1, 0)),
+			statecheck.ExpectKnownOutputValue("trimmed", intList(1, 0)),
+			statecheck.ExpectKnownOutputValue("untrimmed", intList(2, 1, 0)),
+			statecheck.ExpectKnownOutputValue("null_variables", intList(2, 1, 0)),
 		},
 	})
 }

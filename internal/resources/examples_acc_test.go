@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
 // exampleConfig joins an example's .tf files except versions.tf, whose
@@ -100,7 +101,7 @@ func TestAccExample_import(t *testing.T) {
 		PreConfig: func() { acctest.CreateGroupsOutOfBand(t, name+"-node0", name+"-node1") },
 		Check:     acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
 		ConfigStateChecks: []statecheck.StateCheck{
-			statecheck.ExpectKnownValue("ray_virtual_cluster.legacy", at("placement_groups", 0, "state"), knownvalue.StringExact("CREATED")),
+			statecheck.ExpectKnownValue("ray_virtual_cluster.legacy", at("placement_groups", 0, "state"), knownvalue.StringExact(rayclient.PlacementGroupStateCreated)),
 		},
 	})
 }

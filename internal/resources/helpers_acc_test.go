@@ -226,14 +226,6 @@ func expectDS(path tfjsonpath.Path, value knownvalue.Check) statecheck.StateChec
 	return statecheck.ExpectKnownValue(dsName, path, value)
 }
 
-func int64s(values ...int64) knownvalue.Check {
-	checks := make([]knownvalue.Check, len(values))
-	for i, v := range values {
-		checks[i] = knownvalue.Int64Exact(v)
-	}
-	return knownvalue.ListExact(checks)
-}
-
 // intBetween accepts an integer in [low, high).
 func intBetween(low, high int64) knownvalue.Check {
 	return knownvalue.Int64Func(func(v int64) error {

@@ -24,7 +24,7 @@ import (
 
 // createdWithoutDrift is a placement group Ray reports placed, as configured.
 var createdWithoutDrift = knownvalue.ObjectPartial(map[string]knownvalue.Check{
-	"state": knownvalue.StringExact("CREATED"), "drift": knownvalue.StringExact(""),
+	"state": knownvalue.StringExact(rayclient.PlacementGroupStateCreated), "drift": knownvalue.StringExact(""),
 })
 
 // With the provider talking to Ray through a proxy that answers 503 and
@@ -53,9 +53,9 @@ func TestAccReliability_faultProxy(t *testing.T) {
 			// 503s and resets in turn on every other request of plan and apply.
 			PreConfig: func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultAlternate, Every: 2, First: 6}) },
 			Config:    cfg(1),
-			Check:     resource.ComposeAggregateTestCheckFunc(faulted(6), acctest.CheckExactGroupsInRay(t, name, one), noJobs),
+			Check:     resource.ComposeAggregateTestCheckFunc(faulted(6), acctest.CheckGroupsInRay(t, name, one), noJobs),
 			ConfigStateChecks: []statecheck.StateCheck{
-				expectVC(at("placement_groups", 0, "state"), knownvalue.StringExact("CREATED")),
+				expectVC(at("placement_groups", 0, "state"), knownvalue.StringExact(rayclient.PlacementGroupStateCreated)),
 				expectVC(at("master_port"), intBetween(1700, 1800)),
 			},
 		},
@@ -63,7 +63,7 @@ func TestAccReliability_faultProxy(t *testing.T) {
 			// Every connection is reset for 2s: the refresh retries through it.
 			PreConfig:    func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultReset, For: 2 * time.Second}) },
 			RefreshState: true,
-			Check:        resource.ComposeAggregateTestCheckFunc(faulted(3), acctest.CheckExactGroupsInRay(t, name, one)),
+			Check:        resource.ComposeAggregateTestCheckFunc(faulted(3), acctest.CheckGroupsInRay(t, name, one)),
 			RefreshPlanChecks: resource.RefreshPlanChecks{PostRefresh: []plancheck.PlanCheck{
 				plancheck.ExpectEmptyPlan(),
 				plancheck.ExpectKnownValue(vcName, at("placement_groups", 0, "drift"), knownvalue.StringExact("")),
@@ -77,7 +77,7 @@ func TestAccReliability_faultProxy(t *testing.T) {
 			},
 			Config:           cfg(1, 1),
 			ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
-			Check:            resource.ComposeAggregateTestCheckFunc(faulted(2), acctest.CheckExactGroupsInRay(t, name, two), noJobs),
+			Check:            resource.ComposeAggregateTestCheckFunc(faulted(2), acctest.CheckGroupsInRay(t, name, two), noJobs),
 			ConfigStateChecks: []statecheck.StateCheck{
 				expectVC(at("placement_groups"), knownvalue.ListSizeExact(2)),
 			},
@@ -135,7 +135,7 @@ func TestAccReliability_rayRestarted(t *testing.T) {
 	vcTest(t, name,
 		resource.TestStep{
 			Config: cfg,
-			Check:  resource.ComposeAggregateTestCheckFunc(acctest.CheckExactGroupsInRay(t, name, groups), checkRaySession(t, &sessionBefore)),
+			Check:  resource.ComposeAggregateTestCheckFunc(acctest.CheckGroupsInRay(t, name, groups), checkRaySession(t, &sessionBefore)),
 		},
 		resource.TestStep{
 			PreConfig: func() {
@@ -156,7 +156,7 @@ func TestAccReliability_rayRestarted(t *testing.T) {
 		resource.TestStep{
 			Config:           cfg,
 			ConfigPlanChecks: expectAction(plancheck.ResourceActionCreate),
-			Check:            acctest.CheckExactGroupsInRay(t, name, groups),
+			Check:            acctest.CheckGroupsInRay(t, name, groups),
 			ConfigStateChecks: []statecheck.StateCheck{
 				expectVC(at("placement_groups", 0), createdWithoutDrift),
 			},
@@ -178,7 +178,7 @@ func stopWaitingCreate(ctx context.Context, t *testing.T, group string) (string,
 					continue
 				}
 				groups, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
-					Filters: []rayclient.Filter{rayclient.Eq("name", group), rayclient.Ne("state", "REMOVED")}})
+					Filters: []rayclient.Filter{rayclient.Eq("name", group), rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}})
 				if err != nil || len(groups) == 0 || groups[0].State != rayclient.PlacementGroupStatePending {
 					continue
 				}
@@ -248,7 +248,7 @@ func TestAccReliability_driverJobStopped(t *testing.T) {
 			},
 			Config: cfg,
 			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 1}),
+				acctest.CheckGroupsInRay(t, name, map[string]int{group: 1}),
 				acctest.CheckNoActiveJobs(t, "raytf_create_"+name),
 				acctest.CheckNoActiveJobs(t, "raytf_delete_"+name),
 			),
@@ -287,7 +287,7 @@ func TestAccReliability_workerNodeStopped(t *testing.T) {
 				}
 			},
 			Config: cfg,
-			Check:  acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 2}),
+			Check:  acctest.CheckGroupsInRay(t, name, map[string]int{group: 2}),
 			ConfigStateChecks: []statecheck.StateCheck{
 				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackC-1"))),
 				expectVC(at("bundles", 1, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),
@@ -318,7 +318,7 @@ func TestAccReliability_workerNodeStopped(t *testing.T) {
 		resource.TestStep{
 			Config:           cfg,
 			ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
-			Check:            acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 2}),
+			Check:            acctest.CheckGroupsInRay(t, name, map[string]int{group: 2}),
 			ConfigStateChecks: []statecheck.StateCheck{
 				expectVC(at("placement_groups", 0), createdWithoutDrift),
 				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),

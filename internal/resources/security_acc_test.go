@@ -62,7 +62,7 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 	works := func(name, config string) resource.TestStep {
 		return resource.TestStep{
 			Config: config,
-			Check:  acctest.CheckExactGroupsAt(authRay, name, map[string]int{name + "-node0": 1}),
+			Check:  acctest.CheckGroupsAt(authRay, name, map[string]int{name + "-node0": 1}),
 			ConfigStateChecks: []statecheck.StateCheck{
 				expectDS(at("nodes"), knownvalue.ListSizeExact(1)),
 				expectDS(at("nodes", 0, "node_ip"), knownvalue.StringExact(authNodeIP)),

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
 func vcTest(t *testing.T, name string, steps ...resource.TestStep) {
@@ -47,7 +48,7 @@ func TestAccVirtualCluster_perNodeGroups(t *testing.T) {
 			expectVC(at("placement_groups", 0), knownvalue.ObjectPartial(map[string]knownvalue.Check{
 				"name":       knownvalue.StringExact(name + "-node0"),
 				"strategy":   knownvalue.StringExact("PACK"),
-				"state":      knownvalue.StringExact("CREATED"),
+				"state":      knownvalue.StringExact(rayclient.PlacementGroupStateCreated),
 				"drift":      knownvalue.StringExact(""),
 				"node_index": knownvalue.Int64Exact(0),
 			})),
