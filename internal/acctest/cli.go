@@ -30,19 +30,19 @@ func CLIs() []CLI {
 		if p == "" {
 			continue
 		}
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil || seen[real] {
+		resolved, err := filepath.EvalSymlinks(p)
+		if err != nil || seen[resolved] {
 			continue
 		}
-		if info, err := os.Stat(real); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		if info, err := os.Stat(resolved); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 			continue
 		}
-		seen[real] = true
+		seen[resolved] = true
 		name := "terraform"
-		if strings.Contains(filepath.Base(real), "tofu") {
+		if strings.Contains(filepath.Base(resolved), "tofu") {
 			name = "opentofu"
 		}
-		out = append(out, CLI{Name: name, Path: real})
+		out = append(out, CLI{Name: name, Path: resolved})
 	}
 	return out
 }
