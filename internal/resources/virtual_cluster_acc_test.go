@@ -269,32 +269,87 @@ func TestAccVirtualCluster_planWithUnreachableRay(t *testing.T) {
 	})
 }
 
-// Port range, segment_size and num_gpus_per_node change in place: the groups
-// stay (same ids in Ray), only the probe is re-run.
+// Port range, segment_size, num_gpus_per_node and ready_timeout change in
+// place: the groups stay (same ids in Ray), only the probe is re-run.
 func TestAccVirtualCluster_updateInPlace(t *testing.T) {
 	name := acctest.Name("upd")
-	cfg := func(low, high, segmentSize int) string {
-		return virtualCluster{name: name, counts: []int{2, 2}, gpusPerNode: 4, unified: true, strategy: "PACK",
-			constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")},
-			portLow:     low, portHigh: high, segmentSize: segmentSize}.String()
-	}
+	base := virtualCluster{name: name, counts: []int{2, 2}, gpusPerNode: 4, unified: true, strategy: "PACK",
+		constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")}}
+	ports, moreGPUs := base, base
+	ports.portLow, ports.portHigh, ports.segmentSize, ports.readyTimeout = 2200, 2300, 1, "90s"
+	// Segment trimming depends on num_gpus_per_node: change it without segments.
+	moreGPUs.gpusPerNode = 8
 	sameGroup := statecheck.CompareValue(compare.ValuesSame())
 	vcTest(t, name,
 		resource.TestStep{
-			Config: cfg(1400, 1999, 0),
+			Config: base.String(),
 			Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
 			ConfigStateChecks: []statecheck.StateCheck{
 				sameGroup.AddStateValue(vcName, at("placement_groups", 0, "id")),
 			},
 		},
 		resource.TestStep{
-			Config:           cfg(2200, 2300, 1),
+			Config:           ports.String(),
 			ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
 			ConfigStateChecks: []statecheck.StateCheck{
 				portsUniquePerNode(vcName, 2200, 2300),
 				expectVC(at("segment_size"), knownvalue.Int64Exact(1)),
+				expectVC(at("ready_timeout"), knownvalue.StringExact("90s")),
+				sameGroup.AddStateValue(vcName, at("placement_groups", 0, "id")),
+			},
+		},
+		resource.TestStep{
+			Config:           moreGPUs.String(),
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("num_gpus_per_node"), knownvalue.Int64Exact(8)),
+				expectVC(at("segment_size"), knownvalue.Null()),
 				sameGroup.AddStateValue(vcName, at("placement_groups", 0, "id")),
 			},
 		},
 	)
+}
+
+// Which configuration changes replace the cluster and which update it in
+// place, as the plan shows them: the schema's RequiresReplace attributes must
+// be exactly the resource's shape attributes (TestAccVirtualCluster_updateInPlace
+// applies the in-place ones and checks that the groups stay).
+func TestAccVirtualCluster_replaceOrUpdate(t *testing.T) {
+	name := acctest.Name("shape")
+	base := virtualCluster{name: name, counts: []int{1, 1}, gpusPerNode: 4}
+	replace, update := plancheck.ResourceActionDestroyBeforeCreate, plancheck.ResourceActionUpdate
+	changes := []struct {
+		attribute string
+		edit      func(c *virtualCluster)
+		action    plancheck.ResourceActionType
+	}{
+		{"name", func(c *virtualCluster) { c.name += "-renamed" }, replace},
+		{"bundle_ct_per_node_list", func(c *virtualCluster) { c.counts = []int{1, 2} }, replace},
+		{"use_gpus", func(c *virtualCluster) { c.noGPUs = true }, replace},
+		{"max_colocated_worker_groups", func(c *virtualCluster) { c.colocated = 2 }, replace},
+		{"use_unified_pg", func(c *virtualCluster) { c.unified = true }, replace},
+		{"placement_group_strategy", func(c *virtualCluster) { c.strategy = "PACK" }, replace},
+		{"node_resource_constraints", func(c *virtualCluster) {
+			c.constraints = []map[string]float64{onDomain("nvlink_domain_rackA"), onDomain("nvlink_domain_rackA")}
+		}, replace},
+		{"num_gpus_per_node", func(c *virtualCluster) { c.gpusPerNode = 8 }, update},
+		{"segment_size", func(c *virtualCluster) { c.segmentSize = 1 }, update},
+		{"port_range_low", func(c *virtualCluster) { c.portLow = 1500 }, update},
+		{"port_range_high", func(c *virtualCluster) { c.portHigh = 1900 }, update},
+		{"ready_timeout", func(c *virtualCluster) { c.readyTimeout = "90s" }, update},
+	}
+	steps := []resource.TestStep{{Config: base.String()}}
+	for _, change := range changes {
+		changed := base
+		change.edit(&changed)
+		steps = append(steps, resource.TestStep{
+			Config:   changed.String(),
+			PlanOnly: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vcName, change.action),
+			}},
+			ExpectNonEmptyPlan: true,
+		})
+	}
+	vcTest(t, name, steps...)
 }
