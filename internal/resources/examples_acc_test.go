@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -91,6 +92,10 @@ func TestAccExample_nvlinkSegments(t *testing.T) {
 		ConfigStateChecks: []statecheck.StateCheck{
 			expectVC(at("bundles", 0, "nvlink_domain"), knownvalue.StringExact("nvlink_domain_rackA")),
 			expectVC(at("bundles", 8, "nvlink_domain"), knownvalue.StringExact("nvlink_domain_rackB")),
+			statecheck.ExpectKnownOutputValue("selected_nodes", knownvalue.ListSizeExact(4)),
+			statecheck.ExpectKnownOutputValue("rank_to_domain", knownvalue.ListSizeExact(16)),
+			statecheck.ExpectKnownOutputValueAtPath("rank_to_domain", tfjsonpath.New(0), knownvalue.StringExact("0:nvlink_domain_rackA:2")),
+			statecheck.ExpectKnownOutputValueAtPath("rank_to_domain", tfjsonpath.New(15), knownvalue.StringExact("15:nvlink_domain_rackB:5")),
 		},
 	})
 }
@@ -101,7 +106,10 @@ func TestAccExample_import(t *testing.T) {
 		PreConfig: func() { acctest.CreateGroupsOutOfBand(t, name+"-node0", name+"-node1") },
 		Check:     acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
 		ConfigStateChecks: []statecheck.StateCheck{
-			statecheck.ExpectKnownValue("ray_virtual_cluster.legacy", at("placement_groups", 0, "state"), knownvalue.StringExact(rayclient.PlacementGroupStateCreated)),
+			statecheck.ExpectKnownOutputValue("groups", knownvalue.ListExact([]knownvalue.Check{
+				knownvalue.StringExact(name + "-node0=" + rayclient.PlacementGroupStateCreated),
+				knownvalue.StringExact(name + "-node1=" + rayclient.PlacementGroupStateCreated),
+			})),
 		},
 	})
 }
