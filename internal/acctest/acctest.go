@@ -24,8 +24,9 @@ func init() {
 	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
 		_ = os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
 	}
-	// An empty CLI configuration keeps the CLI from warning about ~/.terraformrc.
-	if os.Getenv("TF_CLI_CONFIG_FILE") == "" {
+	// An empty CLI configuration keeps the CLI from warning about a missing
+	// one (~/.terraformrc, or a TF_CLI_CONFIG_FILE that does not exist).
+	if _, err := os.Stat(os.Getenv("TF_CLI_CONFIG_FILE")); err != nil {
 		rc := filepath.Join(os.TempDir(), "terraform-provider-ray-acc.tfrc")
 		if err := os.WriteFile(rc, nil, 0o644); err == nil {
 			_ = os.Setenv("TF_CLI_CONFIG_FILE", rc)
