@@ -2,11 +2,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/provider"
 )
@@ -22,12 +21,13 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address:         Address,
-		Debug:           debug,
-		ProtocolVersion: 6,
-	})
-	if err != nil {
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	// Not providerserver.Serve: NewProtocol6Server also repairs OpenTofu's
+	// null function arguments.
+	if err := tf6server.Serve(Address, provider.NewProtocol6Server(version), opts...); err != nil {
 		log.Fatal(err.Error())
 	}
 }

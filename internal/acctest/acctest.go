@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/provider"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -26,8 +24,9 @@ func init() {
 	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
 		_ = os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
 	}
-	// An empty CLI configuration keeps the CLI from warning about ~/.terraformrc.
-	if os.Getenv("TF_CLI_CONFIG_FILE") == "" {
+	// An empty CLI configuration keeps the CLI from warning about a missing
+	// one (~/.terraformrc, or a TF_CLI_CONFIG_FILE that does not exist).
+	if _, err := os.Stat(os.Getenv("TF_CLI_CONFIG_FILE")); err != nil {
 		rc := filepath.Join(os.TempDir(), "terraform-provider-ray-acc.tfrc")
 		if err := os.WriteFile(rc, nil, 0o644); err == nil {
 			_ = os.Setenv("TF_CLI_CONFIG_FILE", rc)
@@ -37,7 +36,7 @@ func init() {
 
 // ProviderFactories serves the provider in-process to the Terraform CLI.
 var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"ray": providerserver.NewProtocol6WithError(provider.New("test")()),
+	"ray": func() (tfprotov6.ProviderServer, error) { return provider.NewProtocol6Server("test")(), nil },
 }
 
 // Address is the dashboard the acceptance tests use.
@@ -78,7 +77,7 @@ func Name(prefix string) string {
 // LiveGroups lists the non-removed placement groups whose names start with prefix.
 func LiveGroups(ctx context.Context, c *rayclient.Client, prefix string) ([]rayclient.PlacementGroup, error) {
 	all, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
-		Filters: []rayclient.Filter{{Key: "state", Op: "!=", Value: "REMOVED"}}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
 	if err != nil {
 		return nil, err
 	}
@@ -89,44 +88,4 @@ func LiveGroups(ctx context.Context, c *rayclient.Client, prefix string) ([]rayc
 		}
 	}
 	return out, nil
-}
-
-// CheckGroupsInRay asserts, through Ray's state API, that exactly the named
-// groups exist in state CREATED with the given bundle counts.
-func CheckGroupsInRay(t *testing.T, prefix string, want map[string]int) func(*terraform.State) error {
-	return func(*terraform.State) error {
-		groups, err := LiveGroups(context.Background(), Client(t), prefix)
-		if err != nil {
-			return err
-		}
-		got := map[string]int{}
-		for _, g := range groups {
-			if g.State != "CREATED" {
-				return fmt.Errorf("group %s is %s in Ray, want CREATED", g.Name, g.State)
-			}
-			got[g.Name] = len(g.Bundles)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			return fmt.Errorf("groups in Ray: %v, want %v", got, want)
-		}
-		return nil
-	}
-}
-
-// CheckNoGroupsInRay is a CheckDestroy: Ray itself must hold no group of prefix.
-func CheckNoGroupsInRay(t *testing.T, prefix string) func(*terraform.State) error {
-	return func(*terraform.State) error {
-		groups, err := LiveGroups(context.Background(), Client(t), prefix)
-		if err != nil {
-			return err
-		}
-		if len(groups) > 0 {
-			names := make([]string, len(groups))
-			for i, g := range groups {
-				names[i] = g.Name + "(" + g.State + ")"
-			}
-			return fmt.Errorf("placement groups still in Ray: %v", names)
-		}
-		return nil
-	}
 }

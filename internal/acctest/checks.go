@@ -2,26 +2,35 @@ package acctest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
-// CheckExactGroupsInRay asserts through Ray's state API (of the real
-// dashboard, never a proxy) that the groups of prefix are exactly want: each
-// name held by one live group - no duplicates - in state CREATED with the
-// given bundle count, and no other group of prefix.
-func CheckExactGroupsInRay(t *testing.T, prefix string, want map[string]int) func(*terraform.State) error {
-	return CheckExactGroupsAt(func() *rayclient.Client { return Client(t) }, prefix, want)
+// CheckGroupsInRay asserts through Ray's state API (of the real dashboard,
+// never a proxy) that the groups of prefix are exactly want: each name held
+// by one live group - no duplicates - in state CREATED with the given bundle
+// count, and no other group of prefix.
+func CheckGroupsInRay(t *testing.T, prefix string, want map[string]int) resource.TestCheckFunc {
+	return CheckGroupsAt(func() *rayclient.Client { return Client(t) }, prefix, want)
 }
 
-// CheckExactGroupsAt is CheckExactGroupsInRay against the cluster of client().
-func CheckExactGroupsAt(client func() *rayclient.Client, prefix string, want map[string]int) func(*terraform.State) error {
+// CheckNoGroupsInRay asserts that Ray holds no live group of prefix; it is
+// the CheckDestroy of the resource tests.
+func CheckNoGroupsInRay(t *testing.T, prefix string) resource.TestCheckFunc {
+	return CheckGroupsInRay(t, prefix, map[string]int{})
+}
+
+// CheckGroupsAt is CheckGroupsInRay against the cluster of client().
+func CheckGroupsAt(client func() *rayclient.Client, prefix string, want map[string]int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		groups, err := LiveGroups(context.Background(), client(), prefix)
 		if err != nil {
@@ -32,8 +41,8 @@ func CheckExactGroupsAt(client func() *rayclient.Client, prefix string, want map
 }
 
 // CheckNoGroupsAt is CheckNoGroupsInRay against the cluster of client().
-func CheckNoGroupsAt(client func() *rayclient.Client, prefix string) func(*terraform.State) error {
-	return CheckExactGroupsAt(client, prefix, map[string]int{})
+func CheckNoGroupsAt(client func() *rayclient.Client, prefix string) resource.TestCheckFunc {
+	return CheckGroupsAt(client, prefix, map[string]int{})
 }
 
 func exactGroups(groups []rayclient.PlacementGroup, want map[string]int) error {
@@ -73,7 +82,7 @@ func exactGroups(groups []rayclient.PlacementGroup, want map[string]int) error {
 
 // CheckNoActiveJobs asserts that no submission job whose id starts with
 // prefix is still pending or running.
-func CheckNoActiveJobs(t *testing.T, prefix string) func(*terraform.State) error {
+func CheckNoActiveJobs(t *testing.T, prefix string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		jobs, err := ActiveJobs(context.Background(), Client(t), prefix)
 		if err != nil {
@@ -90,40 +99,33 @@ func CheckNoActiveJobs(t *testing.T, prefix string) func(*terraform.State) error
 	}
 }
 
-// CheckStateLacks asserts that no attribute value (nor id, nor output) of
-// the state contains secret.
-func CheckStateLacks(secret string) func(*terraform.State) error {
-	return func(s *terraform.State) error {
-		if secret == "" {
-			return fmt.Errorf("CheckStateLacks: empty secret")
-		}
-		checked := 0
-		for _, m := range s.Modules {
-			for addr, rs := range m.Resources {
-				for _, inst := range append([]*terraform.InstanceState{rs.Primary}, rs.Deposed...) {
-					if inst == nil {
-						continue
-					}
-					if strings.Contains(inst.ID, secret) {
-						return fmt.Errorf("%s: id holds the secret", addr)
-					}
-					for k, v := range inst.Attributes {
-						checked++
-						if strings.Contains(v, secret) || strings.Contains(k, secret) {
-							return fmt.Errorf("%s: attribute %s holds the secret", addr, k)
-						}
-					}
-				}
-			}
-			for k, o := range m.Outputs {
-				if strings.Contains(fmt.Sprint(o.Value), secret) {
-					return fmt.Errorf("output %s holds the secret", k)
-				}
+// ExpectStateLacks asserts that the state - every attribute value, sensitive
+// or not, every output - does not contain secret.
+func ExpectStateLacks(secret string) statecheck.StateCheck { return stateLacks(secret) }
+
+type stateLacks string
+
+func (secret stateLacks) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	if secret == "" {
+		resp.Error = fmt.Errorf("ExpectStateLacks: empty secret")
+		return
+	}
+	if req.State == nil || req.State.Values == nil || req.State.Values.RootModule == nil ||
+		len(req.State.Values.RootModule.Resources) == 0 {
+		resp.Error = fmt.Errorf("ExpectStateLacks: the state has no resources to check")
+		return
+	}
+	raw, err := json.Marshal(req.State)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	if strings.Contains(string(raw), string(secret)) {
+		resp.Error = fmt.Errorf("the state holds the secret")
+		for _, r := range req.State.Values.RootModule.Resources {
+			if one, _ := json.Marshal(r); strings.Contains(string(one), string(secret)) {
+				resp.Error = fmt.Errorf("%s: the state holds the secret", r.Address)
 			}
 		}
-		if checked == 0 {
-			return fmt.Errorf("CheckStateLacks: the state has no attributes to check")
-		}
-		return nil
 	}
 }

@@ -127,7 +127,7 @@ func StopNode(t *testing.T, name string) {
 
 // AliveNodeCount is the number of nodes Ray reports ALIVE.
 func AliveNodeCount(ctx context.Context, c *rayclient.Client) (int, error) {
-	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", "ALIVE")}})
+	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}})
 	return len(nodes), err
 }
 
@@ -159,7 +159,7 @@ func WaitForGroupState(t testing.TB, name, state string, timeout time.Duration) 
 	last := "not found"
 	for {
 		groups, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
-			Filters: []rayclient.Filter{rayclient.Eq("name", name), rayclient.Ne("state", "REMOVED")}, Detail: true})
+			Filters: []rayclient.Filter{rayclient.Eq("name", name), rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
 		if err == nil {
 			for _, g := range groups {
 				if g.Name == name {

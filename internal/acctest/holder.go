@@ -2,12 +2,9 @@ package acctest
 
 import (
 	"bufio"
-	"encoding/base64"
-	"encoding/json"
+	"context"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -49,19 +46,8 @@ func GCSAddress() string {
 // python of the Ray virtualenv (RAY_BIN) connected to the GCS.
 func HoldResources(t testing.TB, name string, res map[string]float64) (release func()) {
 	t.Helper()
-	bin := os.Getenv("RAY_BIN")
-	if bin == "" {
-		t.Fatal("RAY_BIN is not set (source scripts/env.sh)")
-	}
-	raw, _ := json.Marshal(map[string]any{"address": GCSAddress(), "name": name, "resources": res, "timeout": 60})
-	cmd := exec.Command(filepath.Join(bin, "python"), "-c", holderScript, base64.StdEncoding.EncodeToString(raw))
-	var env []string
-	for _, kv := range scriptEnv() {
-		if !strings.HasPrefix(kv, "RAY_ADDRESS=") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = env
+	cmd := rayPython(context.Background(), t, holderScript,
+		map[string]any{"address": GCSAddress(), "name": name, "resources": res, "timeout": 60})
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,41 +1,96 @@
 package acctest
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-// RemoveGroupsOutOfBand removes placement groups behind Terraform's back, the
-// way an operator would, through a Ray job of the embedded driver.
-func RemoveGroupsOutOfBand(t *testing.T, names ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	spec := vcluster.DeleteRequest(vcluster.DefaultNamespace, names...)
-	res, err := driver.Run(ctx, Client(t), vcluster.DefaultPythonExecutable, spec, driver.RunOptions{})
-	if err != nil {
-		t.Fatalf("removing %v out of band: %v", names, err)
-	}
-	t.Logf("removed out of band: %v (already gone: %v)", res.Removed, res.Missing)
+// outOfBandScript creates or removes detached placement groups with plain
+// ray.util calls, as an operator would: never through the provider's driver,
+// so that a driver bug cannot sit on both sides of a test. Its input:
+// {address, namespace, action: "create"|"remove", timeout,
+// groups: [{name, strategy, bundles}]}.
+const outOfBandScript = `import base64, json, sys, time
+import ray
+from ray.util.placement_group import (get_placement_group, placement_group,
+                                      placement_group_table, remove_placement_group)
+spec = json.loads(base64.b64decode(sys.argv[1]))
+ray.init(address=spec["address"], namespace=spec["namespace"], log_to_driver=False)
+if spec["action"] == "create":
+    pgs = [placement_group(g["bundles"], strategy=g["strategy"], name=g["name"], lifetime="detached")
+           for g in spec["groups"]]
+    ray.get([pg.ready() for pg in pgs], timeout=spec["timeout"])
+    for g, pg in zip(spec["groups"], pgs):
+        print("CREATED", g["name"], pg.id.hex(), flush=True)
+else:
+    removed = []
+    for g in spec["groups"]:
+        try:
+            pg = get_placement_group(g["name"])
+        except ValueError:
+            print("MISSING", g["name"], flush=True)
+            continue
+        remove_placement_group(pg)
+        removed.append((g["name"], pg))
+    deadline = time.time() + spec["timeout"]
+    for name, pg in removed:
+        while placement_group_table(pg).get("state") != "REMOVED":
+            if time.time() > deadline:
+                sys.exit("placement group %s is not REMOVED after %ss" % (name, spec["timeout"]))
+            time.sleep(0.1)
+        print("REMOVED", name, flush=True)
+`
+
+// outOfBandGroup is one group of outOfBandScript's input.
+type outOfBandGroup struct {
+	Name     string               `json:"name"`
+	Strategy string               `json:"strategy,omitempty"`
+	Bundles  []map[string]float64 `json:"bundles,omitempty"`
 }
 
-// CreateGroupsOutOfBand makes per-node style groups (one {CPU:1, GPU:1}
-// bundle each, PACK) behind Terraform's back, for import tests.
+func runOutOfBand(t *testing.T, action string, groups []outOfBandGroup, timeout time.Duration) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
+	defer cancel()
+	cmd := rayPython(ctx, t, outOfBandScript, map[string]any{
+		"address": GCSAddress(), "namespace": vcluster.DefaultNamespace, "action": action,
+		"timeout": timeout.Seconds(), "groups": groups,
+	})
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s placement groups out of band: %v\n%s", action, err, tail(stderr.String()))
+	}
+	return strings.TrimSpace(stdout.String())
+}
+
+// RemoveGroupsOutOfBand removes placement groups behind Terraform's back, the
+// way an operator would (ray.util.remove_placement_group), and waits until Ray
+// reports them REMOVED. Groups that do not exist are skipped.
+func RemoveGroupsOutOfBand(t *testing.T, names ...string) {
+	t.Helper()
+	groups := make([]outOfBandGroup, len(names))
+	for i, n := range names {
+		groups[i] = outOfBandGroup{Name: n}
+	}
+	out := runOutOfBand(t, "remove", groups, time.Minute)
+	t.Logf("out of band: %s", strings.ReplaceAll(out, "\n", "; "))
+}
+
+// CreateGroupsOutOfBand makes detached per-node style groups (one
+// {CPU: 1, GPU: 1} bundle each, PACK) behind Terraform's back, for import
+// tests, and waits until they are placed.
 func CreateGroupsOutOfBand(t *testing.T, names ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var groups []vcluster.GroupRequest
-	for _, n := range names {
-		groups = append(groups, vcluster.GroupRequest{Name: n, Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}}})
+	groups := make([]outOfBandGroup, len(names))
+	for i, n := range names {
+		groups[i] = outOfBandGroup{Name: n, Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 1, "GPU": 1}}}
 	}
-	spec := vcluster.NewRequest(vcluster.ActionCreate, vcluster.DefaultNamespace, groups, true, topology.PortRange{}, time.Minute)
-	if _, err := driver.Run(ctx, Client(t), vcluster.DefaultPythonExecutable, spec, driver.RunOptions{}); err != nil {
-		t.Fatalf("creating %v out of band: %v", names, err)
-	}
+	out := runOutOfBand(t, "create", groups, time.Minute)
+	t.Logf("out of band: %s", strings.ReplaceAll(out, "\n", "; "))
 }

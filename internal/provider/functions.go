@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -52,15 +53,22 @@ func nodesFromMap(m map[string]topologyEntry) []topology.Node {
 	return out
 }
 
-// optionalInt maps the functions' "0 means unset" convention to a pointer.
-// (Null arguments would be nicer, but OpenTofu sends them in a form the
-// plugin framework cannot decode.)
-func optionalInt(v int64) *int {
-	if v == 0 {
-		return nil
+// nullableNote is the functions' word on null arguments, for their descriptions.
+const nullableNote = " Pass `null` to leave an optional argument unset; it works on Terraform (checked on 1.11.4) " +
+	"and OpenTofu (checked on 1.10.6, which sends null arguments unencoded: the provider's server decodes them). " +
+	"0 does not mean unset."
+
+// optionalCount maps a nullable count argument (at position arg) to a
+// pointer: null is unset, and a set value must be at least 1.
+func optionalCount(v types.Int64, arg int64, name string) (*int, *function.FuncError) {
+	if v.IsNull() {
+		return nil, nil
 	}
-	i := int(v)
-	return &i
+	if v.ValueInt64() < 1 {
+		return nil, function.NewArgumentFuncError(arg, fmt.Sprintf("%s must be at least 1, or null to leave it unset; got %d", name, v.ValueInt64()))
+	}
+	i := int(v.ValueInt64())
+	return &i, nil
 }
 
 // select_segment_nodes
@@ -130,11 +138,11 @@ func (prepareSegmentTopologyFunction) Definition(_ context.Context, _ function.D
 		Summary: "Per-node NVLink constraints for a topology-aware virtual cluster.",
 		MarkdownDescription: "The reference's `prepare_segment_topology`: with a `segment_size`, selects nodes like " +
 			"`select_segment_nodes` and returns one `{<domain> = 0.001}` constraint per selected node for " +
-			"`ray_virtual_cluster.node_resource_constraints`. A `segment_size` of 0 (the reference's None) returns null constraints and " +
-			"no nodes; a topology without NVLink information returns null constraints and every node as remaining.",
+			"`ray_virtual_cluster.node_resource_constraints`. A null `segment_size` (the reference's None) returns null constraints and " +
+			"no nodes; a topology without NVLink information returns null constraints and every node as remaining." + nullableNote,
 		Parameters: []function.Parameter{
 			topologyParam,
-			function.Int64Parameter{Name: "segment_size", Description: "Nodes per segment; 0 disables segment logic."},
+			function.Int64Parameter{Name: "segment_size", AllowNullValue: true, Description: "Nodes per segment; null disables segment logic."},
 			function.Int64Parameter{Name: "num_nodes", Description: "Nodes to select."},
 		},
 		Return: function.ObjectReturn{AttributeTypes: preparedAttrs},
@@ -143,12 +151,18 @@ func (prepareSegmentTopologyFunction) Definition(_ context.Context, _ function.D
 
 func (prepareSegmentTopologyFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
 	var topo map[string]topologyEntry
-	var size, count int64
+	var size types.Int64
+	var count int64
 	resp.Error = req.Arguments.Get(ctx, &topo, &size, &count)
 	if resp.Error != nil {
 		return
 	}
-	plan, err := topology.PrepareSegmentTopology(optionalInt(size), int(count), nodesFromMap(topo), topology.DefaultRole)
+	segmentSize, argErr := optionalCount(size, 1, "segment_size")
+	if argErr != nil {
+		resp.Error = argErr
+		return
+	}
+	plan, err := topology.PrepareSegmentTopology(segmentSize, int(count), nodesFromMap(topo), topology.DefaultRole)
 	if err != nil {
 		resp.Error = segmentFuncError(err)
 		return
@@ -187,8 +201,8 @@ func (sortBundlesFunction) Definition(_ context.Context, _ function.DefinitionRe
 		Summary: "Topology-aware rank order of bundle indices.",
 		MarkdownDescription: "The reference's `_sort_bundle_indices_by_topology`: with topology information, orders " +
 			"bundles by `(domain_min_topo_rank, topo_rank, gpu_id)`; without, by `(node_id, gpu_id)`. With a " +
-			"non-zero `segment_size` (which needs a non-zero `gpus_per_node`), bundles of domains that cannot form complete segments " +
-			"are dropped, so the result may be shorter than the input.",
+			"`segment_size` (which needs `gpus_per_node`), bundles of domains that cannot form complete segments " +
+			"are dropped, so the result may be shorter than the input." + nullableNote,
 		Parameters: []function.Parameter{
 			function.ListParameter{
 				Name: "bundles",
@@ -198,8 +212,8 @@ func (sortBundlesFunction) Definition(_ context.Context, _ function.DefinitionRe
 				}},
 				Description: "One {gpu_id, nvlink_domain, topo_rank, node_id} per bundle, in bundle-index order.",
 			},
-			function.Int64Parameter{Name: "segment_size", Description: "Nodes per segment; 0 disables segment logic."},
-			function.Int64Parameter{Name: "gpus_per_node", Description: "GPUs per node; required (non-zero) with segment_size, else 0."},
+			function.Int64Parameter{Name: "segment_size", AllowNullValue: true, Description: "Nodes per segment; null disables segment logic."},
+			function.Int64Parameter{Name: "gpus_per_node", AllowNullValue: true, Description: "GPUs per node; required with segment_size, else null."},
 		},
 		Return: function.ListReturn{ElementType: types.Int64Type},
 	}
@@ -207,7 +221,7 @@ func (sortBundlesFunction) Definition(_ context.Context, _ function.DefinitionRe
 
 func (sortBundlesFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
 	var args []bundleArg
-	var size, gpus int64
+	var size, gpus types.Int64
 	resp.Error = req.Arguments.Get(ctx, &args, &size, &gpus)
 	if resp.Error != nil {
 		return
@@ -216,7 +230,21 @@ func (sortBundlesFunction) Run(ctx context.Context, req function.RunRequest, res
 	for i, a := range args {
 		bundles[i] = topology.Bundle{GPUID: int(a.GPUID), Domain: a.Domain, TopoRank: int(a.TopoRank), NodeID: a.NodeID}
 	}
-	order, _, err := topology.SortBundleIndicesByTopology(bundles, optionalInt(size), optionalInt(gpus))
+	segmentSize, argErr := optionalCount(size, 1, "segment_size")
+	if argErr != nil {
+		resp.Error = argErr
+		return
+	}
+	gpusPerNode, argErr := optionalCount(gpus, 2, "gpus_per_node")
+	if argErr != nil {
+		resp.Error = argErr
+		return
+	}
+	if segmentSize != nil && gpusPerNode == nil {
+		resp.Error = function.NewArgumentFuncError(2, "gpus_per_node is required when segment_size is set")
+		return
+	}
+	order, _, err := topology.SortBundleIndicesByTopology(bundles, segmentSize, gpusPerNode)
 	if err != nil {
 		resp.Error = function.NewFuncError(err.Error())
 		return

@@ -10,8 +10,12 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
 // exampleConfig joins an example's .tf files except versions.tf, whose
@@ -54,39 +58,45 @@ func exampleTest(t *testing.T, dir, name string, steps ...resource.TestStep) {
 
 func TestAccExample_quickstart(t *testing.T) {
 	name := acctest.Name("ex-quick")
+	const training = "ray_virtual_cluster.training"
 	exampleTest(t, "quickstart", name, resource.TestStep{
-		Check: resource.ComposeAggregateTestCheckFunc(
-			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 16}),
-			resource.TestCheckOutput("world_size", "16"),
-			resource.TestMatchOutput("master", regexp.MustCompile(`^127\.0\.0\.12:1[4-9]\d\d$`)),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.training", "bundles.0.topo_rank", "2"),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.training", "bundles.15.topo_rank", "5"),
-		),
+		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 16}),
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownOutputValue("world_size", knownvalue.Int64Exact(16)),
+			statecheck.ExpectKnownOutputValue("master", knownvalue.StringRegexp(regexp.MustCompile(`^127\.0\.0\.12:1[4-9]\d\d$`))),
+			statecheck.ExpectKnownValue(training, at("bundles", 0, "topo_rank"), knownvalue.Int64Exact(2)),
+			statecheck.ExpectKnownValue(training, at("bundles", 15, "topo_rank"), knownvalue.Int64Exact(5)),
+		},
 	})
 }
 
 func TestAccExample_trainingInference(t *testing.T) {
 	name := acctest.Name("ex-split")
+	const training, inference = "ray_virtual_cluster.training", "ray_virtual_cluster.inference"
 	exampleTest(t, "training-inference", name, resource.TestStep{
-		Check: resource.ComposeAggregateTestCheckFunc(
-			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-train-unified": 8, name + "-infer-node0": 2, name + "-infer-node1": 2}),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.training", "nvlink_domain_per_bundle.7", "nvlink_domain_rackA"),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.training", "nvlink_domain_per_bundle.0", "nvlink_domain_rackA"),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.inference", "bundles.0.nvlink_domain", "nvlink_domain_rackB"),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.inference", "bundles.3.nvlink_domain", "nvlink_domain_rackB"),
-			resource.TestMatchResourceAttr("ray_virtual_cluster.inference", "bundles.0.port", regexp.MustCompile(`^[34]\d\d\d$`)),
-		),
+		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-train-unified": 8, name + "-infer-node0": 2, name + "-infer-node1": 2}),
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownOutputValue("training_domains", knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("nvlink_domain_rackA")})),
+			statecheck.ExpectKnownOutputValue("inference_domains", knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("nvlink_domain_rackB")})),
+			statecheck.ExpectKnownValue(training, at("nvlink_domain_per_bundle"), knownvalue.ListSizeExact(8)),
+			statecheck.ExpectKnownValue(inference, at("bundles"), knownvalue.ListSizeExact(4)),
+			statecheck.ExpectKnownValue(inference, at("bundles", 0, "port"), intBetween(3000, 5000)),
+		},
 	})
 }
 
 func TestAccExample_nvlinkSegments(t *testing.T) {
 	name := acctest.Name("ex-seg")
 	exampleTest(t, "nvlink-segments", name, resource.TestStep{
-		Check: resource.ComposeAggregateTestCheckFunc(
-			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 16}),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.t", "bundles.0.nvlink_domain", "nvlink_domain_rackA"),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.t", "bundles.8.nvlink_domain", "nvlink_domain_rackB"),
-		),
+		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 16}),
+		ConfigStateChecks: []statecheck.StateCheck{
+			expectVC(at("bundles", 0, "nvlink_domain"), knownvalue.StringExact("nvlink_domain_rackA")),
+			expectVC(at("bundles", 8, "nvlink_domain"), knownvalue.StringExact("nvlink_domain_rackB")),
+			statecheck.ExpectKnownOutputValue("selected_nodes", knownvalue.ListSizeExact(4)),
+			statecheck.ExpectKnownOutputValue("rank_to_domain", knownvalue.ListSizeExact(16)),
+			statecheck.ExpectKnownOutputValueAtPath("rank_to_domain", tfjsonpath.New(0), knownvalue.StringExact("0:nvlink_domain_rackA:2")),
+			statecheck.ExpectKnownOutputValueAtPath("rank_to_domain", tfjsonpath.New(15), knownvalue.StringExact("15:nvlink_domain_rackB:5")),
+		},
 	})
 }
 
@@ -94,9 +104,12 @@ func TestAccExample_import(t *testing.T) {
 	name := acctest.Name("ex-imp")
 	exampleTest(t, "import", name, resource.TestStep{
 		PreConfig: func() { acctest.CreateGroupsOutOfBand(t, name+"-node0", name+"-node1") },
-		Check: resource.ComposeAggregateTestCheckFunc(
-			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
-			resource.TestCheckResourceAttr("ray_virtual_cluster.legacy", "placement_groups.0.state", "CREATED"),
-		),
+		Check:     acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownOutputValue("groups", knownvalue.ListExact([]knownvalue.Check{
+				knownvalue.StringExact(name + "-node0=" + rayclient.PlacementGroupStateCreated),
+				knownvalue.StringExact(name + "-node1=" + rayclient.PlacementGroupStateCreated),
+			})),
+		},
 	})
 }

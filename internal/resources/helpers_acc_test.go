@@ -1,31 +1,311 @@
 package resources_test
 
 import (
+	"context"
 	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
-// logNodes prints the nodes Ray reported, so the test log shows the real cluster.
-func logNodes(t *testing.T, name string) func(*terraform.State) error {
-	return func(s *terraform.State) error {
-		rs, ok := s.RootModule().Resources[name]
-		if !ok {
-			return fmt.Errorf("%s not in state", name)
+// Addresses of the resource and data source most tests declare.
+const (
+	vcName = "ray_virtual_cluster.t"
+	dsName = "data.ray_cluster_topology.t"
+)
+
+// virtualCluster renders a ray_virtual_cluster block; zero fields are left
+// out, so the provider's defaults apply.
+type virtualCluster struct {
+	label        string // Terraform label; "t" when empty
+	name         string
+	counts       []int // bundle_ct_per_node_list
+	gpusPerNode  int
+	noGPUs       bool // use_gpus = false
+	colocated    int  // max_colocated_worker_groups
+	unified      bool // use_unified_pg
+	strategy     string
+	segmentSize  int
+	readyTimeout string
+	constraints  []map[string]float64 // node_resource_constraints
+	portLow      int
+	portHigh     int
+}
+
+func (c virtualCluster) String() string {
+	label := c.label
+	if label == "" {
+		label = "t"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "resource \"ray_virtual_cluster\" %q {\n", label)
+	line := func(key, value string) { fmt.Fprintf(&b, "  %-27s = %s\n", key, value) }
+	line("name", strconv.Quote(c.name))
+	line("bundle_ct_per_node_list", hclInts(c.counts))
+	if c.gpusPerNode != 0 {
+		line("num_gpus_per_node", strconv.Itoa(c.gpusPerNode))
+	}
+	if c.noGPUs {
+		line("use_gpus", "false")
+	}
+	if c.colocated != 0 {
+		line("max_colocated_worker_groups", strconv.Itoa(c.colocated))
+	}
+	if c.unified {
+		line("use_unified_pg", "true")
+	}
+	if c.strategy != "" {
+		line("placement_group_strategy", strconv.Quote(c.strategy))
+	}
+	if c.segmentSize != 0 {
+		line("segment_size", strconv.Itoa(c.segmentSize))
+	}
+	if c.readyTimeout != "" {
+		line("ready_timeout", strconv.Quote(c.readyTimeout))
+	}
+	if c.constraints != nil {
+		maps := make([]string, len(c.constraints))
+		for i, m := range c.constraints {
+			maps[i] = hclNumberMap(m)
 		}
-		a := rs.Primary.Attributes
-		t.Logf("Ray reports %s nodes (ray %s, session %s):", a["nodes.#"], a["ray_version"], a["id"])
-		for i := 0; ; i++ {
-			id, ok := a[fmt.Sprintf("nodes.%d.node_id", i)]
-			if !ok {
-				break
-			}
-			t.Logf("  node %s ip=%s head=%s gpus=%s cpus=%s nvlink_domain=%s topo_rank=%s", id[:12],
-				a[fmt.Sprintf("nodes.%d.node_ip", i)], a[fmt.Sprintf("nodes.%d.is_head_node", i)],
-				a[fmt.Sprintf("nodes.%d.gpus", i)], a[fmt.Sprintf("nodes.%d.cpus", i)],
-				a[fmt.Sprintf("nodes.%d.nvlink_domain", i)], a[fmt.Sprintf("nodes.%d.topo_rank", i)])
+		line("node_resource_constraints", "["+strings.Join(maps, ", ")+"]")
+	}
+	if c.portLow != 0 {
+		line("port_range_low", strconv.Itoa(c.portLow))
+	}
+	if c.portHigh != 0 {
+		line("port_range_high", strconv.Itoa(c.portHigh))
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// rayProvider renders a provider "ray" block; zero fields are left out.
+type rayProvider struct {
+	address          string
+	maxRetries       *int
+	retryWaitMin     string
+	retryWaitMax     string
+	pythonExecutable string
+	runtimeEnvJSON   string // an HCL expression
+	token            string // an HCL expression
+}
+
+func (p rayProvider) String() string {
+	var b strings.Builder
+	b.WriteString("provider \"ray\" {\n")
+	line := func(key, value string) { fmt.Fprintf(&b, "  %-17s = %s\n", key, value) }
+	if p.address != "" {
+		line("address", strconv.Quote(p.address))
+	}
+	if p.maxRetries != nil {
+		line("max_retries", strconv.Itoa(*p.maxRetries))
+	}
+	if p.retryWaitMin != "" {
+		line("retry_wait_min", strconv.Quote(p.retryWaitMin))
+	}
+	if p.retryWaitMax != "" {
+		line("retry_wait_max", strconv.Quote(p.retryWaitMax))
+	}
+	if p.pythonExecutable != "" {
+		line("python_executable", strconv.Quote(p.pythonExecutable))
+	}
+	if p.runtimeEnvJSON != "" {
+		line("runtime_env_json", p.runtimeEnvJSON)
+	}
+	if p.token != "" {
+		line("token", p.token)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// retries is a max_retries value for rayProvider.
+func retries(n int) *int { return &n }
+
+// unreachableProvider points at a port nothing listens on, without retries.
+var unreachableProvider = rayProvider{address: "http://127.0.0.1:1", maxRetries: retries(0)}
+
+// clusterTopology renders a data "ray_cluster_topology" block; zero fields
+// are left out.
+type clusterTopology struct {
+	label          string // Terraform label; "t" when empty
+	segmentSize    int
+	numNodes       int
+	excludeNodeIDs string // an HCL expression
+	role           string
+}
+
+func (d clusterTopology) String() string {
+	label := d.label
+	if label == "" {
+		label = "t"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "data \"ray_cluster_topology\" %q {\n", label)
+	line := func(key, value string) { fmt.Fprintf(&b, "  %-16s = %s\n", key, value) }
+	if d.segmentSize != 0 {
+		line("segment_size", strconv.Itoa(d.segmentSize))
+	}
+	if d.numNodes != 0 {
+		line("num_nodes", strconv.Itoa(d.numNodes))
+	}
+	if d.excludeNodeIDs != "" {
+		line("exclude_node_ids", d.excludeNodeIDs)
+	}
+	if d.role != "" {
+		line("role", strconv.Quote(d.role))
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// hcl joins blocks (anything printable: virtualCluster, rayProvider, ...)
+// into one configuration.
+func hcl(blocks ...fmt.Stringer) string {
+	parts := make([]string, len(blocks))
+	for i, b := range blocks {
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, "\n")
+}
+
+func hclInts(values []int) string {
+	items := make([]string, len(values))
+	for i, v := range values {
+		items[i] = strconv.Itoa(v)
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
+func hclNumberMap(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	items := make([]string, len(keys))
+	for i, k := range keys {
+		items[i] = fmt.Sprintf("%s = %s", k, strconv.FormatFloat(m[k], 'g', -1, 64))
+	}
+	return "{ " + strings.Join(items, ", ") + " }"
+}
+
+// onDomain is the constraint that pins a logical node into an NVLink domain.
+func onDomain(domain string) map[string]float64 { return map[string]float64{domain: 0.001} }
+
+// at builds a state path: strings are attribute or map keys, ints list indices.
+func at(first string, rest ...any) tfjsonpath.Path {
+	p := tfjsonpath.New(first)
+	for _, step := range rest {
+		switch s := step.(type) {
+		case string:
+			p = p.AtMapKey(s)
+		case int:
+			p = p.AtSliceIndex(s)
+		default:
+			panic(fmt.Sprintf("at: path step %v is neither string nor int", step))
+		}
+	}
+	return p
+}
+
+// expectVC checks one attribute of ray_virtual_cluster.t.
+func expectVC(path tfjsonpath.Path, value knownvalue.Check) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(vcName, path, value)
+}
+
+// expectDS checks one attribute of data.ray_cluster_topology.t.
+func expectDS(path tfjsonpath.Path, value knownvalue.Check) statecheck.StateCheck {
+	return statecheck.ExpectKnownValue(dsName, path, value)
+}
+
+// intBetween accepts an integer in [low, high).
+func intBetween(low, high int64) knownvalue.Check {
+	return knownvalue.Int64Func(func(v int64) error {
+		if v < low || v >= high {
+			return fmt.Errorf("%d is outside [%d, %d)", v, low, high)
 		}
 		return nil
+	})
+}
+
+// nodeIPRE matches the worker nodes of the local test cluster (rackA-1 to rackC-1).
+var nodeIPRE = regexp.MustCompile(`^127\.0\.0\.1[1-5]$`)
+
+// wrappedRE turns phrases into one regexp in which every space may be any run
+// of whitespace (the CLI wraps long diagnostics).
+func wrappedRE(parts ...string) *regexp.Regexp {
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(p, " ", `\s+`)
 	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
+}
+
+// stateCheckFunc adapts a function of the root module's resource values (by
+// address) to a statecheck.StateCheck.
+type stateCheckFunc func(resources map[string]map[string]any) error
+
+func (f stateCheckFunc) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	resources := map[string]map[string]any{}
+	if req.State != nil && req.State.Values != nil && req.State.Values.RootModule != nil {
+		for _, r := range req.State.Values.RootModule.Resources {
+			resources[r.Address] = r.AttributeValues
+		}
+	}
+	if err := f(resources); err != nil {
+		resp.Error = err
+	}
+}
+
+// portsUniquePerNode is get_available_addresses_and_ports_batch's promise:
+// every bundle of address gets its node's IP and a port in [low, high),
+// unique per node.
+func portsUniquePerNode(address string, low, high int) statecheck.StateCheck {
+	return stateCheckFunc(func(resources map[string]map[string]any) error {
+		bundles, _ := resources[address]["bundles"].([]any)
+		if len(bundles) == 0 {
+			return fmt.Errorf("%s has no bundles", address)
+		}
+		seen := map[string]int{}
+		for i, raw := range bundles {
+			b, _ := raw.(map[string]any)
+			ip, _ := b["node_ip"].(string)
+			port, _ := strconv.Atoi(fmt.Sprint(b["port"]))
+			if ip == "" || port < low || port >= high {
+				return fmt.Errorf("bundle %d: address %s:%v outside [%d, %d)", i, ip, b["port"], low, high)
+			}
+			key := fmt.Sprintf("%s:%d", ip, port)
+			if j, dup := seen[key]; dup {
+				return fmt.Errorf("bundles %d and %d were both given %s", j, i, key)
+			}
+			seen[key] = i
+		}
+		return nil
+	})
+}
+
+// logNodes prints the nodes the data source at address reported, so that the
+// test log shows the real cluster.
+func logNodes(t *testing.T, address string) statecheck.StateCheck {
+	return stateCheckFunc(func(resources map[string]map[string]any) error {
+		ds, ok := resources[address]
+		if !ok {
+			return fmt.Errorf("%s not in state", address)
+		}
+		nodes, _ := ds["nodes"].([]any)
+		t.Logf("Ray reports %d nodes (ray %v, session %v):", len(nodes), ds["ray_version"], ds["id"])
+		for _, raw := range nodes {
+			n, _ := raw.(map[string]any)
+			t.Logf("  node %.12v ip=%v head=%v gpus=%v cpus=%v nvlink_domain=%v topo_rank=%v",
+				n["node_id"], n["node_ip"], n["is_head_node"], n["gpus"], n["cpus"], n["nvlink_domain"], n["topo_rank"])
+		}
+		return nil
+	})
 }

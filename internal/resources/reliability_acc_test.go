@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
@@ -21,14 +22,10 @@ import (
 // processes (restart, node stop) leave the cluster with all nodes alive when
 // they end, pass or fail, and are skipped with RAY_TF_SKIP_DISRUPTIVE=1.
 
-// wrappedRE turns a phrase into a regexp in which every space may be any run of
-// whitespace (the CLI wraps long diagnostics).
-func wrappedRE(parts ...string) *regexp.Regexp {
-	for i, p := range parts {
-		parts[i] = strings.ReplaceAll(p, " ", `\s+`)
-	}
-	return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
-}
+// createdWithoutDrift is a placement group Ray reports placed, as configured.
+var createdWithoutDrift = knownvalue.ObjectPartial(map[string]knownvalue.Check{
+	"state": knownvalue.StringExact(rayclient.PlacementGroupStateCreated), "drift": knownvalue.StringExact(""),
+})
 
 // With the provider talking to Ray through a proxy that answers 503 and
 // resets connections, every apply, refresh and destroy still converges, and
@@ -40,33 +37,13 @@ func TestAccReliability_faultProxy(t *testing.T) {
 	name := acctest.Name("faults")
 	proxy := acctest.NewFaultProxy(t, acctest.Address())
 	proxy.Verbose = os.Getenv("RAY_TF_PROXY_LOG") != ""
-	cfg := func(counts string) string {
-		return fmt.Sprintf(`
-provider "ray" {
-  address        = %q
-  max_retries    = 15
-  retry_wait_min = "20ms"
-  retry_wait_max = "250ms"
-}
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = %s
-  num_gpus_per_node       = 4
-  port_range_low          = 1700
-  port_range_high         = 1800
-}`, proxy.URL, name, counts)
+	cfg := func(counts ...int) string {
+		return hcl(
+			rayProvider{address: proxy.URL, maxRetries: retries(15), retryWaitMin: "20ms", retryWaitMax: "250ms"},
+			virtualCluster{name: name, counts: counts, gpusPerNode: 4, portLow: 1700, portHigh: 1800},
+		)
 	}
-	faulted := func(atLeast int64) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			st := proxy.Stats()
-			t.Logf("fault proxy: %d requests, %d forwarded, %d faults so far (%d under this step's rule)",
-				st.Requests, st.Forwarded, st.Faults, st.RuleFaults)
-			if st.RuleFaults < atLeast {
-				return fmt.Errorf("the proxy injected only %d faults, want at least %d", st.RuleFaults, atLeast)
-			}
-			return nil
-		}
-	}
+	faulted := func(atLeast int64) resource.TestCheckFunc { return checkProxyFaulted(t, proxy, atLeast) }
 	one := map[string]int{name + "-node0": 1}
 	two := map[string]int{name + "-node0": 1, name + "-node1": 1}
 	noJobs := resource.ComposeAggregateTestCheckFunc(
@@ -75,24 +52,22 @@ resource "ray_virtual_cluster" "t" {
 		resource.TestStep{
 			// 503s and resets in turn on every other request of plan and apply.
 			PreConfig: func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultAlternate, Every: 2, First: 6}) },
-			Config:    cfg("[1]"),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				faulted(6),
-				acctest.CheckExactGroupsInRay(t, name, one),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.0.state", "CREATED"),
-				resource.TestMatchResourceAttr(vcName, "master_port", regexp.MustCompile(`^17\d\d$`)),
-				noJobs,
-			),
+			Config:    cfg(1),
+			Check:     resource.ComposeAggregateTestCheckFunc(faulted(6), acctest.CheckGroupsInRay(t, name, one), noJobs),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("placement_groups", 0, "state"), knownvalue.StringExact(rayclient.PlacementGroupStateCreated)),
+				expectVC(at("master_port"), intBetween(1700, 1800)),
+			},
 		},
 		resource.TestStep{
 			// Every connection is reset for 2s: the refresh retries through it.
 			PreConfig:    func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultReset, For: 2 * time.Second}) },
 			RefreshState: true,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				faulted(3),
-				acctest.CheckExactGroupsInRay(t, name, one),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.0.drift", ""),
-			),
+			Check:        resource.ComposeAggregateTestCheckFunc(faulted(3), acctest.CheckGroupsInRay(t, name, one)),
+			RefreshPlanChecks: resource.RefreshPlanChecks{PostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectEmptyPlan(),
+				plancheck.ExpectKnownValue(vcName, at("placement_groups", 0, "drift"), knownvalue.StringExact("")),
+			}},
 		},
 		resource.TestStep{
 			// Both job submissions of the replacement (delete, then create)
@@ -100,21 +75,17 @@ resource "ray_virtual_cluster" "t" {
 			PreConfig: func() {
 				proxy.Inject(acctest.FaultRule{Mode: acctest.FaultResetAfterForward, Method: "POST", Path: "/api/jobs/", Distinct: true})
 			},
-			Config: cfg("[1, 1]"),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
-			}},
-			Check: resource.ComposeAggregateTestCheckFunc(
-				faulted(2),
-				acctest.CheckExactGroupsInRay(t, name, two),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.#", "2"),
-				noJobs,
-			),
+			Config:           cfg(1, 1),
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+			Check:            resource.ComposeAggregateTestCheckFunc(faulted(2), acctest.CheckGroupsInRay(t, name, two), noJobs),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("placement_groups"), knownvalue.ListSizeExact(2)),
+			},
 		},
 		resource.TestStep{
 			// Destroy through 503s and resets.
 			PreConfig: func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultAlternate, Every: 3, First: 6}) },
-			Config:    cfg("[1, 1]"),
+			Config:    cfg(1, 1),
 			Destroy:   true,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				faulted(6),
@@ -126,6 +97,31 @@ resource "ray_virtual_cluster" "t" {
 	t.Logf("faults injected: %s", strings.Join(proxy.FaultLog(), ", "))
 }
 
+// checkProxyFaulted asserts that the proxy broke at least atLeast requests
+// under its current rule, and logs its counters.
+func checkProxyFaulted(t *testing.T, proxy *acctest.FaultProxy, atLeast int64) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		st := proxy.Stats()
+		t.Logf("fault proxy: %d requests, %d forwarded, %d faults so far (%d under this step's rule)",
+			st.Requests, st.Forwarded, st.Faults, st.RuleFaults)
+		if st.RuleFaults < atLeast {
+			return fmt.Errorf("the proxy injected only %d faults, want at least %d", st.RuleFaults, atLeast)
+		}
+		return nil
+	}
+}
+
+// checkRaySession records the Ray session name (a new one after each restart).
+func checkRaySession(t *testing.T, session *string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		v, err := acctest.Client(t).Version(context.Background())
+		if err == nil {
+			*session = v.SessionName
+		}
+		return err
+	}
+}
+
 // Ray itself is restarted between apply and plan (every group is gone, the
 // session is new): the next plan creates the cluster instead of failing, and
 // the apply converges.
@@ -133,27 +129,13 @@ func TestAccReliability_rayRestarted(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	acctest.SkipDisruptive(t)
 	name := acctest.Name("restart")
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1]
-  num_gpus_per_node       = 4
-}`, name)
+	cfg := virtualCluster{name: name, counts: []int{1}, gpusPerNode: 4}.String()
 	groups := map[string]int{name + "-node0": 1}
 	var sessionBefore string
 	vcTest(t, name,
 		resource.TestStep{
 			Config: cfg,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckExactGroupsInRay(t, name, groups),
-				func(*terraform.State) error {
-					v, err := acctest.Client(t).Version(context.Background())
-					if err == nil {
-						sessionBefore = v.SessionName
-					}
-					return err
-				},
-			),
+			Check:  resource.ComposeAggregateTestCheckFunc(acctest.CheckGroupsInRay(t, name, groups), checkRaySession(t, &sessionBefore)),
 		},
 		resource.TestStep{
 			PreConfig: func() {
@@ -172,15 +154,12 @@ resource "ray_virtual_cluster" "t" {
 			}},
 		},
 		resource.TestStep{
-			Config: cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionCreate),
-			}},
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckExactGroupsInRay(t, name, groups),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.0.state", "CREATED"),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.0.drift", ""),
-			),
+			Config:           cfg,
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionCreate),
+			Check:            acctest.CheckGroupsInRay(t, name, groups),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("placement_groups", 0), createdWithoutDrift),
+			},
 		},
 	)
 }
@@ -199,7 +178,7 @@ func stopWaitingCreate(ctx context.Context, t *testing.T, group string) (string,
 					continue
 				}
 				groups, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
-					Filters: []rayclient.Filter{rayclient.Eq("name", group), rayclient.Ne("state", "REMOVED")}})
+					Filters: []rayclient.Filter{rayclient.Eq("name", group), rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}})
 				if err != nil || len(groups) == 0 || groups[0].State != rayclient.PlacementGroupStatePending {
 					continue
 				}
@@ -228,14 +207,8 @@ func TestAccReliability_driverJobStopped(t *testing.T) {
 	name := acctest.Name("jobstop")
 	group := name + "-node0"
 	// rackC-1 has topo_rank 6: the holder takes 3, the cluster's bundle needs 4.
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                      = %q
-  bundle_ct_per_node_list   = [1]
-  use_gpus                  = false
-  node_resource_constraints = [{ nvlink_domain_rackC = 0.001, topo_rank = 4 }]
-  ready_timeout             = "150s"
-}`, name)
+	cfg := virtualCluster{name: name, counts: []int{1}, noGPUs: true, readyTimeout: "150s",
+		constraints: []map[string]float64{{"nvlink_domain_rackC": 0.001, "topo_rank": 4}}}.String()
 	var release func()
 	type stopResult struct {
 		id  string
@@ -275,12 +248,14 @@ resource "ray_virtual_cluster" "t" {
 			},
 			Config: cfg,
 			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 1}),
+				acctest.CheckGroupsInRay(t, name, map[string]int{group: 1}),
 				acctest.CheckNoActiveJobs(t, "raytf_create_"+name),
 				acctest.CheckNoActiveJobs(t, "raytf_delete_"+name),
-				resource.TestCheckResourceAttr(vcName, "bundles.0.node_ip", acctest.NodeIP("rackC-1")),
-				resource.TestCheckResourceAttr(vcName, "bundles.0.topo_rank", "6"),
 			),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackC-1"))),
+				expectVC(at("bundles", 0, "topo_rank"), knownvalue.Int64Exact(6)),
+			},
 		},
 	)
 }
@@ -300,16 +275,8 @@ func TestAccReliability_workerNodeStopped(t *testing.T) {
 	acctest.SkipDisruptive(t)
 	name := acctest.Name("nodedown")
 	group := name + "-unified"
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                      = %q
-  bundle_ct_per_node_list   = [1, 1]
-  use_gpus                  = false
-  use_unified_pg            = true
-  placement_group_strategy  = "PACK"
-  node_resource_constraints = [{ topo_rank = 5 }, { topo_rank = 4 }]
-  ready_timeout             = "90s"
-}`, name)
+	cfg := virtualCluster{name: name, counts: []int{1, 1}, noGPUs: true, unified: true, strategy: "PACK", readyTimeout: "90s",
+		constraints: []map[string]float64{{"topo_rank": 5}, {"topo_rank": 4}}}.String()
 	var releases []func()
 	vcTest(t, name,
 		resource.TestStep{
@@ -320,11 +287,11 @@ resource "ray_virtual_cluster" "t" {
 				}
 			},
 			Config: cfg,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 2}),
-				resource.TestCheckResourceAttr(vcName, "bundles.0.node_ip", acctest.NodeIP("rackC-1")),
-				resource.TestCheckResourceAttr(vcName, "bundles.1.node_ip", acctest.NodeIP("rackB-1")),
-			),
+			Check:  acctest.CheckGroupsInRay(t, name, map[string]int{group: 2}),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackC-1"))),
+				expectVC(at("bundles", 1, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),
+			},
 		},
 		resource.TestStep{
 			PreConfig: func() {
@@ -349,18 +316,15 @@ resource "ray_virtual_cluster" "t" {
 			}},
 		},
 		resource.TestStep{
-			Config: cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
-			}},
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckExactGroupsInRay(t, name, map[string]int{group: 2}),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.0.state", "CREATED"),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.0.drift", ""),
-				resource.TestCheckResourceAttr(vcName, "bundles.0.node_ip", acctest.NodeIP("rackB-1")),
-				resource.TestCheckResourceAttr(vcName, "bundles.1.node_ip", acctest.NodeIP("rackB-2")),
-				resource.TestCheckResourceAttr(vcName, "master_address", acctest.NodeIP("rackB-1")),
-			),
+			Config:           cfg,
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+			Check:            acctest.CheckGroupsInRay(t, name, map[string]int{group: 2}),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("placement_groups", 0), createdWithoutDrift),
+				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),
+				expectVC(at("bundles", 1, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-2"))),
+				expectVC(at("master_address"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),
+			},
 		},
 	)
 }
@@ -371,15 +335,8 @@ resource "ray_virtual_cluster" "t" {
 func TestAccReliability_retriesBounded(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	proxy := acctest.NewFaultProxy(t, acctest.Address())
-	cfg := func(retries int) string {
-		return fmt.Sprintf(`
-provider "ray" {
-  address        = %q
-  max_retries    = %d
-  retry_wait_min = "10ms"
-  retry_wait_max = "20ms"
-}
-data "ray_cluster_topology" "t" {}`, proxy.URL, retries)
+	cfg := func(maxRetries int) string {
+		return hcl(rayProvider{address: proxy.URL, maxRetries: retries(maxRetries), retryWaitMin: "10ms", retryWaitMax: "20ms"}, clusterTopology{})
 	}
 	var counts []int64 // requests per step
 	steps := 0

@@ -2,12 +2,15 @@ package resources_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -42,37 +45,34 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 	t.Setenv("TF_ACC_LOG_PATH", logPath) // provider (tflog) and CLI logs, all levels
 	t.Setenv("RAY_AUTH_TOKEN", "")
 	authRay := func() *rayclient.Client { return acctest.AuthClient(t, token) }
-	provider := func(tokenLine string) string {
-		return fmt.Sprintf(`
-provider "ray" {
-  address     = %q
-  max_retries = 1
-  %s
-}
-`, acctest.AuthAddress, tokenLine)
+	version, err := authRay().Version(context.Background())
+	if err != nil {
+		t.Fatalf("asking the token-authenticated Ray for its version: %v", err)
 	}
-	cluster := func(name string) string {
-		return fmt.Sprintf(`
-data "ray_cluster_topology" "t" {}
-
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1]
-  num_gpus_per_node       = 2
-}`, name)
+	provider := func(tokenExpr string) rayProvider {
+		return rayProvider{address: acctest.AuthAddress, maxRetries: retries(1), token: tokenExpr}
 	}
-	const ds = "data.ray_cluster_topology.t"
-	works := func(name string) resource.TestCheckFunc {
-		return resource.ComposeAggregateTestCheckFunc(
-			resource.TestCheckResourceAttr(ds, "nodes.#", "1"),
-			resource.TestCheckResourceAttr(ds, "nodes.0.node_ip", "127.0.0.30"),
-			resource.TestCheckResourceAttr(ds, "total_gpus", "2"),
-			resource.TestCheckResourceAttr(ds, "total_cpus", "4"),
-			resource.TestCheckResourceAttr(ds, "ray_version", "2.60.0"),
-			acctest.CheckExactGroupsAt(authRay, name, map[string]int{name + "-node0": 1}),
-			resource.TestCheckResourceAttr(vcAuth, "bundles.0.node_ip", "127.0.0.30"),
-			acctest.CheckStateLacks(token),
-		)
+	tokenFrom := func(file string) string { return fmt.Sprintf("trimspace(file(%q))", file) }
+	cluster := func(name string) virtualCluster {
+		return virtualCluster{name: name, counts: []int{1}, gpusPerNode: 2}
+	}
+	// The single node of scripts/ray-cluster.sh start-auth.
+	const authNodeIP = "127.0.0.30"
+	// works applies config (the topology and cluster(name)) and checks both.
+	works := func(name, config string) resource.TestStep {
+		return resource.TestStep{
+			Config: config,
+			Check:  acctest.CheckGroupsAt(authRay, name, map[string]int{name + "-node0": 1}),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectDS(at("nodes"), knownvalue.ListSizeExact(1)),
+				expectDS(at("nodes", 0, "node_ip"), knownvalue.StringExact(authNodeIP)),
+				expectDS(at("total_gpus"), knownvalue.Int64Exact(2)),
+				expectDS(at("total_cpus"), knownvalue.Int64Exact(4)),
+				expectDS(at("ray_version"), knownvalue.StringExact(version.RayVersion)),
+				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(authNodeIP)),
+				acctest.ExpectStateLacks(token),
+			},
+		}
 	}
 
 	name := acctest.Name("auth")
@@ -82,27 +82,19 @@ resource "ray_virtual_cluster" "t" {
 			CheckDestroy:             acctest.CheckNoGroupsAt(authRay, name),
 			Steps: []resource.TestStep{
 				{
-					Config:      provider("") + `data "ray_cluster_topology" "t" {}`,
+					Config:      hcl(provider(""), clusterTopology{}),
 					ExpectError: wrappedRE(`Ray rejected the credentials`, `401 Unauthorized`, `Missing authentication token`, `ray get-auth-token`),
 				},
 				{
-					Config:      provider(fmt.Sprintf("token = trimspace(file(%q))", wrongFile)) + `data "ray_cluster_topology" "t" {}`,
+					Config:      hcl(provider(tokenFrom(wrongFile)), clusterTopology{}),
 					ExpectError: wrappedRE(`403 Forbidden`, `Invalid authentication token`),
 				},
 				{
 					// Rejected credentials fail the plan: nothing is submitted.
-					Config: provider(fmt.Sprintf("token = trimspace(file(%q))", wrongFile)) + fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1]
-  num_gpus_per_node       = 2
-}`, name),
+					Config:      hcl(provider(tokenFrom(wrongFile)), cluster(name)),
 					ExpectError: wrappedRE(`403 Forbidden`, `Invalid authentication token`),
 				},
-				{
-					Config: provider(fmt.Sprintf("token = trimspace(file(%q))", tokenFile)) + cluster(name),
-					Check:  works(name),
-				},
+				works(name, hcl(provider(tokenFrom(tokenFile)), clusterTopology{}, cluster(name))),
 			},
 		})
 	})
@@ -113,10 +105,9 @@ resource "ray_virtual_cluster" "t" {
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProviderFactories,
 			CheckDestroy:             acctest.CheckNoGroupsAt(authRay, envName),
-			Steps: []resource.TestStep{{
-				Config: provider("") + cluster(envName),
-				Check:  works(envName),
-			}},
+			Steps: []resource.TestStep{
+				works(envName, hcl(provider(""), clusterTopology{}, cluster(envName))),
+			},
 		})
 	})
 
@@ -138,5 +129,3 @@ resource "ray_virtual_cluster" "t" {
 		t.Errorf("the wrong token appears in the TRACE log")
 	}
 }
-
-const vcAuth = "ray_virtual_cluster.t"

@@ -1,130 +1,138 @@
 package resources_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 )
 
 // The local test cluster (scripts/ray-cluster.sh): head (topo_rank 1, no
 // domain, no GPU), rackA ranks 2,3; rackB ranks 4,5; rackC rank 6; 4 GPUs each.
-const dsName = "data.ray_cluster_topology.t"
+
+func topologyTest(t *testing.T, steps ...resource.TestStep) {
+	t.Helper()
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps:                    steps,
+	})
+}
+
+// serverRayVersion is the version the test cluster's dashboard reports, so
+// that the tests run unchanged against every Ray version CI covers.
+func serverRayVersion(t *testing.T) string {
+	t.Helper()
+	v, err := acctest.Client(t).Version(context.Background())
+	if err != nil {
+		t.Fatalf("asking Ray for its version: %v", err)
+	}
+	return v.RayVersion
+}
+
+// sameNode checks that list[i] of the data source at address is the node id
+// of the t data source's node n.
+func sameNode(address, list string, i, n int) statecheck.StateCheck {
+	return statecheck.CompareValuePairs(address, at(list, i), dsName, at("nodes", n, "node_id"), compare.ValuesSame())
+}
 
 func TestAccClusterTopology_nodesInTopologicalOrder(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: `data "ray_cluster_topology" "t" {}`,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				logNodes(t, dsName),
-				resource.TestCheckResourceAttr(dsName, "nodes.#", "6"),
-				resource.TestCheckResourceAttr(dsName, "has_topology", "true"),
-				resource.TestCheckResourceAttr(dsName, "total_gpus", "20"),
-				resource.TestCheckResourceAttr(dsName, "total_cpus", "24"),
-				resource.TestCheckResourceAttr(dsName, "ray_version", "2.60.0"),
-				resource.TestCheckResourceAttr(dsName, "nodes.0.is_head_node", "true"),
-				resource.TestCheckResourceAttr(dsName, "nodes.0.nvlink_domain", "unknown"),
-				resource.TestCheckResourceAttr(dsName, "nodes.0.topo_rank", "1"),
-				resource.TestCheckResourceAttr(dsName, "nodes.1.nvlink_domain", "nvlink_domain_rackA"),
-				resource.TestCheckResourceAttr(dsName, "nodes.1.topo_rank", "2"),
-				resource.TestCheckResourceAttr(dsName, "nodes.2.topo_rank", "3"),
-				resource.TestCheckResourceAttr(dsName, "nodes.3.nvlink_domain", "nvlink_domain_rackB"),
-				resource.TestCheckResourceAttr(dsName, "nodes.3.topo_rank", "4"),
-				resource.TestCheckResourceAttr(dsName, "nodes.5.nvlink_domain", "nvlink_domain_rackC"),
-				resource.TestCheckResourceAttr(dsName, "nodes.5.gpus", "4"),
-				resource.TestCheckResourceAttr(dsName, "nodes.5.resources.topo_rank", "6"),
-				resource.TestCheckResourceAttr(dsName, "selected_node_ids.#", "0"),
-				resource.TestCheckResourceAttr(dsName, "remaining_node_ids.#", "0"),
-				resource.TestCheckNoResourceAttr(dsName, "node_resource_constraints"),
-			),
-		}},
-	})
-}
-
-func TestAccClusterTopology_segmentSelection(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: `
-data "ray_cluster_topology" "t" {
-  segment_size = 2
-  num_nodes    = 4
-}
-data "ray_cluster_topology" "inference" {
-  segment_size     = 1
-  num_nodes        = 1
-  exclude_node_ids = data.ray_cluster_topology.t.selected_node_ids
-  role             = "inference"
-}`,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr(dsName, "selected_node_ids.#", "4"),
-				resource.TestCheckResourceAttrPair(dsName, "selected_node_ids.0", dsName, "nodes.1.node_id"),
-				resource.TestCheckResourceAttrPair(dsName, "selected_node_ids.1", dsName, "nodes.2.node_id"),
-				resource.TestCheckResourceAttrPair(dsName, "selected_node_ids.2", dsName, "nodes.3.node_id"),
-				resource.TestCheckResourceAttrPair(dsName, "selected_node_ids.3", dsName, "nodes.4.node_id"),
-				resource.TestCheckResourceAttr(dsName, "remaining_node_ids.#", "2"),
-				resource.TestCheckResourceAttr(dsName, "node_resource_constraints.#", "4"),
-				resource.TestCheckResourceAttr(dsName, "node_resource_constraints.0.nvlink_domain_rackA", "0.001"),
-				resource.TestCheckResourceAttr(dsName, "node_resource_constraints.1.nvlink_domain_rackA", "0.001"),
-				resource.TestCheckResourceAttr(dsName, "node_resource_constraints.3.nvlink_domain_rackB", "0.001"),
-				resource.TestMatchResourceAttr(dsName, "message", regexp.MustCompile(`4 training nodes in 2 NVLink domains`)),
-				resource.TestCheckResourceAttr("data.ray_cluster_topology.inference", "nodes.#", "2"),
-				resource.TestCheckResourceAttr("data.ray_cluster_topology.inference", "selected_node_ids.#", "1"),
-				resource.TestCheckResourceAttrPair("data.ray_cluster_topology.inference", "selected_node_ids.0", dsName, "nodes.5.node_id"),
-				resource.TestCheckResourceAttr("data.ray_cluster_topology.inference", "node_resource_constraints.0.nvlink_domain_rackC", "0.001"),
-				resource.TestMatchResourceAttr("data.ray_cluster_topology.inference", "message", regexp.MustCompile(`inference`)),
-			),
-		}},
-	})
-}
-
-func TestAccClusterTopology_infeasibleSegments(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{
-			{
-				Config:      segmentConfig(2, 6),
-				ExpectError: regexp.MustCompile(`(?s)cannot form 3 complete segments of 2 nodes.*nvlink_domain_rackC=1`),
-			},
-			{
-				Config:      segmentConfig(2, 3),
-				ExpectError: regexp.MustCompile(`num_nodes \(3\) must be divisible by segment_size \(2\)`),
-			},
-			{
-				Config:      `data "ray_cluster_topology" "t" { segment_size = 2 }`,
-				ExpectError: regexp.MustCompile(`num_nodes`),
-			},
+	node := func(domain string, rank int64) knownvalue.Check {
+		return knownvalue.ObjectPartial(map[string]knownvalue.Check{
+			"nvlink_domain": knownvalue.StringExact(domain), "topo_rank": knownvalue.Int64Exact(rank),
+		})
+	}
+	var rayVersion string
+	topologyTest(t, resource.TestStep{
+		PreConfig: func() { rayVersion = serverRayVersion(t) },
+		Config:    clusterTopology{}.String(),
+		ConfigStateChecks: []statecheck.StateCheck{
+			logNodes(t, dsName),
+			expectDS(at("nodes"), knownvalue.ListSizeExact(6)),
+			expectDS(at("has_topology"), knownvalue.Bool(true)),
+			expectDS(at("total_gpus"), knownvalue.Int64Exact(20)),
+			expectDS(at("total_cpus"), knownvalue.Int64Exact(24)),
+			expectDS(at("ray_version"), knownvalue.StringFunc(func(v string) error {
+				if v == "" || v != rayVersion {
+					return fmt.Errorf("ray_version %q, the dashboard reports %q", v, rayVersion)
+				}
+				return nil
+			})),
+			expectDS(at("nodes", 0, "is_head_node"), knownvalue.Bool(true)),
+			expectDS(at("nodes", 0), node("unknown", 1)),
+			expectDS(at("nodes", 1), node("nvlink_domain_rackA", 2)),
+			expectDS(at("nodes", 2, "topo_rank"), knownvalue.Int64Exact(3)),
+			expectDS(at("nodes", 3), node("nvlink_domain_rackB", 4)),
+			expectDS(at("nodes", 5), node("nvlink_domain_rackC", 6)),
+			expectDS(at("nodes", 5, "gpus"), knownvalue.Float64Exact(4)),
+			expectDS(at("nodes", 5, "resources", "topo_rank"), knownvalue.Float64Exact(6)),
+			expectDS(at("selected_node_ids"), knownvalue.ListSizeExact(0)),
+			expectDS(at("remaining_node_ids"), knownvalue.ListSizeExact(0)),
+			expectDS(at("node_resource_constraints"), knownvalue.Null()),
 		},
 	})
 }
 
-func TestAccClusterTopology_unreachableCluster(t *testing.T) {
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: `
-provider "ray" {
-  address     = "http://127.0.0.1:1"
-  max_retries = 0
-}
-data "ray_cluster_topology" "t" {}`,
-			ExpectError: regexp.MustCompile(`(?s)No Ray dashboard answered at http://127.0.0.1:1.*ray start --head`),
-		}},
+func TestAccClusterTopology_segmentSelection(t *testing.T) {
+	const inference = "data.ray_cluster_topology.inference"
+	constraint := func(domain string) knownvalue.Check {
+		return knownvalue.MapExact(map[string]knownvalue.Check{domain: knownvalue.Float64Exact(0.001)})
+	}
+	topologyTest(t, resource.TestStep{
+		Config: hcl(
+			clusterTopology{segmentSize: 2, numNodes: 4},
+			clusterTopology{label: "inference", segmentSize: 1, numNodes: 1, role: "inference",
+				excludeNodeIDs: dsName + ".selected_node_ids"},
+		),
+		ConfigStateChecks: []statecheck.StateCheck{
+			expectDS(at("selected_node_ids"), knownvalue.ListSizeExact(4)),
+			sameNode(dsName, "selected_node_ids", 0, 1),
+			sameNode(dsName, "selected_node_ids", 1, 2),
+			sameNode(dsName, "selected_node_ids", 2, 3),
+			sameNode(dsName, "selected_node_ids", 3, 4),
+			expectDS(at("remaining_node_ids"), knownvalue.ListSizeExact(2)),
+			expectDS(at("node_resource_constraints"), knownvalue.ListExact([]knownvalue.Check{
+				constraint("nvlink_domain_rackA"), constraint("nvlink_domain_rackA"),
+				constraint("nvlink_domain_rackB"), constraint("nvlink_domain_rackB"),
+			})),
+			expectDS(at("message"), knownvalue.StringRegexp(regexp.MustCompile(`4 training nodes in 2 NVLink domains`))),
+			statecheck.ExpectKnownValue(inference, at("nodes"), knownvalue.ListSizeExact(2)),
+			statecheck.ExpectKnownValue(inference, at("selected_node_ids"), knownvalue.ListSizeExact(1)),
+			sameNode(inference, "selected_node_ids", 0, 5),
+			statecheck.ExpectKnownValue(inference, at("node_resource_constraints"),
+				knownvalue.ListExact([]knownvalue.Check{constraint("nvlink_domain_rackC")})),
+			statecheck.ExpectKnownValue(inference, at("message"), knownvalue.StringRegexp(regexp.MustCompile(`inference`))),
+		},
 	})
 }
 
-func segmentConfig(size, nodes int) string {
-	return fmt.Sprintf(`
-data "ray_cluster_topology" "t" {
-  segment_size = %d
-  num_nodes    = %d
-}`, size, nodes)
+func TestAccClusterTopology_infeasibleSegments(t *testing.T) {
+	topologyTest(t,
+		resource.TestStep{
+			Config:      clusterTopology{segmentSize: 2, numNodes: 6}.String(),
+			ExpectError: regexp.MustCompile(`(?s)cannot form 3 complete segments of 2 nodes.*nvlink_domain_rackC=1`),
+		},
+		resource.TestStep{
+			Config:      clusterTopology{segmentSize: 2, numNodes: 3}.String(),
+			ExpectError: regexp.MustCompile(`num_nodes \(3\) must be divisible by segment_size \(2\)`),
+		},
+		resource.TestStep{
+			Config:      clusterTopology{segmentSize: 2}.String(),
+			ExpectError: regexp.MustCompile(`num_nodes`),
+		},
+	)
+}
+
+func TestAccClusterTopology_unreachableCluster(t *testing.T) {
+	topologyTest(t, resource.TestStep{
+		Config:      hcl(unreachableProvider, clusterTopology{}),
+		ExpectError: regexp.MustCompile(`(?s)No Ray dashboard answered at http://127.0.0.1:1.*ray start --head`),
+	})
 }

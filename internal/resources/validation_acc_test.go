@@ -76,15 +76,10 @@ func TestAccVirtualCluster_badInput(t *testing.T) {
 				attrs = line + "\n" + attrs
 			}
 		}
+		// The attributes stay raw HCL: many are not valid values of the schema.
 		steps = append(steps, resource.TestStep{
-			Config: fmt.Sprintf(`
-provider "ray" {
-  address     = %q
-  max_retries = 0
-}
-resource "ray_virtual_cluster" "t" {
-%s
-}`, srv.URL, attrs),
+			Config: rayProvider{address: srv.URL, maxRetries: retries(0)}.String() +
+				fmt.Sprintf("resource \"ray_virtual_cluster\" \"t\" {\n%s\n}\n", attrs),
 			PlanOnly: true,
 			// The CLI wraps long messages, so any space may be a line break.
 			ExpectError: regexp.MustCompile(strings.ReplaceAll(c.want, " ", `\s+`)),

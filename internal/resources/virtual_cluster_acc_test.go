@@ -5,14 +5,15 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
-
-const vcName = "ray_virtual_cluster.t"
 
 func vcTest(t *testing.T, name string, steps ...resource.TestStep) {
 	t.Helper()
@@ -24,88 +25,79 @@ func vcTest(t *testing.T, name string, steps ...resource.TestStep) {
 	})
 }
 
+// expectAction is a pre-apply plan check that the cluster is planned for action.
+func expectAction(action plancheck.ResourceActionType) resource.ConfigPlanChecks {
+	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, action)}}
+}
+
+// sameAsBundle0 checks that attribute equals bundle 0's field (the master is rank 0).
+func sameAsBundle0(attribute, field string) statecheck.StateCheck {
+	return statecheck.CompareValuePairs(vcName, at(attribute), vcName, at("bundles", 0, field), compare.ValuesSame())
+}
+
 func TestAccVirtualCluster_perNodeGroups(t *testing.T) {
 	name := acctest.Name("pernode")
 	vcTest(t, name, resource.TestStep{
-		Config: fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [2, 0, 1]
-  num_gpus_per_node       = 4
-  port_range_low          = 1500
-  port_range_high         = 1600
-}`, name),
-		Check: resource.ComposeAggregateTestCheckFunc(
-			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 2, name + "-node2": 1}),
-			resource.TestCheckResourceAttr(vcName, "id", name),
-			resource.TestCheckResourceAttr(vcName, "world_size", "3"),
-			resource.TestCheckResourceAttr(vcName, "node_count", "2"),
-			resource.TestCheckResourceAttr(vcName, "namespace", "terraform-ray"),
-			resource.TestCheckResourceAttr(vcName, "placement_groups.#", "2"),
-			resource.TestCheckResourceAttr(vcName, "placement_groups.0.name", name+"-node0"),
-			resource.TestCheckResourceAttr(vcName, "placement_groups.0.strategy", "PACK"),
-			resource.TestCheckResourceAttr(vcName, "placement_groups.0.state", "CREATED"),
-			resource.TestCheckResourceAttr(vcName, "placement_groups.0.drift", ""),
-			resource.TestCheckResourceAttr(vcName, "placement_groups.1.node_index", "2"),
-			resource.TestCheckResourceAttr(vcName, "bundles.#", "3"),
-			resource.TestCheckResourceAttr(vcName, "sorted_bundle_indices.#", "3"),
-			resource.TestCheckResourceAttr(vcName, "sorted_bundle_indices.0", "0"),
-			resource.TestCheckResourceAttrSet(vcName, "bundles.0.gpu_id"),
-			resource.TestMatchResourceAttr(vcName, "bundles.0.node_ip", regexp.MustCompile(`^127\.0\.0\.1[1-5]$`)),
-			resource.TestMatchResourceAttr(vcName, "bundles.2.port", regexp.MustCompile(`^15\d\d$`)),
-			resource.TestCheckResourceAttrPair(vcName, "master_address", vcName, "bundles.0.node_ip"),
-			resource.TestCheckResourceAttrPair(vcName, "master_port", vcName, "bundles.0.port"),
-			resource.TestCheckResourceAttr(vcName, "nvlink_domain_per_bundle.#", "3"),
-		),
+		Config: virtualCluster{name: name, counts: []int{2, 0, 1}, gpusPerNode: 4, portLow: 1500, portHigh: 1600}.String(),
+		Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 2, name + "-node2": 1}),
+		ConfigStateChecks: []statecheck.StateCheck{
+			expectVC(at("id"), knownvalue.StringExact(name)),
+			expectVC(at("world_size"), knownvalue.Int64Exact(3)),
+			expectVC(at("node_count"), knownvalue.Int64Exact(2)),
+			expectVC(at("namespace"), knownvalue.StringExact("terraform-ray")),
+			expectVC(at("placement_groups"), knownvalue.ListSizeExact(2)),
+			expectVC(at("placement_groups", 0), knownvalue.ObjectPartial(map[string]knownvalue.Check{
+				"name":       knownvalue.StringExact(name + "-node0"),
+				"strategy":   knownvalue.StringExact("PACK"),
+				"state":      knownvalue.StringExact(rayclient.PlacementGroupStateCreated),
+				"drift":      knownvalue.StringExact(""),
+				"node_index": knownvalue.Int64Exact(0),
+			})),
+			expectVC(at("placement_groups", 1, "node_index"), knownvalue.Int64Exact(2)),
+			expectVC(at("bundles"), knownvalue.ListSizeExact(3)),
+			expectVC(at("sorted_bundle_indices"), knownvalue.ListSizeExact(3)),
+			expectVC(at("sorted_bundle_indices", 0), knownvalue.Int64Exact(0)),
+			expectVC(at("bundles", 0, "gpu_id"), knownvalue.NotNull()),
+			expectVC(at("bundles", 0, "node_ip"), knownvalue.StringRegexp(nodeIPRE)),
+			expectVC(at("bundles", 2, "port"), intBetween(1500, 1600)),
+			sameAsBundle0("master_address", "node_ip"),
+			sameAsBundle0("master_port", "port"),
+			expectVC(at("nvlink_domain_per_bundle"), knownvalue.ListSizeExact(3)),
+		},
 	})
 }
 
 func TestAccVirtualCluster_unifiedStrategies(t *testing.T) {
 	name := acctest.Name("unified")
-	step := func(strategy string, counts string) resource.TestStep {
+	step := func(strategy string, counts ...int) resource.TestStep {
 		return resource.TestStep{
-			Config: fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                     = %q
-  bundle_ct_per_node_list  = %s
-  num_gpus_per_node        = 4
-  use_unified_pg           = true
-  placement_group_strategy = %q
-}`, name, counts, strategy),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.0.strategy", strategy),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.0.node_index", "-1"),
-				resource.TestCheckResourceAttr(vcName, "world_size", "4"),
-				resource.TestCheckResourceAttr(vcName, "bundles.#", "4"),
-			),
+			Config: virtualCluster{name: name, counts: counts, gpusPerNode: 4, unified: true, strategy: strategy}.String(),
+			Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("placement_groups", 0, "strategy"), knownvalue.StringExact(strategy)),
+				expectVC(at("placement_groups", 0, "node_index"), knownvalue.Int64Exact(-1)),
+				expectVC(at("world_size"), knownvalue.Int64Exact(4)),
+				expectVC(at("bundles"), knownvalue.ListSizeExact(4)),
+			},
 		}
 	}
-	strictPack := step("STRICT_PACK", "[4]")
-	strictPack.Check = resource.ComposeAggregateTestCheckFunc(strictPack.Check,
-		resource.TestCheckResourceAttrPair(vcName, "bundles.0.node_id", vcName, "bundles.3.node_id"))
-	strictSpread := step("STRICT_SPREAD", "[1, 1, 1, 1]")
-	strictSpread.ConfigPlanChecks = resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-		plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
-	}}
-	vcTest(t, name, step("PACK", "[2, 2]"), step("SPREAD", "[2, 2]"), strictPack, strictSpread)
+	strictPack := step("STRICT_PACK", 4)
+	strictPack.ConfigStateChecks = append(strictPack.ConfigStateChecks,
+		statecheck.CompareValuePairs(vcName, at("bundles", 0, "node_id"), vcName, at("bundles", 3, "node_id"), compare.ValuesSame()))
+	strictSpread := step("STRICT_SPREAD", 1, 1, 1, 1)
+	strictSpread.ConfigPlanChecks = expectAction(plancheck.ResourceActionDestroyBeforeCreate)
+	vcTest(t, name, step("PACK", 2, 2), step("SPREAD", 2, 2), strictPack, strictSpread)
 }
 
 func TestAccVirtualCluster_noGPUs(t *testing.T) {
 	name := acctest.Name("cpu")
 	vcTest(t, name, resource.TestStep{
-		Config: fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                        = %q
-  bundle_ct_per_node_list     = [2]
-  use_gpus                    = false
-  max_colocated_worker_groups = 2
-}`, name),
-		Check: resource.ComposeAggregateTestCheckFunc(
-			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 2}),
-			resource.TestCheckNoResourceAttr(vcName, "bundles.0.gpu_id"),
-			resource.TestCheckResourceAttrSet(vcName, "bundles.0.port"),
-		),
+		Config: virtualCluster{name: name, counts: []int{2}, noGPUs: true, colocated: 2}.String(),
+		Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 2}),
+		ConfigStateChecks: []statecheck.StateCheck{
+			expectVC(at("bundles", 0, "gpu_id"), knownvalue.Null()),
+			expectVC(at("bundles", 0, "port"), knownvalue.NotNull()),
+		},
 	})
 }
 
@@ -113,28 +105,23 @@ resource "ray_virtual_cluster" "t" {
 // the rank-4 node's GPUs 0-3, then the rank-5 node's.
 func TestAccVirtualCluster_topologyOrder(t *testing.T) {
 	name := acctest.Name("topo")
+	rankAndGPU := func(rank, gpu int64) knownvalue.Check {
+		return knownvalue.ObjectPartial(map[string]knownvalue.Check{
+			"topo_rank": knownvalue.Int64Exact(rank), "gpu_id": knownvalue.Int64Exact(gpu),
+		})
+	}
 	vcTest(t, name, resource.TestStep{
-		Config: fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                      = %q
-  bundle_ct_per_node_list   = [4, 4]
-  num_gpus_per_node         = 4
-  use_unified_pg            = true
-  placement_group_strategy  = "PACK"
-  node_resource_constraints = [{ nvlink_domain_rackB = 0.001 }, { nvlink_domain_rackB = 0.001 }]
-}`, name),
-		Check: resource.ComposeAggregateTestCheckFunc(
-			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 8}),
-			resource.TestCheckResourceAttr(vcName, "bundles.0.topo_rank", "4"),
-			resource.TestCheckResourceAttr(vcName, "bundles.0.gpu_id", "0"),
-			resource.TestCheckResourceAttr(vcName, "bundles.3.topo_rank", "4"),
-			resource.TestCheckResourceAttr(vcName, "bundles.3.gpu_id", "3"),
-			resource.TestCheckResourceAttr(vcName, "bundles.4.topo_rank", "5"),
-			resource.TestCheckResourceAttr(vcName, "bundles.4.gpu_id", "0"),
-			resource.TestCheckResourceAttr(vcName, "bundles.7.nvlink_domain", "nvlink_domain_rackB"),
-			resource.TestCheckResourceAttr(vcName, "master_address", "127.0.0.14"),
-			resource.TestCheckResourceAttr(vcName, "nvlink_domain_per_bundle.5", "nvlink_domain_rackB"),
-		),
+		Config: virtualCluster{name: name, counts: []int{4, 4}, gpusPerNode: 4, unified: true, strategy: "PACK",
+			constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")}}.String(),
+		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 8}),
+		ConfigStateChecks: []statecheck.StateCheck{
+			expectVC(at("bundles", 0), rankAndGPU(4, 0)),
+			expectVC(at("bundles", 3), rankAndGPU(4, 3)),
+			expectVC(at("bundles", 4), rankAndGPU(5, 0)),
+			expectVC(at("bundles", 7, "nvlink_domain"), knownvalue.StringExact("nvlink_domain_rackB")),
+			expectVC(at("master_address"), knownvalue.StringExact(acctest.NodeIP("rackB-2"))),
+			expectVC(at("nvlink_domain_per_bundle", 5), knownvalue.StringExact("nvlink_domain_rackB")),
+		},
 	})
 }
 
@@ -143,27 +130,19 @@ resource "ray_virtual_cluster" "t" {
 func TestAccVirtualCluster_segments(t *testing.T) {
 	name := acctest.Name("seg")
 	cfg := func(second string) string {
-		return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                      = %q
-  bundle_ct_per_node_list   = [4, 4]
-  num_gpus_per_node         = 4
-  use_unified_pg            = true
-  placement_group_strategy  = "PACK"
-  segment_size              = 2
-  ready_timeout             = "60s"
-  node_resource_constraints = [{ nvlink_domain_rackA = 0.001 }, { %s = 0.001 }]
-}`, name, second)
+		return virtualCluster{name: name, counts: []int{4, 4}, gpusPerNode: 4, unified: true, strategy: "PACK",
+			segmentSize: 2, readyTimeout: "60s",
+			constraints: []map[string]float64{onDomain("nvlink_domain_rackA"), onDomain(second)}}.String()
 	}
 	vcTest(t, name,
 		resource.TestStep{
 			Config: cfg("nvlink_domain_rackA"),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 8}),
-				resource.TestCheckResourceAttr(vcName, "bundles.0.topo_rank", "2"),
-				resource.TestCheckResourceAttr(vcName, "bundles.4.topo_rank", "3"),
-				resource.TestCheckResourceAttr(vcName, "master_address", "127.0.0.12"),
-			),
+			Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 8}),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("bundles", 0, "topo_rank"), knownvalue.Int64Exact(2)),
+				expectVC(at("bundles", 4, "topo_rank"), knownvalue.Int64Exact(3)),
+				expectVC(at("master_address"), knownvalue.StringExact(acctest.NodeIP("rackA-2"))),
+			},
 		},
 		resource.TestStep{
 			Config:      cfg("nvlink_domain_rackC"),
@@ -176,14 +155,7 @@ resource "ray_virtual_cluster" "t" {
 func TestAccVirtualCluster_planTimeSegmentFeasibility(t *testing.T) {
 	name := acctest.Name("segplan")
 	vcTest(t, name, resource.TestStep{
-		Config: fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1, 1, 1, 1, 1, 1, 1]
-  num_gpus_per_node       = 4
-  use_unified_pg          = true
-  segment_size            = 2
-}`, name),
+		Config:      virtualCluster{name: name, counts: []int{1, 1, 1, 1, 1, 1, 1, 1}, gpusPerNode: 4, unified: true, segmentSize: 2}.String(),
 		PlanOnly:    true,
 		ExpectError: regexp.MustCompile(`(?s)cannot form 4 complete segments of 2 nodes.*nvlink_domain_rackC=1`),
 	})
@@ -193,32 +165,18 @@ func TestAccVirtualCluster_planTimeCapacity(t *testing.T) {
 	name := acctest.Name("cap")
 	vcTest(t, name,
 		resource.TestStep{
-			Config: fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                     = %q
-  bundle_ct_per_node_list  = [5]
-  num_gpus_per_node        = 8
-  use_unified_pg           = true
-  placement_group_strategy = "STRICT_PACK"
-}`, name),
+			Config:      virtualCluster{name: name, counts: []int{5}, gpusPerNode: 8, unified: true, strategy: "STRICT_PACK"}.String(),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)cannot hold this virtual cluster.*GPU`),
 		},
 		resource.TestStep{
-			Config: fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [8, 8, 8]
-  num_gpus_per_node       = 8
-}`, name),
+			Config:      virtualCluster{name: name, counts: []int{8, 8, 8}, gpusPerNode: 8}.String(),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)requested 24 GPU, \d+ available`),
 		},
 	)
 }
 
-// Two clusters that each fit but not together: the plan cannot know, so the
-// second to be placed times out at apply, and neither leaks a group.
 // Two clusters that fit alone but not together are now a plan error (the
 // plan counts the other clusters it creates), so the apply-time path is
 // exercised with the head node's CPUs held by an actor, which the plan
@@ -244,30 +202,26 @@ resource "ray_virtual_cluster" "a" {
 
 func TestAccVirtualCluster_driftAndImport(t *testing.T) {
 	name := acctest.Name("drift")
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1]
-  num_gpus_per_node       = 4
-}`, name)
+	cfg := virtualCluster{name: name, counts: []int{1, 1}, gpusPerNode: 4}.String()
 	groups := map[string]int{name + "-node0": 1, name + "-node1": 1}
 	vcTest(t, name,
 		resource.TestStep{Config: cfg, Check: acctest.CheckGroupsInRay(t, name, groups)},
 		resource.TestStep{
-			PreConfig:          func() { acctest.RemoveGroupsOutOfBand(t, name+"-node1") },
-			Config:             cfg,
-			PlanOnly:           true,
+			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-node1") },
+			Config:    cfg,
+			PlanOnly:  true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
+			}},
 			ExpectNonEmptyPlan: true,
 		},
 		resource.TestStep{
-			Config: cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionDestroyBeforeCreate),
-			}},
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckGroupsInRay(t, name, groups),
-				resource.TestCheckResourceAttr(vcName, "placement_groups.1.drift", ""),
-			),
+			Config:           cfg,
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+			Check:            acctest.CheckGroupsInRay(t, name, groups),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("placement_groups", 1, "drift"), knownvalue.StringExact("")),
+			},
 		},
 		resource.TestStep{
 			ResourceName:            vcName,
@@ -277,26 +231,17 @@ resource "ray_virtual_cluster" "t" {
 			ImportStateVerifyIgnore: importIgnore,
 		},
 		resource.TestStep{
-			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-node0", name+"-node1") },
-			Config:    cfg,
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionCreate),
-			}},
-			Check: acctest.CheckGroupsInRay(t, name, groups),
+			PreConfig:        func() { acctest.RemoveGroupsOutOfBand(t, name+"-node0", name+"-node1") },
+			Config:           cfg,
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionCreate),
+			Check:            acctest.CheckGroupsInRay(t, name, groups),
 		},
 	)
 }
 
 func TestAccVirtualCluster_importUnified(t *testing.T) {
 	name := acctest.Name("imp")
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                     = %q
-  bundle_ct_per_node_list  = [2, 1]
-  num_gpus_per_node        = 4
-  use_unified_pg           = true
-  placement_group_strategy = "STRICT_SPREAD"
-}`, name)
+	cfg := virtualCluster{name: name, counts: []int{2, 1}, gpusPerNode: 4, unified: true, strategy: "STRICT_SPREAD"}.String()
 	vcTest(t, name,
 		resource.TestStep{Config: cfg},
 		resource.TestStep{
@@ -333,66 +278,97 @@ func TestAccVirtualCluster_planWithUnreachableRay(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: `
-provider "ray" {
-  address     = "http://127.0.0.1:1"
-  max_retries = 0
-}
-resource "ray_virtual_cluster" "t" {
-  name                    = "unreachable"
-  bundle_ct_per_node_list = [1]
-}`,
-			PlanOnly:           true,
+			Config:   hcl(unreachableProvider, virtualCluster{name: "unreachable", counts: []int{1}}),
+			PlanOnly: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionCreate),
+			}},
 			ExpectNonEmptyPlan: true,
 		}},
 	})
 }
 
-// Port range, segment_size and num_gpus_per_node change in place: the groups
-// stay (same ids in Ray), only the probe is re-run.
+// Port range, segment_size, num_gpus_per_node and ready_timeout change in
+// place: the groups stay (same ids in Ray), only the probe is re-run.
 func TestAccVirtualCluster_updateInPlace(t *testing.T) {
 	name := acctest.Name("upd")
-	cfg := func(low, high int, segment string) string {
-		return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                      = %q
-  bundle_ct_per_node_list   = [2, 2]
-  num_gpus_per_node         = 4
-  use_unified_pg            = true
-  placement_group_strategy  = "PACK"
-  node_resource_constraints = [{ nvlink_domain_rackB = 0.001 }, { nvlink_domain_rackB = 0.001 }]
-  port_range_low            = %d
-  port_range_high           = %d
-  %s
-}`, name, low, high, segment)
-	}
-	var firstID string
+	base := virtualCluster{name: name, counts: []int{2, 2}, gpusPerNode: 4, unified: true, strategy: "PACK",
+		constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")}}
+	ports, moreGPUs := base, base
+	ports.portLow, ports.portHigh, ports.segmentSize, ports.readyTimeout = 2200, 2300, 1, "90s"
+	// Segment trimming depends on num_gpus_per_node: change it without segments.
+	moreGPUs.gpusPerNode = 8
+	sameGroup := statecheck.CompareValue(compare.ValuesSame())
 	vcTest(t, name,
 		resource.TestStep{
-			Config: cfg(1400, 1999, ""),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
-				func(s *terraform.State) error {
-					firstID = s.RootModule().Resources[vcName].Primary.Attributes["placement_groups.0.id"]
-					return nil
-				},
-			),
+			Config: base.String(),
+			Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
+			ConfigStateChecks: []statecheck.StateCheck{
+				sameGroup.AddStateValue(vcName, at("placement_groups", 0, "id")),
+			},
 		},
 		resource.TestStep{
-			Config: cfg(2200, 2300, "segment_size = 1"),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate),
-			}},
-			Check: resource.ComposeAggregateTestCheckFunc(
-				checkPortsUnique(2200, 2300),
-				resource.TestCheckResourceAttr(vcName, "segment_size", "1"),
-				func(s *terraform.State) error {
-					if id := s.RootModule().Resources[vcName].Primary.Attributes["placement_groups.0.id"]; id != firstID {
-						return fmt.Errorf("group was recreated: id %s, was %s", id, firstID)
-					}
-					return nil
-				},
-			),
+			Config:           ports.String(),
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+			ConfigStateChecks: []statecheck.StateCheck{
+				portsUniquePerNode(vcName, 2200, 2300),
+				expectVC(at("segment_size"), knownvalue.Int64Exact(1)),
+				expectVC(at("ready_timeout"), knownvalue.StringExact("90s")),
+				sameGroup.AddStateValue(vcName, at("placement_groups", 0, "id")),
+			},
+		},
+		resource.TestStep{
+			Config:           moreGPUs.String(),
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("num_gpus_per_node"), knownvalue.Int64Exact(8)),
+				expectVC(at("segment_size"), knownvalue.Null()),
+				sameGroup.AddStateValue(vcName, at("placement_groups", 0, "id")),
+			},
 		},
 	)
+}
+
+// Which configuration changes replace the cluster and which update it in
+// place, as the plan shows them: the schema's RequiresReplace attributes must
+// be exactly the resource's shape attributes (TestAccVirtualCluster_updateInPlace
+// applies the in-place ones and checks that the groups stay).
+func TestAccVirtualCluster_replaceOrUpdate(t *testing.T) {
+	name := acctest.Name("shape")
+	base := virtualCluster{name: name, counts: []int{1, 1}, gpusPerNode: 4}
+	replace, update := plancheck.ResourceActionDestroyBeforeCreate, plancheck.ResourceActionUpdate
+	changes := []struct {
+		attribute string
+		edit      func(c *virtualCluster)
+		action    plancheck.ResourceActionType
+	}{
+		{"name", func(c *virtualCluster) { c.name += "-renamed" }, replace},
+		{"bundle_ct_per_node_list", func(c *virtualCluster) { c.counts = []int{1, 2} }, replace},
+		{"use_gpus", func(c *virtualCluster) { c.noGPUs = true }, replace},
+		{"max_colocated_worker_groups", func(c *virtualCluster) { c.colocated = 2 }, replace},
+		{"use_unified_pg", func(c *virtualCluster) { c.unified = true }, replace},
+		{"placement_group_strategy", func(c *virtualCluster) { c.strategy = "PACK" }, replace},
+		{"node_resource_constraints", func(c *virtualCluster) {
+			c.constraints = []map[string]float64{onDomain("nvlink_domain_rackA"), onDomain("nvlink_domain_rackA")}
+		}, replace},
+		{"num_gpus_per_node", func(c *virtualCluster) { c.gpusPerNode = 8 }, update},
+		{"segment_size", func(c *virtualCluster) { c.segmentSize = 1 }, update},
+		{"port_range_low", func(c *virtualCluster) { c.portLow = 1500 }, update},
+		{"port_range_high", func(c *virtualCluster) { c.portHigh = 1900 }, update},
+		{"ready_timeout", func(c *virtualCluster) { c.readyTimeout = "90s" }, update},
+	}
+	steps := []resource.TestStep{{Config: base.String()}}
+	for _, change := range changes {
+		changed := base
+		change.edit(&changed)
+		steps = append(steps, resource.TestStep{
+			Config:   changed.String(),
+			PlanOnly: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vcName, change.action),
+			}},
+			ExpectNonEmptyPlan: true,
+		})
+	}
+	vcTest(t, name, steps...)
 }

@@ -4,5 +4,5 @@ output "rank_order" {
     { gpu_id = 0, nvlink_domain = "nvlink_domain_A", topo_rank = 3, node_id = "n1" },
     { gpu_id = 1, nvlink_domain = "nvlink_domain_A", topo_rank = 3, node_id = "n1" },
     { gpu_id = 0, nvlink_domain = "nvlink_domain_B", topo_rank = 1, node_id = "n2" },
-  ], 0, 0) # => [2, 0, 1]
+  ], null, null) # => [2, 0, 1]; null leaves segment_size and gpus_per_node unset
 }
