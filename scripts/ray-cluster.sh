@@ -15,6 +15,11 @@
 #   scripts/ray-cluster.sh node-pids NAME   # the processes stop-node would stop
 #   scripts/ray-cluster.sh pids             # the processes stop would stop
 #
+# Node labels mirror the custom resources, for label-based topology (Ray >= 2.55.1):
+#   raytf.io/nvlink-domain=<X>   on nodes with resource nvlink_domain_<X> (e.g. rackA)
+#   raytf.io/topo-rank=<N>       on every node, N = its topo_rank resource
+# (Ray adds its own ray.io/node-id etc.; keys under ray.io/ are reserved for Ray.)
+#
 # Nothing here ever runs `ray stop`: that would also end a user's own local Ray
 # and any other test cluster on the machine. Processes are found by the node
 # addresses, ports and temp dir this script gave them.
@@ -80,6 +85,16 @@ common_flags() { # $1: node index; gives every raylet on this host its own ports
     --min-worker-port=$((base + 100)) --max-worker-port=$((base + 999))
 }
 
+label_domain_key=raytf.io/nvlink-domain
+label_rank_key=raytf.io/topo-rank
+
+node_labels() { # resources JSON -> the `ray start --labels` value mirroring them
+  local res=$1 labels=""
+  [[ $res =~ \"nvlink_domain_([A-Za-z0-9_.-]+)\" ]] && labels="$label_domain_key=${BASH_REMATCH[1]}"
+  [[ $res =~ \"topo_rank\":([0-9]+) ]] && labels="${labels:+$labels,}$label_rank_key=${BASH_REMATCH[1]}"
+  echo "$labels"
+}
+
 main_env() { # the test cluster never gets token authentication from the caller's environment
   unset RAY_AUTH_MODE RAY_AUTH_TOKEN RAY_AUTH_TOKEN_PATH
 }
@@ -97,17 +112,18 @@ wait_for_nodes() {
 }
 
 ray_start_node() { # index: `ray start` for that node (the head when 0)
-  local i=$1 name boot cpus gpus res
+  local i=$1 name boot cpus gpus res labels
   read -r name boot cpus gpus res <<<"${NODES[$i]}"
-  echo ">> starting Ray node $name at $(node_ip "$i") (CPU=$cpus GPU=$gpus $res)" >&2
+  labels=$(node_labels "$res")
+  echo ">> starting Ray node $name at $(node_ip "$i") (CPU=$cpus GPU=$gpus $res, labels $labels)" >&2
   if [ "$i" -eq 0 ]; then
     # Worker nodes take the head's temp dir from the GCS (both Ray 2.55 and 2.60).
     ray start --head --port="$gcs_port" --dashboard-host=127.0.0.1 --dashboard-port="$dash_port" \
       --temp-dir="$temp_dir" --ray-client-server-port=$(($(node_port_base 0) + 7)) \
-      --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --disable-usage-stats \
+      --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --labels="$labels" --disable-usage-stats \
       $(common_flags "$i") >/dev/null
   else
-    ray start --address="$address" --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" \
+    ray start --address="$address" --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --labels="$labels" \
       $(common_flags "$i") >/dev/null
   fi
 }
