@@ -41,7 +41,7 @@ if [ "$part" = all ] || [ "$part" = topo ]; then
 fi
 status=0
 if [ "$part" != topo ]; then
-  "$out/raybench" -python "$RAY_BIN/python" -tofu "$TOFU" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
+  "$out/raybench" -python "$RAY_BIN/python" -tofu "$TF_ACC_TERRAFORM_PATH" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
     tee -a "$results" || status=$?
 fi
 if [ "$part" = all ] || [ "$part" = topo ]; then
