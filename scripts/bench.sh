@@ -21,8 +21,8 @@ started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
 if [ "$part" != topo ] && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
+  started=1 # set first: a start that fails half-way is cleaned up too
   "$here/ray-cluster.sh" start
-  started=1
 fi
 
 echo ">> building bench/cmd/raybench" >&2
