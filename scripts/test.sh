@@ -65,8 +65,10 @@ elif [ "$running" != "$RAY_VERSION" ]; then
   exit 2
 fi
 
+pkgs=(./...) # unless the arguments name packages
+for a in "$@"; do case "$a" in ./* | ../* | github.com/*) pkgs=() ;; esac; done
 start=$SECONDS
 status=0
-TF_ACC=1 go test -v -count=1 -p 1 -timeout "$timeout" ${run[@]+"${run[@]}"} "${@:-./...}" || status=$?
+TF_ACC=1 go test -v -count=1 -p 1 -timeout "$timeout" ${run[@]+"${run[@]}"} "$@" ${pkgs[@]+"${pkgs[@]}"} || status=$?
 echo "=== cell done: suite=$suite cli=\"$cli_version\" ray=$RAY_VERSION: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $((SECONDS - start))s" >&2
 exit $status
