@@ -28,7 +28,7 @@ if [ "${1:-}" = "destroy" ]; then
   exit 0
 fi
 
-echo ">> CLI: $("$TF_ACC_TERRAFORM_PATH" version | head -1) ($TF_ACC_TERRAFORM_PATH)" >&2
+echo ">> CLI: $("$TF_ACC_TERRAFORM_PATH" version | sed -n 1p) ($TF_ACC_TERRAFORM_PATH)" >&2
 "$here/ray-cluster.sh" start
 echo ">> building the provider" >&2
 go build -o "$demo/bin/terraform-provider-ray" .

@@ -118,10 +118,12 @@ ray_start_node() { # index: `ray start` for that node (the head when 0)
   echo ">> starting Ray node $name at $(node_ip "$i") (CPU=$cpus GPU=$gpus $res, labels $labels)" >&2
   if [ "$i" -eq 0 ]; then
     # Worker nodes take the head's temp dir from the GCS (both Ray 2.55 and 2.60).
-    ray start --head --port="$gcs_port" --dashboard-host=127.0.0.1 --dashboard-port="$dash_port" \
-      --temp-dir="$temp_dir" --ray-client-server-port=$(($(node_port_base 0) + 7)) \
-      --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --labels="$labels" --disable-usage-stats \
-      $(common_flags "$i") >/dev/null
+    # On a busy machine the dashboard's modules take longer than Ray's 30s to start.
+    RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT="${RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT:-180}" \
+      ray start --head --port="$gcs_port" --dashboard-host=127.0.0.1 --dashboard-port="$dash_port" \
+        --temp-dir="$temp_dir" --ray-client-server-port=$(($(node_port_base 0) + 7)) \
+        --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --labels="$labels" --disable-usage-stats \
+        $(common_flags "$i") >/dev/null
   else
     ray start --address="$address" --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --labels="$labels" \
       $(common_flags "$i") >/dev/null
@@ -250,7 +252,8 @@ stop_in_order() {
   local sig=$1 p exe raylets="" gcs="" rest=""
   shift
   for p in "$@"; do
-    exe=$(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | head -1) || continue
+    exe=""
+    IFS= read -r -d '' exe 2>/dev/null <"/proc/$p/cmdline" || true # argv[0]
     case "$exe" in
       */raylet/raylet) raylets="$raylets $p" ;;
       */gcs/gcs_server) gcs="$gcs $p" ;;
