@@ -21,8 +21,8 @@ started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
 if [ "$part" != topo ] && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
+  started=1 # set first: a start that fails half-way is cleaned up too
   "$here/ray-cluster.sh" start
-  started=1
 fi
 
 echo ">> building bench/cmd/raybench" >&2
@@ -41,7 +41,9 @@ if [ "$part" = all ] || [ "$part" = topo ]; then
 fi
 status=0
 if [ "$part" != topo ]; then
-  "$out/raybench" -python "$RAY_BIN/python" -tofu "$TOFU" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
+  # The CLI part is measured and labelled with OpenTofu, as in bench/README.md.
+  tofu_bin="$(command -v tofu || "$here/install-tofu.sh")"
+  "$out/raybench" -python "$RAY_BIN/python" -tofu "$tofu_bin" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
     tee -a "$results" || status=$?
 fi
 if [ "$part" = all ] || [ "$part" = topo ]; then

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Regenerates docs/ with terraform-plugin-docs from the provider's real schema,
-# read through OpenTofu (tfplugindocs would otherwise download Terraform).
+# read through the installed CLI (scripts/find-cli.sh; tfplugindocs would otherwise
+# download Terraform).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$here/.."
 cd "$root"
-TOFU="${TF_ACC_TERRAFORM_PATH:-$("$here/install-tofu.sh")}"
+cli="$("$here/find-cli.sh")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/bin/terraform-provider-ray" .
-cat >"$work/tofurc" <<RC
+cat >"$work/clirc" <<RC
 provider_installation {
   dev_overrides {
     "registry.terraform.io/ray-infra/ray" = "$work/bin"
@@ -17,7 +18,7 @@ provider_installation {
   direct {}
 }
 RC
-export TF_CLI_CONFIG_FILE="$work/tofurc"
+export TF_CLI_CONFIG_FILE="$work/clirc"
 mkdir -p "$work/cfg"
 cat >"$work/cfg/main.tf" <<'TF'
 terraform {
@@ -26,9 +27,9 @@ terraform {
   }
 }
 TF
-"$TOFU" -chdir="$work/cfg" providers schema -json >"$work/schema.json" 2>"$work/err" ||
+"$cli" -chdir="$work/cfg" providers schema -json >"$work/schema.json" 2>"$work/err" ||
   { cat "$work/err" >&2; exit 1; }
-"$TOFU" fmt -recursive examples/ >/dev/null
+"$cli" fmt -recursive examples/ >/dev/null
 python3 -c "import json,sys; s=json.load(open(sys.argv[1])); s[\"provider_schemas\"]={\"ray\": v for v in s[\"provider_schemas\"].values()}; json.dump(s, open(sys.argv[1], \"w\"))" "$work/schema.json"
 go tool -modfile=tools/go.mod tfplugindocs generate --provider-name ray --providers-schema "$work/schema.json" \
   --rendered-provider-name Ray >/dev/null

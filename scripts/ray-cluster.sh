@@ -2,20 +2,37 @@
 # Starts or stops a local multi-node Ray cluster on loopback with logical GPUs and
 # NVLink-domain / topo_rank custom resources, for the acceptance tests and `make demo`.
 #
-#   scripts/ray-cluster.sh start    # head + worker nodes from the NODES table below
-#   scripts/ray-cluster.sh stop
+#   scripts/ray-cluster.sh start    # head + the worker nodes of the NODES table marked to boot
+#   scripts/ray-cluster.sh stop     # every process of THIS cluster (by pid), extra nodes included
 #   scripts/ray-cluster.sh status
-#   scripts/ray-cluster.sh restart          # stop everything, then start
+#   scripts/ray-cluster.sh restart          # stop, then start
 #   scripts/ray-cluster.sh stop-node NAME   # stop one worker node (e.g. rackC-1): its raylet and processes
-#   scripts/ray-cluster.sh start-node NAME  # start it again with the same flags
-#   scripts/ray-cluster.sh ensure           # start whatever is missing until every node is alive
+#   scripts/ray-cluster.sh start-node NAME  # start it (again) with its flags; also the extra node rackB-0
+#   scripts/ray-cluster.sh ensure           # start whatever is missing until every boot node is alive
 #   scripts/ray-cluster.sh start-auth       # a separate single-node head with token authentication
 #   scripts/ray-cluster.sh stop-auth        # stop only that cluster
 #   scripts/ray-cluster.sh auth-token       # print its token
 #   scripts/ray-cluster.sh node-pids NAME   # the processes stop-node would stop
+#   scripts/ray-cluster.sh pids             # the processes stop would stop
 #
-# Environment: RAY_BIN (directory holding `ray`, default: scripts/install-ray.sh),
-# RAY_TF_GCS_PORT (6379), RAY_TF_DASHBOARD_PORT (8265).
+# Node labels mirror the custom resources, for label-based topology (Ray >= 2.55.1):
+#   raytf.io/nvlink-domain=<X>   on nodes with resource nvlink_domain_<X> (e.g. rackA)
+#   raytf.io/topo-rank=<N>       on every node, N = its topo_rank resource
+# (Ray adds its own ray.io/node-id etc.; keys under ray.io/ are reserved for Ray.)
+#
+# Nothing here ever runs `ray stop`: that would also end a user's own local Ray
+# and any other test cluster on the machine. Processes are found by the node
+# addresses, ports and temp dir this script gave them.
+#
+# Environment (defaults in brackets); change them together to run a second,
+# independent cluster beside the default one:
+#   RAY_BIN                directory holding `ray` [scripts/install-ray.sh]
+#   RAY_TF_IP_BASE         node i listens on 127.0.0.(BASE+i) [10]
+#   RAY_TF_GCS_PORT        GCS port of the head [6379]
+#   RAY_TF_DASHBOARD_PORT  dashboard port on 127.0.0.1 [8265]
+#   RAY_TF_PORT_BASE       node i uses ports BASE+i*1000 .. BASE+i*1000+999 [20000]
+#   RAY_TF_TEMP_DIR        the head's --temp-dir, shared by its nodes [/tmp/raytf-<RAY_TF_IP_BASE>]
+#   e.g. RAY_TF_IP_BASE=60 RAY_TF_GCS_PORT=6479 RAY_TF_DASHBOARD_PORT=8365 RAY_TF_PORT_BASE=40000
 # stop-node kills with SIGTERM (Ray's raylet then leaves the cluster at once); with
 # RAY_TF_STOP_SIGNAL=KILL it is killed outright and Ray notices through its health checks.
 # The token cluster: RAY_TF_AUTH_DIR (its --temp-dir, default /tmp/raytf-auth),
@@ -25,67 +42,110 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 RAY_BIN="${RAY_BIN:-$("$here/install-ray.sh")}"
 export PATH="$RAY_BIN:$PATH" # job entrypoints run `python` from the same virtualenv
+ip_base="${RAY_TF_IP_BASE:-10}"
 gcs_port="${RAY_TF_GCS_PORT:-6379}"
 dash_port="${RAY_TF_DASHBOARD_PORT:-8265}"
-address="127.0.0.10:$gcs_port"
+port_base="${RAY_TF_PORT_BASE:-20000}"
+temp_dir="${RAY_TF_TEMP_DIR:-/tmp/raytf-$ip_base}"
+dashboard="http://127.0.0.1:$dash_port"
 
-# name        cpus gpus resources (JSON)
+# name        boot cpus gpus resources (JSON)
+# Rows with boot=no are extra nodes that only start-node starts (cluster churn tests).
 NODES=(
-  "head       4    0    {\"topo_rank\":1}"
-  "rackA-1    4    4    {\"nvlink_domain_rackA\":1,\"topo_rank\":3}"
-  "rackA-2    4    4    {\"nvlink_domain_rackA\":1,\"topo_rank\":2}"
-  "rackB-1    4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":5}"
-  "rackB-2    4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":4}"
-  "rackC-1    4    4    {\"nvlink_domain_rackC\":1,\"topo_rank\":6}"
+  "head       yes  4    0    {\"topo_rank\":1}"
+  "rackA-1    yes  4    4    {\"nvlink_domain_rackA\":1,\"topo_rank\":3}"
+  "rackA-2    yes  4    4    {\"nvlink_domain_rackA\":1,\"topo_rank\":2}"
+  "rackB-1    yes  4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":5}"
+  "rackB-2    yes  4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":4}"
+  "rackC-1    yes  4    4    {\"nvlink_domain_rackC\":1,\"topo_rank\":6}"
+  "rackB-0    no   4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":0}"
 )
 
-node_ip() { echo "127.0.0.$((10 + $1))"; } # one loopback address per node (Ray rewrites 127.0.0.1 to the host IP)
+# one loopback address per node (Ray rewrites 127.0.0.1 to the host IP)
+node_ip() { echo "127.0.0.$((ip_base + $1))"; }
+node_port_base() { echo $((port_base + $1 * 1000)); }
+address="$(node_ip 0):$gcs_port"
+
+boot_count() { # number of nodes `start` starts
+  local n=0 name boot rest
+  for row in "${NODES[@]}"; do
+    read -r name boot rest <<<"$row"
+    [ "$boot" = yes ] && n=$((n + 1))
+  done
+  echo "$n"
+}
 
 common_flags() { # $1: node index; gives every raylet on this host its own ports
-  local i=$1 base=$((20000 + $1 * 1000))
-  echo --node-ip-address="$(node_ip $i)" --object-store-memory=100000000 \
+  local i=$1 base
+  base=$(node_port_base "$1")
+  echo --node-ip-address="$(node_ip "$i")" --object-store-memory=100000000 \
     --node-manager-port=$((base + 1)) --object-manager-port=$((base + 2)) \
     --dashboard-agent-grpc-port=$((base + 3)) --dashboard-agent-listen-port=$((base + 4)) \
     --metrics-export-port=$((base + 5)) --runtime-env-agent-port=$((base + 6)) \
     --min-worker-port=$((base + 100)) --max-worker-port=$((base + 999))
 }
 
+label_domain_key=raytf.io/nvlink-domain
+label_rank_key=raytf.io/topo-rank
+
+node_labels() { # resources JSON -> the `ray start --labels` value mirroring them
+  local res=$1 labels=""
+  [[ $res =~ \"nvlink_domain_([A-Za-z0-9_.-]+)\" ]] && labels="$label_domain_key=${BASH_REMATCH[1]}"
+  [[ $res =~ \"topo_rank\":([0-9]+) ]] && labels="${labels:+$labels,}$label_rank_key=${BASH_REMATCH[1]}"
+  echo "$labels"
+}
+
+main_env() { # the test cluster never gets token authentication from the caller's environment
+  unset RAY_AUTH_MODE RAY_AUTH_TOKEN RAY_AUTH_TOKEN_PATH
+}
+
 wait_for_nodes() {
   local want=$1 deadline=$((SECONDS + 180)) n=0
   while [ $SECONDS -lt $deadline ]; do
-    n=$(curl -fsS "http://127.0.0.1:$dash_port/api/v0/nodes?limit=1000&filter_keys=state&filter_predicates=%3D&filter_values=ALIVE" 2>/dev/null |
+    n=$(curl -fsS "$dashboard/api/v0/nodes?limit=1000&filter_keys=state&filter_predicates=%3D&filter_values=ALIVE" 2>/dev/null |
       python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]["result"]["result"]))' 2>/dev/null || echo 0)
-    [ "$n" -ge "$want" ] && { echo ">> Ray reports $n alive nodes at http://127.0.0.1:$dash_port" >&2; return 0; }
+    [ "$n" -ge "$want" ] && { echo ">> Ray reports $n alive nodes at $dashboard" >&2; return 0; }
     sleep 2
   done
   echo "!! Ray reports $n of $want nodes alive after 180s" >&2
   return 1
 }
 
+ray_start_node() { # index: `ray start` for that node (the head when 0)
+  local i=$1 name boot cpus gpus res labels
+  read -r name boot cpus gpus res <<<"${NODES[$i]}"
+  labels=$(node_labels "$res")
+  echo ">> starting Ray node $name at $(node_ip "$i") (CPU=$cpus GPU=$gpus $res, labels $labels)" >&2
+  if [ "$i" -eq 0 ]; then
+    # Worker nodes take the head's temp dir from the GCS (both Ray 2.55 and 2.60).
+    # On a busy machine the dashboard's modules take longer than Ray's 30s to start.
+    RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT="${RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT:-180}" \
+      ray start --head --port="$gcs_port" --dashboard-host=127.0.0.1 --dashboard-port="$dash_port" \
+        --temp-dir="$temp_dir" --ray-client-server-port=$(($(node_port_base 0) + 7)) \
+        --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --labels="$labels" --disable-usage-stats \
+        $(common_flags "$i") >/dev/null
+  else
+    ray start --address="$address" --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --labels="$labels" \
+      $(common_flags "$i") >/dev/null
+  fi
+}
+
 start() {
   # `ray start` turns token auth on whenever a token is in the environment;
   # the test cluster runs without it (start-auth is the authenticated one).
-  unset RAY_AUTH_MODE RAY_AUTH_TOKEN RAY_AUTH_TOKEN_PATH
-  if curl -fsS "http://127.0.0.1:$dash_port/api/version" >/dev/null 2>&1; then
-    echo ">> a Ray dashboard already answers on 127.0.0.1:$dash_port; reusing it" >&2
-    wait_for_nodes "${#NODES[@]}"
+  main_env
+  if curl -fsS "$dashboard/api/version" >/dev/null 2>&1; then
+    echo ">> a Ray dashboard already answers on $dashboard; reusing it" >&2
+    wait_for_nodes "$(boot_count)"
     return
   fi
-  local i=0 name cpus gpus res
+  local i=0 name boot rest
   for row in "${NODES[@]}"; do
-    read -r name cpus gpus res <<<"$row"
-    echo ">> starting Ray node $name (CPU=$cpus GPU=$gpus $res)" >&2
-    if [ $i -eq 0 ]; then
-      ray start --head --port="$gcs_port" --dashboard-host=127.0.0.1 --dashboard-port="$dash_port" \
-        --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" --disable-usage-stats \
-        $(common_flags $i) >/dev/null
-    else
-      ray start --address="$address" --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" \
-        $(common_flags $i) >/dev/null
-    fi
+    read -r name boot rest <<<"$row"
+    [ "$boot" = yes ] && ray_start_node "$i"
     i=$((i + 1))
   done
-  wait_for_nodes "${#NODES[@]}"
+  wait_for_nodes "$(boot_count)"
 }
 
 # ---- single nodes, restart, ensure -------------------------------------------------
@@ -166,8 +226,54 @@ node_index() { # NAME -> index in NODES
 node_pids() { # index -> pids of that node's raylet, log monitor and their descendants
   local i=$1 ip base
   ip=$(node_ip "$i")
-  base=$((20000 + i * 1000))
+  base=$(node_port_base "$i")
   echo "$(proc_tree "--node_ip_address=$ip" "--node_manager_port=$((base + 1))") $(proc_tree "--node-ip-address=$ip" "--gcs-address=$address")"
+}
+
+cluster_pids() { # every process of this cluster, one a line
+  local i=0 row
+  {
+    for row in "${NODES[@]}"; do
+      node_pids "$i"
+      i=$((i + 1))
+    done
+    proc_tree "--gcs-address=$address"                                       # autoscaler monitor, dashboard
+    proc_tree "--address=$address"                                           # Ray client server
+    proc_tree "--gcs_server_port=$gcs_port" "--node-ip-address=$(node_ip 0)" # GCS
+    # Leftovers whose raylet is gone (orphaned workers) name the temp dir; the
+    # default /tmp/ray may belong to someone else's Ray.
+    if [ "$temp_dir" != /tmp/ray ]; then proc_tree -s "$temp_dir/"; fi
+  } | tr ' ' '\n' | grep . | sort -un || true
+}
+
+# stop_in_order SIGNAL PID...: raylets first and the GCS last, as Ray's own
+# shutdown does, so that nothing waits on a dead GCS.
+stop_in_order() {
+  local sig=$1 p exe raylets="" gcs="" rest=""
+  shift
+  for p in "$@"; do
+    exe=""
+    IFS= read -r -d '' exe 2>/dev/null <"/proc/$p/cmdline" || true # argv[0]
+    case "$exe" in
+      */raylet/raylet) raylets="$raylets $p" ;;
+      */gcs/gcs_server) gcs="$gcs $p" ;;
+      *) rest="$rest $p" ;;
+    esac
+  done
+  # shellcheck disable=SC2086
+  stop_pids "$sig" $raylets
+  # shellcheck disable=SC2086
+  stop_pids "$sig" $rest
+  # shellcheck disable=SC2086
+  stop_pids "$sig" $gcs
+}
+
+stop_cluster() {
+  local pids
+  pids=$(cluster_pids)
+  # shellcheck disable=SC2086
+  stop_in_order TERM $pids
+  echo ">> Ray test cluster $address stopped ($(echo "$pids" | grep -c . || true) processes)" >&2
 }
 
 alive_ips() { # node IPs Ray reports ALIVE, one a line (nothing when the dashboard is down)
@@ -210,40 +316,37 @@ stop_node() {
 }
 
 start_node() {
-  local i name cpus gpus res raylet
-  i=$(node_index "$1")
+  local i name=$1 raylet
+  i=$(node_index "$name")
   if [ "$i" -eq 0 ]; then
-    echo "!! $1 is the head node; use restart" >&2
+    echo "!! $name is the head node; use restart" >&2
     return 2
   fi
-  read -r name cpus gpus res <<<"${NODES[$i]}"
-  raylet=$(proc_tree "--node_ip_address=$(node_ip "$i")" "--node_manager_port=$((20000 + i * 1000 + 1))")
+  raylet=$(proc_tree "--node_ip_address=$(node_ip "$i")" "--node_manager_port=$(($(node_port_base "$i") + 1))")
   if [ -n "$raylet" ] && alive_ips | grep -qxF "$(node_ip "$i")"; then
     echo ">> Ray node $name is already running" >&2
     return 0
   fi
   [ -n "$raylet" ] && stop_node "$name" # half-dead leftovers
-  echo ">> starting Ray node $name (CPU=$cpus GPU=$gpus $res)" >&2
-  ray start --address="$address" --num-cpus="$cpus" --num-gpus="$gpus" --resources="$res" \
-    $(common_flags "$i") >/dev/null
+  ray_start_node "$i"
   wait_for_ip "$(node_ip "$i")" alive 120
   echo ">> Ray reports node $name ($(node_ip "$i")) alive" >&2
 }
 
-ensure() {
-  if ! curl -fsS "http://127.0.0.1:$dash_port/api/version" >/dev/null 2>&1; then
-    ray stop --force >/dev/null 2>&1 || true
+ensure() { # extra (boot=no) nodes are left as they are
+  if ! curl -fsS "$dashboard/api/version" >/dev/null 2>&1; then
+    stop_cluster
     start
     return
   fi
-  local i=0 name rest alive
+  local i=0 name boot rest alive
   alive=$(alive_ips)
   for row in "${NODES[@]}"; do
-    read -r name rest <<<"$row"
-    if ! grep -qxF "$(node_ip $i)" <<<"$alive"; then
+    read -r name boot rest <<<"$row"
+    if [ "$boot" = yes ] && ! grep -qxF "$(node_ip $i)" <<<"$alive"; then
       if [ $i -eq 0 ]; then
         echo "!! the head node is not alive; restarting the cluster" >&2
-        ray stop --force >/dev/null 2>&1 || true
+        stop_cluster
         start
         return
       fi
@@ -251,7 +354,7 @@ ensure() {
     fi
     i=$((i + 1))
   done
-  wait_for_nodes "${#NODES[@]}"
+  wait_for_nodes "$(boot_count)"
 }
 
 # ---- a second, token-authenticated cluster -------------------------------------------
@@ -317,36 +420,21 @@ start_auth_once() {
 }
 
 stop_auth() {
-  local all raylets gcs rest n
-  # Every process of that cluster names its temp dir or GCS address, and the rest
-  # descend from those (ray stop would kill both clusters). The raylet goes first
-  # and the GCS last, as ray stop does, so that nothing waits on a dead GCS.
-  all=$( (proc_tree -s "$auth_dir/"; proc_tree -s "--temp-dir=$auth_dir"; proc_tree -s "$auth_ip:$auth_gcs") | tr ' ' '\n' | sort -u)
-  raylets=$(proc_tree -s "$auth_dir/" "/raylet/raylet" | tr ' ' '\n' | sort -u)
-  gcs=$(proc_tree -s "$auth_dir/" "/gcs/gcs_server" | tr ' ' '\n' | sort -u)
-  rest=$(comm -23 <(echo "$all") <( (echo "$raylets"; echo "$gcs") | sort -u))
-  n=$(echo "$all" | grep -c . || true)
+  local all
+  # Every process of that cluster names its temp dir or GCS address, and the
+  # rest descend from those.
+  all=$( (proc_tree -s "$auth_dir/"; proc_tree -s "--temp-dir=$auth_dir"; proc_tree -s "$auth_ip:$auth_gcs") | tr ' ' '\n' | grep . | sort -un || true)
   # shellcheck disable=SC2086
-  stop_pids TERM $raylets
-  # shellcheck disable=SC2086
-  stop_pids TERM $rest
-  # shellcheck disable=SC2086
-  stop_pids TERM $gcs
-  echo ">> token-authenticated Ray stopped ($n processes)" >&2
-}
-
-main_env() { # the test cluster never gets token authentication from the caller's environment
-  unset RAY_AUTH_MODE RAY_AUTH_TOKEN RAY_AUTH_TOKEN_PATH
+  stop_in_order TERM $all
+  echo ">> token-authenticated Ray stopped ($(echo "$all" | grep -c . || true) processes)" >&2
 }
 
 case "${1:-}" in
   start) start ;;
-  stop) ray stop --force >/dev/null 2>&1 || true; echo ">> Ray stopped" >&2 ;;
+  stop) stop_cluster ;;
   status) ray status --address="$address" ;;
   restart)
-    main_env
-    ray stop --force >/dev/null 2>&1 || true
-    echo ">> Ray stopped" >&2
+    stop_cluster
     start
     ;;
   stop-node) stop_node "${2:?usage: $0 stop-node NAME}" ;;
@@ -356,5 +444,6 @@ case "${1:-}" in
   stop-auth) stop_auth ;;
   auth-token) cat "$auth_dir/token" ;;
   node-pids) i=$(node_index "${2:?usage: $0 node-pids NAME}") && node_pids "$i" ;;
-  *) echo "usage: $0 start|stop|status|restart|stop-node NAME|start-node NAME|ensure|start-auth|stop-auth|auth-token|node-pids NAME" >&2; exit 2 ;;
+  pids) cluster_pids ;;
+  *) echo "usage: $0 start|stop|status|restart|stop-node NAME|start-node NAME|ensure|start-auth|stop-auth|auth-token|node-pids NAME|pids" >&2; exit 2 ;;
 esac

@@ -1,4 +1,4 @@
-"""Prints the quickstart's outputs as a table (reads `tofu output -json` on stdin)."""
+"""Prints the quickstart's outputs as a table (reads `terraform output -json` or `tofu output -json` on stdin)."""
 import json
 import sys
 

@@ -1,18 +1,74 @@
 #!/usr/bin/env bash
-# Unit and acceptance tests against a real local Ray cluster and a real OpenTofu.
-# Starts the cluster when none answers and stops it afterwards (only if it started it).
+# `make testacc`: unit and acceptance tests (TF_ACC=1) against a real local Ray and a
+# real CLI. One run is one cell of the CI matrix (.ci/run), chosen by environment:
+#
+#   RAY_VERSION   Ray of the local cluster [2.60.0] (scripts/install-ray.sh)
+#   RAY_TF_CLI    terraform | tofu | a path [scripts/find-cli.sh: terraform, else tofu]
+#   RAY_TF_SUITE  full     every test, unit and acceptance [default]
+#                 cli      the tests that exercise the CLI itself: examples, provider functions
+#                 compat   resource, data source and example tests (the Ray version cell)
+#
+#   RAY_VERSION=2.55.1 RAY_TF_SUITE=compat scripts/test.sh
+#   RAY_TF_CLI=tofu RAY_TF_SUITE=cli scripts/test.sh
+#   scripts/test.sh -run TestAccVirtualCluster_segments ./internal/resources   # args go to go test
+#
+# Uses the Ray answering at RAY_ADDRESS when its version is RAY_VERSION; starts the local
+# cluster (scripts/ray-cluster.sh) when none answers and stops it afterwards, and only then.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/.."
-source "$here/env.sh"
-started=""
-if ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
-  "$here/ray-cluster.sh" start
-  started=1
+# RAY_BIN, when set, must hold RAY_VERSION (the tests drive Ray with its Python too).
+if [ -n "${RAY_BIN:-}" ]; then
+  bin_version="$("$RAY_BIN/ray" --version 2>/dev/null | awk '{print $3}')"
+  if [ -z "${RAY_VERSION:-}" ]; then
+    RAY_VERSION="$bin_version"
+  elif [ "$bin_version" != "$RAY_VERSION" ]; then
+    RAY_BIN=""
+  fi
 fi
+export RAY_VERSION="${RAY_VERSION:-2.60.0}"
+suite="${RAY_TF_SUITE:-full}"
+
+case "${RAY_TF_CLI:-}" in
+  "") ;;
+  terraform) TF_ACC_TERRAFORM_PATH="$(command -v terraform)" || { echo "!! RAY_TF_CLI=terraform but no terraform on PATH" >&2; exit 2; } ;;
+  tofu) TF_ACC_TERRAFORM_PATH="$(command -v tofu || "$here/install-tofu.sh")" ;;
+  *) TF_ACC_TERRAFORM_PATH="$RAY_TF_CLI" ;;
+esac
+[ -n "${TF_ACC_TERRAFORM_PATH:-}" ] && export TF_ACC_TERRAFORM_PATH
+[ -n "${RAY_BIN:-}" ] || RAY_BIN="$("$here/install-ray.sh")"
+export RAY_BIN
+source "$here/env.sh"
+
+# The suites, by test name (-run); `full` runs everything.
+case "$suite" in
+  full) run=() timeout=60m ;;
+  cli) run=(-run 'TestAccExample|TestAccFunctions') timeout=20m ;;
+  compat) run=(-run 'TestAccVirtualCluster|TestAccClusterTopology|TestAccExample') timeout=40m ;;
+  *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat" >&2; exit 2 ;;
+esac
+
+cli_version="$("$TF_ACC_TERRAFORM_PATH" version | sed -n 1p)"
+echo "=== cell: suite=$suite cli=\"$cli_version\" ray=$RAY_VERSION at $RAY_ADDRESS" >&2
+
+ray_version() { curl -fsS "$RAY_ADDRESS/api/version" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["ray_version"])' 2>/dev/null; }
+started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
-echo ">> go vet" >&2
-go vet ./...
-echo ">> unit and acceptance tests (TF_ACC=1, OpenTofu at $TF_ACC_TERRAFORM_PATH, Ray at $RAY_ADDRESS)" >&2
-TF_ACC=1 go test -v -count=1 -p 1 -timeout 60m "${@:-./...}"
+running="$(ray_version || true)"
+if [ -z "$running" ]; then
+  started=1 # set first: a start that fails half-way is cleaned up too
+  "$here/ray-cluster.sh" start
+elif [ "$running" != "$RAY_VERSION" ]; then
+  echo "!! the Ray at $RAY_ADDRESS is $running, this cell wants $RAY_VERSION: stop it (scripts/ray-cluster.sh stop)" \
+    "or point RAY_ADDRESS / RAY_TF_IP_BASE, RAY_TF_GCS_PORT, RAY_TF_DASHBOARD_PORT, RAY_TF_PORT_BASE at another cluster" >&2
+  exit 2
+fi
+
+pkgs=(./...) # unless the arguments name packages
+for a in "$@"; do case "$a" in ./* | ../* | github.com/*) pkgs=() ;; esac; done
+start=$SECONDS
+status=0
+TF_ACC=1 go test -v -count=1 -p 1 -timeout "$timeout" ${run[@]+"${run[@]}"} "$@" ${pkgs[@]+"${pkgs[@]}"} || status=$?
+echo "=== cell done: suite=$suite cli=\"$cli_version\" ray=$RAY_VERSION: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $((SECONDS - start))s" >&2
+exit $status

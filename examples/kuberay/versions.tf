@@ -1,0 +1,16 @@
+terraform {
+  required_version = ">= 1.8"
+  required_providers {
+    ray = {
+      source = "registry.terraform.io/ray-infra/ray"
+    }
+    kubernetes = {
+      source  = "hashicorp/kubernetes"
+      version = ">= 2.23"
+    }
+    local = {
+      source  = "hashicorp/local"
+      version = ">= 2.4"
+    }
+  }
+}
