@@ -33,7 +33,8 @@ def record_doc(name="train", namespace="terraform-ray", unified=False, use_gpus=
     else:
         order = [0, 1, 2, 3]
         groups = [
-            {"name": f"{name}-node{n}", "id": f"{n + 1:02x}" * 18, "node_index": n, "bundle_count": 2, "strategy": "PACK"}
+            {"name": f"{name}-node{n}", "id": f"{n + 1:02x}" * 18, "node_index": n, "bundle_count": 2,
+             "strategy": "PACK"}
             for n in range(2)
         ]
         for gi in order:

@@ -25,6 +25,7 @@ pytestmark = [
 
 HERE = Path(__file__).resolve().parent
 TRAIN_PY = HERE.parents[1] / "examples" / "attach" / "train.py"
+PACKAGE_DIR = HERE.parent / "src" / "raytf_attach"
 TEST_NAMESPACE = "attach-it"
 PORT_LOW, PORT_HIGH = 41000, 41500  # clear of the test nodes' worker ports (20100-25999)
 
@@ -72,7 +73,10 @@ def ray_driver():
     import ray
 
     saved = os.environ.pop("RAY_ADDRESS", None)
-    ray.init(address=gcs_address(), namespace=f"attach-driver-{secrets.token_hex(3)}", log_to_driver=False)
+    # The package travels with this job (py_modules) so tasks can attach; the cluster's Python does not
+    # have it. train.py's driver ships nothing, which covers the probe code being sent by value.
+    ray.init(address=gcs_address(), namespace=f"attach-driver-{secrets.token_hex(3)}", log_to_driver=False,
+             runtime_env={"py_modules": [str(PACKAGE_DIR)]})
     yield ray
     ray.shutdown()
     if saved is not None:
@@ -166,7 +170,8 @@ def test_ports_recorded_then_fresh_and_unique(per_node):
         first = cluster.get_available_addresses_and_ports_batch(pairs)
     assert [a for a, _ in first] == [b["node_ip"] for b in record["bundles"]]
     assert first[1][1] != busy_port and PORT_LOW <= first[1][1] < PORT_HIGH
-    assert [p for i, (_, p) in enumerate(first) if i != 1] == [b["port"] for i, b in enumerate(record["bundles"]) if i != 1]
+    others = [i for i in range(len(pairs)) if i != 1]
+    assert [first[i][1] for i in others] == [record["bundles"][i]["port"] for i in others]
 
     again = cluster.get_available_addresses_and_ports_batch(pairs, batch_size=1)
     single = cluster.get_available_address_and_port(1, 0)
@@ -193,7 +198,8 @@ def test_shutdown_leaves_terraform_groups(per_node, ray_driver):
 def test_train_example_prints_recorded_placement(per_node):
     spec, record = per_node
     out = subprocess.run(
-        [sys.executable, str(TRAIN_PY), "--address", gcs_address(), "--name", spec["name"], "--namespace", TEST_NAMESPACE],
+        [sys.executable, str(TRAIN_PY), "--address", gcs_address(),
+         "--name", spec["name"], "--namespace", TEST_NAMESPACE],
         capture_output=True, text=True, timeout=300, env=env_without_http_address(),
     )
     assert out.returncode == 0, out.stderr[-3000:]
@@ -202,6 +208,20 @@ def test_train_example_prints_recorded_placement(per_node):
     assert (result["master_address"], result["master_port"]) == (record["master_address"], record["master_port"])
     assert [r["node_id"] for r in result["ranks"]] == [b["node_id"] for b in record["bundles"]]
     assert [r["gpu_ids"] for r in result["ranks"]] == [[b["gpu_id"]] for b in record["bundles"]]
+
+
+def test_attach_inside_a_task(per_node, ray_driver):
+    spec, record = per_node
+
+    def inside(name, namespace):
+        import raytf_attach
+
+        cluster = raytf_attach.attach(name, namespace=namespace)
+        return cluster.world_size(), list(cluster.get_master_address_and_port())
+
+    task = ray_driver.remote(inside).options(num_cpus=0)
+    size, master = ray_driver.get(task.remote(spec["name"], TEST_NAMESPACE), timeout=180)
+    assert size == 4 and master == [record["master_address"], record["master_port"]]
 
 
 def test_missing_record(ray_driver):

@@ -21,7 +21,16 @@ from .errors import (
     TerraformOwnedWarning,
     UnsupportedSchemaVersionError,
 )
-from .record import DEFAULT_NAMESPACE, KV_NAMESPACE, SCHEMA_VERSION, BundleRecord, ClusterRecord, GroupRecord, parse_record, record_key
+from .record import (
+    DEFAULT_NAMESPACE,
+    KV_NAMESPACE,
+    SCHEMA_VERSION,
+    BundleRecord,
+    ClusterRecord,
+    GroupRecord,
+    parse_record,
+    record_key,
+)
 
 __all__ = [
     "AttachError",
