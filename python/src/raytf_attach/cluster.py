@@ -274,6 +274,7 @@ class AttachedVirtualCluster:
     def check(self, ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S) -> None:
         """Re-verifies the live groups (exist, same ids, ready), e.g. before starting new workers."""
         self._live = _verify_groups(self.record, self._layer, ready_timeout_s, self._where())
+        self._node_placement_groups = [g.handle for g in self._live]
 
     def __repr__(self) -> str:
         return (
