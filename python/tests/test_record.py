@@ -63,3 +63,13 @@ def test_not_json():
         parse_record(b"{nope")
     with pytest.raises(RecordInvalidError, match="must be a JSON object"):
         parse_record(b"[1]")
+
+
+def test_team_note_example_shape():
+    # testdata/record_v1.json: a complete record in the shape the provider's driver writes (TEAM.md).
+    from pathlib import Path
+
+    raw = (Path(__file__).parent / "testdata" / "record_v1.json").read_bytes()
+    rec = parse_record(raw)
+    assert rec.master_port == rec.bundles[0].port == 1423
+    assert [g.node_index for g in rec.groups] == [0, 1]
