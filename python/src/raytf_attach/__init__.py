@@ -1,0 +1,57 @@
+"""Attach Ray workloads to virtual clusters declared with terraform-provider-ray.
+
+    import ray, raytf_attach
+    ray.init()
+    cluster = raytf_attach.attach("train", namespace="terraform-ray")
+    # cluster has NeMo-RL RayVirtualCluster's interface (get_placement_groups,
+    # world_size, get_master_address_and_port, ...), backed by Terraform's groups.
+"""
+
+from .cluster import AttachedVirtualCluster, attach
+from .errors import (
+    AttachError,
+    GroupIdMismatchError,
+    GroupMissingError,
+    GroupNotReadyError,
+    PlacementChangedError,
+    PortUnavailableError,
+    RayNotInitializedError,
+    RecordInvalidError,
+    RecordNotFoundError,
+    TerraformOwnedWarning,
+    UnsupportedSchemaVersionError,
+)
+from .record import (
+    DEFAULT_NAMESPACE,
+    KV_NAMESPACE,
+    SCHEMA_VERSION,
+    BundleRecord,
+    ClusterRecord,
+    GroupRecord,
+    parse_record,
+    record_key,
+)
+
+__all__ = [
+    "AttachError",
+    "AttachedVirtualCluster",
+    "BundleRecord",
+    "ClusterRecord",
+    "DEFAULT_NAMESPACE",
+    "GroupIdMismatchError",
+    "GroupMissingError",
+    "GroupNotReadyError",
+    "GroupRecord",
+    "KV_NAMESPACE",
+    "PlacementChangedError",
+    "PortUnavailableError",
+    "RayNotInitializedError",
+    "RecordInvalidError",
+    "RecordNotFoundError",
+    "SCHEMA_VERSION",
+    "TerraformOwnedWarning",
+    "UnsupportedSchemaVersionError",
+    "attach",
+    "parse_record",
+    "record_key",
+]
