@@ -53,7 +53,7 @@ provider "ray" {
 	}
 	cluster := func(name string) string {
 		return fmt.Sprintf(`
-data "ray_cluster_topology" "t" {}
+data "ray_cluster_topology" "t" { node_attributes = ["node_ip"] }
 
 resource "ray_virtual_cluster" "t" {
   name                    = %q
