@@ -7,6 +7,8 @@
 //	raybench [flags] tofu      one tofu apply + destroy of a 4-group cluster (CLI share)
 //	raybench [flags] all       apply, tofu and refresh
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
+//	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
+//	raybench [flags] topoplan  the topology data source at 10,000 nodes against the stand-in dashboard
 //
 // Every placement group it creates is named bench-<run id>-..., is removed
 // after each repetition, and is swept up on failure or interrupt.
@@ -71,8 +73,13 @@ func run() int {
 	tofuBin := flag.String("tofu", envOr("TOFU", envOr("TF_ACC_TERRAFORM_PATH", "")), "OpenTofu binary (tofu and refresh parts)")
 	outDir := flag.String("out", "bench/out", "work directory (tofu workspaces, provider build, baseline script)")
 	wait := flag.Duration("wait", 5*time.Minute, "how long to wait for GPUs held by other users of the cluster")
+	refSizes := flag.String("ref-sizes", "100,1000,10000", "topo-ref: synthetic cluster sizes (nodes)")
+	refTime := flag.Duration("ref-time", time.Second, "topo-ref: minimum time per function and size, per language")
+	planNodes := flag.String("plan-nodes", "1000,10000", "topoplan: alive nodes served by the stand-in dashboard")
+	planReps := flag.Int("plan-reps", 3, "topoplan: repetitions")
+	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan: terraform (or tofu) binary for the plans")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] apply|refresh|tofu|all|topo\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] apply|refresh|tofu|all|topo|topo-ref|topoplan\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -87,6 +94,9 @@ func run() int {
 			return 1
 		}
 		return 0
+	}
+	if part == "topo-ref" || part == "topoplan" {
+		return runOffline(part, *python, *outDir, *refSizes, *refTime, *planNodes, *planReps, *terraform)
 	}
 	wantApply, wantRefresh, wantTofu := part == "apply" || part == "all", part == "refresh" || part == "all", part == "tofu" || part == "all"
 	if !wantApply && !wantRefresh && !wantTofu {
