@@ -96,7 +96,7 @@ func TestTopologyDataSourceAtTenThousandNodes(t *testing.T) {
 	_ = nodes[0].As(&first)
 	var head bool
 	_ = first["is_head_node"].As(&head)
-	if !head || count(first["resources"]) != 6 || count(first["labels"]) != 1 {
+	if !head || count(first["resources"]) != 6 || count(first["labels"]) != 2 {
 		t.Errorf("first node (head, topo_rank 1): %v", first)
 	}
 }

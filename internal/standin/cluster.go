@@ -58,12 +58,13 @@ type PlacementGroup struct {
 }
 
 // Label keys and resource names the generated nodes carry. NodeIDLabel is the
-// label Ray itself sets on every node; the others are what a GB200 cluster
-// started by a ray.sub-like script would add.
+// label Ray itself sets on every node; DomainLabel and RankLabel mirror the
+// custom resources as scripts/ray-cluster.sh labels the local test cluster.
 const (
 	NodeIDLabel        = "ray.io/node-id"
 	AcceleratorLabel   = "ray.io/accelerator-type"
-	DomainLabel        = "nvlink-domain"
+	DomainLabel        = "raytf.io/nvlink-domain"
+	RankLabel          = "raytf.io/topo-rank"
 	domainResourceName = "nvlink_domain_"
 	topoRankResource   = "topo_rank"
 	aliveState         = "ALIVE"
@@ -131,7 +132,7 @@ func Generate(s Shape) []Node {
 			"node:" + ip:          1,
 			topoRankResource:      float64(i + 1),
 		}
-		labels := map[string]string{NodeIDLabel: id}
+		labels := map[string]string{NodeIDLabel: id, RankLabel: fmt.Sprint(i + 1)}
 		if head {
 			res["node:__internal_head__"] = 1
 		} else {
