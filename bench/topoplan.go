@@ -317,24 +317,15 @@ func httpGet(url string) ([]byte, error) {
 }
 
 // DefaultTopoPlanCases are the configurations the bench measures: the
-// default (no per-node list), the per-node list with a few and with all
-// attributes, and a segment selection of 8,192 nodes.
+// default (no per-node list), a segment selection of 8,192 nodes, and the
+// per-node list.
 func DefaultTopoPlanCases() []TopoPlanCase {
-	set := func(names ...string) tftypes.Value {
-		vals := make([]tftypes.Value, len(names))
-		for i, n := range names {
-			vals[i] = tftypes.NewValue(tftypes.String, n)
-		}
-		return tftypes.NewValue(tftypes.Set{ElementType: tftypes.String}, vals)
-	}
 	return []TopoPlanCase{
 		{Label: "{} (default)"},
 		{Label: "segment_size = 4, num_nodes = 8192", HCL: "  segment_size = 4\n  num_nodes    = 8192\n",
 			Args: map[string]tftypes.Value{"segment_size": tftypes.NewValue(tftypes.Number, 4),
 				"num_nodes": tftypes.NewValue(tftypes.Number, 8192)}},
-		{Label: `node_attributes = ["node_ip", "gpus"]`, HCL: "  node_attributes = [\"node_ip\", \"gpus\"]\n",
-			Args: map[string]tftypes.Value{"node_attributes": set("node_ip", "gpus")}},
-		{Label: `node_attributes = ["all"]`, HCL: "  node_attributes = [\"all\"]\n",
-			Args: map[string]tftypes.Value{"node_attributes": set("all")}},
+		{Label: "include_nodes = true", HCL: "  include_nodes = true\n",
+			Args: map[string]tftypes.Value{"include_nodes": tftypes.NewValue(tftypes.Bool, true)}},
 	}
 }

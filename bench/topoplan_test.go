@@ -86,7 +86,7 @@ func TestTopologyDataSourceAtTenThousandNodes(t *testing.T) {
 		t.Errorf("message %q", msg)
 	}
 
-	all := read(cases[3].Args)
+	all := read(cases[2].Args)
 	var nodes []tftypes.Value
 	_ = all["nodes"].As(&nodes)
 	if len(nodes) != n {

@@ -53,7 +53,7 @@ provider "ray" {
 	}
 	cluster := func(name string) string {
 		return fmt.Sprintf(`
-data "ray_cluster_topology" "t" { node_attributes = ["node_ip"] }
+data "ray_cluster_topology" "t" { include_nodes = true }
 
 resource "ray_virtual_cluster" "t" {
   name                    = %q

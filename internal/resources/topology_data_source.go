@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -36,11 +34,11 @@ type clusterTopologyArgs struct {
 	NumNodes       types.Int64  `tfsdk:"num_nodes"`
 	ExcludeNodeIDs types.Set    `tfsdk:"exclude_node_ids"`
 	Role           types.String `tfsdk:"role"`
-	NodeAttributes types.Set    `tfsdk:"node_attributes"`
+	IncludeNodes   types.Bool   `tfsdk:"include_nodes"`
 }
 
 // argumentNames are the attributes of clusterTopologyArgs, echoed into state.
-var argumentNames = []string{"segment_size", "num_nodes", "exclude_node_ids", "role", "node_attributes"}
+var argumentNames = []string{"segment_size", "num_nodes", "exclude_node_ids", "role", "include_nodes"}
 
 func (d *clusterTopologyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_cluster_topology"
@@ -81,21 +79,18 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 				MarkdownDescription: "Label used in the selection message (e.g. `training`, `inference`). Defaults to `training`.",
 				Optional:            true,
 			},
-			"node_attributes": schema.SetAttribute{
-				MarkdownDescription: "Which attributes the `nodes` entries carry: `[\"" + nodeAttributesAll + "\"]` for " +
-					"all of them, or names such as `[\"node_ip\", \"gpus\"]` (`node_id` is always filled, the others " +
-					"are null). Unset, `nodes` is empty: at thousands of nodes a per-node list makes every plan slow " +
-					"(seconds at 10,000 nodes), and `topology`, the totals and the selection outputs do not need it.",
-				ElementType: types.StringType,
-				Optional:    true,
-				Validators:  []validator.Set{setvalidator.ValueStringsAre(stringvalidator.OneOf(nodeAttributeChoices()...))},
+			"include_nodes": schema.BoolAttribute{
+				MarkdownDescription: "Whether `nodes` lists the nodes (default `false`: `nodes` is empty). Every plan " +
+					"carries that list through Terraform, which costs seconds at thousands of nodes; `topology`, the " +
+					"totals and the selection outputs do not need it.",
+				Optional: true,
 			},
 			"id":          schema.StringAttribute{MarkdownDescription: "Ray session name of the cluster that was read.", Computed: true},
 			"ray_version": schema.StringAttribute{MarkdownDescription: "Ray version reported by the dashboard.", Computed: true},
 			"nodes": schema.ListNestedAttribute{
 				MarkdownDescription: "Alive nodes (after `exclude_node_ids`) in topological order: by the lowest " +
 					"`topo_rank` of their NVLink domain, then `topo_rank`, then node id. Empty unless " +
-					"`node_attributes` is set.",
+					"`include_nodes` is true.",
 				Computed:     true,
 				NestedObject: schema.NestedAttributeObject{Attributes: nodeAttributes()},
 			},
@@ -136,7 +131,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("num_nodes"), &args.NumNodes)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("exclude_node_ids"), &args.ExcludeNodeIDs)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("role"), &args.Role)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("node_attributes"), &args.NodeAttributes)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("include_nodes"), &args.IncludeNodes)...)
 	if resp.Diagnostics.HasError() || !requireConfigured(d.data, &resp.Diagnostics) {
 		return
 	}
@@ -145,8 +140,6 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 			fmt.Sprintf("num_nodes (%d) must be divisible by segment_size (%d).", args.NumNodes.ValueInt64(), args.SegmentSize.ValueInt64()))
 		return
 	}
-	var attrNames []string
-	resp.Diagnostics.Append(args.NodeAttributes.ElementsAs(ctx, &attrNames, false)...)
 	client := d.data.Client
 	version, err := client.Version(ctx)
 	if err != nil {
@@ -197,7 +190,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		tflog.Info(ctx, plan.Message)
 	}
 
-	out := buildNodeOutputs(kept, topo, selectNodeFields(attrNames))
+	out := buildNodeOutputs(kept, topo, args.IncludeNodes.ValueBool())
 	vals := selectionOutputs(plan)
 	vals["id"] = tfString(version.SessionName)
 	vals["ray_version"] = tfString(version.RayVersion)

@@ -19,7 +19,7 @@ func TestAccClusterTopology_nodesInTopologicalOrder(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: `data "ray_cluster_topology" "t" { node_attributes = ["all"] }`,
+			Config: `data "ray_cluster_topology" "t" { include_nodes = true }`,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				logNodes(t, dsName),
 				resource.TestCheckResourceAttr(dsName, "nodes.#", "6"),
@@ -53,16 +53,16 @@ func TestAccClusterTopology_segmentSelection(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: `
 data "ray_cluster_topology" "t" {
-  segment_size    = 2
-  num_nodes       = 4
-  node_attributes = ["node_id"]
+  segment_size  = 2
+  num_nodes     = 4
+  include_nodes = true
 }
 data "ray_cluster_topology" "inference" {
   segment_size     = 1
   num_nodes        = 1
   exclude_node_ids = data.ray_cluster_topology.t.selected_node_ids
   role             = "inference"
-  node_attributes  = ["node_id"]
+  include_nodes    = true
 }`,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr(dsName, "selected_node_ids.#", "4"),

@@ -80,9 +80,6 @@ var nodeFields = []nodeField{
 		}},
 }
 
-// nodeAttributesAll in node_attributes fills every attribute of `nodes`.
-const nodeAttributesAll = "all"
-
 var (
 	tfFloatMap     = tftypes.Map{ElementType: tftypes.Number}
 	tfStringMap    = tftypes.Map{ElementType: tftypes.String}
@@ -127,36 +124,6 @@ func nodeAttributes() map[string]schema.Attribute {
 		}
 	}
 	return out
-}
-
-// nodeAttributeChoices are the values node_attributes accepts.
-func nodeAttributeChoices() []string {
-	out := []string{nodeAttributesAll}
-	for _, f := range nodeFields {
-		out = append(out, f.name)
-	}
-	return out
-}
-
-// nodeSelection is which attributes of the `nodes` entries to fill; no
-// field at all means `nodes` is empty.
-type nodeSelection []bool
-
-// selectNodeFields reads node_attributes: nothing lists no nodes, "all"
-// fills every attribute, names fill those and node_id.
-func selectNodeFields(names []string) nodeSelection {
-	if len(names) == 0 {
-		return nil
-	}
-	want := map[string]bool{nodeFields[0].name: true}
-	for _, n := range names {
-		want[n] = true
-	}
-	sel := make(nodeSelection, len(nodeFields))
-	for i, f := range nodeFields {
-		sel[i] = want[nodeAttributesAll] || want[f.name]
-	}
-	return sel
 }
 
 // topologicalOrder sorts node indices by (domain's lowest topo_rank, topo_rank, node id).
@@ -208,30 +175,25 @@ type nodeOutputs struct {
 	totalGPUs, totalCPUs int64
 }
 
-func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, sel nodeSelection) nodeOutputs {
+// buildNodeOutputs lists every node in `nodes` only with includeNodes: every
+// attribute or none, because null attributes are not cheaper than filled ones
+// (the framework inspects each null value against the schema).
+func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, includeNodes bool) nodeOutputs {
 	objs := []tftypes.Value{}
-	if sel != nil {
+	if includeNodes {
 		objs = make([]tftypes.Value, 0, len(nodes))
 	}
 	entries := make(map[string]tftypes.Value, len(nodes))
-	nulls := make([]tftypes.Value, len(nodeFields))
-	for i, f := range nodeFields {
-		nulls[i] = tftypes.NewValue(tfNodeObject.AttributeTypes[f.name], nil)
-	}
 	var gpus, cpus float64
 	for _, i := range topologicalOrder(topo) {
 		n, t := &nodes[i], topo[i]
 		res := userResources(n.ResourcesTotal)
 		gpus += res["GPU"]
 		cpus += res["CPU"]
-		if sel != nil {
+		if includeNodes {
 			vals := make(map[string]tftypes.Value, len(nodeFields))
-			for fi, f := range nodeFields {
-				if sel[fi] {
-					vals[f.name] = f.value(n, t, res)
-				} else {
-					vals[f.name] = nulls[fi]
-				}
+			for _, f := range nodeFields {
+				vals[f.name] = f.value(n, t, res)
 			}
 			objs = append(objs, tftypes.NewValue(tfNodeObject, vals))
 		}

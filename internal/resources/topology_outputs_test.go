@@ -9,25 +9,6 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-func TestSelectNodeFields(t *testing.T) {
-	if sel := selectNodeFields(nil); sel != nil {
-		t.Errorf("unset node_attributes lists nodes: %v", sel)
-	}
-	all := selectNodeFields([]string{nodeAttributesAll})
-	some := selectNodeFields([]string{"gpus", "labels"})
-	for i, f := range nodeFields {
-		if !all[i] {
-			t.Errorf("all: %s not filled", f.name)
-		}
-		if want := f.name == "node_id" || f.name == "gpus" || f.name == "labels"; some[i] != want {
-			t.Errorf("[gpus, labels]: %s filled = %t", f.name, some[i])
-		}
-	}
-	if got := nodeAttributeChoices(); len(got) != len(nodeFields)+1 || got[0] != nodeAttributesAll {
-		t.Errorf("choices %v", got)
-	}
-}
-
 func TestBuildNodeOutputs(t *testing.T) {
 	nodes := []rayclient.Node{
 		{NodeID: "c", NodeIP: "10.0.0.3", ResourcesTotal: map[string]float64{"CPU": 4, "GPU": 4, "topo_rank": 3, "nvlink_domain_b": 1}},
@@ -36,7 +17,7 @@ func TestBuildNodeOutputs(t *testing.T) {
 		{NodeID: "b", NodeIP: "10.0.0.2", IsHeadNode: true, ResourcesTotal: map[string]float64{"CPU": 2, "topo_rank": 1}},
 	}
 	topo := (&ClusterSnapshot{Nodes: nodes}).Topology()
-	out := buildNodeOutputs(nodes, topo, selectNodeFields([]string{"node_ip", "resources"}))
+	out := buildNodeOutputs(nodes, topo, true)
 	if out.totalCPUs != 14 || out.totalGPUs != 6 {
 		t.Errorf("totals %d CPUs %d GPUs", out.totalCPUs, out.totalGPUs)
 	}
@@ -51,8 +32,10 @@ func TestBuildNodeOutputs(t *testing.T) {
 		var id string
 		_ = obj["node_id"].As(&id)
 		order = append(order, id)
-		if !obj["gpus"].IsNull() || !obj["labels"].IsNull() || obj["node_ip"].IsNull() {
-			t.Errorf("node %s: unselected attributes must be null, node_ip filled: %v", id, obj)
+		for name, v := range obj {
+			if v.IsNull() {
+				t.Errorf("node %s: %s is null", id, name)
+			}
 		}
 		var res map[string]tftypes.Value
 		_ = obj["resources"].As(&res)
@@ -76,8 +59,8 @@ func TestBuildNodeOutputs(t *testing.T) {
 		t.Errorf("head domain %q", domain)
 	}
 
-	empty := buildNodeOutputs(nodes, topo, nil)
+	empty := buildNodeOutputs(nodes, topo, false)
 	if err := empty.nodes.As(&list); err != nil || len(list) != 0 || empty.nodes.IsNull() {
-		t.Errorf("without node_attributes nodes must be an empty list, got %v", empty.nodes)
+		t.Errorf("without include_nodes, nodes must be an empty list, got %v", empty.nodes)
 	}
 }
