@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -48,6 +50,10 @@ type TopoPlanSample struct {
 	// same workspace without the data source (CLI start, provider start,
 	// configure).
 	Plan, Floor time.Duration
+	// ReadCPU, PlanCPU and FloorCPU are the CPU time (user+system) of the
+	// same: on a shared, loaded machine they show what wall time would be
+	// on an idle one far better than wall time does.
+	ReadCPU, PlanCPU, FloorCPU time.Duration
 }
 
 // providerServer starts the provider in process and configures it for address.
@@ -149,7 +155,7 @@ type TopoPlanConfig struct {
 	Terraform string // terraform or tofu binary ("" skips the CLI plans)
 	Dir       string // work directory (provider build, workspaces)
 	Sizes     []int  // alive nodes served by the stand-in
-	Cases     []TopoPlanCase
+	Cases     func(nodes int) []TopoPlanCase
 	Reps      int
 	Log       io.Writer
 }
@@ -195,7 +201,7 @@ func RunTopoPlan(ctx context.Context, cfg TopoPlanConfig) ([]TopoPlanResult, err
 			return out, err
 		}
 		respBytes := nodeResponseBytes(url)
-		for _, c := range cfg.Cases {
+		for _, c := range cfg.Cases(n) {
 			r := TopoPlanResult{Nodes: n, ResponseBytes: respBytes, Case: c}
 			for rep := 0; rep < cfg.Reps; rep++ {
 				var s TopoPlanSample
@@ -210,16 +216,19 @@ func RunTopoPlan(ctx context.Context, cfg TopoPlanConfig) ([]TopoPlanResult, err
 					return out, err
 				}
 				s.HTTP = time.Since(t)
-				if s.Read, s.Encode, s.StateBytes, err = ReadTopologyInProcess(ctx, srv, dsType, c.Args); err != nil {
+				cpu := selfCPU()
+				s.Read, s.Encode, s.StateBytes, err = ReadTopologyInProcess(ctx, srv, dsType, c.Args)
+				s.ReadCPU = selfCPU() - cpu
+				if err != nil {
 					stop()
 					return out, fmt.Errorf("%s at %d nodes: %w", c.Label, n, err)
 				}
 				if ws != nil {
-					if s.Floor, err = ws.planTopology(ctx, url, false, ""); err != nil {
+					if s.Floor, s.FloorCPU, err = ws.planTopology(ctx, url, false, ""); err != nil {
 						stop()
 						return out, err
 					}
-					if s.Plan, err = ws.planTopology(ctx, url, true, c.HCL); err != nil {
+					if s.Plan, s.PlanCPU, err = ws.planTopology(ctx, url, true, c.HCL); err != nil {
 						stop()
 						return out, fmt.Errorf("%s at %d nodes: %w", c.Label, n, err)
 					}
@@ -244,41 +253,54 @@ func nodeResponseBytes(url string) int {
 }
 
 // planTopology runs `terraform plan` in a workspace whose only block is the
-// data source with the given body, or no data source at all (withData false).
-func (w *Workspace) planTopology(ctx context.Context, url string, withData bool, body string) (time.Duration, error) {
+// data source with the given body, or no data source at all (withData
+// false), and returns its wall time and the CPU time of the CLI and the
+// provider plugin it started.
+func (w *Workspace) planTopology(ctx context.Context, url string, withData bool, body string) (wall, cpu time.Duration, err error) {
 	hcl := ProviderHCL(url)
 	if withData {
 		hcl += fmt.Sprintf("\ndata %q \"t\" {\n%s}\n", TopologyDataSource, body)
 	}
 	dir, err := w.Dir("topoplan", map[string]string{"main.tf": hcl})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	took, code, out, err := w.Run(ctx, dir, "plan", "-input=false", "-no-color", "-lock=false")
-	if err == nil && code != 0 {
-		err = fmt.Errorf("exit code %d", code)
-	}
+	cmd := exec.CommandContext(ctx, w.Tofu, "-chdir="+dir, "plan", "-input=false", "-no-color", "-lock=false")
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.RCFile, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	wall = time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("%s plan: %v\n%s", filepath.Base(w.Tofu), err, tail(out, 20))
+		return 0, 0, fmt.Errorf("%s plan: %v\n%s", filepath.Base(w.Tofu), err, tail(string(out), 20))
 	}
-	if os.Getenv("BENCH_DEBUG") != "" {
-		fmt.Fprintln(os.Stderr, out)
+	// wait4's usage of the CLI includes the plugin processes it waited for.
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
+// selfCPU is this process's CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
 	}
-	return took, nil
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // PrintTopoPlan prints the phase split per case and size.
 func PrintTopoPlan(out io.Writer, results []TopoPlanResult) {
 	fmt.Fprintln(out, "`data \"ray_cluster_topology\"` against the stand-in dashboard (internal/standin, NVL72-sized domains of 72 nodes, real state-API JSON), median of the repetitions (seconds).")
 	fmt.Fprintln(out, "http = Version + the alive-node list, decoded; provider read = the whole ReadDataSource in process (RPC decode, Read, building values, state encode), of which state encode = the msgpack encode alone;")
-	fmt.Fprintln(out, "plan = `terraform plan` wall; CLI floor = the same workspace without the data source; CLI digest = plan - floor - provider read.")
+	fmt.Fprintln(out, "plan = `terraform plan` wall; CLI floor = the same workspace without the data source; CLI digest = plan - floor - provider read. "+
+		"cpu = user+system time of the same (for plans: the CLI and the provider plugin), which tracks idle-machine wall time when the machine is shared.")
 	fmt.Fprintln(out)
-	t := NewTable(out, "nodes", "config", "response MB", "state MB", "http", "provider read", "build (read - http - encode)", "state encode", "plan", "CLI floor", "CLI digest")
+	t := NewTable(out, "nodes", "config", "response MB", "state MB", "http", "provider read", "build (read - http - encode)", "state encode",
+		"plan", "CLI floor", "CLI digest", "read cpu", "plan cpu", "floor cpu")
 	for _, r := range results {
-		var h, rd, enc, pl, fl []time.Duration
+		var h, rd, enc, pl, fl, rc, pc, fc []time.Duration
 		size := 0
 		for _, s := range r.Samples {
 			h, rd, enc, pl, fl = append(h, s.HTTP), append(rd, s.Read), append(enc, s.Encode), append(pl, s.Plan), append(fl, s.Floor)
+			rc, pc, fc = append(rc, s.ReadCPU), append(pc, s.PlanCPU), append(fc, s.FloorCPU)
 			size = s.StateBytes
 		}
 		build := Median(rd) - Median(h) - Median(enc)
@@ -290,6 +312,7 @@ func PrintTopoPlan(out io.Writer, results []TopoPlanResult) {
 		} else {
 			row = append(row, "-", "-", "-")
 		}
+		row = append(row, Sec(Median(rc)), Sec(Median(pc)), Sec(Median(fc)))
 		t.Row(row...)
 	}
 	t.Flush()
@@ -316,15 +339,19 @@ func httpGet(url string) ([]byte, error) {
 	return io.ReadAll(resp.Body)
 }
 
-// DefaultTopoPlanCases are the configurations the bench measures: the
-// default (no per-node list), a segment selection of 8,192 nodes, and the
-// per-node list.
-func DefaultTopoPlanCases() []TopoPlanCase {
+// DefaultTopoPlanCases are the configurations the bench measures at n
+// nodes: the default (no per-node list), a segment selection of the largest
+// power of two up to 85% of the nodes (8,192 of 10,000), and the per-node list.
+func DefaultTopoPlanCases(n int) []TopoPlanCase {
+	sel := 4
+	for sel*2 <= n*85/100 {
+		sel *= 2
+	}
 	return []TopoPlanCase{
 		{Label: "{} (default)"},
-		{Label: "segment_size = 4, num_nodes = 8192", HCL: "  segment_size = 4\n  num_nodes    = 8192\n",
+		{Label: fmt.Sprintf("segment_size = 4, num_nodes = %d", sel), HCL: fmt.Sprintf("  segment_size = 4\n  num_nodes    = %d\n", sel),
 			Args: map[string]tftypes.Value{"segment_size": tftypes.NewValue(tftypes.Number, 4),
-				"num_nodes": tftypes.NewValue(tftypes.Number, 8192)}},
+				"num_nodes": tftypes.NewValue(tftypes.Number, sel)}},
 		{Label: "include_nodes = true", HCL: "  include_nodes = true\n",
 			Args: map[string]tftypes.Value{"include_nodes": tftypes.NewValue(tftypes.Bool, true)}},
 	}

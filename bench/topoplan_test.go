@@ -59,7 +59,7 @@ func TestTopologyDataSourceAtTenThousandNodes(t *testing.T) {
 		}
 		return len(m)
 	}
-	cases := DefaultTopoPlanCases()
+	cases := DefaultTopoPlanCases(n)
 
 	def := read(cases[0].Args)
 	if count(def["nodes"]) != 0 || count(def["topology"]) != n || count(def["selected_node_ids"]) != 0 {

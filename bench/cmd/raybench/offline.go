@@ -39,7 +39,7 @@ func runOffline(part, python, outDir, refSizes string, refTime time.Duration, pl
 		fmt.Fprintf(os.Stderr, ">> topology data source against the stand-in dashboard at %v nodes\n", sizes)
 		start := time.Now()
 		res, err := bench.RunTopoPlan(context.Background(), bench.TopoPlanConfig{Terraform: terraform, Dir: abs, Sizes: sizes,
-			Cases: bench.DefaultTopoPlanCases(), Reps: planReps, Log: os.Stderr})
+			Cases: bench.DefaultTopoPlanCases, Reps: planReps, Log: os.Stderr})
 		fmt.Printf("## 4. Plans at frontier scale (%s)\n\n", time.Since(start).Round(time.Second))
 		bench.PrintTopoPlan(os.Stdout, res)
 		if err != nil {
