@@ -185,7 +185,14 @@ func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, includeNodes
 	}
 	entries := make(map[string]tftypes.Value, len(nodes))
 	var gpus, cpus float64
-	for _, i := range topologicalOrder(topo) {
+	order := make([]int, len(nodes)) // only the list has an order to keep
+	for i := range order {
+		order[i] = i
+	}
+	if includeNodes {
+		order = topologicalOrder(topo)
+	}
+	for _, i := range order {
 		n, t := &nodes[i], topo[i]
 		res := userResources(n.ResourcesTotal)
 		gpus += res["GPU"]
