@@ -69,7 +69,10 @@ func providerServer(ctx context.Context, address string) (tfprotov6.ProviderServ
 	if d := diagErrors(sch.Diagnostics); d != nil {
 		return nil, tftypes.Object{}, d
 	}
-	ptype := sch.Provider.ValueType().(tftypes.Object)
+	ptype, ok := sch.Provider.ValueType().(tftypes.Object)
+	if !ok {
+		return nil, tftypes.Object{}, fmt.Errorf("provider schema is not an object")
+	}
 	cfg, err := tfprotov6.NewDynamicValue(ptype, objectWith(ptype, map[string]tftypes.Value{
 		"address": tftypes.NewValue(tftypes.String, address),
 	}))
@@ -87,7 +90,11 @@ func providerServer(ctx context.Context, address string) (tfprotov6.ProviderServ
 	if !ok {
 		return nil, tftypes.Object{}, fmt.Errorf("provider has no %s data source", TopologyDataSource)
 	}
-	return srv, ds.ValueType().(tftypes.Object), nil
+	dsType, ok := ds.ValueType().(tftypes.Object)
+	if !ok {
+		return nil, tftypes.Object{}, fmt.Errorf("%s schema is not an object", TopologyDataSource)
+	}
+	return srv, dsType, nil
 }
 
 // objectWith is an object of type t with the given attributes and every

@@ -95,10 +95,19 @@ var (
 	}}
 	constraintType = types.MapType{ElemType: types.Float64Type}
 
-	tfNodeObject    = nodeObjectType.TerraformType(context.Background()).(tftypes.Object)
-	tfTopologyEntry = topologyEntryType.TerraformType(context.Background()).(tftypes.Object)
+	tfNodeObject    = tfObject(nodeObjectType)
+	tfTopologyEntry = tfObject(topologyEntryType)
 	tfConstraint    = constraintType.TerraformType(context.Background())
 )
+
+// tfObject is the terraform-plugin-go type of a framework object type.
+func tfObject(t types.ObjectType) tftypes.Object {
+	attrs := make(map[string]tftypes.Type, len(t.AttrTypes))
+	for name, at := range t.AttrTypes {
+		attrs[name] = at.TerraformType(context.Background())
+	}
+	return tftypes.Object{AttributeTypes: attrs}
+}
 
 func tfString(s string) tftypes.Value  { return tftypes.NewValue(tftypes.String, s) }
 func tfNumber(v float64) tftypes.Value { return tftypes.NewValue(tftypes.Number, v) }

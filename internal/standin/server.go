@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // Defaults of Ray's state API (ray.util.state.common): the limit when none is
@@ -46,7 +45,8 @@ type Server struct {
 	nodes   []renderedNode
 	groups  []renderedGroup
 
-	requests sync.Map // path -> *atomic.Int64
+	countMu  sync.Mutex
+	requests map[string]int64 // path -> requests served
 }
 
 type renderedNode struct {
@@ -103,15 +103,18 @@ func (s *Server) SetPlacementGroups(groups []PlacementGroup) {
 
 // Requests is the number of requests served for a path, e.g. "/api/v0/nodes".
 func (s *Server) Requests(path string) int64 {
-	if c, ok := s.requests.Load(path); ok {
-		return c.(*atomic.Int64).Load()
-	}
-	return 0
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	return s.requests[path]
 }
 
 func (s *Server) count(path string) {
-	c, _ := s.requests.LoadOrStore(path, new(atomic.Int64))
-	c.(*atomic.Int64).Add(1)
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if s.requests == nil {
+		s.requests = map[string]int64{}
+	}
+	s.requests[path]++
 }
 
 // ServeHTTP answers GET /api/version, /api/v0/nodes and
@@ -196,16 +199,17 @@ func groupColumn(g *PlacementGroup) func(string) (string, bool) {
 type filter struct{ key, op, value string }
 
 // parseListQuery reads limit, detail and the filter triples the way Ray's
-// state head does; the error is the message Ray answers with HTTP 400.
-func parseListQuery(q url.Values, columns []string) (limit int, detail bool, filters []filter, err error) {
+// state head does; bad is the message Ray answers with HTTP 400 ("" if none).
+func parseListQuery(q url.Values, columns []string) (limit int, detail bool, filters []filter, bad string) {
 	limit = DefaultLimit
 	if v := q.Get("limit"); v != "" {
+		var err error
 		if limit, err = strconv.Atoi(v); err != nil {
-			return 0, false, nil, fmt.Errorf("invalid literal for int() with base 10: '%s'", v)
+			return 0, false, nil, fmt.Sprintf("invalid literal for int() with base 10: '%s'", v)
 		}
 	}
 	if limit > MaxLimit {
-		return 0, false, nil, fmt.Errorf("Given limit %d exceeds the supported limit %d. Use a lower limit, "+
+		return 0, false, nil, fmt.Sprintf("Given limit %d exceeds the supported limit %d. Use a lower limit, "+
 			"or set the `RAY_MAX_LIMIT_FROM_API_SERVER` environment variable to a larger value.", limit, MaxLimit)
 	}
 	detail = strings.EqualFold(q.Get("detail"), "true") || q.Get("detail") == "1"
@@ -213,26 +217,26 @@ func parseListQuery(q url.Values, columns []string) (limit int, detail bool, fil
 	for i := 0; i < len(keys) && i < len(preds) && i < len(vals); i++ {
 		f := filter{key: strings.ToLower(keys[i]), op: preds[i], value: vals[i]}
 		if !contains(columns, f.key) {
-			return 0, false, nil, fmt.Errorf("The given filter column %s is not supported. Enter filters with "+
+			return 0, false, nil, fmt.Sprintf("The given filter column %s is not supported. Enter filters with "+
 				"–-filter key=value or –-filter key!=value Supported filter columns: %s", f.key, pySet(columns))
 		}
 		if f.op != "=" && f.op != "!=" {
-			return 0, false, nil, fmt.Errorf("Unsupported filter predicate %s is given. Available predicates: =, !=.", f.op)
+			return 0, false, nil, fmt.Sprintf("Unsupported filter predicate %s is given. Available predicates: =, !=.", f.op)
 		}
 		filters = append(filters, f)
 	}
-	return limit, detail, filters, nil
+	return limit, detail, filters, ""
 }
 
 // serveList writes the state API envelope for rows 0..n-1 (already in id
 // order): filters first, then the limit, with Ray's counters.
 func serveList(w http.ResponseWriter, q url.Values, columns []string, n int,
 	row func(int) (col func(string) (string, bool), plain, detail []byte)) {
-	limit, detail, filters, err := parseListQuery(q, columns)
-	if err != nil {
+	limit, detail, filters, bad := parseListQuery(q, columns)
+	if bad != "" {
 		var out pyWriter
 		out.WriteString(`{"result": false, "msg": `)
-		out.str(err.Error())
+		out.str(bad)
 		out.WriteString(`, "data": {"result": null}}`)
 		writeJSON(w, http.StatusBadRequest, out.Bytes())
 		return
