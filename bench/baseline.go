@@ -30,6 +30,10 @@ type Baseline struct {
 	Python  string // python with ray installed
 	Address string // GCS address for ray.init, e.g. 127.0.0.10:6379
 	Dir     string // where baseline.py is written
+	// Script and ScriptName replace baseline.py (e.g. the reference
+	// baseline, reference_baseline.py); the protocol is the same.
+	Script     []byte
+	ScriptName string
 
 	script string
 	cmd    *exec.Cmd
@@ -76,8 +80,12 @@ func (b *Baseline) writeScript() error {
 	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
 		return err
 	}
-	b.script = filepath.Join(b.Dir, "baseline.py")
-	return os.WriteFile(b.script, baselineSource, 0o644)
+	name, src := "baseline.py", baselineSource
+	if b.Script != nil {
+		name, src = b.ScriptName, b.Script
+	}
+	b.script = filepath.Join(b.Dir, name)
+	return os.WriteFile(b.script, src, 0o644)
 }
 
 // Start launches the persistent baseline driver and waits until it is connected.
@@ -132,18 +140,23 @@ func (b *Baseline) readLine() (string, error) {
 	return "", errors.New("python baseline exited")
 }
 
-func (b *Baseline) call(cmd map[string]any) (BaselineTimes, error) {
+// exchange sends one command to the serving driver and returns its answer line.
+func (b *Baseline) exchange(cmd map[string]any) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var t BaselineTimes
 	if b.stdin == nil {
-		return t, errors.New("python baseline not started")
+		return "", errors.New("python baseline not started")
 	}
 	raw, _ := json.Marshal(cmd)
 	if _, err := b.stdin.Write(append(raw, '\n')); err != nil {
-		return t, err
+		return "", err
 	}
-	line, err := b.readLine()
+	return b.readLine()
+}
+
+func (b *Baseline) call(cmd map[string]any) (BaselineTimes, error) {
+	var t BaselineTimes
+	line, err := b.exchange(cmd)
 	if err != nil {
 		return t, err
 	}
@@ -205,25 +218,34 @@ func (b *Baseline) ColdRemove(names []string) (BaselineTimes, error) {
 	return b.cold("cold-remove", string(raw))
 }
 
-func (b *Baseline) cold(op, arg string) (BaselineTimes, error) {
-	var t BaselineTimes
+// runCold runs the script once in a fresh process with the given
+// arguments and returns its last JSON line and the process's lifetime.
+func (b *Baseline) runCold(op string, args ...string) (line string, start, end time.Time, err error) {
 	if err := b.writeScript(); err != nil {
-		return t, err
+		return "", start, end, err
 	}
-	cmd := exec.Command(b.Python, b.script, op, b.Address, BaselineNamespace, arg)
+	cmd := exec.Command(b.Python, append([]string{b.script, op, b.Address, BaselineNamespace}, args...)...)
 	cmd.Env = b.env()
 	cmd.Stderr = os.Stderr
-	start := time.Now()
+	start = time.Now()
 	out, err := cmd.Output()
-	end := time.Now()
-	var line string
+	end = time.Now()
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(strings.TrimSpace(l), "{") {
 			line = l
 		}
 	}
 	if line == "" {
-		return t, fmt.Errorf("python baseline %s printed nothing (%v)", op, err)
+		return "", start, end, fmt.Errorf("python baseline %s printed nothing (%v)", op, err)
+	}
+	return line, start, end, nil
+}
+
+func (b *Baseline) cold(op, arg string) (BaselineTimes, error) {
+	var t BaselineTimes
+	line, start, end, err := b.runCold(op, arg)
+	if err != nil {
+		return t, err
 	}
 	if jerr := json.Unmarshal([]byte(line), &t); jerr != nil {
 		return t, fmt.Errorf("python baseline %s: bad answer %q: %w", op, line, jerr)

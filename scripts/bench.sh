@@ -2,9 +2,10 @@
 # `make bench`: every benchmark of bench/README.md, printed as Markdown and saved to
 # bench/out/results.md. Flags are passed to bench/cmd/raybench, e.g.
 #
-#   scripts/bench.sh                    # topology maths, apply, tofu, refresh/plan (about 7-8 minutes)
-#   scripts/bench.sh -reps 3 -sizes 1,4 # fewer repetitions / sizes
-#   BENCH_PART=apply scripts/bench.sh   # one part: topo, apply, tofu, refresh or all (default)
+#   scripts/bench.sh                      # everything in bench/README.md
+#   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
+#   BENCH_PART=reference scripts/bench.sh # one part: reference, apply, tofu, refresh, topo, topo-ref,
+#                                         # topoplan or all (default)
 #
 # Uses the local Ray at $RAY_ADDRESS; starts the local cluster (scripts/ray-cluster.sh)
 # when none answers and stops it afterwards only if it started it.
@@ -15,12 +16,14 @@ cd "$root"
 source "$here/env.sh"
 out="$root/bench/out"
 mkdir -p "$out"
+rm -f "$out/topo-ref.md" "$out/topoplan.md"
 part="${BENCH_PART:-all}"
 
 started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
-if [ "$part" != topo ] && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
+offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ]; }
+if ! offline && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
   started=1 # set first: a start that fails half-way is cleaned up too
   "$here/ray-cluster.sh" start
 fi
@@ -40,10 +43,17 @@ if [ "$part" = all ] || [ "$part" = topo ]; then
     -benchtime="${BENCH_TOPO_TIME:-500ms}" -count="${BENCH_TOPO_COUNT:-3}" ./internal/topology | tee "$out/topology.txt" >&2
 fi
 status=0
-if [ "$part" != topo ]; then
-  # The CLI part is measured and labelled with OpenTofu, as in bench/README.md.
-  tofu_bin="$(command -v tofu || "$here/install-tofu.sh")"
-  "$out/raybench" -python "$RAY_BIN/python" -tofu "$tofu_bin" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
+# Pure CPU as well, and no Ray needed: Go vs the Python reference maths, and
+# the topology data source at 10,000 nodes against the stand-in dashboard.
+terraform="${TERRAFORM:-/usr/local/bin/terraform}"
+[ -x "$terraform" ] || terraform="$TOFU"
+for p in topo-ref topoplan; do
+  if [ "$part" = all ] || [ "$part" = "$p" ]; then
+    "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -out "$out" "$@" "$p" >"$out/$p.md" || status=$?
+  fi
+done
+if ! offline; then
+  "$out/raybench" -python "$RAY_BIN/python" -tofu "$TOFU" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
     tee -a "$results" || status=$?
 fi
 if [ "$part" = all ] || [ "$part" = topo ]; then
@@ -53,5 +63,8 @@ if [ "$part" = all ] || [ "$part" = topo ]; then
     "$out/raybench" topo <"$out/topology.txt"
   } | tee -a "$results"
 fi
+for p in topo-ref topoplan; do
+  [ -s "$out/$p.md" ] && tee -a "$results" <"$out/$p.md"
+done
 echo ">> results saved to bench/out/results.md" >&2
 exit "$status"

@@ -88,7 +88,9 @@ provider "ray" {
   ca_file = var.ca_secret_name == "" ? null : local_sensitive_file.ray_ca[0].filename
 }
 
-data "ray_cluster_topology" "all" {}
+data "ray_cluster_topology" "all" {
+  include_nodes = true
+}
 
 output "ray_version" {
   value = data.ray_cluster_topology.all.ray_version

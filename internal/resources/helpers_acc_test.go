@@ -150,6 +150,7 @@ func (d clusterTopology) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "data \"ray_cluster_topology\" %q {\n", label)
 	line := func(key, value string) { fmt.Fprintf(&b, "  %-16s = %s\n", key, value) }
+	line("include_nodes", "true") // the tests read nodes, which are opt-in
 	if d.segmentSize != 0 {
 		line("segment_size", strconv.Itoa(d.segmentSize))
 	}

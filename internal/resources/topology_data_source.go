@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -27,23 +28,18 @@ func NewClusterTopologyDataSource() datasource.DataSource { return &clusterTopol
 
 type clusterTopologyDataSource struct{ data *ProviderData }
 
-type clusterTopologyModel struct {
-	SegmentSize             types.Int64  `tfsdk:"segment_size"`
-	NumNodes                types.Int64  `tfsdk:"num_nodes"`
-	ExcludeNodeIDs          types.Set    `tfsdk:"exclude_node_ids"`
-	Role                    types.String `tfsdk:"role"`
-	ID                      types.String `tfsdk:"id"`
-	RayVersion              types.String `tfsdk:"ray_version"`
-	Nodes                   types.List   `tfsdk:"nodes"`
-	Topology                types.Map    `tfsdk:"topology"`
-	HasTopology             types.Bool   `tfsdk:"has_topology"`
-	TotalGPUs               types.Int64  `tfsdk:"total_gpus"`
-	TotalCPUs               types.Int64  `tfsdk:"total_cpus"`
-	SelectedNodeIDs         types.List   `tfsdk:"selected_node_ids"`
-	RemainingNodeIDs        types.List   `tfsdk:"remaining_node_ids"`
-	NodeResourceConstraints types.List   `tfsdk:"node_resource_constraints"`
-	Message                 types.String `tfsdk:"message"`
+// clusterTopologyArgs are the data source's arguments; the computed
+// attributes are built as raw values (topology_outputs.go).
+type clusterTopologyArgs struct {
+	SegmentSize    types.Int64  `tfsdk:"segment_size"`
+	NumNodes       types.Int64  `tfsdk:"num_nodes"`
+	ExcludeNodeIDs types.Set    `tfsdk:"exclude_node_ids"`
+	Role           types.String `tfsdk:"role"`
+	IncludeNodes   types.Bool   `tfsdk:"include_nodes"`
 }
+
+// argumentNames are the attributes of clusterTopologyArgs, echoed into state.
+var argumentNames = []string{"segment_size", "num_nodes", "exclude_node_ids", "role", "include_nodes"}
 
 func (d *clusterTopologyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_cluster_topology"
@@ -81,14 +77,21 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 				Optional:    true,
 			},
 			"role": schema.StringAttribute{
-				MarkdownDescription: "Label used in the selection message (e.g. `training`, `inference`). Defaults to `" + topology.DefaultRole + "`.",
+				MarkdownDescription: "Label used in the selection message (e.g. `training`, `inference`). Defaults to `training`.",
 				Optional:            true,
+			},
+			"include_nodes": schema.BoolAttribute{
+				MarkdownDescription: "Whether `nodes` lists the nodes (default `false`: `nodes` is empty). Every plan " +
+					"carries that list through Terraform, which costs seconds at thousands of nodes; `topology`, the " +
+					"totals and the selection outputs do not need it.",
+				Optional: true,
 			},
 			"id":          schema.StringAttribute{MarkdownDescription: "Ray session name of the cluster that was read.", Computed: true},
 			"ray_version": schema.StringAttribute{MarkdownDescription: "Ray version reported by the dashboard.", Computed: true},
 			"nodes": schema.ListNestedAttribute{
 				MarkdownDescription: "Alive nodes (after `exclude_node_ids`) in topological order: by the lowest " +
-					"`topo_rank` of their NVLink domain, then `topo_rank`, then node id.",
+					"`topo_rank` of their NVLink domain, then `topo_rank`, then node id. Empty unless " +
+					"`include_nodes` is true.",
 				Computed:     true,
 				NestedObject: schema.NestedAttributeObject{Attributes: nodeAttributes()},
 			},
@@ -124,14 +127,18 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 }
 
 func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var model clusterTopologyModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	var args clusterTopologyArgs
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("segment_size"), &args.SegmentSize)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("num_nodes"), &args.NumNodes)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("exclude_node_ids"), &args.ExcludeNodeIDs)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("role"), &args.Role)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("include_nodes"), &args.IncludeNodes)...)
 	if resp.Diagnostics.HasError() || !requireConfigured(d.data, &resp.Diagnostics) {
 		return
 	}
-	if !model.SegmentSize.IsNull() && !model.NumNodes.IsNull() && model.NumNodes.ValueInt64()%model.SegmentSize.ValueInt64() != 0 {
+	if !args.SegmentSize.IsNull() && !args.NumNodes.IsNull() && args.NumNodes.ValueInt64()%args.SegmentSize.ValueInt64() != 0 {
 		resp.Diagnostics.AddAttributeError(path.Root("num_nodes"), "num_nodes is not a multiple of segment_size",
-			fmt.Sprintf("num_nodes (%d) must be divisible by segment_size (%d).", model.NumNodes.ValueInt64(), model.SegmentSize.ValueInt64()))
+			fmt.Sprintf("num_nodes (%d) must be divisible by segment_size (%d).", args.NumNodes.ValueInt64(), args.SegmentSize.ValueInt64()))
 		return
 	}
 	client := d.data.Client
@@ -147,7 +154,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	}
 	excluded := map[string]bool{}
 	var excludeList []string
-	resp.Diagnostics.Append(model.ExcludeNodeIDs.ElementsAs(ctx, &excludeList, false)...)
+	resp.Diagnostics.Append(args.ExcludeNodeIDs.ElementsAs(ctx, &excludeList, false)...)
 	for _, id := range excludeList {
 		excluded[id] = true
 	}
@@ -160,18 +167,13 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	topo := vcluster.NodeTopology(kept)
 	tflog.Info(ctx, "Ray reports its nodes", map[string]any{"address": client.Address(), "alive_nodes": len(nodes), "listed": len(kept)})
 
-	model.ID = types.StringValue(version.SessionName)
-	model.RayVersion = types.StringValue(version.RayVersion)
-	model.HasTopology = types.BoolValue(topology.HasTopology(topo))
-	resp.Diagnostics.Append(setNodeOutputs(ctx, &model, kept, topo)...)
-
-	role := model.Role.ValueString()
+	role := args.Role.ValueString()
 	var segment *int
-	if !model.SegmentSize.IsNull() {
-		s := int(model.SegmentSize.ValueInt64())
+	if !args.SegmentSize.IsNull() {
+		s := int(args.SegmentSize.ValueInt64())
 		segment = &s
 	}
-	plan, err := topology.PrepareSegmentTopology(segment, int(model.NumNodes.ValueInt64()), topo, role)
+	plan, err := topology.PrepareSegmentTopology(segment, int(args.NumNodes.ValueInt64()), topo, role)
 	if err != nil {
 		var insufficient *topology.ResourceInsufficientError
 		if errors.As(err, &insufficient) {
@@ -184,9 +186,23 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	if plan.Message != "" {
 		tflog.Info(ctx, plan.Message)
 	}
-	resp.Diagnostics.Append(setSelectionOutputs(ctx, &model, plan)...)
-	if resp.Diagnostics.HasError() {
+
+	out := buildNodeOutputs(kept, topo, args.IncludeNodes.ValueBool())
+	vals := selectionOutputs(plan)
+	vals["id"] = tfString(version.SessionName)
+	vals["ray_version"] = tfString(version.RayVersion)
+	vals["has_topology"] = tftypes.NewValue(tftypes.Bool, topology.HasTopology(topo))
+	vals["nodes"] = out.nodes
+	vals["topology"] = out.topology
+	vals["total_gpus"] = tftypes.NewValue(tftypes.Number, out.totalGPUs)
+	vals["total_cpus"] = tftypes.NewValue(tftypes.Number, out.totalCPUs)
+	var config map[string]tftypes.Value
+	if err := req.Config.Raw.As(&config); err != nil {
+		resp.Diagnostics.AddError("Cannot read the data source configuration", err.Error())
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &model)...)
+	for _, name := range argumentNames {
+		vals[name] = config[name]
+	}
+	resp.State.Raw = tftypes.NewValue(resp.State.Schema.Type().TerraformType(ctx), vals)
 }

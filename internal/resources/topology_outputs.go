@@ -2,108 +2,255 @@ package resources
 
 import (
 	"context"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
+// The outputs are built as terraform-plugin-go values and stored with
+// State.Raw: at 10,000 nodes going through attr.Value and State.Set's
+// reflection cost more than everything else the provider does in a plan.
+
+// nodeField is one attribute of a `nodes` entry.
+type nodeField struct {
+	name, doc string
+	typ       attr.Type
+	value     func(n *rayclient.Node, t topology.Node, res map[string]float64) tftypes.Value
+}
+
+// nodeFields lists the attributes of a `nodes` entry once: the schema, the
+// object type and the values all come from it.
+var nodeFields = []nodeField{
+	{name: "node_id", doc: "Ray node id (hex).", typ: types.StringType,
+		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+			return tfString(n.NodeID)
+		}},
+	{name: "node_ip", doc: "Node IP address.", typ: types.StringType,
+		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+			return tfString(n.NodeIP)
+		}},
+	{name: "node_name", doc: "Node name.", typ: types.StringType,
+		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+			return tfString(n.NodeName)
+		}},
+	{name: "is_head_node", doc: "Whether this is the head node.", typ: types.BoolType,
+		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+			return tftypes.NewValue(tftypes.Bool, n.IsHeadNode)
+		}},
+	{name: "state", doc: "Node state (`ALIVE`).", typ: types.StringType,
+		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value { return tfString(n.State) }},
+	{name: "cpus", doc: "Logical CPUs (`CPU` resource).", typ: types.Float64Type,
+		value: func(_ *rayclient.Node, _ topology.Node, res map[string]float64) tftypes.Value {
+			return tfNumber(res["CPU"])
+		}},
+	{name: "gpus", doc: "Logical GPUs (`GPU` resource).", typ: types.Float64Type,
+		value: func(_ *rayclient.Node, _ topology.Node, res map[string]float64) tftypes.Value {
+			return tfNumber(res["GPU"])
+		}},
+	{name: "nvlink_domain", doc: "NVLink domain resource key, or `unknown`.", typ: types.StringType,
+		value: func(_ *rayclient.Node, t topology.Node, _ map[string]float64) tftypes.Value {
+			return tfString(t.Domain)
+		}},
+	{name: "topo_rank", doc: "Topological rank, or `-1` when absent.", typ: types.Int64Type,
+		value: func(_ *rayclient.Node, t topology.Node, _ map[string]float64) tftypes.Value { return tfInt(t.TopoRank) }},
+	{name: "resources", doc: "All total resources of the node.",
+		typ: types.MapType{ElemType: types.Float64Type},
+		value: func(_ *rayclient.Node, _ topology.Node, res map[string]float64) tftypes.Value {
+			m := make(map[string]tftypes.Value, len(res))
+			for k, v := range res {
+				m[k] = tfNumber(v)
+			}
+			return tftypes.NewValue(tfFloatMap, m)
+		}},
+	{name: "labels", doc: "Node labels.",
+		typ: types.MapType{ElemType: types.StringType},
+		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+			m := make(map[string]tftypes.Value, len(n.Labels))
+			for k, v := range n.Labels {
+				m[k] = tfString(v)
+			}
+			return tftypes.NewValue(tfStringMap, m)
+		}},
+}
+
 var (
-	nodeObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"node_id": types.StringType, "node_ip": types.StringType, "node_name": types.StringType,
-		"is_head_node": types.BoolType, "state": types.StringType, "cpus": types.Float64Type,
-		"gpus": types.Float64Type, "nvlink_domain": types.StringType, "topo_rank": types.Int64Type,
-		"resources": types.MapType{ElemType: types.Float64Type}, "labels": types.MapType{ElemType: types.StringType},
-	}}
+	tfFloatMap     = tftypes.Map{ElementType: tftypes.Number}
+	tfStringMap    = tftypes.Map{ElementType: tftypes.String}
+	nodeObjectType = func() types.ObjectType {
+		t := map[string]attr.Type{}
+		for _, f := range nodeFields {
+			t[f.name] = f.typ
+		}
+		return types.ObjectType{AttrTypes: t}
+	}()
 	topologyEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"nvlink_domain": types.StringType, "topo_rank": types.Int64Type,
 	}}
 	constraintType = types.MapType{ElemType: types.Float64Type}
+
+	tfNodeObject    = tfObject(nodeObjectType)
+	tfTopologyEntry = tfObject(topologyEntryType)
+	tfConstraint    = constraintType.TerraformType(context.Background())
 )
 
-func nodeAttributes() map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"node_id":       schema.StringAttribute{Computed: true, MarkdownDescription: "Ray node id (hex)."},
-		"node_ip":       schema.StringAttribute{Computed: true, MarkdownDescription: "Node IP address."},
-		"node_name":     schema.StringAttribute{Computed: true, MarkdownDescription: "Node name."},
-		"is_head_node":  schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether this is the head node."},
-		"state":         schema.StringAttribute{Computed: true, MarkdownDescription: "Node state (`ALIVE`)."},
-		"cpus":          schema.Float64Attribute{Computed: true, MarkdownDescription: "Logical CPUs (`CPU` resource)."},
-		"gpus":          schema.Float64Attribute{Computed: true, MarkdownDescription: "Logical GPUs (`GPU` resource)."},
-		"nvlink_domain": schema.StringAttribute{Computed: true, MarkdownDescription: "NVLink domain resource key, or `unknown`."},
-		"topo_rank":     schema.Int64Attribute{Computed: true, MarkdownDescription: "Topological rank, or `-1` when absent."},
-		"resources":     schema.MapAttribute{Computed: true, ElementType: types.Float64Type, MarkdownDescription: "All total resources of the node."},
-		"labels":        schema.MapAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Node labels."},
+// tfObject is the terraform-plugin-go type of a framework object type.
+func tfObject(t types.ObjectType) tftypes.Object {
+	attrs := make(map[string]tftypes.Type, len(t.AttrTypes))
+	for name, at := range t.AttrTypes {
+		attrs[name] = at.TerraformType(context.Background())
 	}
+	return tftypes.Object{AttributeTypes: attrs}
 }
 
-func setNodeOutputs(ctx context.Context, m *clusterTopologyModel, nodes []rayclient.Node, topo []topology.Node) diag.Diagnostics {
-	var diags diag.Diagnostics
-	objs := make([]attr.Value, 0, len(nodes))
-	entries := map[string]attr.Value{}
+func tfString(s string) tftypes.Value  { return tftypes.NewValue(tftypes.String, s) }
+func tfNumber(v float64) tftypes.Value { return tftypes.NewValue(tftypes.Number, v) }
+func tfInt(v int) tftypes.Value        { return tftypes.NewValue(tftypes.Number, int64(v)) }
+
+func nodeAttributes() map[string]schema.Attribute {
+	out := make(map[string]schema.Attribute, len(nodeFields))
+	for _, f := range nodeFields {
+		switch t := f.typ.(type) {
+		case types.MapType:
+			out[f.name] = schema.MapAttribute{Computed: true, ElementType: t.ElemType, MarkdownDescription: f.doc}
+		default:
+			switch f.typ {
+			case types.StringType:
+				out[f.name] = schema.StringAttribute{Computed: true, MarkdownDescription: f.doc}
+			case types.BoolType:
+				out[f.name] = schema.BoolAttribute{Computed: true, MarkdownDescription: f.doc}
+			case types.Float64Type:
+				out[f.name] = schema.Float64Attribute{Computed: true, MarkdownDescription: f.doc}
+			case types.Int64Type:
+				out[f.name] = schema.Int64Attribute{Computed: true, MarkdownDescription: f.doc}
+			}
+		}
+	}
+	return out
+}
+
+// topologicalOrder sorts node indices by (domain's lowest topo_rank, topo_rank, node id).
+func topologicalOrder(topo []topology.Node) []int {
+	domainMin := map[string]int{}
+	for _, n := range topo {
+		if m, ok := domainMin[n.Domain]; !ok || n.TopoRank < m {
+			domainMin[n.Domain] = n.TopoRank
+		}
+	}
+	idx := make([]int, len(topo))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		x, y := topo[idx[a]], topo[idx[b]]
+		if domainMin[x.Domain] != domainMin[y.Domain] {
+			return domainMin[x.Domain] < domainMin[y.Domain]
+		}
+		if x.TopoRank != y.TopoRank {
+			return x.TopoRank < y.TopoRank
+		}
+		return x.ID < y.ID
+	})
+	return idx
+}
+
+// userResources drops the per-placement-group resources Ray adds to nodes
+// (e.g. CPU_group_<pg id>), which are not the node's own capacity. The map
+// is only copied when there is something to drop.
+func userResources(res map[string]float64) map[string]float64 {
+	for k := range res {
+		if strings.Contains(k, "_group_") {
+			out := make(map[string]float64, len(res))
+			for k, v := range res {
+				if !strings.Contains(k, "_group_") {
+					out[k] = v
+				}
+			}
+			return out
+		}
+	}
+	return res
+}
+
+// nodeOutputs are the node-derived attributes of the data source.
+type nodeOutputs struct {
+	nodes, topology      tftypes.Value
+	totalGPUs, totalCPUs int64
+}
+
+// buildNodeOutputs lists every node in `nodes` only with includeNodes: every
+// attribute or none, because null attributes are not cheaper than filled ones
+// (the framework inspects each null value against the schema).
+func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, includeNodes bool) nodeOutputs {
+	objs := []tftypes.Value{}
+	if includeNodes {
+		objs = make([]tftypes.Value, 0, len(nodes))
+	}
+	entries := make(map[string]tftypes.Value, len(nodes))
 	var gpus, cpus float64
-	for _, i := range topology.TopologicalOrder(topo) {
-		n, t := nodes[i], topo[i]
-		res := vcluster.UserResources(n.ResourcesTotal)
+	order := make([]int, len(nodes)) // only the list has an order to keep
+	for i := range order {
+		order[i] = i
+	}
+	if includeNodes {
+		order = topologicalOrder(topo)
+	}
+	for _, i := range order {
+		n, t := &nodes[i], topo[i]
+		res := userResources(n.ResourcesTotal)
 		gpus += res["GPU"]
 		cpus += res["CPU"]
-		resVal, d := types.MapValueFrom(ctx, types.Float64Type, res)
-		diags.Append(d...)
-		labels := n.Labels
-		if labels == nil {
-			labels = map[string]string{}
+		if includeNodes {
+			vals := make(map[string]tftypes.Value, len(nodeFields))
+			for _, f := range nodeFields {
+				vals[f.name] = f.value(n, t, res)
+			}
+			objs = append(objs, tftypes.NewValue(tfNodeObject, vals))
 		}
-		labelVal, d := types.MapValueFrom(ctx, types.StringType, labels)
-		diags.Append(d...)
-		obj, d := types.ObjectValue(nodeObjectType.AttrTypes, map[string]attr.Value{
-			"node_id": types.StringValue(n.NodeID), "node_ip": types.StringValue(n.NodeIP),
-			"node_name": types.StringValue(n.NodeName), "is_head_node": types.BoolValue(n.IsHeadNode),
-			"state": types.StringValue(n.State), "cpus": types.Float64Value(res["CPU"]),
-			"gpus": types.Float64Value(res["GPU"]), "nvlink_domain": types.StringValue(t.Domain),
-			"topo_rank": types.Int64Value(int64(t.TopoRank)), "resources": resVal, "labels": labelVal,
+		entries[n.NodeID] = tftypes.NewValue(tfTopologyEntry, map[string]tftypes.Value{
+			"nvlink_domain": tfString(t.Domain), "topo_rank": tfInt(t.TopoRank),
 		})
-		diags.Append(d...)
-		objs = append(objs, obj)
-		entry, d := types.ObjectValue(topologyEntryType.AttrTypes, map[string]attr.Value{
-			"nvlink_domain": types.StringValue(t.Domain), "topo_rank": types.Int64Value(int64(t.TopoRank)),
-		})
-		diags.Append(d...)
-		entries[n.NodeID] = entry
 	}
-	var d diag.Diagnostics
-	m.Nodes, d = types.ListValue(nodeObjectType, objs)
-	diags.Append(d...)
-	m.Topology, d = types.MapValue(topologyEntryType, entries)
-	diags.Append(d...)
-	m.TotalGPUs = types.Int64Value(int64(gpus))
-	m.TotalCPUs = types.Int64Value(int64(cpus))
-	return diags
+	return nodeOutputs{
+		nodes:     tftypes.NewValue(tftypes.List{ElementType: tfNodeObject}, objs),
+		topology:  tftypes.NewValue(tftypes.Map{ElementType: tfTopologyEntry}, entries),
+		totalGPUs: int64(gpus),
+		totalCPUs: int64(cpus),
+	}
 }
 
-func setSelectionOutputs(ctx context.Context, m *clusterTopologyModel, plan topology.SegmentPlan) diag.Diagnostics {
-	var diags, d diag.Diagnostics
-	m.SelectedNodeIDs, d = types.ListValueFrom(ctx, types.StringType, nonNil(plan.Selected))
-	diags.Append(d...)
-	m.RemainingNodeIDs, d = types.ListValueFrom(ctx, types.StringType, nonNil(plan.Remaining))
-	diags.Append(d...)
-	if plan.Constraints == nil {
-		m.NodeResourceConstraints = types.ListNull(constraintType)
-	} else {
-		m.NodeResourceConstraints, d = types.ListValueFrom(ctx, constraintType, plan.Constraints)
-		diags.Append(d...)
+// selectionOutputs are selected_node_ids, remaining_node_ids,
+// node_resource_constraints and message, by attribute name.
+func selectionOutputs(plan topology.SegmentPlan) map[string]tftypes.Value {
+	strList := func(ids []string) tftypes.Value {
+		vals := make([]tftypes.Value, len(ids))
+		for i, id := range ids {
+			vals[i] = tfString(id)
+		}
+		return tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, vals)
 	}
-	m.Message = types.StringValue(plan.Message)
-	return diags
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
+	constraints := tftypes.NewValue(tftypes.List{ElementType: tfConstraint}, nil)
+	if plan.Constraints != nil {
+		vals := make([]tftypes.Value, len(plan.Constraints))
+		for i, c := range plan.Constraints {
+			m := make(map[string]tftypes.Value, len(c))
+			for k, v := range c {
+				m[k] = tfNumber(v)
+			}
+			vals[i] = tftypes.NewValue(tfConstraint, m)
+		}
+		constraints = tftypes.NewValue(tftypes.List{ElementType: tfConstraint}, vals)
 	}
-	return s
+	return map[string]tftypes.Value{
+		"selected_node_ids":         strList(plan.Selected),
+		"remaining_node_ids":        strList(plan.Remaining),
+		"node_resource_constraints": constraints,
+		"message":                   tfString(plan.Message),
+	}
 }

@@ -5,8 +5,11 @@
 //	raybench [flags] apply     provider create/delete vs a Python baseline, phase by phase
 //	raybench [flags] refresh   HTTP calls and time of refresh/plan for 1, 10, 50 clusters
 //	raybench [flags] tofu      one tofu apply + destroy of a 4-group cluster (CLI share)
-//	raybench [flags] all       apply, tofu and refresh
+//	raybench [flags] reference provider create/delete vs the reference's own work (probes, ports), per layout and size
+//	raybench [flags] all       reference, tofu and refresh
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
+//	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
+//	raybench [flags] topoplan  the topology data source at 10,000 nodes against the stand-in dashboard
 //
 // Every placement group it creates is named bench-<run id>-..., is removed
 // after each repetition, and is swept up on failure or interrupt.
@@ -71,8 +74,15 @@ func run() int {
 	tofuBin := flag.String("tofu", envOr("TOFU", envOr("TF_ACC_TERRAFORM_PATH", "")), "OpenTofu binary (tofu and refresh parts)")
 	outDir := flag.String("out", "bench/out", "work directory (tofu workspaces, provider build, baseline script)")
 	wait := flag.Duration("wait", 5*time.Minute, "how long to wait for GPUs held by other users of the cluster")
+	refBundles := flag.String("bundles", "1,4,16", "reference: GPU bundles per cluster (64 needs 64 free GPUs)")
+	refLayouts := flag.String("layouts", "per-node,unified", "reference: group layouts")
+	refSizes := flag.String("ref-sizes", "100,1000,10000", "topo-ref: synthetic cluster sizes (nodes)")
+	refTime := flag.Duration("ref-time", time.Second, "topo-ref: minimum time per function and size, per language")
+	planNodes := flag.String("plan-nodes", "1000,10000", "topoplan: alive nodes served by the stand-in dashboard")
+	planReps := flag.Int("plan-reps", 3, "topoplan: repetitions")
+	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan: terraform (or tofu) binary for the plans")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] apply|refresh|tofu|all|topo\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|apply|refresh|tofu|all|topo|topo-ref|topoplan\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -88,8 +98,12 @@ func run() int {
 		}
 		return 0
 	}
-	wantApply, wantRefresh, wantTofu := part == "apply" || part == "all", part == "refresh" || part == "all", part == "tofu" || part == "all"
-	if !wantApply && !wantRefresh && !wantTofu {
+	if part == "topo-ref" || part == "topoplan" {
+		return runOffline(part, *python, *outDir, *refSizes, *refTime, *planNodes, *planReps, *terraform)
+	}
+	wantApply, wantRefresh, wantTofu := part == "apply", part == "refresh" || part == "all", part == "tofu" || part == "all"
+	wantReference := part == "reference" || part == "all"
+	if !wantApply && !wantRefresh && !wantTofu && !wantReference {
 		flag.Usage()
 		return 2
 	}
@@ -120,7 +134,16 @@ func run() int {
 		loadAvg(), prefix)
 
 	base := &bench.Baseline{Python: *python, Address: *gcs, Dir: abs}
-	if wantApply || wantRefresh {
+	ref := bench.NewReferenceBaseline(*python, *gcs, abs)
+	if wantReference {
+		log(">> starting the reference baseline driver (ray.init(address=%q))", *gcs)
+		if err := ref.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 1
+		}
+		defer ref.Stop()
+	}
+	if wantApply || wantRefresh || wantReference {
 		log(">> starting the Python baseline driver (ray.init(address=%q))", *gcs)
 		if err := base.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "raybench:", err)
@@ -162,6 +185,27 @@ func run() int {
 		}
 		fmt.Printf("## 1. Apply (%s)\n\n", time.Since(start).Round(time.Second))
 		bench.PrintApply(os.Stdout, applied, *cold)
+	}
+	if wantReference && ctx.Err() == nil {
+		sz, err := intList(*refBundles)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 2
+		}
+		var layouts []bench.Layout
+		for _, l := range strings.Split(*refLayouts, ",") {
+			layouts = append(layouts, bench.Layout(strings.TrimSpace(l)))
+		}
+		log(">> reference: %v bundles, %v, x %d repetitions", sz, layouts, *reps)
+		start := time.Now()
+		res, err := bench.RunReference(ctx, bench.ReferenceConfig{Apply: &bench.ApplyConfig{Client: client,
+			JobPython: *jobPython, Namespace: vcluster.DefaultNamespace, Prefix: prefix, Wait: *wait, Log: os.Stderr},
+			Ref: ref, Floor: base, Sizes: sz, Layouts: layouts, Reps: *reps})
+		if err != nil {
+			fail("reference", err)
+		}
+		fmt.Printf("## 1. Create and delete against the reference's own work (%s)\n\n", time.Since(start).Round(time.Second))
+		bench.PrintReference(os.Stdout, res)
 	}
 	if wantTofu && ctx.Err() == nil {
 		log(">> tofu apply + destroy of a 4-group cluster")

@@ -1,0 +1,349 @@
+package bench
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+//go:embed reference_baseline.py
+var referenceSource []byte
+
+// NewReferenceBaseline is the reference's own work (reference_baseline.py:
+// create, wait ready, GPU/domain/rank probe per bundle, master address, the
+// address/port batch, remove) behind the Baseline protocol.
+func NewReferenceBaseline(python, address, dir string) *Baseline {
+	return &Baseline{Python: python, Address: address, Dir: dir, Script: referenceSource, ScriptName: "reference_baseline.py"}
+}
+
+// RefCycle is one reference cycle's phase times (seconds, measured in Python).
+type RefCycle struct {
+	OK          bool    `json:"ok"`
+	Error       string  `json:"error"`
+	CreateReady float64 `json:"create_ready_s"`
+	GPUProbes   float64 `json:"gpu_probes_s"`
+	Master      float64 `json:"master_s"`
+	PortBatch   float64 `json:"port_batch_s"`
+	Create      float64 `json:"create_s"`
+	Remove      float64 `json:"remove_s"`
+	Bundles     int     `json:"bundles"`
+	Nodes       int     `json:"nodes"`
+	Import      float64 `json:"import_s"`
+	Init        float64 `json:"init_s"`
+	TFirst      float64 `json:"t_first"`
+	TLast       float64 `json:"t_last"`
+	// Cold process only, seen from Go: Wall is exec to exit, ColdCreate is
+	// exec until the port batch is done, Teardown the rest (remove, exit).
+	Wall, ColdCreate, Teardown time.Duration `json:"-"`
+}
+
+func parseRefCycle(line string) (RefCycle, error) {
+	var c RefCycle
+	if err := json.Unmarshal([]byte(line), &c); err != nil {
+		return c, fmt.Errorf("reference baseline: bad answer %q: %w", line, err)
+	}
+	if !c.OK {
+		return c, fmt.Errorf("reference baseline: %s", c.Error)
+	}
+	return c, nil
+}
+
+// ReferenceCycle runs the reference's work once in the serving driver.
+func (b *Baseline) ReferenceCycle(groups []driver.Group, useGPUs bool) (RefCycle, error) {
+	line, err := b.exchange(map[string]any{"op": "cycle", "groups": groups, "use_gpus": useGPUs})
+	if err != nil {
+		return RefCycle{}, err
+	}
+	return parseRefCycle(line)
+}
+
+// ReferenceCold runs the reference's work in a fresh python process.
+func (b *Baseline) ReferenceCold(groups []driver.Group, useGPUs bool) (RefCycle, error) {
+	raw, _ := json.Marshal(groups)
+	line, start, end, err := b.runCold("cold", string(raw), fmt.Sprint(useGPUs))
+	if err != nil {
+		return RefCycle{}, err
+	}
+	c, err := parseRefCycle(line)
+	if err != nil {
+		return c, err
+	}
+	first := time.Unix(0, int64(c.TFirst*1e9))
+	c.Wall = end.Sub(start)
+	c.ColdCreate = first.Sub(start) + secs(c.Import) + secs(c.Init) + secs(c.Create)
+	c.Teardown = c.Wall - c.ColdCreate
+	return c, nil
+}
+
+// Layout is how a reference-sized cluster is split into groups.
+type Layout string
+
+// Layouts: per-node PACK groups of up to GPUsPerNode bundles, or one unified
+// PACK group (use_unified_pg = true, placement_group_strategy = "PACK").
+const (
+	LayoutPerNode Layout = "per-node"
+	LayoutUnified Layout = "unified"
+)
+
+// ReferenceSpec is a GPU cluster of the given number of bundles: logical
+// nodes of GPUsPerNode bundles (the last one smaller), as the reference's
+// bundle_ct_per_node_list = [gpus_per_node] * nodes.
+func ReferenceSpec(name string, bundles int, layout Layout) vcluster.Spec {
+	var counts []int
+	for left := bundles; left > 0; left -= GPUsPerNode {
+		counts = append(counts, min(left, GPUsPerNode))
+	}
+	s := PerNodeGPUCluster(name, 0)
+	s.BundleCtPerNode = counts
+	if layout == LayoutUnified {
+		s.UseUnifiedPG = true
+		s.Strategy = topology.StrategyPack
+	}
+	return s
+}
+
+// ReferenceConfig configures the provider-vs-reference comparison.
+type ReferenceConfig struct {
+	Apply *ApplyConfig // Client, JobPython, Namespace, Prefix, Wait, Log
+	// Ref serves reference_baseline.py (warm) and runs it cold; Floor is
+	// the bare-creation baseline (baseline.py), kept as the floor.
+	Ref, Floor *Baseline
+	Sizes      []int // bundles per cluster
+	Layouts    []Layout
+	Reps       int
+}
+
+// ReferenceSample is one repetition of one layout and size.
+type ReferenceSample struct {
+	Create, Delete  Phases
+	Warm, Cold      RefCycle
+	Floor           BaselineTimes
+	PlacementNodes  int
+	CreateRun       *ProviderRun
+	DeleteRun       *ProviderRun
+	ProviderBundles int
+}
+
+// ReferenceResult is every sample of one layout and size.
+type ReferenceResult struct {
+	Layout  Layout
+	Bundles int
+	Samples []ReferenceSample
+}
+
+// RunReference measures, interleaved and paired in one run, the provider's
+// create and delete (driver.Run with the resource's Spec, as apply) against
+// the reference's work in a warm driver and in a fresh process, with the
+// bare-creation floor, for each layout and size.
+func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, error) {
+	a := cfg.Apply
+	var results []ReferenceResult
+	for _, l := range cfg.Layouts {
+		for _, n := range cfg.Sizes {
+			results = append(results, ReferenceResult{Layout: l, Bundles: n})
+		}
+	}
+	interp := cfg.Floor.ImportTime
+	for rep := 0; rep < cfg.Reps; rep++ {
+		for i := range results {
+			r := &results[i]
+			var s ReferenceSample
+			var err error
+			for attempt := 0; attempt < 4; attempt++ {
+				s, err = cfg.oneSample(ctx, r.Layout, r.Bundles, rep, attempt, interp)
+				if err == nil || !errors.Is(err, errBusy) {
+					break
+				}
+				a.logf("   %s %d bundles rep %d: %v; retrying later", r.Layout, r.Bundles, rep+1, err)
+			}
+			if err != nil {
+				return results, fmt.Errorf("%s %d bundles, repetition %d: %w", r.Layout, r.Bundles, rep+1, err)
+			}
+			r.Samples = append(r.Samples, s)
+			a.logf("   %-8s %2d bundles rep %d: provider create %ss delete %ss | reference cold %ss (create %ss) warm %ss | floor %ss",
+				r.Layout, r.Bundles, rep+1, Sec(s.Create.Total), Sec(s.Delete.Total), Sec(s.Cold.Wall), Sec(s.Cold.ColdCreate),
+				Sec(secs(s.Warm.Create+s.Warm.Remove)), Sec(secs(s.Floor.Ready)))
+		}
+	}
+	// Split every driver process's lifetime with the fresh processes'
+	// python start-up + imports measured in this run (see RunApply).
+	var cold []time.Duration
+	for _, r := range results {
+		for _, s := range r.Samples {
+			cold = append(cold, s.Cold.ColdCreate-secs(s.Cold.Init)-secs(s.Cold.Create))
+		}
+	}
+	if m := Median(cold); m > 0 {
+		for i := range results {
+			for j := range results[i].Samples {
+				s := &results[i].Samples[j]
+				if s.CreateRun.Recompute(m) == nil {
+					s.Create = s.CreateRun.Phases
+				}
+				if s.DeleteRun.Recompute(m) == nil {
+					s.Delete = s.DeleteRun.Phases
+				}
+			}
+		}
+	}
+	return results, nil
+}
+
+func renamed(groups []driver.Group, from, to string) []driver.Group {
+	out := make([]driver.Group, len(groups))
+	for i, g := range groups {
+		out[i] = g
+		out[i].Name = strings.Replace(g.Name, from, to, 1)
+	}
+	return out
+}
+
+func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundles, rep, attempt int, interp time.Duration) (ReferenceSample, error) {
+	a := cfg.Apply
+	var s ReferenceSample
+	if err := WaitForCapacity(ctx, a.Client, float64(bundles), float64(bundles), a.Wait, a.logf); err != nil {
+		return s, err
+	}
+	name := fmt.Sprintf("%s-%s%02d-r%d-%d", a.Prefix, string(layout[0]), bundles, rep, attempt)
+	spec := ReferenceSpec(name, bundles, layout)
+	groups := DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
+	busy := func(err error) error {
+		if err != nil && (strings.Contains(err.Error(), "Timeout") || strings.Contains(err.Error(), "not ready")) {
+			return fmt.Errorf("%w: %v", errBusy, err)
+		}
+		return err
+	}
+	provider := func() error {
+		cr, err := RunProvider(ctx, a.Client, a.JobPython, DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout), spec, true, interp)
+		if err != nil {
+			a.cleanupProvider(spec)
+			var de *driver.DriverError
+			if errors.As(err, &de) && (de.Kind == driver.KindTimeout || de.Kind == driver.KindInfeasible) {
+				return fmt.Errorf("%w: %v", errBusy, err)
+			}
+			return fmt.Errorf("provider create: %w", err)
+		}
+		nodes := map[string]bool{}
+		for _, g := range cr.Result.Groups {
+			for _, b := range g.Bundles {
+				nodes[b.NodeID] = true
+				s.ProviderBundles++
+			}
+		}
+		s.PlacementNodes = len(nodes)
+		dr, err := RunProvider(ctx, a.Client, a.JobPython, DriverSpec(driver.ActionDelete, a.Namespace, spec, ReadyTimeout), spec, false, interp)
+		if err != nil {
+			a.cleanupProvider(spec)
+			return fmt.Errorf("provider delete: %w", err)
+		}
+		s.Create, s.CreateRun, s.Delete, s.DeleteRun = cr.Phases, cr, dr.Phases, dr
+		return nil
+	}
+	reference := func() error {
+		var err error
+		if s.Warm, err = cfg.Ref.ReferenceCycle(renamed(groups, name, name+"-ref"), true); err != nil {
+			return busy(err)
+		}
+		if s.Cold, err = cfg.Ref.ReferenceCold(renamed(groups, name, name+"-refcold"), true); err != nil {
+			return busy(err)
+		}
+		if s.Floor, err = cfg.Floor.Cycle(renamed(groups, name, name+"-floor")); err != nil {
+			return busy(err)
+		}
+		return nil
+	}
+	first, second := provider, reference
+	if rep%2 == 1 { // alternate, so neither side always runs on a warmer cluster
+		first, second = reference, provider
+	}
+	if err := first(); err != nil {
+		return s, err
+	}
+	if err := second(); err != nil {
+		return s, err
+	}
+	if s.ProviderBundles != bundles || s.Warm.Bundles != bundles || s.Cold.Bundles != bundles {
+		return s, fmt.Errorf("bundles probed: provider %d, reference warm %d, cold %d; want %d",
+			s.ProviderBundles, s.Warm.Bundles, s.Cold.Bundles, bundles)
+	}
+	return s, nil
+}
+
+// PrintReference prints the provider/reference ratios per layout and size,
+// the reference's own phase split, and the provider's phase split (through
+// PrintApply, whose "python" columns are then the bare-creation floor).
+func PrintReference(out io.Writer, results []ReferenceResult) {
+	fmt.Fprintln(out, "Provider = driver.Run with the resource's Spec (+ Create's live check), create then delete. Reference = the same groups with the "+
+		"reference's own work (bench/reference_baseline.py): create + wait ready, one GPU id/NVLink domain/topo_rank task per bundle and the "+
+		"topology sort, the master address, the address/port batch, then remove. cold = a fresh python process (exec until the port batch is "+
+		"done = create; remove until exit = teardown); warm = a driver connected once. floor = bare create+ready in the warm driver (no probes), "+
+		"the lower bound of any placement. Medians of the repetitions, seconds; ratios are provider / reference.")
+	fmt.Fprintln(out)
+	t := NewTable(out, "layout", "bundles", "reps", "provider create", "ref cold create", "create / cold",
+		"provider delete", "ref cold teardown", "delete / cold", "provider create+delete", "ref cold process", "total / cold",
+		"ref warm create", "create / warm", "floor")
+	for _, r := range results {
+		var pc, pd, pt, cc, ct, cw, wc, fl []time.Duration
+		for _, s := range r.Samples {
+			pc, pd, pt = append(pc, s.Create.Total), append(pd, s.Delete.Total), append(pt, s.Create.Total+s.Delete.Total)
+			cc, ct, cw = append(cc, s.Cold.ColdCreate), append(ct, s.Cold.Teardown), append(cw, s.Cold.Wall)
+			wc, fl = append(wc, secs(s.Warm.Create)), append(fl, secs(s.Floor.Ready))
+		}
+		t.Row(string(r.Layout), fmt.Sprint(r.Bundles), fmt.Sprint(len(r.Samples)),
+			Sec(Median(pc)), Sec(Median(cc)), Ratio(Median(pc), Median(cc)),
+			Sec(Median(pd)), Sec(Median(ct)), Ratio(Median(pd), Median(ct)),
+			Sec(Median(pt)), Sec(Median(cw)), Ratio(Median(pt), Median(cw)),
+			Sec(Median(wc)), Ratio(Median(pc), Median(wc)), Sec(Median(fl)))
+	}
+	t.Flush()
+	fmt.Fprintln(out)
+
+	fmt.Fprintln(out, "Where the reference's time goes (warm driver / cold process, medians, seconds):")
+	fmt.Fprintln(out)
+	t = NewTable(out, "layout", "bundles", "nodes", "create+ready", "GPU/domain probes", "master", "port batch", "remove",
+		"cold: python+import", "cold: ray.init", "cold: create..ports", "cold: teardown")
+	for _, r := range results {
+		var cr, gp, ms, pb, rm, im, in, cc, td []time.Duration
+		nodes := 0
+		for _, s := range r.Samples {
+			cr, gp, ms = append(cr, secs(s.Warm.CreateReady)), append(gp, secs(s.Warm.GPUProbes)), append(ms, secs(s.Warm.Master))
+			pb, rm = append(pb, secs(s.Warm.PortBatch)), append(rm, secs(s.Warm.Remove))
+			im = append(im, s.Cold.ColdCreate-secs(s.Cold.Init)-secs(s.Cold.Create))
+			in, cc, td = append(in, secs(s.Cold.Init)), append(cc, secs(s.Cold.Create)), append(td, s.Cold.Teardown)
+			nodes = max(nodes, s.Warm.Nodes)
+		}
+		t.Row(string(r.Layout), fmt.Sprint(r.Bundles), fmt.Sprint(nodes), Sec(Median(cr)), Sec(Median(gp)), Sec(Median(ms)),
+			Sec(Median(pb)), Sec(Median(rm)), Sec(Median(im)), Sec(Median(in)), Sec(Median(cc)), Sec(Median(td)))
+	}
+	t.Flush()
+	fmt.Fprintln(out)
+
+	for _, l := range []Layout{LayoutPerNode, LayoutUnified} {
+		var ar []ApplyResult
+		for _, r := range results {
+			if r.Layout != l {
+				continue
+			}
+			res := ApplyResult{Groups: r.Bundles}
+			for _, s := range r.Samples {
+				res.Samples = append(res.Samples, ApplySample{Create: s.Create, Delete: s.Delete, Warm: s.Floor,
+					CreateRun: s.CreateRun, DeleteRun: s.DeleteRun})
+			}
+			ar = append(ar, res)
+		}
+		if len(ar) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "#### Provider phases, %s layout (columns are bundles; \"python\" below = the floor)\n\n", l)
+		PrintApply(out, ar, false)
+	}
+}
