@@ -6,8 +6,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 func TestBuildNodeOutputs(t *testing.T) {
