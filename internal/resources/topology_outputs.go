@@ -12,6 +12,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // The outputs are built as terraform-plugin-go values and stored with
@@ -165,10 +166,10 @@ func topologicalOrder(topo []topology.Node) []int {
 // is only copied when there is something to drop.
 func userResources(res map[string]float64) map[string]float64 {
 	for k := range res {
-		if strings.Contains(k, "_group_") {
+		if strings.Contains(k, vcluster.GroupResourceMarker) {
 			out := make(map[string]float64, len(res))
 			for k, v := range res {
-				if !strings.Contains(k, "_group_") {
+				if !strings.Contains(k, vcluster.GroupResourceMarker) {
 					out[k] = v
 				}
 			}

@@ -10,6 +10,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // Node is one row of GET /api/v0/nodes, with Ray's field names
@@ -65,9 +68,9 @@ const (
 	AcceleratorLabel   = "ray.io/accelerator-type"
 	DomainLabel        = "raytf.io/nvlink-domain"
 	RankLabel          = "raytf.io/topo-rank"
-	domainResourceName = "nvlink_domain_"
-	topoRankResource   = "topo_rank"
-	aliveState         = "ALIVE"
+	domainResourceName = topology.NVLinkDomainPrefix
+	topoRankResource   = topology.TopoRankKey
+	aliveState         = rayclient.NodeStateAlive
 	bootTimeMs         = int64(1796234892100)
 )
 
