@@ -43,7 +43,7 @@ source "$here/env.sh"
 # The suites, by test name (-run); `full` runs everything.
 case "$suite" in
   full) run=() timeout=60m ;;
-  cli) run=(-run 'TestAccExample|TestAccFunctions') timeout=20m ;;
+  cli) run=(-run 'TestAccExample|TestFunction') timeout=20m ;;
   compat) run=(-run 'TestAccVirtualCluster|TestAccClusterTopology|TestAccExample') timeout=40m ;;
   *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat" >&2; exit 2 ;;
 esac
