@@ -34,7 +34,7 @@ var (
 func buildProvider(t *testing.T) string {
 	t.Helper()
 	providerBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "raytf-provider-bin-")
+		dir, err := os.MkdirTemp("", "raytf-provider-bin-") //nolint:usetesting // shared by every test of the process, outlives the first
 		if err != nil {
 			providerBinErr = err
 			return

@@ -336,8 +336,6 @@ func TestParseProgress(t *testing.T) {
 	}
 }
 
-var rayIDChars = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 func FuzzParseResult(f *testing.F) {
 	f.Add("RAYTF_RESULT " + okResult)
 	f.Add("noise\nRAYTF_RESULT {\"ok\":false,\"action\":\"x\",\"error\":{\"kind\":\"timeout\"}}\n")

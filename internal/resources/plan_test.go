@@ -48,7 +48,10 @@ func TestClaimNameTellsDuplicatesFromReplans(t *testing.T) {
 		t.Fatal("namespaces are separate")
 	}
 	// An existing cluster planned again (same owner) is no clash; a new one is.
-	if d.ClaimName("ns", "b", "owner1", false) || d.ClaimName("ns", "b", "owner1", false) {
+	if d.ClaimName("ns", "b", "owner1", false) {
+		t.Fatal("first plan of an existing cluster clashed")
+	}
+	if d.ClaimName("ns", "b", "owner1", false) {
 		t.Fatal("re-plan of the same cluster clashed")
 	}
 	if !d.ClaimName("ns", "b", "", false) {

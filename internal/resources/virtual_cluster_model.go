@@ -209,8 +209,9 @@ func changedAttributes(a, b virtualClusterModel, names []string) []string {
 			if t.Field(i).Tag.Get("tfsdk") != name {
 				continue
 			}
-			x, y := va.Field(i).Interface().(attr.Value), vb.Field(i).Interface().(attr.Value)
-			if !x.Equal(y) {
+			x, okX := va.Field(i).Interface().(attr.Value)
+			y, okY := vb.Field(i).Interface().(attr.Value)
+			if !okX || !okY || !x.Equal(y) {
 				out = append(out, name)
 			}
 		}
