@@ -70,5 +70,8 @@ for a in "$@"; do case "$a" in ./* | ../* | github.com/*) pkgs=() ;; esac; done
 start=$SECONDS
 status=0
 TF_ACC=1 go test -v -count=1 -p 1 -timeout "$timeout" ${run[@]+"${run[@]}"} "$@" ${pkgs[@]+"${pkgs[@]}"} || status=$?
+if [ "$suite" = full ] && [ $# -eq 0 ]; then
+  "$here/test-python.sh" --no-ray || status=$? # the attach helper's unit tests
+fi
 echo "=== cell done: suite=$suite cli=\"$cli_version\" ray=$RAY_VERSION: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $((SECONDS - start))s" >&2
 exit $status
