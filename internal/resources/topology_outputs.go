@@ -2,8 +2,6 @@ package resources
 
 import (
 	"context"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -136,49 +134,6 @@ func nodeAttributes() map[string]schema.Attribute {
 	return out
 }
 
-// topologicalOrder sorts node indices by (domain's lowest topo_rank, topo_rank, node id).
-func topologicalOrder(topo []topology.Node) []int {
-	domainMin := map[string]int{}
-	for _, n := range topo {
-		if m, ok := domainMin[n.Domain]; !ok || n.TopoRank < m {
-			domainMin[n.Domain] = n.TopoRank
-		}
-	}
-	idx := make([]int, len(topo))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		x, y := topo[idx[a]], topo[idx[b]]
-		if domainMin[x.Domain] != domainMin[y.Domain] {
-			return domainMin[x.Domain] < domainMin[y.Domain]
-		}
-		if x.TopoRank != y.TopoRank {
-			return x.TopoRank < y.TopoRank
-		}
-		return x.ID < y.ID
-	})
-	return idx
-}
-
-// userResources drops the per-placement-group resources Ray adds to nodes
-// (e.g. CPU_group_<pg id>), which are not the node's own capacity. The map
-// is only copied when there is something to drop.
-func userResources(res map[string]float64) map[string]float64 {
-	for k := range res {
-		if strings.Contains(k, vcluster.GroupResourceMarker) {
-			out := make(map[string]float64, len(res))
-			for k, v := range res {
-				if !strings.Contains(k, vcluster.GroupResourceMarker) {
-					out[k] = v
-				}
-			}
-			return out
-		}
-	}
-	return res
-}
-
 // nodeOutputs are the node-derived attributes of the data source.
 type nodeOutputs struct {
 	nodes, topology      tftypes.Value
@@ -200,11 +155,11 @@ func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, includeNodes
 		order[i] = i
 	}
 	if includeNodes {
-		order = topologicalOrder(topo)
+		order = topology.TopologicalOrder(topo)
 	}
 	for _, i := range order {
 		n, t := &nodes[i], topo[i]
-		res := userResources(n.ResourcesTotal)
+		res := vcluster.UserResources(n.ResourcesTotal)
 		gpus += res["GPU"]
 		cpus += res["CPU"]
 		if includeNodes {

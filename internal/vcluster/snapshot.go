@@ -101,13 +101,20 @@ func (s *Snapshot) Capacity(ignore map[string]bool) []topology.NodeCapacity {
 }
 
 // UserResources drops the per-placement-group resources Ray adds to nodes
-// (e.g. CPU_group_<pg id>), which are not the node's own capacity.
+// (e.g. CPU_group_<pg id>), which are not the node's own capacity. It copies
+// only when there is something to drop (10,000-node reads), so callers must
+// not modify the result.
 func UserResources(res map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(res))
-	for k, v := range res {
-		if !strings.Contains(k, GroupResourceMarker) {
-			out[k] = v
+	for k := range res {
+		if strings.Contains(k, GroupResourceMarker) {
+			out := make(map[string]float64, len(res))
+			for k, v := range res {
+				if !strings.Contains(k, GroupResourceMarker) {
+					out[k] = v
+				}
+			}
+			return out
 		}
 	}
-	return out
+	return res
 }
