@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +25,16 @@ import (
 // GPU worker nodes (4 GPUs each, nvlink_domain_* and topo_rank resources)
 // and jobs must find a ray-enabled "python" on PATH (RAYTF_TEST_PYTHON
 // overrides it).
+
+// testSidePython is the interpreter the test itself runs out-of-band Ray
+// calls with: the Ray virtualenv's (RAY_BIN), since the job-side "python"
+// is only on PATH inside Ray's workers.
+func testSidePython() string {
+	if bin := os.Getenv("RAY_BIN"); bin != "" {
+		return filepath.Join(bin, "python")
+	}
+	return "python"
+}
 
 type accEnv struct {
 	t      *testing.T

@@ -169,7 +169,7 @@ func (e *accEnv) loseSupervisor(t *testing.T, spec Spec, killDriver bool) lossOu
 			if killDriver {
 				driverPID = j.DriverInfo.PID
 			}
-			out, kerr := exec.Command(e.python, "-c", `import os, signal, sys, ray
+			out, kerr := exec.Command(testSidePython(), "-c", `import os, signal, sys, ray
 from ray.util.state import list_actors
 ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
 name = "_ray_internal_job_actor_" + sys.argv[2]
