@@ -94,19 +94,6 @@ func (s Spec) bundleNodes(g GroupRequest) []int {
 	return out
 }
 
-// labelSelectors pins g's bundles to their selected nodes (PinningNode).
-func (s Spec) labelSelectors(g GroupRequest) []map[string]string {
-	if !s.pinsNodes() {
-		return nil
-	}
-	nodes := s.bundleNodes(g)
-	out := make([]map[string]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = map[string]string{NodeIDLabel: s.SelectedNodeIDs[n]}
-	}
-	return out
-}
-
 func (s Spec) pinsNodes() bool {
 	return s.SelectNodes && s.Pinning == PinningNode && len(s.SelectedNodeIDs) == len(s.BundleCtPerNode)
 }
@@ -121,17 +108,25 @@ func (s Spec) domainConstraint(i int) (string, bool) {
 }
 
 // FeasibilityGroups are the spec's groups as the static check sees them:
-// node pins become a resource only the pinned node has.
+// node pins and label selectors become resources only the nodes that
+// satisfy them have (withPins, withSelectors).
 func (s Spec) FeasibilityGroups() []GroupRequest {
 	groups := s.Groups()
-	if !s.pinsNodes() {
+	pins := s.pinsNodes()
+	if !pins && s.NodeLabelSelectors == nil {
 		return groups
 	}
 	for gi, g := range groups {
 		nodes := s.bundleNodes(g)
 		bundles := make([]topology.Resources, len(g.Bundles))
 		for i, b := range g.Bundles {
-			nb := topology.Resources{pinnedNodeResource + s.SelectedNodeIDs[nodes[i]]: pinnedNodeAmount}
+			nb := topology.Resources{}
+			if pins {
+				nb[pinnedNodeResource+s.SelectedNodeIDs[nodes[i]]] = pinnedNodeAmount
+			}
+			if sel := s.nodeSelector(nodes[i]); sel != nil {
+				nb[selectorResource(sel)] = selectorAmount
+			}
 			for k, v := range b {
 				nb[k] = v
 			}
@@ -165,9 +160,10 @@ func withPins(capacity []topology.NodeCapacity) []topology.NodeCapacity {
 // CheckCapacity explains whether the cluster fits capacity, first alone and
 // then together with others (groups of other clusters planned in the same
 // run). togetherOnly is true when it fits alone but not with the others.
-func (s Spec) CheckCapacity(capacity []topology.NodeCapacity, others []GroupRequest) (sh Shortage, togetherOnly bool) {
-	pinned := withPins(capacity)
+// labels (node id -> labels) judges label selectors; nil when unknown.
+func (s Spec) CheckCapacity(capacity []topology.NodeCapacity, labels map[string]map[string]string, others []GroupRequest) (sh Shortage, togetherOnly bool) {
 	own := s.FeasibilityGroups()
+	pinned := withSelectors(withPins(capacity), labels, append(slices.Clone(others), own...))
 	sh = ExplainShortage(own, pinned)
 	sh.Nodes = CapacitySummary(capacity)
 	if len(sh.Errors) > 0 || len(others) == 0 {

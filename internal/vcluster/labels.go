@@ -1,0 +1,420 @@
+package vcluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// Label selectors (Ray's bundle_label_selector) and topology strategies, with
+// the syntax Ray 2.55.1 and 2.60.0 accept (ray/_private/label_utils.py and
+// ray/util/placement_group.py; both versions agree on the selector rules).
+
+// Limits of Ray's label syntax (Kubernetes label rules).
+const (
+	maxLabelNameLength   = 63
+	maxLabelPrefixLength = 253
+)
+
+var (
+	labelName = `[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?`
+	// labelNamePattern is a label key's name part and a label value.
+	labelNamePattern = regexp.MustCompile(`^` + labelName + `$`)
+	// labelPrefixPattern is a key's optional DNS-subdomain prefix ("raytf.io").
+	labelPrefixPattern = regexp.MustCompile(`^(?:` + labelName + `)?(?:\.(?:` + labelName + `)?)*$`)
+	// selectorValuePattern is one selector value: "v", "!v", "in(a, b)",
+	// "!in(a, b)" (Ray also accepts the parentheses without "in").
+	selectorValuePattern = regexp.MustCompile(`^!?(?:in)?\((` + labelName + `(?:, ?` + labelName + `)*)\)$|^!?(` + labelName + `)$`)
+)
+
+// validateLabelKey returns why key is not a label key Ray accepts, or "".
+func validateLabelKey(key string) string {
+	name := key
+	if i := strings.LastIndex(key, "/"); i >= 0 {
+		prefix := key[:i]
+		name = key[i+1:]
+		if len(prefix) > maxLabelPrefixLength || !labelPrefixPattern.MatchString(prefix) {
+			return fmt.Sprintf("label key %q has an invalid prefix %q: it must be DNS labels separated by dots, at most %d characters",
+				key, prefix, maxLabelPrefixLength)
+		}
+	}
+	if len(name) > maxLabelNameLength || !labelNamePattern.MatchString(name) {
+		return fmt.Sprintf("label key %q has an invalid name %q: at most %d characters of letters, digits, '-', '_' and '.', "+
+			"starting and ending with a letter or digit", key, name, maxLabelNameLength)
+	}
+	return ""
+}
+
+// validateSelectorValue returns why value is not a selector value Ray
+// accepts, or "".
+func validateSelectorValue(key, value string) string {
+	if value == "" || selectorValuePattern.MatchString(value) {
+		return ""
+	}
+	return fmt.Sprintf("selector %s = %q is not a value Ray accepts: use \"v\", \"!v\", \"in(a,b)\" or \"!in(a,b)\", "+
+		"where each value has at most %d letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+		key, value, maxLabelNameLength)
+}
+
+// labelMatch is one parsed selector value.
+type labelMatch struct {
+	negate bool
+	values []string
+}
+
+func parseSelectorValue(value string) (labelMatch, bool) {
+	m := selectorValuePattern.FindStringSubmatch(value)
+	if m == nil {
+		return labelMatch{}, false
+	}
+	lm := labelMatch{negate: strings.HasPrefix(value, "!")}
+	if m[1] != "" {
+		for _, v := range strings.Split(m[1], ",") {
+			lm.values = append(lm.values, strings.TrimSpace(v))
+		}
+	} else {
+		lm.values = []string{m[2]}
+	}
+	return lm, true
+}
+
+// SelectorMatches reports whether a node with labels satisfies selector, by
+// Ray's rules: "in" needs the label with one of the values, "!"/"!in" is
+// satisfied by a node without the label. A value this package cannot parse
+// (only "", which Ray accepts) matches every node, so that the plan-time
+// check never rejects what Ray might place.
+func SelectorMatches(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		lm, ok := parseSelectorValue(v)
+		if !ok {
+			continue
+		}
+		have, present := labels[k]
+		in := present && slices.Contains(lm.values, have)
+		if in == lm.negate {
+			return false
+		}
+	}
+	return true
+}
+
+// canonicalSelectorValue drops the optional spaces of "in(a, b)" so that
+// what Ray reports compares equal to what was sent.
+func canonicalSelectorValue(v string) string {
+	if !strings.HasSuffix(v, ")") {
+		return v
+	}
+	return strings.ReplaceAll(v, " ", "")
+}
+
+// sameSelector compares two selectors by canonical values; nil and empty
+// are the same.
+func sameSelector(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || canonicalSelectorValue(v) != canonicalSelectorValue(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// FormatSelector renders a selector with sorted keys.
+func FormatSelector(s map[string]string) string {
+	parts := make([]string, 0, len(s))
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		parts = append(parts, fmt.Sprintf("%s: %q", k, s[k]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// validateSelectors checks node_label_selectors: one entry per logical
+// node, each key and value as Ray accepts them. A selector on NodeIDLabel
+// that contradicts pinning = "node" is found when nodes are chosen
+// (ChooseLabelledNodes).
+func (s Spec) validateSelectors(bad func(path, summary, format string, args ...any)) {
+	if s.NodeLabelSelectors == nil {
+		return
+	}
+	if len(s.NodeLabelSelectors) != len(s.BundleCtPerNode) {
+		bad(AttrNodeLabelSelectors, "Selector count mismatch",
+			"node_label_selectors length (%d) must match bundle_ct_per_node_list length (%d): one selector map per logical node",
+			len(s.NodeLabelSelectors), len(s.BundleCtPerNode))
+	}
+	for i, sel := range s.NodeLabelSelectors {
+		p := fmt.Sprintf("%s[%d]", AttrNodeLabelSelectors, i)
+		for _, k := range slices.Sorted(maps.Keys(sel)) {
+			if why := validateLabelKey(k); why != "" {
+				bad(p, "Invalid label selector", "node %d: %s", i, why)
+				continue
+			}
+			if why := validateSelectorValue(k, sel[k]); why != "" {
+				bad(p, "Invalid label selector", "node %d: %s", i, why)
+			}
+		}
+	}
+}
+
+// validateTopologyStrategy checks topology_strategy against what Ray 2.60
+// accepts: at most one topology label besides Ray's node-id label (which
+// placement_group_strategy sets), with STRICT_PACK, on a unified group.
+func (s Spec) validateTopologyStrategy(bad func(path, summary, format string, args ...any)) {
+	if s.TopologyStrategy == nil {
+		return
+	}
+	if !s.UseUnifiedPG {
+		bad(AttrTopologyStrategy, "topology_strategy needs a unified group",
+			"topology_strategy applies to the unified placement group only: set use_unified_pg = true, or remove topology_strategy")
+	}
+	if len(s.TopologyStrategy) > maxTopologyLabels {
+		bad(AttrTopologyStrategy, "Too many topology labels",
+			"topology_strategy has %d entries; Ray supports at most %d topology label", len(s.TopologyStrategy), maxTopologyLabels)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.TopologyStrategy)) {
+		v := s.TopologyStrategy[k]
+		switch {
+		case k == NodeIDLabel:
+			bad(AttrTopologyStrategy, "Invalid topology label",
+				"topology_strategy cannot use %s: the node-level strategy is placement_group_strategy", NodeIDLabel)
+		case validateLabelKey(k) != "":
+			bad(AttrTopologyStrategy, "Invalid topology label", "%s", validateLabelKey(k))
+		case v != TopologyLabelStrategy:
+			bad(AttrTopologyStrategy, "Invalid topology strategy",
+				"topology_strategy[%q] = %q: Ray supports only %q for topology labels", k, v, TopologyLabelStrategy)
+		}
+	}
+}
+
+// maxTopologyLabels is how many topology labels Ray 2.60 accepts besides
+// the node-id label.
+const maxTopologyLabels = 1
+
+// TopologyLabelStrategy is the only strategy Ray 2.60 accepts for a
+// topology label.
+const TopologyLabelStrategy = topology.StrategyStrictPack
+
+// nodeSelector is logical node i's user selector (nil for none).
+func (s Spec) nodeSelector(i int) map[string]string {
+	if i < len(s.NodeLabelSelectors) && len(s.NodeLabelSelectors[i]) > 0 {
+		return s.NodeLabelSelectors[i]
+	}
+	return nil
+}
+
+// bundleSelectors is the bundle_label_selector of g: each bundle gets its
+// logical node's selector, with the node pin (pinning = "node") on
+// NodeIDLabel in place of any user selector on that key (validation has
+// checked that the pinned node satisfies it). Nil when no bundle has one.
+func (s Spec) bundleSelectors(g GroupRequest) []map[string]string {
+	pins := s.pinsNodes()
+	if !pins && s.NodeLabelSelectors == nil {
+		return nil
+	}
+	nodes := s.bundleNodes(g)
+	out := make([]map[string]string, len(nodes))
+	some := false
+	for i, n := range nodes {
+		sel := map[string]string{}
+		maps.Copy(sel, s.nodeSelector(n))
+		if pins {
+			sel[NodeIDLabel] = s.SelectedNodeIDs[n]
+		}
+		out[i] = sel
+		some = some || len(sel) > 0
+	}
+	if !some {
+		return nil
+	}
+	return out
+}
+
+// groupTopologyStrategy is what the driver passes as Ray's
+// topology_strategy for g: the node-level strategy under NodeIDLabel plus
+// the configured topology labels. Nil without topology_strategy.
+func (s Spec) groupTopologyStrategy(g GroupRequest) map[string]string {
+	if len(s.TopologyStrategy) == 0 || g.NodeIndex >= 0 {
+		return nil
+	}
+	out := map[string]string{NodeIDLabel: g.Strategy}
+	maps.Copy(out, s.TopologyStrategy)
+	return out
+}
+
+// NodeLabels maps node id to labels.
+func NodeLabels(nodes []rayclient.Node) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(nodes))
+	for _, n := range nodes {
+		out[n.NodeID] = n.Labels
+	}
+	return out
+}
+
+// CheckSelectors reports every logical node whose selector no alive node
+// satisfies (labels: node id -> labels), and a topology strategy whose
+// label no alive node carries.
+func (s Spec) CheckSelectors(labels map[string]map[string]string) []Issue {
+	var out []Issue
+	ids := slices.Sorted(maps.Keys(labels))
+	for i := range s.BundleCtPerNode {
+		sel := s.nodeSelector(i)
+		if sel == nil || s.BundleCtPerNode[i] == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(ids, func(id string) bool { return SelectorMatches(sel, labels[id]) }) {
+			out = append(out, Issue{Path: fmt.Sprintf("%s[%d]", AttrNodeLabelSelectors, i), Summary: "No node matches the label selector",
+				Detail: fmt.Sprintf("No alive Ray node satisfies logical node %d's selector %s (%d nodes checked).", i, FormatSelector(sel), len(ids))})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.TopologyStrategy)) {
+		if !slices.ContainsFunc(ids, func(id string) bool { _, ok := labels[id][k]; return ok }) {
+			out = append(out, Issue{Path: AttrTopologyStrategy, Summary: "No node carries the topology label",
+				Detail: fmt.Sprintf("topology_strategy packs the group inside one value of label %q, but no alive Ray node has that label.", k)})
+		}
+	}
+	return out
+}
+
+// selectorResource stands for "this bundle needs a node matching selector"
+// in the static feasibility check, which knows resources, not labels. The
+// selector is JSON after the prefix so withSelectors can read it back.
+const (
+	selectorResourcePrefix = "label_selector:"
+	selectorAmount         = pinnedNodeAmount
+	selectorCapacity       = pinnedNodeCapacity
+)
+
+func selectorResource(sel map[string]string) string {
+	b, _ := json.Marshal(sel) // map keys are sorted
+	return selectorResourcePrefix + string(b)
+}
+
+// withSelectors gives every node a selector resource for each selector in
+// groups that it satisfies. With labels nil (unknown) every node gets
+// every selector, so the check does not reject what it cannot judge.
+func withSelectors(capacity []topology.NodeCapacity, labels map[string]map[string]string, groups []GroupRequest) []topology.NodeCapacity {
+	selectors := map[string]map[string]string{}
+	for _, g := range groups {
+		for _, b := range g.Bundles {
+			for k := range b {
+				if rest, ok := strings.CutPrefix(k, selectorResourcePrefix); ok && selectors[k] == nil {
+					var sel map[string]string
+					if json.Unmarshal([]byte(rest), &sel) == nil {
+						selectors[k] = sel
+					}
+				}
+			}
+		}
+	}
+	if len(selectors) == 0 {
+		return capacity
+	}
+	out := make([]topology.NodeCapacity, len(capacity))
+	for i, c := range capacity {
+		total := maps.Clone(c.Total)
+		var avail topology.Resources
+		if c.Available != nil {
+			avail = maps.Clone(c.Available)
+		}
+		for name, sel := range selectors {
+			if labels != nil && !SelectorMatches(sel, labels[c.ID]) {
+				continue
+			}
+			total[name] = selectorCapacity
+			if avail != nil {
+				avail[name] = selectorCapacity
+			}
+		}
+		out[i] = topology.NodeCapacity{ID: c.ID, Total: total, Available: avail}
+	}
+	return out
+}
+
+// CheckTopologyStrategy reports whether the unified group fits inside one
+// value of each topology label (capacity and labels as for CheckCapacity);
+// it returns "" when it does or when there is nothing to check.
+func (s Spec) CheckTopologyStrategy(capacity []topology.NodeCapacity, labels map[string]map[string]string) string {
+	if len(s.TopologyStrategy) == 0 || !s.UseUnifiedPG || labels == nil {
+		return ""
+	}
+	groups := s.FeasibilityGroups()
+	for _, key := range slices.Sorted(maps.Keys(s.TopologyStrategy)) {
+		byValue := map[string][]topology.NodeCapacity{}
+		for _, c := range capacity {
+			if v, ok := labels[c.ID][key]; ok {
+				byValue[v] = append(byValue[v], c)
+			}
+		}
+		fits := false
+		for _, v := range slices.Sorted(maps.Keys(byValue)) {
+			caps := withSelectors(withPins(byValue[v]), labels, groups)
+			if len(ExplainShortage(groups, caps).Errors) == 0 {
+				fits = true
+				break
+			}
+		}
+		if !fits {
+			return fmt.Sprintf("topology_strategy packs every bundle inside one value of label %q, but no value's nodes "+
+				"(%s) can hold all %d bundles together.", key, strings.Join(slices.Sorted(maps.Keys(byValue)), ", "), s.WorldSize())
+		}
+	}
+	return ""
+}
+
+// ChooseLabelledNodes is ChooseNodes honouring node_label_selectors: nodes
+// that satisfy no logical node's selector are left out of the choice, and
+// each chosen node must satisfy its own logical node's selector (with
+// pinning = "node" a selector on NodeIDLabel that the choice contradicts is
+// reported here). labels maps node id to labels.
+func (s Spec) ChooseLabelledNodes(topo []topology.Node, exclude map[string]bool, labels map[string]map[string]string) (ids, domains []string, issues []Issue) {
+	skip := maps.Clone(exclude)
+	if skip == nil {
+		skip = map[string]bool{}
+	}
+	if s.NodeLabelSelectors != nil {
+		for _, n := range topo {
+			usable := false
+			for i := range s.BundleCtPerNode {
+				if sel := s.nodeSelector(i); sel == nil || SelectorMatches(sel, labels[n.ID]) {
+					usable = true
+					break
+				}
+			}
+			if !usable {
+				skip[n.ID] = true
+			}
+		}
+	}
+	ids, domains, err := s.ChooseNodes(topo, skip)
+	if err != nil {
+		if len(skip) > len(exclude) {
+			err = fmt.Errorf("%w; %d node(s) satisfy no entry of node_label_selectors", err, len(skip)-len(exclude))
+		}
+		return nil, nil, []Issue{{Path: AttrSelectNodes, Summary: "Cannot select nodes for the virtual cluster", Detail: err.Error()}}
+	}
+	for i, id := range ids {
+		sel := s.nodeSelector(i)
+		if sel == nil || SelectorMatches(sel, labels[id]) {
+			continue
+		}
+		detail := fmt.Sprintf("select_nodes chose node %s for logical node %d (complete NVLink segments in topological order), "+
+			"but it does not satisfy that node's selector %s. Make the selectors agree with the segment order, or list "+
+			"unwanted nodes in exclude_node_ids.", id, i, FormatSelector(sel))
+		if _, onID := sel[NodeIDLabel]; onID && s.Pinning == PinningNode {
+			detail += fmt.Sprintf(" A selector on %s contradicts pinning = %q, which pins each logical node to its chosen node.", NodeIDLabel, PinningNode)
+		}
+		issues = append(issues, Issue{Path: fmt.Sprintf("%s[%d]", AttrNodeLabelSelectors, i), Summary: "Selected node does not match the label selector", Detail: detail})
+	}
+	if len(issues) > 0 {
+		return nil, nil, issues
+	}
+	return ids, domains, nil
+}
