@@ -154,11 +154,11 @@ func (s Spec) validateSelectors(bad func(path, summary, format string, args ...a
 		p := fmt.Sprintf("%s[%d]", AttrNodeLabelSelectors, i)
 		for _, k := range slices.Sorted(maps.Keys(sel)) {
 			if why := validateLabelKey(k); why != "" {
-				bad(p, "Invalid label selector", "node %d: %s", i, why)
+				bad(p, "Invalid label selector", "%s: %s", p, why)
 				continue
 			}
 			if why := validateSelectorValue(k, sel[k]); why != "" {
-				bad(p, "Invalid label selector", "node %d: %s", i, why)
+				bad(p, "Invalid label selector", "%s: %s", p, why)
 			}
 		}
 	}
@@ -271,7 +271,7 @@ func (s Spec) CheckSelectors(labels map[string]map[string]string) []Issue {
 		}
 		if !slices.ContainsFunc(ids, func(id string) bool { return SelectorMatches(sel, labels[id]) }) {
 			out = append(out, Issue{Path: fmt.Sprintf("%s[%d]", AttrNodeLabelSelectors, i), Summary: "No node matches the label selector",
-				Detail: fmt.Sprintf("No alive Ray node satisfies logical node %d's selector %s (%d nodes checked).", i, FormatSelector(sel), len(ids))})
+				Detail: fmt.Sprintf("node_label_selectors[%d]: no alive Ray node satisfies logical node %d's selector %s (%d nodes checked).", i, i, FormatSelector(sel), len(ids))})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.TopologyStrategy)) {
@@ -405,9 +405,9 @@ func (s Spec) ChooseLabelledNodes(topo []topology.Node, exclude map[string]bool,
 		if sel == nil || SelectorMatches(sel, labels[id]) {
 			continue
 		}
-		detail := fmt.Sprintf("select_nodes chose node %s for logical node %d (complete NVLink segments in topological order), "+
+		detail := fmt.Sprintf("node_label_selectors[%d]: select_nodes chose node %s for logical node %d (complete NVLink segments in topological order), "+
 			"but it does not satisfy that node's selector %s. Make the selectors agree with the segment order, or list "+
-			"unwanted nodes in exclude_node_ids.", id, i, FormatSelector(sel))
+			"unwanted nodes in exclude_node_ids.", i, id, i, FormatSelector(sel))
 		if _, onID := sel[NodeIDLabel]; onID && s.Pinning == PinningNode {
 			detail += fmt.Sprintf(" A selector on %s contradicts pinning = %q, which pins each logical node to its chosen node.", NodeIDLabel, PinningNode)
 		}
