@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -74,8 +75,6 @@ resource "ray_virtual_cluster" "t" {
   name                    = %q
   bundle_ct_per_node_list = %s
   use_gpus                = false
-  port_range_low          = 1820
-  port_range_high         = 1880
 %s
 }`, name, counts, extra)
 }
@@ -98,13 +97,38 @@ func checkBundlesOnLabel(t *testing.T, group, key, want string) resource.TestChe
 	}
 }
 
-// Per-node selectors land where they say: logical node 0 on the node
-// labelled topo-rank 3, node 1 on topo-rank 2 (rackA-1 and rackA-2, present
-// on the shared cluster and on a small side cluster alike), checked with the
-// node ids Ray reports; impossible or malformed selectors fail the plan.
+// twoFreeRanks picks the topo-rank labels of two nodes with a free CPU, so
+// that other clusters on the shared Ray do not fail the plan's live check.
+func twoFreeRanks(t *testing.T) (string, string) {
+	t.Helper()
+	snap, err := vcluster.FetchSnapshot(context.Background(), acctest.Client(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := vcluster.NodeLabels(snap.Nodes)
+	var ranks []string
+	for _, c := range snap.Capacity(nil) {
+		if rank, ok := labels[c.ID][rankLabel]; ok && c.Available["CPU"] >= 1 {
+			ranks = append(ranks, rank)
+		}
+	}
+	if len(ranks) < 2 {
+		t.Skipf("fewer than two labelled nodes with a free CPU (%v)", ranks)
+	}
+	sort.Strings(ranks)
+	return ranks[len(ranks)-1], ranks[0]
+}
+
+// Per-node selectors land where they say: logical node 0 on the node with
+// one topo-rank label, node 1 on another (with an "in" and a "!" selector),
+// checked with the node ids Ray reports; impossible or malformed selectors
+// fail the plan, and an import reads the selectors back from Ray.
 func TestAccVirtualCluster_nodeLabelSelectors(t *testing.T) {
+	acctest.PreCheck(t)
 	name := acctest.Name("native-sel")
-	selectors := fmt.Sprintf(`  node_label_selectors    = [{ %q = "3" }, { %q = "in(2, 9)", %q = "!rackZ" }]`, rankLabel, rankLabel, domainLabel)
+	first, second := twoFreeRanks(t)
+	selectors := fmt.Sprintf(`  node_label_selectors    = [{ %q = %q }, { %q = "in(%s, 999)", %q = "!rackZ" }]`,
+		rankLabel, first, rankLabel, second, domainLabel)
 	vcTest(t, name,
 		resource.TestStep{
 			Config:      selectorConfig(name, "[1, 1]", fmt.Sprintf(`  node_label_selectors    = [{ %q = "99" }, {}]`, rankLabel)),
@@ -122,8 +146,8 @@ func TestAccVirtualCluster_nodeLabelSelectors(t *testing.T) {
 			Config: selectorConfig(name, "[1, 1]", selectors),
 			Check: resource.ComposeTestCheckFunc(
 				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
-				checkBundlesOnLabel(t, name+"-node0", rankLabel, "3"),
-				checkBundlesOnLabel(t, name+"-node1", rankLabel, "2"),
+				checkBundlesOnLabel(t, name+"-node0", rankLabel, first),
+				checkBundlesOnLabel(t, name+"-node1", rankLabel, second),
 				func(*terraform.State) error {
 					g, err := liveGroup(t, name+"-node1")
 					if err != nil {
@@ -140,6 +164,19 @@ func TestAccVirtualCluster_nodeLabelSelectors(t *testing.T) {
 				expectVC(at("placement_groups", 1, "drift"), knownvalue.StringExact("")),
 				expectVC(at("topology_assignments"), knownvalue.Null()),
 			},
+		},
+		resource.TestStep{ // import reads the selectors back from Ray
+			ResourceName:            vcName,
+			ImportState:             true,
+			ImportStateId:           name,
+			ImportStateVerify:       true,
+			ImportStateVerifyIgnore: importIgnore,
+		},
+		// The verifying import took ownership for a state the test discards:
+		// recreate, so the final destroy is this state's again.
+		resource.TestStep{
+			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-node0", name+"-node1") },
+			Config:    selectorConfig(name, "[1, 1]", selectors),
 		},
 	)
 }
@@ -190,6 +227,15 @@ func TestAccVirtualCluster_topologyStrategy(t *testing.T) {
 			expectVC(at("topology_assignments"), knownvalue.MapSizeExact(1)),
 			expectVC(at("placement_groups", 0, "drift"), knownvalue.StringExact("")),
 		},
+	}, resource.TestStep{ // import reads the strategy back from Ray
+		ResourceName:            vcName,
+		ImportState:             true,
+		ImportStateId:           name + ":1,1,1",
+		ImportStateVerify:       true,
+		ImportStateVerifyIgnore: importIgnore,
+	}, resource.TestStep{ // recreate: the import took ownership (see above)
+		PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, group) },
+		Config:    topologyConfig(name),
 	})
 }
 

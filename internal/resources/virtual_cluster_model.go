@@ -194,7 +194,15 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluste
 	m.ExcludeNodeIDs = types.SetNull(types.StringType)
 	m.SelectedNodeIDs = types.ListNull(types.StringType)
 	m.NodeLabelSelectors = types.ListNull(selectorType)
+	if spec.NodeLabelSelectors != nil {
+		m.NodeLabelSelectors, d = types.ListValueFrom(ctx, selectorType, spec.NodeLabelSelectors)
+		diags.Append(d...)
+	}
 	m.TopologyStrategy = types.MapNull(types.StringType)
+	if spec.TopologyStrategy != nil {
+		m.TopologyStrategy, d = types.MapValueFrom(ctx, types.StringType, spec.TopologyStrategy)
+		diags.Append(d...)
+	}
 	m.TopologyAssignments = types.MapNull(types.StringType)
 	m.SegmentSize = types.Int64Null()
 	if spec.SegmentSize != nil {

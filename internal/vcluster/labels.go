@@ -418,3 +418,47 @@ func (s Spec) ChooseLabelledNodes(topo []topology.Node, exclude map[string]bool,
 	}
 	return ids, domains, nil
 }
+
+// InferNative reads node_label_selectors and topology_strategy back from
+// the live groups of an imported cluster: each logical node takes the
+// label selector of its first bundle, the unified group its topology
+// strategy without the node-level entry. Both stay nil when Ray shows none.
+func (s *Spec) InferNative(live []rayclient.PlacementGroup) {
+	byName := map[string]rayclient.PlacementGroup{}
+	for _, g := range live {
+		byName[g.Name] = g
+	}
+	selectors := make([]map[string]string, len(s.BundleCtPerNode))
+	found := false
+	for _, want := range s.Groups() {
+		got, ok := byName[want.Name]
+		if !ok {
+			continue
+		}
+		nodes := s.bundleNodes(want)
+		for _, b := range got.Bundles {
+			if b.BundleIndex < 0 || b.BundleIndex >= len(nodes) || selectors[nodes[b.BundleIndex]] != nil {
+				continue
+			}
+			selectors[nodes[b.BundleIndex]] = maps.Clone(b.LabelSelector)
+			found = found || len(b.LabelSelector) > 0
+		}
+		if want.NodeIndex < 0 && len(got.TopologyStrategy) > 0 {
+			s.TopologyStrategy = map[string]string{}
+			for k, v := range got.TopologyStrategy {
+				if k != NodeIDLabel {
+					s.TopologyStrategy[k] = v
+				}
+			}
+		}
+	}
+	if !found {
+		return
+	}
+	for i, sel := range selectors {
+		if sel == nil {
+			selectors[i] = map[string]string{}
+		}
+	}
+	s.NodeLabelSelectors = selectors
+}

@@ -322,3 +322,25 @@ func TestRayVersionGating(t *testing.T) {
 		t.Fatalf("old server must warn: %+v", issues)
 	}
 }
+
+func TestInferNativeFromLiveGroups(t *testing.T) {
+	s := labelledSpec()
+	s.UseUnifiedPG = true
+	s.TopologyStrategy = map[string]string{"d": TopologyLabelStrategy}
+	req := s.Request(ActionCreate).Groups[0]
+	live := rayclient.PlacementGroup{Name: req.Name, TopologyStrategy: map[string]string{"d": TopologyLabelStrategy}}
+	for i, sel := range req.BundleLabelSelector {
+		live.Bundles = append(live.Bundles, rayclient.Bundle{BundleIndex: i, LabelSelector: sel})
+	}
+	imported := s
+	imported.NodeLabelSelectors, imported.TopologyStrategy = nil, nil
+	imported.InferNative([]rayclient.PlacementGroup{live})
+	if !reflect.DeepEqual(imported.NodeLabelSelectors, s.NodeLabelSelectors) || !reflect.DeepEqual(imported.TopologyStrategy, s.TopologyStrategy) {
+		t.Fatalf("inferred %v %v", imported.NodeLabelSelectors, imported.TopologyStrategy)
+	}
+	plain := validSpec()
+	plain.InferNative([]rayclient.PlacementGroup{{Name: "vc-node0", Bundles: []rayclient.Bundle{{LabelSelector: map[string]string{}}}}})
+	if plain.NodeLabelSelectors != nil || plain.TopologyStrategy != nil {
+		t.Fatalf("plain groups inferred %v %v", plain.NodeLabelSelectors, plain.TopologyStrategy)
+	}
+}
