@@ -338,3 +338,41 @@ data "ray_cluster_topology" "labels" {
 		},
 	)
 }
+
+// A rank label no node has gives every bundle the -1 sentinel from the
+// driver's probe, while its domain still comes from the resource (or is
+// unknown on a node without one, e.g. the head).
+func TestAccVirtualCluster_labelsMissingRankIsSentinel(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("labelsentinel")
+	cfg := fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = [1, 1]
+  use_gpus                = false
+  port_range_low          = 1920
+  port_range_high         = 1999
+  topology_labels         = { topo_rank = "raytf.io/no-such-label" }
+}
+`, name)
+	vcTest(t, name, resource.TestStep{
+		Config: cfg,
+		ConfigStateChecks: []statecheck.StateCheck{
+			expectVC(at("bundles", 0, "topo_rank"), knownvalue.Int64Exact(-1)),
+			expectVC(at("bundles", 1, "topo_rank"), knownvalue.Int64Exact(-1)),
+			stateCheckFunc(func(res map[string]map[string]any) error {
+				ray := rayNodesByID(t)
+				bundles, _ := res[vcName]["bundles"].([]any)
+				for _, raw := range bundles {
+					b, _ := raw.(map[string]any)
+					node := ray[fmt.Sprint(b["node_id"])]
+					domain := fmt.Sprint(b["nvlink_domain"])
+					if (domain == "unknown") != (node.Labels[domainLabel] == "") || (domain != "unknown" && node.ResourcesTotal[domain] == 0) {
+						return fmt.Errorf("bundle on %s reports domain %s; the node's resources are %v", node.NodeIP, domain, node.ResourcesTotal)
+					}
+				}
+				return nil
+			}),
+		},
+	})
+}
