@@ -33,7 +33,7 @@ ACTIONS = ("create", "delete", "inspect", "record")
 CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
                 "state_missing", "group_resource_marker")
 CONTRACT_INT = ("topo_rank_unknown", "port_tries", "port_rounds", "probe_batch", "min_probe_seconds",
-                "remove_wait_seconds")
+                "remove_wait_seconds", "rank_label_digits")
 C = {}
 # Where node topology comes from (spec.probe.topology): a label key per field,
 # or "" for the contract's resources.
@@ -306,8 +306,8 @@ def node_view(nodes):
 
 
 def rank_from_label(v):
-    # Same rule as Go's vcluster.ParseRankLabel: 1-18 ASCII digits, else unknown.
-    if isinstance(v, str) and 0 < len(v) <= 18 and all("0" <= c <= "9" for c in v):
+    # Same rule as Go's vcluster.ParseRankLabel: only ASCII digits, else unknown.
+    if isinstance(v, str) and 0 < len(v) <= C["rank_label_digits"] and all("0" <= c <= "9" for c in v):
         return int(v)
     return C["topo_rank_unknown"]
 

@@ -74,6 +74,7 @@ type Contract struct {
 	ProbeBatch          int    `json:"probe_batch"`
 	MinProbeSeconds     int    `json:"min_probe_seconds"`
 	RemoveWaitSeconds   int    `json:"remove_wait_seconds"`
+	RankLabelDigits     int    `json:"rank_label_digits"`
 }
 
 // NewRequest builds a complete request for groups (names only are needed

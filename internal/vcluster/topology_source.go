@@ -30,7 +30,8 @@ const (
 	AttrTopologyLabelRank   = "topo_rank"
 )
 
-// maxRankLabelDigits keeps a parsed rank label within int64.
+// maxRankLabelDigits keeps a parsed rank label within int64 (the driver
+// gets it in Contract.RankLabelDigits).
 const maxRankLabelDigits = 18
 
 // Label keys as Ray accepts them (`ray start --labels`): an optional prefix of
