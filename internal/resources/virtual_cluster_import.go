@@ -39,8 +39,10 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		return false
 	}
 	spec.Namespace = m.Namespace.ValueString()
+	spec.Topology = sourceOrDefault(r.data.TopologyLabels)
 	m.ID = types.StringValue(name)
 	setConfigFromSpec(ctx, m, spec, diags)
+	m.TopologyLabels = topologyLabelsObject(r.data.TopologyLabels)
 	if diags.HasError() {
 		return false
 	}

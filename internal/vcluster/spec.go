@@ -40,6 +40,9 @@ type Spec struct {
 	Pinning             string
 	SelectedNodeIDs     []string
 	SelectedNodeDomains []string
+	// Topology says where node domains and ranks come from (selection,
+	// feasibility, domain pinning and the driver's probe).
+	Topology TopologySource
 }
 
 // Issue is one validation finding tied to an attribute path.
@@ -238,6 +241,8 @@ func (s Spec) Validate() []Issue {
 					"or sizes the segments select_nodes chooses; it is ignored here")
 		}
 	}
+
+	out = append(out, s.Topology.Validate(AttrTopologyLabels)...)
 
 	problems := s.Ports.Problems()
 	for _, p := range problems {
