@@ -33,8 +33,11 @@ ACTIONS = ("create", "delete", "inspect", "record")
 CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
                 "state_missing", "group_resource_marker")
 CONTRACT_INT = ("topo_rank_unknown", "port_tries", "port_rounds", "probe_batch", "min_probe_seconds",
-                "remove_wait_seconds")
+                "remove_wait_seconds", "rank_label_digits")
 C = {}
+# Where node topology comes from (spec.probe.topology): a label key per field,
+# or "" for the contract's resources.
+TOPO = {"domain_label": "", "rank_label": ""}
 
 
 class DriverError(Exception):
@@ -113,6 +116,17 @@ def load_contract(raw):
     C.update({k: raw[k] for k in CONTRACT_STR + CONTRACT_INT})
 
 
+def load_topology(raw):
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise DriverError("invalid", "probe.topology must be an object")
+    for k in TOPO:
+        v = raw.get(k, "")
+        if not isinstance(v, str):
+            raise DriverError("invalid", "probe.topology.%s must be a string" % k)
+        TOPO[k] = v
+
+
 def normalize_spec(spec):
     """Checks the request's types; Go has filled and validated every value."""
     action = spec.get("action")
@@ -128,6 +142,7 @@ def normalize_spec(spec):
     probe = spec.get("probe")
     if not isinstance(probe, dict) or not isinstance(probe.get("use_gpus"), bool):
         raise DriverError("invalid", "probe must be an object with a boolean use_gpus")
+    load_topology(probe.get("topology"))
     low, high = probe.get("port_range_low"), probe.get("port_range_high")
     if not (_is_int(low) and _is_int(high) and 0 < low < high <= 65536):
         raise DriverError("invalid", "port range [%r, %r) is invalid" % (low, high))
@@ -171,7 +186,7 @@ def normalize_spec(spec):
         if topo is not None and not (
             isinstance(topo, dict) and topo and all(isinstance(k, str) and isinstance(v, str) for k, v in topo.items())):
             raise DriverError("invalid", "group %s: topology_strategy must be a non-empty string map" % json.dumps(name))
-        out_groups.append({"name": name, "strategy": strategy, "bundles": bundles, "selector": selector, "topology": topo})
+        out_groups.append({"name": name, "strategy": strategy, "bundles": bundles, "selector": selector, "topology_strategy": topo})
     return {
         "action": action,
         "namespace": ns,
@@ -275,6 +290,7 @@ def cluster_view():
         nodes[n["NodeID"]] = {
             "ip": n.get("NodeManagerAddress", ""),
             "resources": res,
+            "labels": n.get("Labels") or {},
             "total": {k: float(v) for k, v in res.items() if is_resource_key(k)},
             "free": None,
         }
@@ -293,14 +309,28 @@ def node_view(nodes):
             for nid, info in sorted(nodes.items())]
 
 
-def node_topology(resources):
+def rank_from_label(v):
+    # Same rule as Go's vcluster.ParseRankLabel: only ASCII digits, else unknown.
+    if isinstance(v, str) and 0 < len(v) <= C["rank_label_digits"] and all("0" <= c <= "9" for c in v):
+        return int(v)
+    return C["topo_rank_unknown"]
+
+
+def node_topology(node):
+    """(domain, rank) of a cluster_view entry, from labels or resources as the request says."""
+    resources, labels = node.get("resources") or {}, node.get("labels") or {}
     domains = sorted(k for k in resources if k.startswith(C["domain_prefix"]))
     domain = domains[0] if domains else C["domain_unknown"]
+    if TOPO["domain_label"]:
+        domain = labels.get(TOPO["domain_label"]) or C["domain_unknown"]
     key = C["topo_rank_key"]
-    try:
-        rank = int(resources[key]) if key in resources else C["topo_rank_unknown"]
-    except (TypeError, ValueError):
-        rank = C["topo_rank_unknown"]
+    if TOPO["rank_label"]:
+        rank = rank_from_label(labels.get(TOPO["rank_label"]))
+    else:
+        try:
+            rank = int(resources[key]) if key in resources else C["topo_rank_unknown"]
+        except (TypeError, ValueError):
+            rank = C["topo_rank_unknown"]
     return domain, rank
 
 
@@ -483,7 +513,7 @@ def probe(targets, spec, nodes):
         raise DriverError("internal", "could not find unique free ports in [%d, %d) for %d bundle(s) after %d rounds" % (
             spec["port_low"], spec["port_high"], len(todo), C["port_rounds"]))
     for t in targets:
-        domain, rank = node_topology(nodes.get(t["node_id"], {}).get("resources") or {})
+        domain, rank = node_topology(nodes.get(t["node_id"], {}))
         t["nvlink_domain"], t["topo_rank"] = domain, rank
 
 
@@ -492,7 +522,7 @@ def group_result(name, pg, table, created, nodes):
     to_node = table.get("bundles_to_node_id") or {}
     for i, res in enumerate(table_bundles(table)):
         nid = to_node.get(i) or to_node.get(str(i)) or ""
-        domain, rank = node_topology(nodes.get(nid, {}).get("resources") or {})
+        domain, rank = node_topology(nodes.get(nid, {}))
         bundles.append({
             "index": i, "resources": res, "node_id": nid,
             "node_ip": nodes.get(nid, {}).get("ip", ""), "gpu_id": None,
@@ -623,9 +653,9 @@ def do_create(spec):
         try:
             # Optional arguments only when set, so Ray versions without them still work.
             kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
-            if g["topology"]:
+            if g["topology_strategy"]:
                 # Ray takes the node-level strategy inside topology_strategy, never both.
-                kwargs["topology_strategy"] = g["topology"]
+                kwargs["topology_strategy"] = g["topology_strategy"]
             else:
                 kwargs["strategy"] = g["strategy"]
             pg = placement_group(bundles=g["bundles"], name=name, lifetime="detached", **kwargs)

@@ -44,6 +44,7 @@ type providerModel struct {
 	RetryWaitMin       types.String `tfsdk:"retry_wait_min"`
 	RetryWaitMax       types.String `tfsdk:"retry_wait_max"`
 	RequestTimeout     types.String `tfsdk:"request_timeout"`
+	TopologyLabels     types.Object `tfsdk:"topology_labels"`
 }
 
 // anyUnknown reports whether a value the client needs is not known yet (it
@@ -51,7 +52,7 @@ type providerModel struct {
 func (m providerModel) anyUnknown() bool {
 	for _, v := range []interface{ IsUnknown() bool }{m.Address, m.Token, m.Headers, m.CAFile,
 		m.InsecureSkipVerify, m.Namespace, m.PythonExecutable, m.RuntimeEnvJSON, m.MaxRetries,
-		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout} {
+		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout, m.TopologyLabels} {
 		if v.IsUnknown() {
 			return true
 		}
@@ -131,7 +132,11 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	if namespace == "" {
 		namespace = vcluster.DefaultNamespace
 	}
-	return resources.NewProviderData(client, namespace, python, version, runtimeEnv), diags
+	data := resources.NewProviderData(client, namespace, python, version, runtimeEnv)
+	labels, d := resources.TopologyLabelsFromObject(ctx, m.TopologyLabels)
+	diags.Append(d...)
+	data.TopologyLabels = labels
+	return data, diags
 }
 
 // resolveAddress applies Ray's own lookup order: explicit address, then

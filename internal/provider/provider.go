@@ -111,6 +111,7 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				Optional:            true,
 				Validators:          []validator.String{validators.DurationValidator{}},
 			},
+			vcluster.AttrTopologyLabels: resources.TopologyLabelsProviderAttribute(),
 		},
 	}
 }

@@ -22,10 +22,7 @@ import (
 // labels scripts/ray-cluster.sh gives (raytf.io/nvlink-domain,
 // raytf.io/topo-rank) and detect the server's Ray version, never pin it.
 
-const (
-	domainLabel = "raytf.io/nvlink-domain"
-	rankLabel   = "raytf.io/topo-rank"
-)
+// domainLabel and rankLabel are labels_acc_test.go's.
 
 // parsedRayVersion is the connected Ray's version (serverRayVersion, parsed).
 func parsedRayVersion(t *testing.T) vcluster.RayVersion {

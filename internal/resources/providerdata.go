@@ -23,6 +23,8 @@ type ProviderData struct {
 	RuntimeEnv       map[string]any
 	// Version is the provider's version, written into cluster records.
 	Version string
+	// TopologyLabels is the provider's topology_labels; nil for the resources.
+	TopologyLabels *vcluster.TopologySource
 
 	mu       sync.Mutex
 	snapshot *vcluster.Snapshot            // cached for one provider process (one plan or apply)

@@ -36,10 +36,11 @@ type clusterTopologyArgs struct {
 	ExcludeNodeIDs types.Set    `tfsdk:"exclude_node_ids"`
 	Role           types.String `tfsdk:"role"`
 	IncludeNodes   types.Bool   `tfsdk:"include_nodes"`
+	TopologyLabels types.Object `tfsdk:"topology_labels"`
 }
 
 // argumentNames are the attributes of clusterTopologyArgs, echoed into state.
-var argumentNames = []string{"segment_size", "num_nodes", "exclude_node_ids", "role", "include_nodes"}
+var argumentNames = []string{"segment_size", "num_nodes", "exclude_node_ids", "role", "include_nodes", vcluster.AttrTopologyLabels}
 
 func (d *clusterTopologyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_cluster_topology"
@@ -54,7 +55,7 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 		MarkdownDescription: "Reads the alive Ray nodes and their physical topology: each node's NVLink domain " +
 			"(the `" + topology.NVLinkDomainPrefix + "<ClusterUUID>` custom resource, `" + topology.NVLinkDomainUnknown +
 			"` when absent) and `" + topology.TopoRankKey + "` (`-1` when absent), as " +
-			"`get_ray_cluster_topology` does. With `segment_size` and `num_nodes` it also selects complete " +
+			"`get_ray_cluster_topology` does, or from node labels (`topology_labels`). With `segment_size` and `num_nodes` it also selects complete " +
 			"NVLink segments (`select_segment_nodes`) and returns the per-node constraints that pin a " +
 			"`ray_virtual_cluster` to them (`prepare_segment_topology`).",
 		Attributes: map[string]schema.Attribute{
@@ -86,8 +87,9 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 					"totals and the selection outputs do not need it.",
 				Optional: true,
 			},
-			"id":          schema.StringAttribute{MarkdownDescription: "Ray session name of the cluster that was read.", Computed: true},
-			"ray_version": schema.StringAttribute{MarkdownDescription: "Ray version reported by the dashboard.", Computed: true},
+			vcluster.AttrTopologyLabels: topologyLabelsDataSourceAttribute(),
+			"id":                        schema.StringAttribute{MarkdownDescription: "Ray session name of the cluster that was read.", Computed: true},
+			"ray_version":               schema.StringAttribute{MarkdownDescription: "Ray version reported by the dashboard.", Computed: true},
 			"nodes": schema.ListNestedAttribute{
 				MarkdownDescription: "Alive nodes (after `exclude_node_ids`) in topological order: by the lowest " +
 					"`topo_rank` of their NVLink domain, then `topo_rank`, then node id. Empty unless " +
@@ -99,8 +101,8 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 				MarkdownDescription: "Node id to `{nvlink_domain, topo_rank}`: the dictionary `get_ray_cluster_topology` returns.",
 				Computed:            true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"nvlink_domain": schema.StringAttribute{Computed: true, MarkdownDescription: "NVLink domain resource key, or `unknown`."},
-					"topo_rank":     schema.Int64Attribute{Computed: true, MarkdownDescription: "Topological rank, or `-1`."},
+					"nvlink_domain": schema.StringAttribute{Computed: true, MarkdownDescription: domainOutputDoc},
+					"topo_rank":     schema.Int64Attribute{Computed: true, MarkdownDescription: rankOutputDoc},
 				}},
 			},
 			"has_topology": schema.BoolAttribute{MarkdownDescription: "Whether any node reports an NVLink domain.", Computed: true},
@@ -118,8 +120,16 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 			},
 			"node_resource_constraints": schema.ListAttribute{
 				MarkdownDescription: "One `{<nvlink_domain> = 0.001}` map per selected node, ready for " +
-					"`ray_virtual_cluster.node_resource_constraints`. Null without `segment_size` or NVLink information.",
+					"`ray_virtual_cluster.node_resource_constraints`. Null without `segment_size` or NVLink information, " +
+					"and when domains come from a label (`topology_labels.nvlink_domain`): a label domain is no resource; " +
+					"see `node_label_selectors`.",
 				ElementType: types.MapType{ElemType: types.Float64Type}, Computed: true,
+			},
+			"node_label_selectors": schema.ListAttribute{
+				MarkdownDescription: "With domains from a label (`topology_labels.nvlink_domain`), one " +
+					"`{<domain label> = <domain>}` label selector per selected node: the label counterpart of " +
+					"`node_resource_constraints`. Null otherwise.",
+				ElementType: types.MapType{ElemType: types.StringType}, Computed: true,
 			},
 			"message": schema.StringAttribute{MarkdownDescription: "What the selection did, in the reference's words.", Computed: true},
 		},
@@ -133,9 +143,13 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("exclude_node_ids"), &args.ExcludeNodeIDs)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("role"), &args.Role)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("include_nodes"), &args.IncludeNodes)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(vcluster.AttrTopologyLabels), &args.TopologyLabels)...)
 	if resp.Diagnostics.HasError() || !requireConfigured(d.data, &resp.Diagnostics) {
 		return
 	}
+	labels, diags := d.data.topologySourceFor(ctx, args.TopologyLabels)
+	resp.Diagnostics.Append(diags...)
+	source := sourceOrDefault(labels)
 	if !args.SegmentSize.IsNull() && !args.NumNodes.IsNull() && args.NumNodes.ValueInt64()%args.SegmentSize.ValueInt64() != 0 {
 		resp.Diagnostics.AddAttributeError(path.Root("num_nodes"), "num_nodes is not a multiple of segment_size",
 			fmt.Sprintf("num_nodes (%d) must be divisible by segment_size (%d).", args.NumNodes.ValueInt64(), args.SegmentSize.ValueInt64()))
@@ -164,7 +178,11 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 			kept = append(kept, n)
 		}
 	}
-	topo := vcluster.NodeTopology(kept)
+	if err := source.MissingLabelSupport(nodes, version.RayVersion); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
+		return
+	}
+	topo := source.NodeTopology(kept)
 	tflog.Info(ctx, "Ray reports its nodes", map[string]any{"address": client.Address(), "alive_nodes": len(nodes), "listed": len(kept)})
 
 	role := args.Role.ValueString()
@@ -188,7 +206,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	}
 
 	out := buildNodeOutputs(kept, topo, args.IncludeNodes.ValueBool())
-	vals := selectionOutputs(plan)
+	vals := selectionOutputs(plan, source)
 	vals["id"] = tfString(version.SessionName)
 	vals["ray_version"] = tfString(version.RayVersion)
 	vals["has_topology"] = tftypes.NewValue(tftypes.Bool, topology.HasTopology(topo))

@@ -53,11 +53,11 @@ var nodeFields = []nodeField{
 		value: func(_ *rayclient.Node, _ topology.Node, res map[string]float64) tftypes.Value {
 			return tfNumber(res["GPU"])
 		}},
-	{name: "nvlink_domain", doc: "NVLink domain resource key, or `unknown`.", typ: types.StringType,
+	{name: "nvlink_domain", doc: domainOutputDoc, typ: types.StringType,
 		value: func(_ *rayclient.Node, t topology.Node, _ map[string]float64) tftypes.Value {
 			return tfString(t.Domain)
 		}},
-	{name: "topo_rank", doc: "Topological rank, or `-1` when absent.", typ: types.Int64Type,
+	{name: "topo_rank", doc: rankOutputDoc, typ: types.Int64Type,
 		value: func(_ *rayclient.Node, t topology.Node, _ map[string]float64) tftypes.Value { return tfInt(t.TopoRank) }},
 	{name: "resources", doc: "All total resources of the node.",
 		typ: types.MapType{ElemType: types.Float64Type},
@@ -182,8 +182,9 @@ func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, includeNodes
 }
 
 // selectionOutputs are selected_node_ids, remaining_node_ids,
-// node_resource_constraints and message, by attribute name.
-func selectionOutputs(plan topology.SegmentPlan) map[string]tftypes.Value {
+// node_resource_constraints, node_label_selectors and message, by attribute
+// name. With a label domain source the constraints become label selectors.
+func selectionOutputs(plan topology.SegmentPlan, source vcluster.TopologySource) map[string]tftypes.Value {
 	strList := func(ids []string) tftypes.Value {
 		vals := make([]tftypes.Value, len(ids))
 		for i, id := range ids {
@@ -192,7 +193,23 @@ func selectionOutputs(plan topology.SegmentPlan) map[string]tftypes.Value {
 		return tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, vals)
 	}
 	constraints := tftypes.NewValue(tftypes.List{ElementType: tfConstraint}, nil)
-	if plan.Constraints != nil {
+	selectors := tftypes.NewValue(tftypes.List{ElementType: tfStringMap}, nil)
+	if plan.Constraints != nil && source.DomainLabel != "" {
+		domainOf := make(map[string]string, len(plan.Topology))
+		for _, n := range plan.Topology {
+			domainOf[n.ID] = n.Domain
+		}
+		vals := make([]tftypes.Value, len(plan.Selected))
+		for i, id := range plan.Selected {
+			sel, _ := source.DomainSelector(domainOf[id])
+			m := make(map[string]tftypes.Value, len(sel))
+			for k, v := range sel {
+				m[k] = tfString(v)
+			}
+			vals[i] = tftypes.NewValue(tfStringMap, m)
+		}
+		selectors = tftypes.NewValue(tftypes.List{ElementType: tfStringMap}, vals)
+	} else if plan.Constraints != nil {
 		vals := make([]tftypes.Value, len(plan.Constraints))
 		for i, c := range plan.Constraints {
 			m := make(map[string]tftypes.Value, len(c))
@@ -207,6 +224,7 @@ func selectionOutputs(plan topology.SegmentPlan) map[string]tftypes.Value {
 		"selected_node_ids":         strList(plan.Selected),
 		"remaining_node_ids":        strList(plan.Remaining),
 		"node_resource_constraints": constraints,
+		"node_label_selectors":      selectors,
 		"message":                   tfString(plan.Message),
 	}
 }

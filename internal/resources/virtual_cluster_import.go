@@ -40,8 +40,10 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	}
 	spec.Namespace = m.Namespace.ValueString()
 	spec.InferNative(live)
+	spec.Topology = sourceOrDefault(r.data.TopologyLabels)
 	m.ID = types.StringValue(name)
 	setConfigFromSpec(ctx, m, spec, diags)
+	m.TopologyLabels = topologyLabelsObject(r.data.TopologyLabels)
 	if diags.HasError() {
 		return false
 	}

@@ -45,6 +45,7 @@ type virtualClusterModel struct {
 	NodeLabelSelectors       types.List     `tfsdk:"node_label_selectors"`
 	TopologyStrategy         types.Map      `tfsdk:"topology_strategy"`
 	TopologyAssignments      types.Map      `tfsdk:"topology_assignments"`
+	TopologyLabels           types.Object   `tfsdk:"topology_labels"`
 	Timeouts                 timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -54,7 +55,7 @@ type virtualClusterModel struct {
 func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec, known bool, diags diag.Diagnostics) {
 	for _, v := range []interface{ IsUnknown() bool }{m.Name, m.BundleCtPerNodeList, m.UseGPUs, m.NumGPUsPerNode,
 		m.MaxColocatedWorkerGroups, m.PlacementGroupStrategy, m.UseUnifiedPG, m.SegmentSize,
-		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh, m.SelectNodes, m.Pinning,
+		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh, m.SelectNodes, m.Pinning, m.TopologyLabels,
 		m.NodeLabelSelectors, m.TopologyStrategy} {
 		if v.IsUnknown() {
 			return spec, false, diags
@@ -120,6 +121,9 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 	spec.ReadyTimeout = readyTimeout(m)
 	spec.SelectNodes = boolOr(m.SelectNodes, false)
 	spec.Pinning = m.Pinning.ValueString()
+	labels, d := TopologyLabelsFromObject(ctx, m.TopologyLabels)
+	diags.Append(d...)
+	spec.Topology = sourceOrDefault(labels)
 	if !m.SelectedNodeIDs.IsNull() && !m.SelectedNodeIDs.IsUnknown() {
 		diags.Append(m.SelectedNodeIDs.ElementsAs(ctx, &spec.SelectedNodeIDs, false)...)
 		spec.SelectedNodeDomains = domainsFromBundles(ctx, m, spec.BundleCtPerNode)

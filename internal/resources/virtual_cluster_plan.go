@@ -69,6 +69,11 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 		}
 		upgradeState(&p.state)
 	}
+	var labels types.Object
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(vcluster.AttrTopologyLabels), &labels)...)
+	if p.planTopologyLabels(labels); resp.Diagnostics.HasError() {
+		return
+	}
 	p.run()
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -92,6 +97,29 @@ type planning struct {
 	plan                *virtualClusterModel
 	state               virtualClusterModel
 	creating, replacing bool
+}
+
+// planTopologyLabels plans the topology source in effect: the configured
+// one, else the provider's. When it differs from the one the cluster was
+// created with (the provider's changed), the cluster is replaced.
+func (p *planning) planTopologyLabels(config types.Object) {
+	if config.IsUnknown() {
+		return
+	}
+	src, d := p.r.data.topologySourceFor(p.ctx, config)
+	p.resp.Diagnostics.Append(d...)
+	if config.IsNull() {
+		p.plan.TopologyLabels = topologyLabelsObject(src)
+	}
+	if p.creating {
+		return
+	}
+	was, d := TopologyLabelsFromObject(p.ctx, p.state.TopologyLabels)
+	p.resp.Diagnostics.Append(d...)
+	if sourceOrDefault(was) != sourceOrDefault(src) {
+		p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root(vcluster.AttrTopologyLabels))
+		p.replacing = true
+	}
 }
 
 func (p *planning) replace(attribute, summary, detail string) {
@@ -138,6 +166,12 @@ func (p *planning) run() {
 		diags.AddError("Ray rejected the credentials", credentialsDetail(data.Client.Address(), snapErr))
 		return
 	}
+	if snapErr == nil {
+		if err := data.labelSupportError(p.ctx, spec.Topology, snap.Nodes); err != nil {
+			diags.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
+			return
+		}
+	}
 	if snapErr != nil {
 		diags.AddWarning("Cannot check the plan against the live Ray cluster",
 			fmt.Sprintf("%s\n\nThe segment and capacity checks run again at apply, before any placement group is created.",
@@ -150,7 +184,7 @@ func (p *planning) run() {
 	}
 	if !p.creating && !p.replacing {
 		if !spec.SelectNodes {
-			if err := spec.CheckSegments(snap.Topology()); err != nil {
+			if err := spec.CheckSegments(snap.TopologyFrom(spec.Topology)); err != nil {
 				diags.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
 			}
 		}
@@ -170,7 +204,7 @@ func (p *planning) run() {
 			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
 			return // chosen at apply, once the excluded nodes are known
 		}
-		ids, domains, issues := spec.ChooseLabelledNodes(snap.Topology(), exclude, vcluster.NodeLabels(snap.Nodes))
+		ids, domains, issues := spec.ChooseLabelledNodes(snap.TopologyFrom(spec.Topology), exclude, vcluster.NodeLabels(snap.Nodes))
 		if addIssues(diags, issues); diags.HasError() {
 			return
 		}
@@ -250,7 +284,7 @@ func (p *planning) checkHeldNodes(spec vcluster.Spec, snap *vcluster.Snapshot) {
 // hold, naming the requirement that fails; nothing is created. The cluster's
 // own groups do not count as taken: a replacement frees them first.
 func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, others []vcluster.GroupRequest, diags *diag.Diagnostics) {
-	if err := spec.CheckSegments(snap.Topology()); err != nil && !spec.SelectNodes {
+	if err := spec.CheckSegments(snap.TopologyFrom(spec.Topology)); err != nil && !spec.SelectNodes {
 		summary := "Not enough complete NVLink segments"
 		var insufficient *topology.ResourceInsufficientError
 		if !errors.As(err, &insufficient) {
@@ -259,16 +293,14 @@ func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, others []vcluster.Gr
 		diags.AddAttributeError(path.Root("segment_size"), summary, err.Error())
 		return
 	}
-	labels := vcluster.NodeLabels(snap.Nodes)
-	if addIssues(diags, spec.CheckSelectors(labels)); diags.HasError() {
+	if addIssues(diags, spec.CheckSelectors(vcluster.NodeLabels(snap.Nodes))); diags.HasError() {
 		return
 	}
-	capacity := snap.Capacity(spec.GroupNames())
-	if why := spec.CheckTopologyStrategy(capacity, labels); why != "" {
-		diags.AddAttributeError(path.Root("topology_strategy"), "The Ray cluster cannot hold this virtual cluster", why+"\n\n"+vcluster.CapacitySummary(capacity))
+	if why := spec.CheckTopologyStrategy(snap); why != "" {
+		diags.AddAttributeError(path.Root(vcluster.AttrTopologyStrategy), "The Ray cluster cannot hold this virtual cluster", why)
 		return
 	}
-	shortage, together := spec.CheckCapacity(capacity, labels, others)
+	shortage, together := spec.CheckSnapshotCapacity(snap, others)
 	summary := "The Ray cluster cannot hold this virtual cluster"
 	if together {
 		summary = "The Ray cluster cannot hold this virtual cluster together with the others planned"
@@ -339,11 +371,15 @@ func recordedDrift(ctx context.Context, state virtualClusterModel) string {
 
 var indexedPath = regexp.MustCompile(`^([a-z_]+)\[(\d+)\]$`)
 
-// issuePath turns "node_resource_constraints[2]" into an attribute path.
+// issuePath turns "node_resource_constraints[2]" or "topology_labels.topo_rank"
+// into an attribute path.
 func issuePath(p string) path.Path {
 	if m := indexedPath.FindStringSubmatch(p); m != nil {
 		i, _ := strconv.Atoi(m[2])
 		return path.Root(m[1]).AtListIndex(i)
+	}
+	if parent, child, ok := strings.Cut(p, "."); ok {
+		return path.Root(parent).AtName(child)
 	}
 	return path.Root(p)
 }

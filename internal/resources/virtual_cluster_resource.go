@@ -59,6 +59,10 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), err)
 		return
 	}
+	if err := r.data.labelSupportError(ctx, spec.Topology, snap.Nodes); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
+		return
+	}
 	if spec.SelectNodes && !r.selectNodes(ctx, &m, &spec, snap, &resp.Diagnostics) {
 		return
 	}
@@ -89,7 +93,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 // (its nodes must still be alive), else a choice made now.
 func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
 	snap *vcluster.Snapshot, diags *diag.Diagnostics) bool {
-	topo := snap.Topology()
+	topo := snap.TopologyFrom(spec.Topology)
 	domainOf := map[string]string{}
 	for _, n := range topo {
 		domainOf[n.ID] = n.Domain
@@ -283,6 +287,9 @@ func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout
 	}
 	if m.Namespace.IsNull() || m.Namespace.IsUnknown() || m.Namespace.ValueString() == "" {
 		m.Namespace = types.StringValue(r.data.Namespace)
+	}
+	if m.TopologyLabels.IsUnknown() { // the plan could not resolve it (provider not configured then)
+		m.TopologyLabels = topologyLabelsObject(r.data.TopologyLabels)
 	}
 	spec, _, d := clusterSpec(ctx, m)
 	diags.Append(d...)

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -35,7 +36,8 @@ import (
 // RequiresReplace modifiers are derived from this list.
 var replacingAttributes = []string{
 	"name", "bundle_ct_per_node_list", "use_gpus", "max_colocated_worker_groups", "placement_group_strategy",
-	"use_unified_pg", "node_resource_constraints", "select_nodes", "pinning", "node_label_selectors", "topology_strategy",
+	"use_unified_pg", "node_resource_constraints", "select_nodes", "pinning", vcluster.AttrTopologyLabels,
+	vcluster.AttrNodeLabelSelectors, vcluster.AttrTopologyStrategy,
 }
 
 // inPlaceAttributes are the configurable attributes an update applies by
@@ -101,6 +103,9 @@ func requireReplace(attrs map[string]schema.Attribute, names []string) {
 			attrs[name] = a
 		case schema.MapAttribute:
 			a.PlanModifiers = append(a.PlanModifiers, mapplanmodifier.RequiresReplace())
+			attrs[name] = a
+		case schema.SingleNestedAttribute:
+			a.PlanModifiers = append(a.PlanModifiers, objectplanmodifier.RequiresReplace())
 			attrs[name] = a
 		default:
 			panic(fmt.Sprintf("requireReplace: unsupported attribute %q (%T)", name, a))
@@ -240,8 +245,8 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"node_id":         schema.StringAttribute{Computed: true, MarkdownDescription: "Ray node holding the bundle."},
 					"node_ip":         schema.StringAttribute{Computed: true, MarkdownDescription: "That node's IP address."},
 					"gpu_id":          schema.Int64Attribute{Computed: true, MarkdownDescription: "GPU id Ray assigned; null without GPUs."},
-					"nvlink_domain":   schema.StringAttribute{Computed: true, MarkdownDescription: "The node's NVLink domain, or `unknown`."},
-					"topo_rank":       schema.Int64Attribute{Computed: true, MarkdownDescription: "The node's topo_rank, or `-1`."},
+					"nvlink_domain":   schema.StringAttribute{Computed: true, MarkdownDescription: domainOutputDoc},
+					"topo_rank":       schema.Int64Attribute{Computed: true, MarkdownDescription: rankOutputDoc},
 					"port":            schema.Int64Attribute{Computed: true, MarkdownDescription: "A port free on the node when probed."},
 				}},
 			},
@@ -318,6 +323,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				Computed:      true,
 				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},
 			},
+			vcluster.AttrTopologyLabels: topologyLabelsResourceAttribute(),
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true, Read: true}),

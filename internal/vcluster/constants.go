@@ -112,5 +112,6 @@ func DriverContract() Contract {
 		ProbeBatch:          driverProbeBatch,
 		MinProbeSeconds:     driverMinProbeSeconds,
 		RemoveWaitSeconds:   driverRemoveWaitSeconds,
+		RankLabelDigits:     maxRankLabelDigits,
 	}
 }

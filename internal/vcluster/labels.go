@@ -16,40 +16,18 @@ import (
 // the syntax Ray 2.55.1 and 2.60.0 accept (ray/_private/label_utils.py and
 // ray/util/placement_group.py; both versions agree on the selector rules).
 
-// Limits of Ray's label syntax (Kubernetes label rules).
-const (
-	maxLabelNameLength   = 63
-	maxLabelPrefixLength = 253
-)
+// maxLabelValueLength bounds one selector value (Kubernetes label rules).
+const maxLabelValueLength = 63
 
 var (
-	labelName = `[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?`
-	// labelNamePattern is a label key's name part and a label value.
-	labelNamePattern = regexp.MustCompile(`^` + labelName + `$`)
-	// labelPrefixPattern is a key's optional DNS-subdomain prefix ("raytf.io").
-	labelPrefixPattern = regexp.MustCompile(`^(?:` + labelName + `)?(?:\.(?:` + labelName + `)?)*$`)
+	// labelValueExpr is a label value: the same rule as a key's name.
+	labelValueExpr = strings.TrimSuffix(strings.TrimPrefix(labelNamePattern.String(), "^"), "$")
 	// selectorValuePattern is one selector value: "v", "!v", "in(a, b)",
 	// "!in(a, b)" (Ray also accepts the parentheses without "in").
-	selectorValuePattern = regexp.MustCompile(`^!?(?:in)?\((` + labelName + `(?:, ?` + labelName + `)*)\)$|^!?(` + labelName + `)$`)
+	selectorValuePattern = regexp.MustCompile(`^!?(?:in)?\((?P<list>` + labelValueExpr + `(?:, ?` + labelValueExpr + `)*)\)$|^!?(?P<one>` + labelValueExpr + `)$`)
+	selectorList         = selectorValuePattern.SubexpIndex("list")
+	selectorOne          = selectorValuePattern.SubexpIndex("one")
 )
-
-// validateLabelKey returns why key is not a label key Ray accepts, or "".
-func validateLabelKey(key string) string {
-	name := key
-	if i := strings.LastIndex(key, "/"); i >= 0 {
-		prefix := key[:i]
-		name = key[i+1:]
-		if len(prefix) > maxLabelPrefixLength || !labelPrefixPattern.MatchString(prefix) {
-			return fmt.Sprintf("label key %q has an invalid prefix %q: it must be DNS labels separated by dots, at most %d characters",
-				key, prefix, maxLabelPrefixLength)
-		}
-	}
-	if len(name) > maxLabelNameLength || !labelNamePattern.MatchString(name) {
-		return fmt.Sprintf("label key %q has an invalid name %q: at most %d characters of letters, digits, '-', '_' and '.', "+
-			"starting and ending with a letter or digit", key, name, maxLabelNameLength)
-	}
-	return ""
-}
 
 // validateSelectorValue returns why value is not a selector value Ray
 // accepts, or "".
@@ -59,7 +37,7 @@ func validateSelectorValue(key, value string) string {
 	}
 	return fmt.Sprintf("selector %s = %q is not a value Ray accepts: use \"v\", \"!v\", \"in(a,b)\" or \"!in(a,b)\", "+
 		"where each value has at most %d letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
-		key, value, maxLabelNameLength)
+		key, value, maxLabelValueLength)
 }
 
 // labelMatch is one parsed selector value.
@@ -74,12 +52,12 @@ func parseSelectorValue(value string) (labelMatch, bool) {
 		return labelMatch{}, false
 	}
 	lm := labelMatch{negate: strings.HasPrefix(value, "!")}
-	if m[1] != "" {
-		for _, v := range strings.Split(m[1], ",") {
+	if m[selectorList] != "" {
+		for _, v := range strings.Split(m[selectorList], ",") {
 			lm.values = append(lm.values, strings.TrimSpace(v))
 		}
 	} else {
-		lm.values = []string{m[2]}
+		lm.values = []string{m[selectorOne]}
 	}
 	return lm, true
 }
@@ -153,8 +131,8 @@ func (s Spec) validateSelectors(bad func(path, summary, format string, args ...a
 	for i, sel := range s.NodeLabelSelectors {
 		p := fmt.Sprintf("%s[%d]", AttrNodeLabelSelectors, i)
 		for _, k := range slices.Sorted(maps.Keys(sel)) {
-			if why := validateLabelKey(k); why != "" {
-				bad(p, "Invalid label selector", "%s: %s", p, why)
+			if err := ValidateLabelKey(k); err != nil {
+				bad(p, "Invalid label selector", "%s: %v", p, err)
 				continue
 			}
 			if why := validateSelectorValue(k, sel[k]); why != "" {
@@ -185,8 +163,8 @@ func (s Spec) validateTopologyStrategy(bad func(path, summary, format string, ar
 		case k == NodeIDLabel:
 			bad(AttrTopologyStrategy, "Invalid topology label",
 				"topology_strategy cannot use %s: the node-level strategy is placement_group_strategy", NodeIDLabel)
-		case validateLabelKey(k) != "":
-			bad(AttrTopologyStrategy, "Invalid topology label", "%s", validateLabelKey(k))
+		case ValidateLabelKey(k) != nil:
+			bad(AttrTopologyStrategy, "Invalid topology label", "topology_strategy: %v", ValidateLabelKey(k))
 		case v != TopologyLabelStrategy:
 			bad(AttrTopologyStrategy, "Invalid topology strategy",
 				"topology_strategy[%q] = %q: Ray supports only %q for topology labels", k, v, TopologyLabelStrategy)
@@ -211,11 +189,11 @@ func (s Spec) nodeSelector(i int) map[string]string {
 }
 
 // bundleSelectors is the bundle_label_selector of g: each bundle gets its
-// logical node's selector, with the node pin (pinning = "node") on
-// NodeIDLabel in place of any user selector on that key (validation has
-// checked that the pinned node satisfies it). Nil when no bundle has one.
+// logical node's selector merged with its pin (pinSelector), the pin
+// winning on a key both set (ChooseLabelledNodes has checked that the
+// chosen node satisfies the selector). Nil when no bundle has one.
 func (s Spec) bundleSelectors(g GroupRequest) []map[string]string {
-	pins := s.pinsNodes()
+	pins := s.pinsNodes() || s.pinsLabelDomains()
 	if !pins && s.NodeLabelSelectors == nil {
 		return nil
 	}
@@ -225,9 +203,7 @@ func (s Spec) bundleSelectors(g GroupRequest) []map[string]string {
 	for i, n := range nodes {
 		sel := map[string]string{}
 		maps.Copy(sel, s.nodeSelector(n))
-		if pins {
-			sel[NodeIDLabel] = s.SelectedNodeIDs[n]
-		}
+		maps.Copy(sel, s.pinSelector(n))
 		out[i] = sel
 		some = some || len(sel) > 0
 	}
@@ -339,13 +315,19 @@ func withSelectors(capacity []topology.NodeCapacity, labels map[string]map[strin
 }
 
 // CheckTopologyStrategy reports whether the unified group fits inside one
-// value of each topology label (capacity and labels as for CheckCapacity);
-// it returns "" when it does or when there is nothing to check.
-func (s Spec) CheckTopologyStrategy(capacity []topology.NodeCapacity, labels map[string]map[string]string) string {
-	if len(s.TopologyStrategy) == 0 || !s.UseUnifiedPG || labels == nil {
+// value of each topology label, over what snap has free (the spec's own
+// groups not counted); it returns "" when it does or there is nothing to
+// check.
+func (s Spec) CheckTopologyStrategy(snap *Snapshot) string {
+	if len(s.TopologyStrategy) == 0 || !s.UseUnifiedPG {
 		return ""
 	}
 	groups := s.FeasibilityGroups()
+	labels := NodeLabels(snap.Nodes)
+	capacity := snap.Capacity(s.GroupNames())
+	if hasLabelPins(groups) {
+		capacity = withLabelPins(capacity, snap.Nodes)
+	}
 	for _, key := range slices.Sorted(maps.Keys(s.TopologyStrategy)) {
 		byValue := map[string][]topology.NodeCapacity{}
 		for _, c := range capacity {
@@ -363,7 +345,8 @@ func (s Spec) CheckTopologyStrategy(capacity []topology.NodeCapacity, labels map
 		}
 		if !fits {
 			return fmt.Sprintf("topology_strategy packs every bundle inside one value of label %q, but no value's nodes "+
-				"(%s) can hold all %d bundles together.", key, strings.Join(slices.Sorted(maps.Keys(byValue)), ", "), s.WorldSize())
+				"(%s) can hold all %d bundles together.\n\n%s", key, strings.Join(slices.Sorted(maps.Keys(byValue)), ", "),
+				s.WorldSize(), CapacitySummary(snap.Capacity(s.GroupNames())))
 		}
 	}
 	return ""

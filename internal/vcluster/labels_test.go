@@ -12,12 +12,12 @@ import (
 // Cases taken from the examples in Ray's label_utils.py comments.
 func TestLabelSyntaxAsRayAcceptsIt(t *testing.T) {
 	for _, k := range []string{"a", "raytf.io/nvlink-domain", "ray.io/node-id", "sub.domain.example/x_y", "123.456/a"} {
-		if why := validateLabelKey(k); why != "" {
-			t.Errorf("key %q rejected: %s", k, why)
+		if err := ValidateLabelKey(k); err != nil {
+			t.Errorf("key %q rejected: %v", k, err)
 		}
 	}
 	for _, k := range []string{"", "-abc", "abc-", "my@label", "prefix_/a", "sub..domain/", strings.Repeat("a", 64)} {
-		if validateLabelKey(k) == "" {
+		if ValidateLabelKey(k) == nil {
 			t.Errorf("key %q accepted", k)
 		}
 	}
@@ -77,7 +77,7 @@ func TestValidateSelectorsAndTopologyStrategy(t *testing.T) {
 		text string
 	}{
 		{"length", func(s *Spec) { s.NodeLabelSelectors = s.NodeLabelSelectors[:1] }, AttrNodeLabelSelectors, "length (1) must match"},
-		{"bad key", func(s *Spec) { s.NodeLabelSelectors[1] = map[string]string{"bad key": "x"} }, "node_label_selectors[1]", "invalid name"},
+		{"bad key", func(s *Spec) { s.NodeLabelSelectors[1] = map[string]string{"bad key": "x"} }, "node_label_selectors[1]", "the name must be"},
 		{"bad value", func(s *Spec) { s.NodeLabelSelectors[0]["x"] = "in(a," }, "node_label_selectors[0]", "not a value Ray accepts"},
 		{"topology without unified", func(s *Spec) { s.TopologyStrategy = map[string]string{"raytf.io/nvlink-domain": "STRICT_PACK"} },
 			AttrTopologyStrategy, "use_unified_pg = true"},
@@ -217,6 +217,9 @@ func TestLiveChecksHonourSelectors(t *testing.T) {
 	if sh, _ := s.CheckCapacity(capacityOf(4), nil, nil); len(sh.Errors) != 0 {
 		t.Fatalf("without labels the check cannot judge selectors: %v", sh.Errors)
 	}
+	if sh, _ := s.CheckSnapshotCapacity(snapshotOf(4), nil); len(sh.Errors) == 0 {
+		t.Fatal("snapshot check: two rackC-only nodes fit one rackC node")
+	}
 	s.NodeLabelSelectors[1] = map[string]string{"d": "rackA"}
 	if sh, _ := s.CheckCapacity(capacityOf(4), testLabels, nil); len(sh.Errors) != 0 {
 		t.Fatalf("rackC + rackA fits: %v", sh.Errors)
@@ -227,6 +230,20 @@ func TestLiveChecksHonourSelectors(t *testing.T) {
 	}
 }
 
+// snapshotOf is testTopo as a snapshot: 4 CPUs each, gpus GPUs on every
+// node but the head, testLabels as labels.
+func snapshotOf(gpus float64) *Snapshot {
+	snap := &Snapshot{}
+	for _, n := range testTopo {
+		total := map[string]float64{"CPU": 4, "GPU": gpus}
+		if n.ID == "head" {
+			total["GPU"] = 0
+		}
+		snap.Nodes = append(snap.Nodes, rayclient.Node{NodeID: n.ID, ResourcesTotal: total, Labels: testLabels[n.ID]})
+	}
+	return snap
+}
+
 func TestCheckTopologyStrategy(t *testing.T) {
 	s := validSpec()
 	s.NumGPUsPerNode = 4
@@ -234,11 +251,11 @@ func TestCheckTopologyStrategy(t *testing.T) {
 	s.BundleCtPerNode = []int{4, 4}
 	s.TopologyStrategy = map[string]string{"d": TopologyLabelStrategy}
 	s = s.WithDefaults()
-	if why := s.CheckTopologyStrategy(capacityOf(4), testLabels); why != "" {
+	if why := s.CheckTopologyStrategy(snapshotOf(4)); why != "" {
 		t.Fatalf("8 GPUs fit rackA: %s", why)
 	}
 	s.BundleCtPerNode = []int{4, 4, 4}
-	if why := s.CheckTopologyStrategy(capacityOf(4), testLabels); !strings.Contains(why, `label "d"`) {
+	if why := s.CheckTopologyStrategy(snapshotOf(4)); !strings.Contains(why, `label "d"`) {
 		t.Fatalf("12 GPUs fit no rack: %q", why)
 	}
 	if issues := s.CheckSelectors(map[string]map[string]string{"a1": {"x": "y"}}); len(issues) != 1 || issues[0].Path != AttrTopologyStrategy {

@@ -59,6 +59,8 @@ type Probe struct {
 	// PortRangeLow and PortRangeHigh bound the probed port, half-open.
 	PortRangeLow  int `json:"port_range_low"`
 	PortRangeHigh int `json:"port_range_high"`
+	// Topology is where the probe reads each node's domain and rank.
+	Topology TopologySource `json:"topology"`
 }
 
 // Contract holds the constants of the contract that driver.py uses.
@@ -76,6 +78,7 @@ type Contract struct {
 	ProbeBatch          int    `json:"probe_batch"`
 	MinProbeSeconds     int    `json:"min_probe_seconds"`
 	RemoveWaitSeconds   int    `json:"remove_wait_seconds"`
+	RankLabelDigits     int    `json:"rank_label_digits"`
 }
 
 // NewRequest builds a complete request for groups (names only are needed
@@ -131,6 +134,7 @@ func (s Spec) Request(action string) Request {
 	s = s.WithDefaults()
 	groups := s.Groups()
 	req := NewRequest(action, s.Namespace, groups, s.UseGPUs, s.Ports, s.ReadyTimeout)
+	req.Probe.Topology = s.Topology
 	for i, g := range groups {
 		req.Groups[i].BundleLabelSelector = s.bundleSelectors(g)
 		req.Groups[i].TopologyStrategy = s.groupTopologyStrategy(g)
@@ -168,6 +172,9 @@ func (r Request) Validate() error {
 	ports := topology.PortRange{Low: r.Probe.PortRangeLow, High: r.Probe.PortRangeHigh}
 	if err := ports.Validate(); err != nil {
 		return fmt.Errorf("driver request: port range %s: %w", ports, err)
+	}
+	if issues := r.Probe.Topology.Validate("probe.topology"); len(issues) > 0 {
+		return fmt.Errorf("driver request: %s", issues[0].Detail)
 	}
 	if r.Contract != DriverContract() {
 		return errors.New("driver request: contract constants missing or altered; build requests with vcluster.NewRequest")

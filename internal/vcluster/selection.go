@@ -2,8 +2,11 @@ package vcluster
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -13,7 +16,8 @@ const (
 	// through Ray's bundle_label_selector on NodeIDLabel.
 	PinningNode = "node"
 	// PinningDomain only pins each logical node to its selected node's NVLink
-	// domain ({nvlink_domain_X: DomainConstraintAmount}), as the reference does.
+	// domain ({nvlink_domain_X: DomainConstraintAmount}), as the reference does;
+	// with a label domain source, with the bundle label selector {<label>: <domain>}.
 	PinningDomain = "domain"
 	// DefaultPinning is pinning's default.
 	DefaultPinning = PinningNode
@@ -22,8 +26,11 @@ const (
 	// pinnedNodeResource stands for "this bundle must run on node <id>" in
 	// the static feasibility check, which knows resources, not labels.
 	pinnedNodeResource = "pinned_node:"
-	pinnedNodeAmount   = 0.0001
-	pinnedNodeCapacity = 1e9
+	// pinnedLabelResource + "<key>=<value>" stands for "this bundle must run
+	// on a node with that label" in the same check.
+	pinnedLabelResource = "pinned_label:"
+	pinnedNodeAmount    = 0.0001
+	pinnedNodeCapacity  = 1e9
 )
 
 // Pinnings lists the valid pinning values.
@@ -94,12 +101,32 @@ func (s Spec) bundleNodes(g GroupRequest) []int {
 	return out
 }
 
+// pinSelector is logical node n's pin as a label selector: its selected
+// node (PinningNode), or its selected node's label domain (PinningDomain
+// with a label source); nil for none.
+func (s Spec) pinSelector(n int) map[string]string {
+	switch {
+	case s.pinsNodes():
+		return map[string]string{NodeIDLabel: s.SelectedNodeIDs[n]}
+	case s.pinsLabelDomains():
+		sel, _ := s.domainLabelPin(n)
+		return sel
+	}
+	return nil
+}
+
 func (s Spec) pinsNodes() bool {
 	return s.SelectNodes && s.Pinning == PinningNode && len(s.SelectedNodeIDs) == len(s.BundleCtPerNode)
 }
 
-// domainConstraint is the domain pin of logical node i (PinningDomain).
-func (s Spec) domainConstraint(i int) (string, bool) {
+// pinsLabelDomains reports whether domain pinning uses label selectors.
+func (s Spec) pinsLabelDomains() bool {
+	return s.SelectNodes && s.Pinning == PinningDomain && s.Topology.DomainLabel != "" &&
+		len(s.SelectedNodeDomains) == len(s.BundleCtPerNode)
+}
+
+// selectedDomain is the domain logical node i was pinned to (PinningDomain).
+func (s Spec) selectedDomain(i int) (string, bool) {
 	if !s.SelectNodes || s.Pinning != PinningDomain || i >= len(s.SelectedNodeDomains) {
 		return "", false
 	}
@@ -107,13 +134,31 @@ func (s Spec) domainConstraint(i int) (string, bool) {
 	return d, d != "" && d != topology.NVLinkDomainUnknown
 }
 
+// domainConstraint is the resource domain pin of logical node i (PinningDomain
+// with the resource source).
+func (s Spec) domainConstraint(i int) (string, bool) {
+	if s.Topology.DomainLabel != "" {
+		return "", false
+	}
+	return s.selectedDomain(i)
+}
+
+// domainLabelPin is the label selector of logical node i (PinningDomain with
+// a label source); nil for a node in the unknown domain.
+func (s Spec) domainLabelPin(i int) (map[string]string, bool) {
+	d, ok := s.selectedDomain(i)
+	if !ok {
+		return nil, false
+	}
+	return s.Topology.DomainSelector(d)
+}
+
 // FeasibilityGroups are the spec's groups as the static check sees them:
-// node pins and label selectors become resources only the nodes that
-// satisfy them have (withPins, withSelectors).
+// node and label pins and node_label_selectors become resources only the
+// matching nodes have (withPins, withLabelPins, withSelectors).
 func (s Spec) FeasibilityGroups() []GroupRequest {
 	groups := s.Groups()
-	pins := s.pinsNodes()
-	if !pins && s.NodeLabelSelectors == nil {
+	if !s.pinsNodes() && !s.pinsLabelDomains() && s.NodeLabelSelectors == nil {
 		return groups
 	}
 	for gi, g := range groups {
@@ -121,8 +166,12 @@ func (s Spec) FeasibilityGroups() []GroupRequest {
 		bundles := make([]topology.Resources, len(g.Bundles))
 		for i, b := range g.Bundles {
 			nb := topology.Resources{}
-			if pins {
+			if s.pinsNodes() {
 				nb[pinnedNodeResource+s.SelectedNodeIDs[nodes[i]]] = pinnedNodeAmount
+			} else if sel, ok := s.domainLabelPin(nodes[i]); ok {
+				for k, v := range sel {
+					nb[labelPinResource(k, v)] = pinnedNodeAmount
+				}
 			}
 			if sel := s.nodeSelector(nodes[i]); sel != nil {
 				nb[selectorResource(sel)] = selectorAmount
@@ -135,6 +184,52 @@ func (s Spec) FeasibilityGroups() []GroupRequest {
 		groups[gi].Bundles = bundles
 	}
 	return groups
+}
+
+func labelPinResource(key, value string) string { return pinnedLabelResource + key + "=" + value }
+
+// hasLabelPins reports whether any bundle of groups carries a label pin.
+func hasLabelPins(groups []GroupRequest) bool {
+	for _, g := range groups {
+		for _, b := range g.Bundles {
+			for k := range b {
+				if strings.HasPrefix(k, pinnedLabelResource) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// withLabelPins gives each node the resources that stand for its labels;
+// nodes[i] is capacity[i]'s node (Snapshot.Capacity keeps that order).
+func withLabelPins(capacity []topology.NodeCapacity, nodes []rayclient.Node) []topology.NodeCapacity {
+	out := make([]topology.NodeCapacity, len(capacity))
+	for i, c := range capacity {
+		total := maps.Clone(c.Total)
+		avail := maps.Clone(c.Available)
+		if i < len(nodes) && nodes[i].NodeID == c.ID {
+			for k, v := range nodes[i].Labels {
+				total[labelPinResource(k, v)] = pinnedNodeCapacity
+				if avail != nil {
+					avail[labelPinResource(k, v)] = pinnedNodeCapacity
+				}
+			}
+		}
+		out[i] = topology.NodeCapacity{ID: c.ID, Total: total, Available: avail}
+	}
+	return out
+}
+
+// CheckSnapshotCapacity is CheckCapacity over what snap has free (the
+// spec's own groups not counted), with node labels when a pin needs them.
+func (s Spec) CheckSnapshotCapacity(snap *Snapshot, others []GroupRequest) (sh Shortage, togetherOnly bool) {
+	capacity := snap.Capacity(s.GroupNames())
+	if hasLabelPins(s.FeasibilityGroups()) || hasLabelPins(others) {
+		capacity = withLabelPins(capacity, snap.Nodes)
+	}
+	return s.CheckCapacity(capacity, NodeLabels(snap.Nodes), others)
 }
 
 // withPins gives every node the resource that stands for its pins.

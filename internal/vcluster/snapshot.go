@@ -51,18 +51,19 @@ func ListLiveGroups(ctx context.Context, client *rayclient.Client) ([]rayclient.
 	return groups, nil
 }
 
-// NodeTopology is the (domain, topo_rank) view of nodes, in their order.
+// NodeTopology is the (domain, topo_rank) view of nodes from the reference's
+// resources, in their order; TopologySource.NodeTopology reads labels too.
 func NodeTopology(nodes []rayclient.Node) []topology.Node {
-	out := make([]topology.Node, 0, len(nodes))
-	for _, n := range nodes {
-		domain, rank := topology.ParseNodeTopology(n.ResourcesTotal)
-		out = append(out, topology.Node{ID: n.NodeID, Domain: domain, TopoRank: rank})
-	}
-	return out
+	return TopologySource{}.NodeTopology(nodes)
 }
 
-// Topology is the (domain, topo_rank) view of the alive nodes, in node-id order.
-func (s *Snapshot) Topology() []topology.Node { return NodeTopology(s.Nodes) }
+// Topology is the (domain, topo_rank) view of the alive nodes from the
+// reference's resources, in node-id order.
+func (s *Snapshot) Topology() []topology.Node { return s.TopologyFrom(TopologySource{}) }
+
+// TopologyFrom is the (domain, topo_rank) view of the alive nodes from src,
+// in node-id order.
+func (s *Snapshot) TopologyFrom(src TopologySource) []topology.Node { return src.NodeTopology(s.Nodes) }
 
 // Capacity gives each node's total resources and what is left after the
 // bundles of live placement groups, except the groups named in ignore (the

@@ -46,6 +46,9 @@ type Spec struct {
 	// TopologyStrategy maps a node label key to the strategy Ray keeps the
 	// unified group's bundles within one value of it; nil for none.
 	TopologyStrategy map[string]string
+	// Topology says where node domains and ranks come from (selection,
+	// feasibility, domain pinning and the driver's probe).
+	Topology TopologySource
 }
 
 // Issue is one validation finding tied to an attribute path.
@@ -249,6 +252,8 @@ func (s Spec) Validate() []Issue {
 					"or sizes the segments select_nodes chooses; it is ignored here")
 		}
 	}
+
+	out = append(out, s.Topology.Validate(AttrTopologyLabels)...)
 
 	problems := s.Ports.Problems()
 	for _, p := range problems {
