@@ -36,8 +36,8 @@ func parsedRayVersion(t *testing.T) vcluster.RayVersion {
 
 func hasTopologyStrategy(t *testing.T) bool {
 	t.Helper()
-	min, _ := vcluster.ParseRayVersion(vcluster.TopologyStrategyMinRayVersion)
-	return !parsedRayVersion(t).Less(min)
+	need, _ := vcluster.ParseRayVersion(vcluster.TopologyStrategyMinRayVersion)
+	return !parsedRayVersion(t).Less(need)
 }
 
 // nodeLabelsByID lists the alive nodes' labels by node id.

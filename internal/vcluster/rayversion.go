@@ -28,7 +28,7 @@ type RayVersion struct{ Major, Minor, Patch int }
 func ParseRayVersion(s string) (RayVersion, error) {
 	parts := strings.SplitN(strings.TrimSpace(s), ".", 4)
 	if len(parts) < 3 {
-		return RayVersion{}, fmt.Errorf("Ray version %q is not major.minor.patch", s)
+		return RayVersion{}, fmt.Errorf("version %q is not major.minor.patch", s)
 	}
 	var n [3]int
 	for i := 0; i < 3; i++ {
@@ -38,7 +38,7 @@ func ParseRayVersion(s string) (RayVersion, error) {
 		}
 		v, err := strconv.Atoi(digits)
 		if err != nil {
-			return RayVersion{}, fmt.Errorf("Ray version %q is not major.minor.patch", s)
+			return RayVersion{}, fmt.Errorf("version %q is not major.minor.patch", s)
 		}
 		n[i] = v
 	}
@@ -81,10 +81,10 @@ func (s Spec) VersionIssues(server string) []Issue {
 		out = append(out, Issue{Warning: true, Summary: "Ray version older than supported",
 			Detail: fmt.Sprintf("The Ray cluster runs Ray %s; the provider supports Ray %s and newer. Placement may fail or behave differently.", v, MinRayVersion)})
 	}
-	need := func(attr, min, what string) {
-		if v.Less(mustRayVersion(min)) {
+	need := func(attr, minVersion, what string) {
+		if v.Less(mustRayVersion(minVersion)) {
 			out = append(out, Issue{Path: attr, Summary: "Feature not available in this Ray version",
-				Detail: fmt.Sprintf("%s needs Ray %s or newer (%s); the Ray cluster runs Ray %s. Nothing was created.", attr, min, what, v)})
+				Detail: fmt.Sprintf("%s needs Ray %s or newer (%s); the Ray cluster runs Ray %s. Nothing was created.", attr, minVersion, what, v)})
 		}
 	}
 	if s.NodeLabelSelectors != nil {
