@@ -182,7 +182,11 @@ def normalize_spec(spec):
             and all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
                     for m in selector)):
             raise DriverError("invalid", "group %s: bundle_label_selector must be one string map per bundle" % json.dumps(name))
-        out_groups.append({"name": name, "strategy": strategy, "bundles": bundles, "selector": selector})
+        topo = g.get("topology_strategy")
+        if topo is not None and not (
+            isinstance(topo, dict) and topo and all(isinstance(k, str) and isinstance(v, str) for k, v in topo.items())):
+            raise DriverError("invalid", "group %s: topology_strategy must be a non-empty string map" % json.dumps(name))
+        out_groups.append({"name": name, "strategy": strategy, "bundles": bundles, "selector": selector, "topology_strategy": topo})
     return {
         "action": action,
         "namespace": ns,
@@ -647,8 +651,14 @@ def do_create(spec):
             continue
         INFLIGHT.add(name)
         try:
+            # Optional arguments only when set, so Ray versions without them still work.
             kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
-            pg = placement_group(bundles=g["bundles"], strategy=g["strategy"], name=name, lifetime="detached", **kwargs)
+            if g["topology_strategy"]:
+                # Ray takes the node-level strategy inside topology_strategy, never both.
+                kwargs["topology_strategy"] = g["topology_strategy"]
+            else:
+                kwargs["strategy"] = g["strategy"]
+            pg = placement_group(bundles=g["bundles"], name=name, lifetime="detached", **kwargs)
         except Exception as e:  # noqa: BLE001
             INFLIGHT.discard(name)
             if "already exists" in str(e):

@@ -31,6 +31,8 @@ type ProviderData struct {
 	ports    map[string]topology.PortRange // port ranges of the clusters planned so far
 	names    map[string][]nameClaim        // "<namespace>/<name>" -> the clusters that planned it
 	planned  map[string][]vcluster.GroupRequest
+
+	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
 }
 
 // nameClaim is one cluster's claim on a name in this provider process.

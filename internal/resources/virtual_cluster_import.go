@@ -39,6 +39,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		return false
 	}
 	spec.Namespace = m.Namespace.ValueString()
+	spec.InferNative(live)
 	spec.Topology = sourceOrDefault(r.data.TopologyLabels)
 	m.ID = types.StringValue(name)
 	setConfigFromSpec(ctx, m, spec, diags)
@@ -64,6 +65,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	}
 	m.OwnerID = types.StringValue(owner)
 	diags.Append(r.applyOwnedResult(ctx, m, spec, res)...)
+	m.TopologyAssignments = topologyAssignments(spec, live, "")
 	if !diags.HasError() && res.PreviousOwner != nil {
 		diags.AddWarning("Import took ownership of the virtual cluster",
 			fmt.Sprintf("This state now owns %q in namespace %s (owner %s…). It belonged to %s, which can no longer "+

@@ -42,6 +42,9 @@ type virtualClusterModel struct {
 	ExcludeNodeIDs           types.Set      `tfsdk:"exclude_node_ids"`
 	Pinning                  types.String   `tfsdk:"pinning"`
 	SelectedNodeIDs          types.List     `tfsdk:"selected_node_ids"`
+	NodeLabelSelectors       types.List     `tfsdk:"node_label_selectors"`
+	TopologyStrategy         types.Map      `tfsdk:"topology_strategy"`
+	TopologyAssignments      types.Map      `tfsdk:"topology_assignments"`
 	TopologyLabels           types.Object   `tfsdk:"topology_labels"`
 	Timeouts                 timeouts.Value `tfsdk:"timeouts"`
 }
@@ -52,7 +55,8 @@ type virtualClusterModel struct {
 func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec, known bool, diags diag.Diagnostics) {
 	for _, v := range []interface{ IsUnknown() bool }{m.Name, m.BundleCtPerNodeList, m.UseGPUs, m.NumGPUsPerNode,
 		m.MaxColocatedWorkerGroups, m.PlacementGroupStrategy, m.UseUnifiedPG, m.SegmentSize,
-		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh, m.SelectNodes, m.Pinning, m.TopologyLabels} {
+		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh, m.SelectNodes, m.Pinning, m.TopologyLabels,
+		m.NodeLabelSelectors, m.TopologyStrategy} {
 		if v.IsUnknown() {
 			return spec, false, diags
 		}
@@ -76,6 +80,30 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 			res := topology.Resources{}
 			diags.Append(mv.ElementsAs(ctx, &res, false)...)
 			spec.NodeResourceConstraints[i] = res
+		}
+	}
+	if !m.NodeLabelSelectors.IsNull() {
+		var raw []types.Map
+		diags.Append(m.NodeLabelSelectors.ElementsAs(ctx, &raw, false)...)
+		spec.NodeLabelSelectors = make([]map[string]string, len(raw))
+		for i, mv := range raw {
+			if mv.IsUnknown() || mv.IsNull() {
+				return spec, false, diags
+			}
+			sel := map[string]string{}
+			diags.Append(mv.ElementsAs(ctx, &sel, false)...)
+			spec.NodeLabelSelectors[i] = sel
+		}
+	}
+	if !m.TopologyStrategy.IsNull() {
+		var elems map[string]types.String
+		diags.Append(m.TopologyStrategy.ElementsAs(ctx, &elems, false)...)
+		spec.TopologyStrategy = make(map[string]string, len(elems))
+		for k, v := range elems {
+			if v.IsUnknown() || v.IsNull() {
+				return spec, false, diags
+			}
+			spec.TopologyStrategy[k] = v.ValueString()
 		}
 	}
 	spec.Name = m.Name.ValueString()
@@ -169,6 +197,17 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluste
 	m.Pinning = types.StringValue(vcluster.DefaultPinning)
 	m.ExcludeNodeIDs = types.SetNull(types.StringType)
 	m.SelectedNodeIDs = types.ListNull(types.StringType)
+	m.NodeLabelSelectors = types.ListNull(selectorType)
+	if spec.NodeLabelSelectors != nil {
+		m.NodeLabelSelectors, d = types.ListValueFrom(ctx, selectorType, spec.NodeLabelSelectors)
+		diags.Append(d...)
+	}
+	m.TopologyStrategy = types.MapNull(types.StringType)
+	if spec.TopologyStrategy != nil {
+		m.TopologyStrategy, d = types.MapValueFrom(ctx, types.StringType, spec.TopologyStrategy)
+		diags.Append(d...)
+	}
+	m.TopologyAssignments = types.MapNull(types.StringType)
 	m.SegmentSize = types.Int64Null()
 	if spec.SegmentSize != nil {
 		m.SegmentSize = types.Int64Value(int64(*spec.SegmentSize))

@@ -123,7 +123,7 @@ func refreshGroups(ctx context.Context, m *virtualClusterModel, spec vcluster.Sp
 	}
 	present := 0
 	values := make([]attr.Value, 0)
-	for _, c := range vcluster.CompareGroups(spec.Groups(), recorded, live) {
+	for _, c := range spec.CompareLive(recorded, live) {
 		if !c.Found {
 			values = append(values, groupValue(c.Want, recorded[c.Want.Name].ID, vcluster.StateMissing, strategies[c.Want.Name], 0, c.Drift))
 			continue
@@ -132,5 +132,6 @@ func refreshGroups(ctx context.Context, m *virtualClusterModel, spec vcluster.Sp
 		values = append(values, groupValue(c.Want, c.Live.PlacementGroupID, c.Live.State, strategies[c.Want.Name], len(c.Live.Bundles), c.Drift))
 	}
 	m.PlacementGroups = mustList(groupObjectType, values, &diags)
+	m.TopologyAssignments = topologyAssignments(spec, live, recorded[vcluster.UnifiedGroupName(spec.Name)].ID)
 	return present, diags
 }

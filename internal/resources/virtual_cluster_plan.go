@@ -142,6 +142,9 @@ func (p *planning) run() {
 	if !known || diags.HasError() || vcluster.HasError(spec.Validate()) {
 		return
 	}
+	if checkRayVersion(p.ctx, data, spec, diags); diags.HasError() {
+		return
+	}
 	snap, snapErr := data.CachedSnapshot(p.ctx)
 	if snapErr == nil && !p.creating && !p.replacing {
 		p.checkHeldNodes(spec, snap)
@@ -192,15 +195,17 @@ func (p *planning) run() {
 	}
 	plan.OwnerID = types.StringUnknown()
 	plan.SelectedNodeIDs = types.ListNull(types.StringType)
+	if len(spec.TopologyStrategy) == 0 {
+		plan.TopologyAssignments = types.MapNull(types.StringType)
+	}
 	if spec.SelectNodes {
 		exclude, known := excludedNodes(p.ctx, *plan)
 		if !known {
 			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
 			return // chosen at apply, once the excluded nodes are known
 		}
-		ids, domains, err := spec.ChooseNodes(snap.TopologyFrom(spec.Topology), exclude)
-		if err != nil {
-			diags.AddAttributeError(path.Root("select_nodes"), "Cannot select nodes for the virtual cluster", err.Error())
+		ids, domains, issues := spec.ChooseLabelledNodes(snap.TopologyFrom(spec.Topology), exclude, vcluster.NodeLabels(snap.Nodes))
+		if addIssues(diags, issues); diags.HasError() {
 			return
 		}
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
@@ -288,6 +293,13 @@ func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, others []vcluster.Gr
 		diags.AddAttributeError(path.Root("segment_size"), summary, err.Error())
 		return
 	}
+	if addIssues(diags, spec.CheckSelectors(vcluster.NodeLabels(snap.Nodes))); diags.HasError() {
+		return
+	}
+	if why := spec.CheckTopologyStrategy(snap); why != "" {
+		diags.AddAttributeError(path.Root(vcluster.AttrTopologyStrategy), "The Ray cluster cannot hold this virtual cluster", why)
+		return
+	}
 	shortage, together := spec.CheckSnapshotCapacity(snap, others)
 	summary := "The Ray cluster cannot hold this virtual cluster"
 	if together {
@@ -322,6 +334,7 @@ func keepComputed(plan, state virtualClusterModel) virtualClusterModel {
 	plan.NVLinkDomainPerBundle = state.NVLinkDomainPerBundle
 	plan.MasterAddress, plan.MasterPort = state.MasterAddress, state.MasterPort
 	plan.OwnerID, plan.SelectedNodeIDs = state.OwnerID, state.SelectedNodeIDs
+	plan.TopologyAssignments = state.TopologyAssignments
 	return plan
 }
 
@@ -333,6 +346,7 @@ func unknownComputed(plan virtualClusterModel) virtualClusterModel {
 	plan.NVLinkDomainPerBundle = types.ListUnknown(types.StringType)
 	plan.MasterAddress = types.StringUnknown()
 	plan.MasterPort = types.Int64Unknown()
+	plan.TopologyAssignments = types.MapUnknown(types.StringType)
 	return plan
 }
 

@@ -33,6 +33,8 @@ func selectingState(t *testing.T) virtualClusterModel {
 		Namespace: types.StringValue("ns"), PlacementGroups: types.ListNull(groupObjectType), Bundles: bundles,
 		OwnerID: types.StringValue("owner"), SelectNodes: types.BoolValue(true), Pinning: types.StringValue(vcluster.PinningNode),
 		ExcludeNodeIDs: types.SetNull(types.StringType), SelectedNodeIDs: selected,
+		NodeLabelSelectors: types.ListNull(selectorType), TopologyStrategy: types.MapNull(types.StringType),
+		TopologyAssignments: types.MapNull(types.StringType),
 	}
 }
 

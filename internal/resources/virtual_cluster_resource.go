@@ -51,6 +51,9 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
+	if checkRayVersion(ctx, r.data, spec, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return
+	}
 	snap, err := vcluster.FetchSnapshot(ctx, r.data.Client)
 	if err != nil {
 		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), err)
@@ -80,6 +83,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		resp.Diagnostics.Append(d...)
 		return
 	}
+	r.fillTopologyAssignments(ctx, &m, spec, &resp.Diagnostics)
 	tflog.Info(ctx, "virtual cluster ready", map[string]any{"name": spec.Name, "groups": len(res.Groups),
 		"master": fmt.Sprintf("%s:%d", m.MasterAddress.ValueString(), m.MasterPort.ValueInt64())})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
@@ -108,9 +112,8 @@ func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClus
 		return true
 	}
 	exclude, _ := excludedNodes(ctx, *m)
-	ids, domains, err := spec.ChooseNodes(topo, exclude)
-	if err != nil {
-		diags.AddAttributeError(path.Root("select_nodes"), "Cannot select nodes for the virtual cluster", err.Error())
+	ids, domains, issues := spec.ChooseLabelledNodes(topo, exclude, vcluster.NodeLabels(snap.Nodes))
+	if addIssues(diags, issues); diags.HasError() {
 		return false
 	}
 	spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
@@ -200,6 +203,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	r.fillTopologyAssignments(ctx, &m, spec, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
@@ -36,6 +37,7 @@ import (
 var replacingAttributes = []string{
 	"name", "bundle_ct_per_node_list", "use_gpus", "max_colocated_worker_groups", "placement_group_strategy",
 	"use_unified_pg", "node_resource_constraints", "select_nodes", "pinning", vcluster.AttrTopologyLabels,
+	vcluster.AttrNodeLabelSelectors, vcluster.AttrTopologyStrategy,
 }
 
 // inPlaceAttributes are the configurable attributes an update applies by
@@ -98,6 +100,9 @@ func requireReplace(attrs map[string]schema.Attribute, names []string) {
 			attrs[name] = a
 		case schema.SetAttribute:
 			a.PlanModifiers = append(a.PlanModifiers, setplanmodifier.RequiresReplace())
+			attrs[name] = a
+		case schema.MapAttribute:
+			a.PlanModifiers = append(a.PlanModifiers, mapplanmodifier.RequiresReplace())
 			attrs[name] = a
 		case schema.SingleNestedAttribute:
 			a.PlanModifiers = append(a.PlanModifiers, objectplanmodifier.RequiresReplace())
@@ -280,6 +285,36 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					vcluster.NodeIDLabel, vcluster.PinningDomain, topology.DomainConstraintAmount, vcluster.DefaultPinning),
 				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultPinning),
 				Validators: []validator.String{stringvalidator.OneOf(vcluster.Pinnings...)},
+			},
+			"node_label_selectors": schema.ListAttribute{
+				MarkdownDescription: "Ray node-label selectors per logical node (same length as `bundle_ct_per_node_list`), " +
+					"merged into every bundle of that node as Ray's `bundle_label_selector`, for per-node and unified groups. " +
+					"Values as Ray accepts them: `\"v\"`, `\"!v\"`, `\"in(a,b)\"`, `\"!in(a,b)\"`; an empty map selects any node. " +
+					"E.g. `[{ \"raytf.io/nvlink-domain\" = \"rackA\" }, {}]`. The plan fails when no alive node satisfies a " +
+					"selector. With `select_nodes`, nodes that satisfy no selector are not chosen and each chosen node must " +
+					"satisfy its logical node's selector; with `pinning = \"" + vcluster.PinningNode + "\"` the pin on `" +
+					vcluster.NodeIDLabel + "` replaces a selector on that key, and one the chosen node does not satisfy is a " +
+					"plan error. Needs Ray " + vcluster.BundleLabelSelectorMinRayVersion + " or newer.",
+				ElementType: types.MapType{ElemType: types.StringType},
+				Optional:    true,
+				Validators:  []validator.List{listvalidator.NoNullValues()},
+			},
+			"topology_strategy": schema.MapAttribute{
+				MarkdownDescription: "Ray's topology strategy for the unified group (`use_unified_pg = true` only): node label " +
+					"key to strategy, e.g. `{ \"raytf.io/nvlink-domain\" = \"" + vcluster.TopologyLabelStrategy + "\" }` keeps " +
+					"every bundle on nodes that share one value of that label. Ray accepts one label, with `" +
+					vcluster.TopologyLabelStrategy + "`; the node-level strategy stays `placement_group_strategy`. " +
+					"Experimental in Ray; needs Ray " + vcluster.TopologyStrategyMinRayVersion + " or newer (an older server " +
+					"fails the plan). The plan fails when no single label value's nodes can hold the group.",
+				ElementType: types.StringType,
+				Optional:    true,
+			},
+			"topology_assignments": schema.MapAttribute{
+				MarkdownDescription: "With `topology_strategy`, the label value Ray chose for each topology label " +
+					"(Ray's `topology_assignments`), e.g. `{ \"raytf.io/nvlink-domain\" = \"rackA\" }`. Null otherwise.",
+				ElementType:   types.StringType,
+				Computed:      true,
+				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
 			},
 			"selected_node_ids": schema.ListAttribute{
 				MarkdownDescription: "With `select_nodes`, the node chosen for each logical node, in logical-node order; " +

@@ -3,6 +3,7 @@ package vcluster
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -130,4 +131,60 @@ func ShortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// CompareLive is CompareGroups for the spec's groups plus the drift of what
+// Ray keeps of node_label_selectors, node pins and topology_strategy: the
+// bundles' label selectors and the unified group's topology strategy.
+func (s Spec) CompareLive(recorded map[string]RecordedGroup, live []rayclient.PlacementGroup) []GroupCheck {
+	checks := CompareGroups(s.Groups(), recorded, live)
+	for i, c := range checks {
+		if !c.Found {
+			continue
+		}
+		var parts []string
+		if c.Drift != "" {
+			parts = append(parts, c.Drift)
+		}
+		if d := s.nativeDrift(c.Want, c.Live); d != "" {
+			parts = append(parts, d)
+		}
+		checks[i].Drift = strings.Join(parts, "; ")
+	}
+	return checks
+}
+
+// nativeDrift compares the label selectors and topology strategy Ray
+// reports for got with those the spec sends for want. The node-level entry
+// of the topology strategy is not compared: Ray keeps it as the strategy.
+func (s Spec) nativeDrift(want GroupRequest, got rayclient.PlacementGroup) string {
+	var parts []string
+	selectors := s.bundleSelectors(want)
+	// A server that reports no label_selector at all cannot show drift.
+	reported := slices.ContainsFunc(got.Bundles, func(b rayclient.Bundle) bool { return b.LabelSelector != nil })
+	for i, b := range got.Bundles {
+		if !reported {
+			break
+		}
+		var w map[string]string
+		if i < len(selectors) {
+			w = selectors[i]
+		}
+		if !sameSelector(b.LabelSelector, w) {
+			parts = append(parts, fmt.Sprintf("bundle %d has label selector %s, the configuration wants %s",
+				b.BundleIndex, FormatSelector(b.LabelSelector), FormatSelector(w)))
+			break
+		}
+	}
+	wantTopo := map[string]string{}
+	for k, v := range s.groupTopologyStrategy(want) {
+		if k != NodeIDLabel {
+			wantTopo[k] = v
+		}
+	}
+	if !sameSelector(got.TopologyStrategy, wantTopo) {
+		parts = append(parts, fmt.Sprintf("has topology strategy %s, the configuration wants %s",
+			FormatSelector(got.TopologyStrategy), FormatSelector(wantTopo)))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -45,6 +45,10 @@ type RequestGroup struct {
 	// BundleLabelSelector pins bundles to node labels (one map per bundle),
 	// e.g. {"ray.io/node-id": "<id>"}; nil for none.
 	BundleLabelSelector []map[string]string `json:"bundle_label_selector,omitempty"`
+	// TopologyStrategy is Ray's topology_strategy (label key -> strategy,
+	// the node-level strategy under NodeIDLabel); nil for none. The driver
+	// then passes it instead of Strategy, which Ray does not accept with it.
+	TopologyStrategy map[string]string `json:"topology_strategy,omitempty"`
 }
 
 // Probe configures the per-bundle probe.
@@ -124,14 +128,16 @@ func DeleteRequest(namespace string, names ...string) Request {
 }
 
 // Request is the driver request that runs action on the spec's groups,
-// with node pins as bundle label selectors.
+// with node pins and node_label_selectors as bundle label selectors and
+// topology_strategy on the unified group.
 func (s Spec) Request(action string) Request {
 	s = s.WithDefaults()
 	groups := s.Groups()
 	req := NewRequest(action, s.Namespace, groups, s.UseGPUs, s.Ports, s.ReadyTimeout)
 	req.Probe.Topology = s.Topology
 	for i, g := range groups {
-		req.Groups[i].BundleLabelSelector = s.labelSelectors(g)
+		req.Groups[i].BundleLabelSelector = s.bundleSelectors(g)
+		req.Groups[i].TopologyStrategy = s.groupTopologyStrategy(g)
 	}
 	return req
 }
@@ -196,6 +202,9 @@ func (r Request) Validate() error {
 		}
 		if g.BundleLabelSelector != nil && len(g.BundleLabelSelector) != len(g.Bundles) {
 			return fmt.Errorf("driver request: group %q has %d label selectors for %d bundles", g.Name, len(g.BundleLabelSelector), len(g.Bundles))
+		}
+		if g.TopologyStrategy != nil && g.TopologyStrategy[NodeIDLabel] != g.Strategy {
+			return fmt.Errorf("driver request: group %q: topology_strategy must carry the group's strategy under %s", g.Name, NodeIDLabel)
 		}
 		for j, b := range g.Bundles {
 			positive := false

@@ -101,27 +101,16 @@ func (s Spec) bundleNodes(g GroupRequest) []int {
 	return out
 }
 
-// labelSelectors pins g's bundles to their selected nodes (PinningNode), or
-// to their selected nodes' label domains (PinningDomain with a label source).
-func (s Spec) labelSelectors(g GroupRequest) []map[string]string {
+// pinSelector is logical node n's pin as a label selector: its selected
+// node (PinningNode), or its selected node's label domain (PinningDomain
+// with a label source); nil for none.
+func (s Spec) pinSelector(n int) map[string]string {
 	switch {
 	case s.pinsNodes():
-		nodes := s.bundleNodes(g)
-		out := make([]map[string]string, len(nodes))
-		for i, n := range nodes {
-			out[i] = map[string]string{NodeIDLabel: s.SelectedNodeIDs[n]}
-		}
-		return out
+		return map[string]string{NodeIDLabel: s.SelectedNodeIDs[n]}
 	case s.pinsLabelDomains():
-		nodes := s.bundleNodes(g)
-		out := make([]map[string]string, len(nodes))
-		for i, n := range nodes {
-			out[i], _ = s.domainLabelPin(n)
-			if out[i] == nil {
-				out[i] = map[string]string{}
-			}
-		}
-		return out
+		sel, _ := s.domainLabelPin(n)
+		return sel
 	}
 	return nil
 }
@@ -165,10 +154,11 @@ func (s Spec) domainLabelPin(i int) (map[string]string, bool) {
 }
 
 // FeasibilityGroups are the spec's groups as the static check sees them:
-// node and label pins become resources only the matching nodes have.
+// node and label pins and node_label_selectors become resources only the
+// matching nodes have (withPins, withLabelPins, withSelectors).
 func (s Spec) FeasibilityGroups() []GroupRequest {
 	groups := s.Groups()
-	if !s.pinsNodes() && !s.pinsLabelDomains() {
+	if !s.pinsNodes() && !s.pinsLabelDomains() && s.NodeLabelSelectors == nil {
 		return groups
 	}
 	for gi, g := range groups {
@@ -182,6 +172,9 @@ func (s Spec) FeasibilityGroups() []GroupRequest {
 				for k, v := range sel {
 					nb[labelPinResource(k, v)] = pinnedNodeAmount
 				}
+			}
+			if sel := s.nodeSelector(nodes[i]); sel != nil {
+				nb[selectorResource(sel)] = selectorAmount
 			}
 			for k, v := range b {
 				nb[k] = v
@@ -236,7 +229,7 @@ func (s Spec) CheckSnapshotCapacity(snap *Snapshot, others []GroupRequest) (sh S
 	if hasLabelPins(s.FeasibilityGroups()) || hasLabelPins(others) {
 		capacity = withLabelPins(capacity, snap.Nodes)
 	}
-	return s.CheckCapacity(capacity, others)
+	return s.CheckCapacity(capacity, NodeLabels(snap.Nodes), others)
 }
 
 // withPins gives every node the resource that stands for its pins.
@@ -262,9 +255,10 @@ func withPins(capacity []topology.NodeCapacity) []topology.NodeCapacity {
 // CheckCapacity explains whether the cluster fits capacity, first alone and
 // then together with others (groups of other clusters planned in the same
 // run). togetherOnly is true when it fits alone but not with the others.
-func (s Spec) CheckCapacity(capacity []topology.NodeCapacity, others []GroupRequest) (sh Shortage, togetherOnly bool) {
-	pinned := withPins(capacity)
+// labels (node id -> labels) judges label selectors; nil when unknown.
+func (s Spec) CheckCapacity(capacity []topology.NodeCapacity, labels map[string]map[string]string, others []GroupRequest) (sh Shortage, togetherOnly bool) {
 	own := s.FeasibilityGroups()
+	pinned := withSelectors(withPins(capacity), labels, append(slices.Clone(others), own...))
 	sh = ExplainShortage(own, pinned)
 	sh.Nodes = CapacitySummary(capacity)
 	if len(sh.Errors) > 0 || len(others) == 0 {

@@ -117,11 +117,11 @@ func TestCheckCapacityHonoursPins(t *testing.T) {
 	}
 	s := selectingSpec(2)
 	s.SelectedNodeIDs = []string{"a2"}
-	if sh, _ := s.CheckCapacity(capacity, nil); len(sh.Errors) != 0 {
+	if sh, _ := s.CheckCapacity(capacity, nil, nil); len(sh.Errors) != 0 {
 		t.Fatalf("pinned to the free node: %+v", sh)
 	}
 	s.SelectedNodeIDs = []string{"a1"}
-	if sh, _ := s.CheckCapacity(capacity, nil); len(sh.Errors) == 0 {
+	if sh, _ := s.CheckCapacity(capacity, nil, nil); len(sh.Errors) == 0 {
 		t.Fatal("pinned to the busy node must not fit")
 	}
 	// Fits alone, not together with another cluster planned on the same node.
@@ -129,7 +129,7 @@ func TestCheckCapacityHonoursPins(t *testing.T) {
 	other := selectingSpec(4)
 	other.Name = "other"
 	other.SelectedNodeIDs = []string{"a2"}
-	sh, together := s.CheckCapacity(capacity, other.FeasibilityGroups())
+	sh, together := s.CheckCapacity(capacity, nil, other.FeasibilityGroups())
 	if !together || len(sh.Errors) == 0 {
 		t.Fatalf("together: %v %+v", together, sh)
 	}

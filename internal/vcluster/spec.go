@@ -40,6 +40,12 @@ type Spec struct {
 	Pinning             string
 	SelectedNodeIDs     []string
 	SelectedNodeDomains []string
+	// NodeLabelSelectors is nil for none, else one selector per logical
+	// node (an empty map selects any node), merged into each of its bundles.
+	NodeLabelSelectors []map[string]string
+	// TopologyStrategy maps a node label key to the strategy Ray keeps the
+	// unified group's bundles within one value of it; nil for none.
+	TopologyStrategy map[string]string
 	// Topology says where node domains and ranks come from (selection,
 	// feasibility, domain pinning and the driver's probe).
 	Topology TopologySource
@@ -72,6 +78,8 @@ const (
 	AttrSelectNodes              = "select_nodes"
 	AttrPinning                  = "pinning"
 	AttrSelectedNodeIDs          = "selected_node_ids"
+	AttrNodeLabelSelectors       = "node_label_selectors"
+	AttrTopologyStrategy         = "topology_strategy"
 )
 
 // NamePattern is what a cluster name may look like.
@@ -225,6 +233,9 @@ func (s Spec) Validate() []Issue {
 		bad(AttrSelectedNodeIDs, "Selected node count mismatch",
 			"%d selected nodes for %d logical nodes", len(s.SelectedNodeIDs), len(counts))
 	}
+
+	s.validateSelectors(bad)
+	s.validateTopologyStrategy(bad)
 
 	if s.SegmentSize != nil {
 		seg := *s.SegmentSize

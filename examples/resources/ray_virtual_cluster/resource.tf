@@ -28,3 +28,24 @@ resource "ray_virtual_cluster" "unified" {
     create = "10m"
   }
 }
+
+# Ray-native placement on labelled nodes (`ray start --labels`): logical
+# node 0 only on rackA's nodes, node 1 anywhere but rank 1; the unified
+# group stays inside one value of the NVLink-domain label (Ray >= 2.60.0).
+resource "ray_virtual_cluster" "labelled" {
+  name                     = "rollout"
+  bundle_ct_per_node_list  = [4, 4]
+  num_gpus_per_node        = 4
+  use_unified_pg           = true
+  placement_group_strategy = "PACK"
+  node_label_selectors = [
+    { "raytf.io/nvlink-domain" = "rackA" },
+    { "raytf.io/topo-rank" = "!1" },
+  ]
+  topology_strategy = { "raytf.io/nvlink-domain" = "STRICT_PACK" }
+}
+
+output "rollout_domain" {
+  # The label value Ray chose, e.g. { "raytf.io/nvlink-domain" = "rackA" }.
+  value = ray_virtual_cluster.labelled.topology_assignments
+}

@@ -1,0 +1,96 @@
+package resources
+
+import (
+	"context"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// Ray-native placement on the resource: node_label_selectors,
+// topology_strategy, topology_assignments, and the Ray version they need.
+
+// selectorType is one logical node's entry of node_label_selectors.
+var selectorType = types.MapType{ElemType: types.StringType}
+
+// rayVersionCache holds the connected Ray's version for one provider
+// process (one plan or apply): a failed lookup is retried next time.
+type rayVersionCache struct {
+	mu      sync.Mutex
+	version string
+}
+
+// CachedRayVersion returns the Ray version the dashboard reports, asked
+// once per provider process.
+func (d *ProviderData) CachedRayVersion(ctx context.Context) (string, error) {
+	d.rayVersion.mu.Lock()
+	defer d.rayVersion.mu.Unlock()
+	if d.rayVersion.version != "" {
+		return d.rayVersion.version, nil
+	}
+	v, err := d.Client.Version(ctx)
+	if err != nil {
+		return "", err
+	}
+	d.rayVersion.version = v.RayVersion
+	return v.RayVersion, nil
+}
+
+// checkRayVersion adds the spec's version issues: an error for a feature
+// the connected Ray lacks, a warning for a Ray older than supported. An
+// unreachable dashboard adds nothing here (the live check warns about it).
+func checkRayVersion(ctx context.Context, data *ProviderData, spec vcluster.Spec, diags *diag.Diagnostics) {
+	v, err := data.CachedRayVersion(ctx)
+	if err != nil {
+		return
+	}
+	addIssues(diags, spec.VersionIssues(v))
+}
+
+// topologyAssignments is Ray's topology_assignments of the spec's unified
+// group in live; null without topology_strategy.
+func topologyAssignments(spec vcluster.Spec, live []rayclient.PlacementGroup, recordedID string) types.Map {
+	if len(spec.TopologyStrategy) == 0 || !spec.UseUnifiedPG {
+		return types.MapNull(types.StringType)
+	}
+	name := vcluster.UnifiedGroupName(spec.Name)
+	var found *rayclient.PlacementGroup
+	for i, g := range live {
+		if g.Name == name && (found == nil || g.PlacementGroupID == recordedID) {
+			found = &live[i]
+		}
+	}
+	if found == nil {
+		return types.MapNull(types.StringType)
+	}
+	elems := make(map[string]string, len(found.TopologyAssignments))
+	for k, v := range found.TopologyAssignments {
+		elems[k] = v
+	}
+	m, _ := types.MapValueFrom(context.Background(), types.StringType, elems)
+	return m
+}
+
+// fillTopologyAssignments settles topology_assignments after a create or
+// update: a value the plan already knows stays (it must), else it is read
+// from Ray (one list call, only with topology_strategy).
+func (r *virtualClusterResource) fillTopologyAssignments(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, diags *diag.Diagnostics) {
+	if !m.TopologyAssignments.IsUnknown() && !m.TopologyAssignments.IsNull() {
+		return
+	}
+	if len(spec.TopologyStrategy) == 0 {
+		m.TopologyAssignments = types.MapNull(types.StringType)
+		return
+	}
+	live, err := vcluster.ListLiveGroups(ctx, r.data.Client)
+	if err != nil {
+		diags.AddWarning("Cannot read Ray's topology assignments", err.Error())
+		m.TopologyAssignments = types.MapNull(types.StringType)
+		return
+	}
+	m.TopologyAssignments = topologyAssignments(spec, live, "")
+}
