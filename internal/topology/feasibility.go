@@ -1,8 +1,11 @@
 package topology
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,6 +134,7 @@ type checker struct {
 	allNodes []int
 	shapes   []shape
 	shapeIdx map[string]int
+	keyBuf   []byte
 	groups   []groupState
 	f        Feasibility
 }
@@ -148,20 +152,20 @@ func (c *checker) intern(name string) int {
 	return len(c.names) - 1
 }
 
+// shapeOf returns the index of the shape with vector v, adding a copy of v
+// when it is new.
 func (c *checker) shapeOf(v vec) int {
-	var b strings.Builder
+	k := c.keyBuf[:0]
 	for _, e := range v {
-		b.WriteString(strconv.Itoa(e.r))
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatInt(e.a, 10))
-		b.WriteByte(',')
+		k = binary.AppendUvarint(k, uint64(e.r))
+		k = binary.AppendUvarint(k, uint64(e.a))
 	}
-	k := b.String()
-	if i, ok := c.shapeIdx[k]; ok {
+	c.keyBuf = k
+	if i, ok := c.shapeIdx[string(k)]; ok { // no allocation for the lookup
 		return i
 	}
-	c.shapeIdx[k] = len(c.shapes)
-	c.shapes = append(c.shapes, shape{need: v})
+	c.shapeIdx[string(k)] = len(c.shapes)
+	c.shapes = append(c.shapes, shape{need: slices.Clone(v)})
 	return len(c.shapes) - 1
 }
 
@@ -196,6 +200,13 @@ func CheckPlacement(groups []GroupRequest, nodes []NodeCapacity) Feasibility {
 }
 
 func (c *checker) parseGroups(groups []GroupRequest) {
+	c.groups = make([]groupState, 0, len(groups))
+	n := 0
+	for _, g := range groups {
+		n += len(g.Bundles)
+	}
+	shapes := make([]int, n) // every group's bundle shapes, back to back
+	var buf vec
 	for _, g := range groups {
 		st := groupState{req: g, ok: true, packed: -1}
 		if !validStrategy(g.Strategy) {
@@ -206,7 +217,18 @@ func (c *checker) parseGroups(groups []GroupRequest) {
 			c.errf("group %q has no bundles; Ray rejects empty placement groups", g.Name)
 			st.ok = false
 		}
+		st.shapes, shapes = shapes[:0:len(g.Bundles)], shapes[len(g.Bundles):]
 		for bi, b := range g.Bundles {
+			var ok bool
+			if buf, ok = c.knownVec(b, buf[:0]); ok {
+				// Bundles of a group usually repeat the previous one's vector.
+				if n := len(st.shapes); n > 0 && slices.Equal(c.shapes[st.shapes[n-1]].need, buf) {
+					st.shapes = append(st.shapes, st.shapes[n-1])
+				} else {
+					st.shapes = append(st.shapes, c.shapeOf(buf))
+				}
+				continue
+			}
 			var v vec
 			positive, invalid := false, false
 			for _, k := range sortedKeys(b) {
@@ -225,7 +247,7 @@ func (c *checker) parseGroups(groups []GroupRequest) {
 				c.errf("bundle %d of group %q requests no resources; Ray rejects empty bundles", bi, g.Name)
 				st.ok = false
 			}
-			sort.Slice(v, func(i, j int) bool { return v[i].r < v[j].r })
+			sortVec(v)
 			st.shapes = append(st.shapes, c.shapeOf(v))
 		}
 		if st.ok && g.Strategy == StrategyStrictPack {
@@ -239,30 +261,74 @@ func (c *checker) parseGroups(groups []GroupRequest) {
 	}
 }
 
+// knownVec appends b's vector to buf when b is valid, requests something and
+// names only interned resources; otherwise the caller takes the slow path,
+// which reports errors and interns new names in sorted order.
+func (c *checker) knownVec(b Resources, buf vec) (vec, bool) {
+	positive := false
+	for k, a := range b {
+		if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+			return buf, false
+		}
+		positive = positive || a > 0
+		if fx := toFixed(a); fx > 0 {
+			r, ok := c.index[k]
+			if !ok {
+				return buf, false
+			}
+			buf = append(buf, entry{r, fx})
+		}
+	}
+	sortVec(buf)
+	return buf, positive
+}
+
+// sortVec sorts a short vector by resource index (insertion sort: bundles
+// and nodes name a handful of resources).
+func sortVec(v vec) {
+	for i := 1; i < len(v); i++ {
+		for j := i; j > 0 && v[j].r < v[j-1].r; j-- {
+			v[j], v[j-1] = v[j-1], v[j]
+		}
+	}
+}
+
 func (c *checker) parseNodes() {
 	c.avail = make([]vec, len(c.nodes))
 	c.nodesOf = make([][]int, len(c.names))
+	c.allNodes = make([]int, len(c.nodes))
+	size := 0
+	for _, n := range c.nodes {
+		size += max(len(n.Available), len(n.Total))
+	}
+	all := make(vec, 0, size) // every node's vector, back to back
+	ends := make([]int, len(c.nodes))
 	for ni, n := range c.nodes {
-		c.allNodes = append(c.allNodes, ni)
+		c.allNodes[ni] = ni
 		src := n.Available
 		if src == nil {
 			src = n.Total
 		}
-		var v vec
+		from := len(all)
 		for k, a := range src {
 			r, ok := c.index[k]
 			if !ok || math.IsNaN(a) || a <= 0 {
 				continue
 			}
-			v = append(v, entry{r, toFixed(a)})
+			all = append(all, entry{r, toFixed(a)})
 		}
-		sort.Slice(v, func(i, j int) bool { return v[i].r < v[j].r })
-		c.avail[ni] = v
-		for _, e := range v {
+		sortVec(all[from:])
+		for _, e := range all[from:] {
 			if e.a > 0 {
 				c.nodesOf[e.r] = append(c.nodesOf[e.r], ni)
 			}
 		}
+		ends[ni] = len(all)
+	}
+	from := 0
+	for ni, end := range ends { // sliced once all has stopped growing
+		c.avail[ni] = all[from:end:end]
+		from = end
 	}
 }
 
@@ -364,7 +430,7 @@ func (c *checker) best(need vec) string {
 func (c *checker) checkBundles() {
 	for gi := range c.groups {
 		g := &c.groups[gi]
-		if !g.ok {
+		if !g.ok || !slices.ContainsFunc(g.shapes, func(s int) bool { return c.shapes[s].fit == 0 }) {
 			continue
 		}
 		first := map[int]int{}
@@ -575,7 +641,11 @@ func (c *checker) greedy() {
 			}
 		}
 	}
-	var items []item
+	n := 0
+	for _, g := range c.groups {
+		n += len(g.shapes)
+	}
+	items := make([]item, 0, n)
 	for gi, g := range c.groups {
 		if g.packed >= 0 {
 			items = append(items, item{gi, -1, g.packed})
@@ -585,34 +655,33 @@ func (c *checker) greedy() {
 			items = append(items, item{gi, bi, s})
 		}
 	}
-	sort.SliceStable(items, func(a, b int) bool {
-		x, y := &c.shapes[items[a].shape], &c.shapes[items[b].shape]
-		if x.fit != y.fit {
-			return x.fit < y.fit
-		}
-		return x.dom > y.dom
-	})
+	items = c.orderItems(items)
 	avail := make([]vec, len(c.avail))
+	backing := make(vec, 0, c.totalEntries())
 	for i, v := range c.avail {
-		avail[i] = append(vec(nil), v...)
+		from := len(backing)
+		backing = append(backing, v...)
+		avail[i] = backing[from:len(backing):len(backing)]
 	}
+	// Next candidate to try per shape; per (shape, group) for STRICT_SPREAD.
+	cursor := make([]int, len(c.shapes))
 	type key struct{ shape, group int }
-	cursor := map[key]int{}
+	spreadCursor := map[key]int{}
 	used := map[int]map[int]bool{}
 	const maxReported = 5
 	failures := 0
 	for _, it := range items {
 		g := c.groups[it.group]
 		spread := g.req.Strategy == StrategyStrictSpread
-		k := key{it.shape, -1}
+		k := key{it.shape, it.group}
+		p := cursor[it.shape]
 		if spread {
-			k.group = it.group
 			if used[it.group] == nil {
 				used[it.group] = map[int]bool{}
 			}
+			p = spreadCursor[k]
 		}
 		s := &c.shapes[it.shape]
-		p := cursor[k]
 		for p < len(s.cands) {
 			ni := s.cands[p]
 			if (!spread || !used[it.group][ni]) && fits(s.need, avail[ni]) {
@@ -620,7 +689,11 @@ func (c *checker) greedy() {
 			}
 			p++
 		}
-		cursor[k] = p
+		if spread {
+			spreadCursor[k] = p
+		} else {
+			cursor[it.shape] = p
+		}
 		if p == len(s.cands) {
 			failures++
 			if failures <= maxReported {
@@ -642,4 +715,52 @@ func (c *checker) greedy() {
 	if failures > maxReported {
 		c.f.Warnings = append(c.f.Warnings, fmt.Sprintf("greedy first-fit packing could not place %d more requests", failures-maxReported))
 	}
+}
+
+func (c *checker) totalEntries() int {
+	n := 0
+	for _, v := range c.avail {
+		n += len(v)
+	}
+	return n
+}
+
+// orderItems stably sorts items by their shape's (fit ascending, dominant
+// share descending): the shapes are sorted, then the items bucketed by
+// their shape's place in that order.
+func (c *checker) orderItems(items []item) []item {
+	byKey := make([]int, len(c.shapes))
+	for i := range byKey {
+		byKey[i] = i
+	}
+	compare := func(a, b int) int {
+		x, y := &c.shapes[a], &c.shapes[b]
+		if x.fit != y.fit {
+			return cmp.Compare(x.fit, y.fit)
+		}
+		return cmp.Compare(y.dom, x.dom)
+	}
+	slices.SortFunc(byKey, compare)
+	// place[s] = position of shape s's key class; equal keys share one.
+	place := make([]int, len(c.shapes))
+	for i, s := range byKey {
+		if i > 0 && compare(byKey[i-1], s) == 0 {
+			place[s] = place[byKey[i-1]]
+		} else {
+			place[s] = i
+		}
+	}
+	start := make([]int, len(c.shapes)+1)
+	for _, it := range items {
+		start[place[it.shape]+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	out := make([]item, len(items))
+	for _, it := range items {
+		out[start[place[it.shape]]] = it
+		start[place[it.shape]]++
+	}
+	return out
 }
