@@ -1,7 +1,9 @@
 package topology
 
 import (
+	"hash/maphash"
 	"math"
+	"math/bits"
 	"strings"
 )
 
@@ -59,19 +61,10 @@ func HasTopology(nodes []Node) bool {
 // occurrence keeps its position, the last occurrence supplies the value.
 // The input is returned unchanged when IDs are already unique.
 func normalizeTopology(topo []Node) []Node {
-	pos := make(map[string]int, len(topo))
-	dup := false
-	for _, n := range topo {
-		if _, ok := pos[n.ID]; ok {
-			dup = true
-			break
-		}
-		pos[n.ID] = 0
-	}
-	if !dup {
+	if !hasDuplicateIDs(topo) {
 		return topo
 	}
-	clear(pos)
+	pos := make(map[string]int, len(topo))
 	out := make([]Node, 0, len(topo))
 	for _, n := range topo {
 		if i, ok := pos[n.ID]; ok {
@@ -82,4 +75,33 @@ func normalizeTopology(topo []Node) []Node {
 		out = append(out, n)
 	}
 	return out
+}
+
+var idSeed = maphash.MakeSeed()
+
+// hasDuplicateIDs reports whether two nodes share an ID: an open-addressing
+// set of positions, half full at most, cheaper than a map of strings.
+func hasDuplicateIDs(topo []Node) bool {
+	if len(topo) < 2 {
+		return false
+	}
+	if len(topo) >= math.MaxInt32 { // positions are int32: let the caller's map decide
+		return true
+	}
+	slots := make([]int32, 1<<bits.Len(uint(2*len(topo)-1))) // position+1; 0 is empty
+	mask := uint64(len(slots) - 1)
+	for i := range topo {
+		id := topo[i].ID
+		for p := maphash.String(idSeed, id) & mask; ; p = (p + 1) & mask {
+			j := slots[p]
+			if j == 0 {
+				slots[p] = int32(i + 1)
+				break
+			}
+			if topo[j-1].ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }

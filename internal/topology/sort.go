@@ -164,21 +164,15 @@ func compareRankGPU(x, y *Bundle) int {
 // are usually adjacent, so the previous domain is checked before the map.
 func internDomains(bundles []Bundle) (dom []int32, names []string) {
 	dom = make([]int32, len(bundles))
-	index := map[string]int32{}
+	var domains interner
 	prev, prevDom := "", int32(-1)
 	for i := range bundles {
 		if s := bundles[i].Domain; prevDom < 0 || s != prev {
-			d, ok := index[s]
-			if !ok {
-				d = int32(len(names))
-				index[s] = d
-				names = append(names, s)
-			}
-			prev, prevDom = s, d
+			prev, prevDom = s, domains.index(s)
 		}
 		dom[i] = prevDom
 	}
-	return dom, names
+	return dom, domains.names
 }
 
 // segmentQuotas returns how many bundles each domain keeps: those of its
