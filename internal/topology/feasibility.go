@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // NodeCapacity is one live node's resources. Available is what is free now;
@@ -135,8 +136,15 @@ type checker struct {
 	shapes   []shape
 	shapeIdx map[string]int
 	keyBuf   []byte
+	recent   [64]recentName // indexed by the top 6 bits of a hash
 	groups   []groupState
 	f        Feasibility
+}
+
+type recentName struct {
+	data *byte
+	len  int
+	r    int
 }
 
 func (c *checker) errf(format string, args ...any) {
@@ -272,7 +280,7 @@ func (c *checker) knownVec(b Resources, buf vec) (vec, bool) {
 		}
 		positive = positive || a > 0
 		if fx := toFixed(a); fx > 0 {
-			r, ok := c.index[k]
+			r, ok := c.lookup(k)
 			if !ok {
 				return buf, false
 			}
@@ -281,6 +289,24 @@ func (c *checker) knownVec(b Resources, buf vec) (vec, bool) {
 	}
 	sortVec(buf)
 	return buf, positive
+}
+
+// lookup is index[name], remembering recent names by their bytes' address:
+// bundles built from one spec share their key strings ("CPU", a node's
+// domain constraint), so most lookups skip hashing the name.
+func (c *checker) lookup(name string) (int, bool) {
+	p := unsafe.StringData(name)
+	// Fibonacci hashing of the address: literals like "CPU" and "GPU" sit
+	// a few bytes apart.
+	slot := &c.recent[uint64(uintptr(unsafe.Pointer(p)))*0x9E3779B97F4A7C15>>58]
+	if slot.data == p && slot.len == len(name) && p != nil {
+		return slot.r, true
+	}
+	r, ok := c.index[name]
+	if ok {
+		*slot = recentName{p, len(name), r}
+	}
+	return r, ok
 }
 
 // sortVec sorts a short vector by resource index (insertion sort: bundles
@@ -318,17 +344,31 @@ func (c *checker) parseNodes() {
 			all = append(all, entry{r, toFixed(a)})
 		}
 		sortVec(all[from:])
-		for _, e := range all[from:] {
-			if e.a > 0 {
-				c.nodesOf[e.r] = append(c.nodesOf[e.r], ni)
-			}
-		}
 		ends[ni] = len(all)
 	}
+	holders := make([]int, len(c.names))
 	from := 0
 	for ni, end := range ends { // sliced once all has stopped growing
 		c.avail[ni] = all[from:end:end]
 		from = end
+		for _, e := range c.avail[ni] {
+			if e.a > 0 {
+				holders[e.r]++
+			}
+		}
+	}
+	// nodesOf in one backing array, each list with its exact capacity.
+	backing := make([]int, 0, len(all))
+	for r, n := range holders {
+		c.nodesOf[r] = backing[len(backing) : len(backing) : len(backing)+n]
+		backing = backing[:len(backing)+n]
+	}
+	for ni, v := range c.avail {
+		for _, e := range v {
+			if e.a > 0 {
+				c.nodesOf[e.r] = append(c.nodesOf[e.r], ni)
+			}
+		}
 	}
 }
 
@@ -585,13 +625,13 @@ func (c *checker) checkSubsets(totalsBad []bool) {
 		if unplaceable {
 			continue // already reported per bundle
 		}
-		var subset []int
+		subset := 0
 		for _, ni := range c.nodesOf[r] {
 			if c.avail[ni].get(r) >= minNeed {
-				subset = append(subset, ni)
+				subset++
 			}
 		}
-		if len(subset) == len(c.nodes) {
+		if subset == len(c.nodes) {
 			continue // implied by the totals check
 		}
 		clear(need)
@@ -601,7 +641,10 @@ func (c *checker) checkSubsets(totalsBad []bool) {
 				need[e.r] = satAdd(need[e.r], satMul(e.a, count[s]))
 			}
 		}
-		for _, ni := range subset {
+		for _, ni := range c.nodesOf[r] {
+			if c.avail[ni].get(r) < minNeed {
+				continue
+			}
 			for _, e := range c.avail[ni] {
 				have[e.r] = satAdd(have[e.r], e.a)
 			}
@@ -611,7 +654,7 @@ func (c *checker) checkSubsets(totalsBad []bool) {
 				continue
 			}
 			c.errf("bundles needing %s request %s %s in total, but the %d node(s) offering %s have only %s %s free",
-				c.names[r], fmtAmount(need[q]), c.names[q], len(subset), c.names[r], fmtAmount(have[q]), c.names[q])
+				c.names[r], fmtAmount(need[q]), c.names[q], subset, c.names[r], fmtAmount(have[q]), c.names[q])
 		}
 	}
 }
@@ -624,9 +667,9 @@ func satMul(a, n int64) int64 {
 }
 
 type item struct {
-	group  int
-	bundle int // -1 for a STRICT_PACK aggregate
-	shape  int
+	group  int32
+	bundle int32 // -1 for a STRICT_PACK aggregate
+	shape  int32
 }
 
 // greedy runs first-fit-decreasing over all groups on a copy of the free
@@ -648,11 +691,11 @@ func (c *checker) greedy() {
 	items := make([]item, 0, n)
 	for gi, g := range c.groups {
 		if g.packed >= 0 {
-			items = append(items, item{gi, -1, g.packed})
+			items = append(items, item{int32(gi), -1, int32(g.packed)})
 			continue
 		}
 		for bi, s := range g.shapes {
-			items = append(items, item{gi, bi, s})
+			items = append(items, item{int32(gi), int32(bi), int32(s)})
 		}
 	}
 	items = c.orderItems(items)
@@ -665,9 +708,9 @@ func (c *checker) greedy() {
 	}
 	// Next candidate to try per shape; per (shape, group) for STRICT_SPREAD.
 	cursor := make([]int, len(c.shapes))
-	type key struct{ shape, group int }
+	type key struct{ shape, group int32 }
 	spreadCursor := map[key]int{}
-	used := map[int]map[int]bool{}
+	used := map[int32]map[int]bool{}
 	const maxReported = 5
 	failures := 0
 	for _, it := range items {
