@@ -91,8 +91,8 @@ func take(need, have vec) {
 	}
 }
 
-func addVec(a, b vec) vec {
-	out := make(vec, 0, len(a)+len(b))
+// addVec appends the sum of a and b to out (which must not overlap them).
+func addVec(out, a, b vec) vec {
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
@@ -136,6 +136,7 @@ type checker struct {
 	shapes   []shape
 	shapeIdx map[string]int
 	keyBuf   []byte
+	sumBuf   [2]vec
 	recent   [64]recentName // indexed by the top 6 bits of a hash
 	groups   []groupState
 	f        Feasibility
@@ -259,11 +260,13 @@ func (c *checker) parseGroups(groups []GroupRequest) {
 			st.shapes = append(st.shapes, c.shapeOf(v))
 		}
 		if st.ok && g.Strategy == StrategyStrictPack {
-			var sum vec
+			// Two scratch vectors, swapped: shapeOf copies the sum if new.
+			sum, next := c.sumBuf[0][:0], c.sumBuf[1][:0]
 			for _, s := range st.shapes {
-				sum = addVec(sum, c.shapes[s].need)
+				sum, next = addVec(next[:0], sum, c.shapes[s].need), sum
 			}
 			st.packed = c.shapeOf(sum)
+			c.sumBuf = [2]vec{sum, next}
 		}
 		c.groups = append(c.groups, st)
 	}
@@ -561,11 +564,10 @@ func (c *checker) spreadMatching(bundleShapes []int) int {
 		if !fitsAny {
 			continue
 		}
-		k := string(sig)
-		i, ok := classIdx[k]
+		i, ok := classIdx[string(sig)] // no allocation for the lookup
 		if !ok {
 			i = len(classSig)
-			classIdx[k] = i
+			classIdx[string(sig)] = i
 			var members []int
 			for j, b := range sig {
 				if b == 1 {
