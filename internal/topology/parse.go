@@ -80,25 +80,28 @@ func normalizeTopology(topo []Node) []Node {
 var idSeed = maphash.MakeSeed()
 
 // hasDuplicateIDs reports whether two nodes share an ID: an open-addressing
-// set of positions, half full at most, cheaper than a map of strings.
+// set of positions, cheaper than a map of strings. Each slot keeps the upper
+// half of its ID's hash, so probing past other IDs rarely reads them.
 func hasDuplicateIDs(topo []Node) bool {
 	if len(topo) < 2 {
 		return false
 	}
-	if len(topo) >= math.MaxInt32 { // positions are int32: let the caller's map decide
+	if len(topo) >= math.MaxInt32 { // positions are 32 bits: let the caller's map decide
 		return true
 	}
-	slots := make([]int32, 1<<bits.Len(uint(2*len(topo)-1))) // position+1; 0 is empty
+	slots := make([]uint64, 1<<bits.Len(uint(2*len(topo)-1))) // hash>>32<<32 | position+1; 0 is empty
 	mask := uint64(len(slots) - 1)
 	for i := range topo {
 		id := topo[i].ID
-		for p := maphash.String(idSeed, id) & mask; ; p = (p + 1) & mask {
-			j := slots[p]
-			if j == 0 {
-				slots[p] = int32(i + 1)
+		h := maphash.String(idSeed, id)
+		tag := h &^ (1<<32 - 1)
+		for p := h & mask; ; p = (p + 1) & mask {
+			v := slots[p]
+			if v == 0 {
+				slots[p] = tag | uint64(i+1)
 				break
 			}
-			if topo[j-1].ID == id {
+			if v&^(1<<32-1) == tag && topo[v&(1<<32-1)-1].ID == id {
 				return true
 			}
 		}
