@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -123,44 +125,64 @@ type RefTiming struct {
 	Function   string
 	Nodes      int
 	Go, Python time.Duration
-	GoCalls    int
-	PyCalls    int
+	// GoCPU and PythonCPU are the process CPU time per call (Go's includes
+	// its garbage collector's other threads): on a shared machine they move
+	// less with the load than wall time does.
+	GoCPU, PythonCPU time.Duration
+	GoCalls          int
+	PyCalls          int
 	// Match says whether both sides produced the same output.
 	Match bool
 }
 
-// timeGo runs fn until minTime has passed (at least 3 times) and returns
-// the median time per call.
-func timeGo(minTime time.Duration, fn func()) (time.Duration, int) {
-	var samples []time.Duration
-	deadline := time.Now().Add(minTime)
-	for len(samples) < 3 || (time.Now().Before(deadline) && len(samples) < 1000) {
-		t := time.Now()
-		fn()
-		samples = append(samples, time.Since(t))
+// processCPU is the CPU time used by this process so far (all threads).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
 	}
-	return Median(samples), len(samples)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// timeGo runs fn until minTime has passed (at least 3 times) and returns
+// the median wall and CPU time per call. Nothing but fn runs in between.
+func timeGo(minTime time.Duration, fn func()) (wall, cpu time.Duration, calls int) {
+	var walls, cpus []time.Duration
+	deadline := time.Now().Add(minTime)
+	for len(walls) < 3 || (time.Now().Before(deadline) && len(walls) < 1000) {
+		c, t := processCPU(), time.Now()
+		fn()
+		walls = append(walls, time.Since(t))
+		cpus = append(cpus, processCPU()-c)
+	}
+	return Median(walls), Median(cpus), len(walls)
+}
+
+// pyTiming is one function's median wall and CPU seconds per call.
+type pyTiming struct {
+	S     float64 `json:"s"`
+	CPU   float64 `json:"cpu"`
+	Calls int     `json:"calls"`
 }
 
 type pyRefResult struct {
 	Select struct {
-		S        float64  `json:"s"`
-		Calls    int      `json:"calls"`
-		Selected []string `json:"selected"`
+		pyTiming
+		Selected  []string `json:"selected"`
+		Remaining []string `json:"remaining"`
 	} `json:"select"`
 	Prepare struct {
-		S           float64 `json:"s"`
-		Calls       int     `json:"calls"`
-		Constraints int     `json:"constraints"`
+		pyTiming
+		Constraints []map[string]float64 `json:"constraints"`
+		Remaining   int                  `json:"remaining"`
+		Message     string               `json:"message"`
 	} `json:"prepare"`
 	Sort struct {
-		S     float64 `json:"s"`
-		Calls int     `json:"calls"`
-		Order []int   `json:"order"`
+		pyTiming
+		Order []int `json:"order"`
 	} `json:"sort"`
 	Feasibility struct {
-		S      float64  `json:"s"`
-		Calls  int      `json:"calls"`
+		pyTiming
 		Errors []string `json:"errors"`
 	} `json:"feasibility"`
 }
@@ -182,23 +204,23 @@ func RunTopologyRef(python, dir string, sizes []int, minTime time.Duration, log 
 			return out, err
 		}
 		seg, gpus := in.Segment, in.GPUs
-		var selected []string
+		var selected, remaining []string
 		var order []int
 		var feasible topology.Feasibility
-		goSel, selCalls := timeGo(minTime, func() { selected, _, err = topology.SelectSegmentNodes(in.topo, seg, in.NumNodes) })
+		goSel, goSelCPU, selCalls := timeGo(minTime, func() { selected, remaining, err = topology.SelectSegmentNodes(in.topo, seg, in.NumNodes) })
 		if err != nil {
 			return out, err
 		}
 		var plan topology.SegmentPlan
-		goPrep, prepCalls := timeGo(minTime, func() { plan, err = topology.PrepareSegmentTopology(&seg, in.NumNodes, in.topo, "") })
+		goPrep, goPrepCPU, prepCalls := timeGo(minTime, func() { plan, err = topology.PrepareSegmentTopology(&seg, in.NumNodes, in.topo, "") })
 		if err != nil {
 			return out, err
 		}
-		goSort, sortCalls := timeGo(minTime, func() { order, _, err = topology.SortBundleIndicesByTopology(in.bundles, &seg, &gpus) })
+		goSort, goSortCPU, sortCalls := timeGo(minTime, func() { order, _, err = topology.SortBundleIndicesByTopology(in.bundles, &seg, &gpus) })
 		if err != nil {
 			return out, err
 		}
-		goFeas, feasCalls := timeGo(minTime, func() { feasible = topology.CheckPlacement(in.requests, in.capacity) })
+		goFeas, goFeasCPU, feasCalls := timeGo(minTime, func() { feasible = topology.CheckPlacement(in.requests, in.capacity) })
 
 		raw, err := json.Marshal(in)
 		if err != nil {
@@ -218,21 +240,24 @@ func RunTopologyRef(python, dir string, sizes []int, minTime time.Duration, log 
 		if err := json.Unmarshal(pyOut, &py); err != nil {
 			return out, fmt.Errorf("python topology reference: %w", err)
 		}
+		row := func(function string, wall, cpu time.Duration, calls int, py pyTiming, match bool) RefTiming {
+			return RefTiming{Function: function, Nodes: n, Go: wall, GoCPU: cpu, GoCalls: calls,
+				Python: secs(py.S), PythonCPU: secs(py.CPU), PyCalls: py.Calls, Match: match}
+		}
 		rows := []RefTiming{
-			{Function: "select_segment_nodes", Go: goSel, GoCalls: selCalls, Python: secs(py.Select.S), PyCalls: py.Select.Calls,
-				Match: slices.Equal(selected, py.Select.Selected)},
-			{Function: "prepare_segment_topology (selection)", Go: goPrep, GoCalls: prepCalls, Python: secs(py.Prepare.S),
-				PyCalls: py.Prepare.Calls, Match: len(plan.Constraints) == py.Prepare.Constraints},
-			{Function: "_sort_bundle_indices_by_topology", Go: goSort, GoCalls: sortCalls, Python: secs(py.Sort.S),
-				PyCalls: py.Sort.Calls, Match: slices.Equal(order, py.Sort.Order)},
-			{Function: "feasibility", Go: goFeas, GoCalls: feasCalls, Python: secs(py.Feasibility.S),
-				PyCalls: py.Feasibility.Calls, Match: feasible.OK() == (len(py.Feasibility.Errors) == 0)},
+			row("select_segment_nodes", goSel, goSelCPU, selCalls, py.Select.pyTiming,
+				slices.Equal(selected, py.Select.Selected) && slices.Equal(remaining, py.Select.Remaining)),
+			row("prepare_segment_topology (selection)", goPrep, goPrepCPU, prepCalls, py.Prepare.pyTiming,
+				slices.EqualFunc(plan.Constraints, py.Prepare.Constraints, maps.Equal) &&
+					len(plan.Remaining) == py.Prepare.Remaining && plan.Message == py.Prepare.Message),
+			row("_sort_bundle_indices_by_topology", goSort, goSortCPU, sortCalls, py.Sort.pyTiming, slices.Equal(order, py.Sort.Order)),
+			row("feasibility", goFeas, goFeasCPU, feasCalls, py.Feasibility.pyTiming, feasible.OK() == (len(py.Feasibility.Errors) == 0)),
 		}
 		for _, r := range rows {
-			r.Nodes = n
 			out = append(out, r)
 			if log != nil {
-				fmt.Fprintf(log, "   %6d nodes %-38s go %s python %s (%s)\n", n, r.Function, Ms(r.Go), Ms(r.Python), Ratio(r.Python, r.Go))
+				fmt.Fprintf(log, "   %6d nodes %-38s go %s python %s (%s), cpu go %s python %s (%s)\n", n, r.Function,
+					Ms(r.Go), Ms(r.Python), Ratio(r.Python, r.Go), Ms(r.GoCPU), Ms(r.PythonCPU), Ratio(r.PythonCPU, r.GoCPU))
 			}
 		}
 	}
@@ -243,13 +268,16 @@ func RunTopologyRef(python, dir string, sizes []int, minTime time.Duration, log 
 func PrintTopologyRef(out io.Writer, rows []RefTiming) {
 	fmt.Fprintf(out, "Synthetic clusters: NVLink domains of %d nodes listed in shuffled order, %d GPUs per node, segments of %d, half the nodes selected. "+
 		"sort = %d probed bundles per node; feasibility = the provider's plan-time request for a per-node cluster on the selected half "+
-		"(PACK groups of %d {CPU, GPU, domain} bundles) against every node's capacity. Median time per call, ms; both sides read the same inputs "+
-		"and their outputs are compared (same selection, same order, same verdict).\n\n",
+		"(PACK groups of %d {CPU, GPU, domain} bundles) against every node's capacity. Median time per call, ms, wall and process CPU "+
+		"(Go's CPU includes its garbage collector's threads); both sides read the same inputs, only the calls are timed, and their outputs "+
+		"are compared (same selection and remainder, same constraints and message, same order, same verdict).\n\n",
 		refDomainNodes, refGPUsPerNode, refSegment, refGPUsPerNode, refGPUsPerNode)
-	t := NewTable(out, "function", "nodes", "Go ms", "Python ms", "Python/Go", "same output", "calls (Go/Py)")
+	t := NewTable(out, "function", "nodes", "Go ms", "Python ms", "Python/Go", "Go CPU ms", "Python CPU ms", "CPU Python/Go",
+		"same output", "calls (Go/Py)")
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Function < rows[b].Function })
 	for _, r := range rows {
-		t.Row(r.Function, fmt.Sprint(r.Nodes), Ms(r.Go), Ms(r.Python), Ratio(r.Python, r.Go), fmt.Sprint(r.Match),
+		t.Row(r.Function, fmt.Sprint(r.Nodes), Ms(r.Go), Ms(r.Python), Ratio(r.Python, r.Go),
+			Ms(r.GoCPU), Ms(r.PythonCPU), Ratio(r.PythonCPU, r.GoCPU), fmt.Sprint(r.Match),
 			fmt.Sprintf("%d/%d", r.GoCalls, r.PyCalls))
 	}
 	t.Flush()

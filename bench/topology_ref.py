@@ -5,9 +5,9 @@
 #
 #   python topology_ref.py <inputs.json> <min seconds per function>
 #
-# prints one JSON line: for each function the median seconds per call, the
-# number of calls, and a digest of the output so Go can check both sides
-# computed the same thing.
+# prints one JSON line: for each function the median wall and process-CPU
+# seconds per call, the number of calls, and its output so Go can check both
+# sides computed the same thing.
 import json
 import statistics
 import sys
@@ -56,14 +56,18 @@ def select_segment_nodes(topology, segment_size, num_nodes):
     return selected, remaining
 
 
-def prepare_segment_selection(topology, segment_size, num_nodes):
+def prepare_segment_selection(topology, segment_size, num_nodes, role="training"):
     """prepare_segment_topology's selection: one domain-pinning constraint
-    per selected node."""
+    per selected node, and the progress line (built, not printed)."""
     if not any(domain != NVLINK_DOMAIN_UNKNOWN for domain, _ in topology.values()):
-        return None, list(topology)
+        return None, list(topology), "segment_size=%d is set but no NVLink domain info found, " \
+            "falling back to unordered allocation" % segment_size
     selected, remaining = select_segment_nodes(topology, segment_size, num_nodes)
     constraints = [{topology[node_id][0]: DOMAIN_CONSTRAINT_AMOUNT} for node_id in selected]
-    return constraints, remaining
+    domains = len({topology[node_id][0] for node_id in selected})
+    message = "Topology-aware allocation: %d %s nodes in %d NVLink domains (segment_size=%d)" % (
+        num_nodes, role, domains, segment_size)
+    return constraints, remaining, message
 
 
 def sort_bundle_indices_by_topology(bundle_data, segment_size=None, gpus_per_node=None):
@@ -164,16 +168,19 @@ def check_feasibility(groups, nodes):
 
 
 def timed(fn, min_seconds):
-    samples = []
+    """Median wall and process-CPU seconds per call, the call count, the
+    last output."""
+    walls, cpus = [], []
     out = None
     deadline = time.perf_counter() + min_seconds
-    while len(samples) < 3 or time.perf_counter() < deadline:
-        t0 = time.perf_counter()
+    while len(walls) < 3 or time.perf_counter() < deadline:
+        c0, t0 = time.process_time(), time.perf_counter()
         out = fn()
-        samples.append(time.perf_counter() - t0)
-        if len(samples) >= 1000:
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+        if len(walls) >= 1000:
             break
-    return statistics.median(samples), len(samples), out
+    return {"s": statistics.median(walls), "cpu": statistics.median(cpus), "calls": len(walls)}, out
 
 
 def main():
@@ -185,14 +192,14 @@ def main():
     seg, num, gpus = inputs["segment_size"], inputs["num_nodes"], inputs["gpus_per_node"]
     result = {}
 
-    s, calls, (selected, remaining) = timed(lambda: select_segment_nodes(topology, seg, num), min_seconds)
-    result["select"] = {"s": s, "calls": calls, "selected": selected, "remaining": len(remaining)}
-    s, calls, (constraints, _) = timed(lambda: prepare_segment_selection(topology, seg, num), min_seconds)
-    result["prepare"] = {"s": s, "calls": calls, "constraints": len(constraints or [])}
-    s, calls, order = timed(lambda: sort_bundle_indices_by_topology(bundles, seg, gpus), min_seconds)
-    result["sort"] = {"s": s, "calls": calls, "order": order}
-    s, calls, errors = timed(lambda: check_feasibility(inputs["groups"], inputs["nodes"]), min_seconds)
-    result["feasibility"] = {"s": s, "calls": calls, "errors": errors}
+    t, (selected, remaining) = timed(lambda: select_segment_nodes(topology, seg, num), min_seconds)
+    result["select"] = dict(t, selected=selected, remaining=remaining)
+    t, (constraints, remaining, message) = timed(lambda: prepare_segment_selection(topology, seg, num), min_seconds)
+    result["prepare"] = dict(t, constraints=constraints, remaining=len(remaining), message=message)
+    t, order = timed(lambda: sort_bundle_indices_by_topology(bundles, seg, gpus), min_seconds)
+    result["sort"] = dict(t, order=order)
+    t, errors = timed(lambda: check_feasibility(inputs["groups"], inputs["nodes"]), min_seconds)
+    result["feasibility"] = dict(t, errors=errors)
     sys.stdout.write(json.dumps(result) + "\n")
 
 

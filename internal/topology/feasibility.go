@@ -1,11 +1,15 @@
 package topology
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // NodeCapacity is one live node's resources. Available is what is free now;
@@ -87,8 +91,8 @@ func take(need, have vec) {
 	}
 }
 
-func addVec(a, b vec) vec {
-	out := make(vec, 0, len(a)+len(b))
+// addVec appends the sum of a and b to out (which must not overlap them).
+func addVec(out, a, b vec) vec {
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
@@ -131,8 +135,17 @@ type checker struct {
 	allNodes []int
 	shapes   []shape
 	shapeIdx map[string]int
+	keyBuf   []byte
+	sumBuf   [2]vec
+	recent   [64]recentName // indexed by the top 6 bits of a hash
 	groups   []groupState
 	f        Feasibility
+}
+
+type recentName struct {
+	data *byte
+	len  int
+	r    int
 }
 
 func (c *checker) errf(format string, args ...any) {
@@ -148,20 +161,20 @@ func (c *checker) intern(name string) int {
 	return len(c.names) - 1
 }
 
+// shapeOf returns the index of the shape with vector v, adding a copy of v
+// when it is new.
 func (c *checker) shapeOf(v vec) int {
-	var b strings.Builder
+	k := c.keyBuf[:0]
 	for _, e := range v {
-		b.WriteString(strconv.Itoa(e.r))
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatInt(e.a, 10))
-		b.WriteByte(',')
+		k = binary.AppendUvarint(k, uint64(e.r))
+		k = binary.AppendUvarint(k, uint64(e.a))
 	}
-	k := b.String()
-	if i, ok := c.shapeIdx[k]; ok {
+	c.keyBuf = k
+	if i, ok := c.shapeIdx[string(k)]; ok { // no allocation for the lookup
 		return i
 	}
-	c.shapeIdx[k] = len(c.shapes)
-	c.shapes = append(c.shapes, shape{need: v})
+	c.shapeIdx[string(k)] = len(c.shapes)
+	c.shapes = append(c.shapes, shape{need: slices.Clone(v)})
 	return len(c.shapes) - 1
 }
 
@@ -196,6 +209,13 @@ func CheckPlacement(groups []GroupRequest, nodes []NodeCapacity) Feasibility {
 }
 
 func (c *checker) parseGroups(groups []GroupRequest) {
+	c.groups = make([]groupState, 0, len(groups))
+	n := 0
+	for _, g := range groups {
+		n += len(g.Bundles)
+	}
+	shapes := make([]int, n) // every group's bundle shapes, back to back
+	var buf vec
 	for _, g := range groups {
 		st := groupState{req: g, ok: true, packed: -1}
 		if !validStrategy(g.Strategy) {
@@ -206,7 +226,18 @@ func (c *checker) parseGroups(groups []GroupRequest) {
 			c.errf("group %q has no bundles; Ray rejects empty placement groups", g.Name)
 			st.ok = false
 		}
+		st.shapes, shapes = shapes[:0:len(g.Bundles)], shapes[len(g.Bundles):]
 		for bi, b := range g.Bundles {
+			var ok bool
+			if buf, ok = c.knownVec(b, buf[:0]); ok {
+				// Bundles of a group usually repeat the previous one's vector.
+				if n := len(st.shapes); n > 0 && slices.Equal(c.shapes[st.shapes[n-1]].need, buf) {
+					st.shapes = append(st.shapes, st.shapes[n-1])
+				} else {
+					st.shapes = append(st.shapes, c.shapeOf(buf))
+				}
+				continue
+			}
 			var v vec
 			positive, invalid := false, false
 			for _, k := range sortedKeys(b) {
@@ -225,39 +256,117 @@ func (c *checker) parseGroups(groups []GroupRequest) {
 				c.errf("bundle %d of group %q requests no resources; Ray rejects empty bundles", bi, g.Name)
 				st.ok = false
 			}
-			sort.Slice(v, func(i, j int) bool { return v[i].r < v[j].r })
+			sortVec(v)
 			st.shapes = append(st.shapes, c.shapeOf(v))
 		}
 		if st.ok && g.Strategy == StrategyStrictPack {
-			var sum vec
+			// Two scratch vectors, swapped: shapeOf copies the sum if new.
+			sum, next := c.sumBuf[0][:0], c.sumBuf[1][:0]
 			for _, s := range st.shapes {
-				sum = addVec(sum, c.shapes[s].need)
+				sum, next = addVec(next[:0], sum, c.shapes[s].need), sum
 			}
 			st.packed = c.shapeOf(sum)
+			c.sumBuf = [2]vec{sum, next}
 		}
 		c.groups = append(c.groups, st)
+	}
+}
+
+// knownVec appends b's vector to buf when b is valid, requests something and
+// names only interned resources; otherwise the caller takes the slow path,
+// which reports errors and interns new names in sorted order.
+func (c *checker) knownVec(b Resources, buf vec) (vec, bool) {
+	positive := false
+	for k, a := range b {
+		if math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+			return buf, false
+		}
+		positive = positive || a > 0
+		if fx := toFixed(a); fx > 0 {
+			r, ok := c.lookup(k)
+			if !ok {
+				return buf, false
+			}
+			buf = append(buf, entry{r, fx})
+		}
+	}
+	sortVec(buf)
+	return buf, positive
+}
+
+// lookup is index[name], remembering recent names by their bytes' address:
+// bundles built from one spec share their key strings ("CPU", a node's
+// domain constraint), so most lookups skip hashing the name.
+func (c *checker) lookup(name string) (int, bool) {
+	p := unsafe.StringData(name)
+	// Fibonacci hashing of the address: literals like "CPU" and "GPU" sit
+	// a few bytes apart.
+	slot := &c.recent[uint64(uintptr(unsafe.Pointer(p)))*0x9E3779B97F4A7C15>>58]
+	if slot.data == p && slot.len == len(name) && p != nil {
+		return slot.r, true
+	}
+	r, ok := c.index[name]
+	if ok {
+		*slot = recentName{p, len(name), r}
+	}
+	return r, ok
+}
+
+// sortVec sorts a short vector by resource index (insertion sort: bundles
+// and nodes name a handful of resources).
+func sortVec(v vec) {
+	for i := 1; i < len(v); i++ {
+		for j := i; j > 0 && v[j].r < v[j-1].r; j-- {
+			v[j], v[j-1] = v[j-1], v[j]
+		}
 	}
 }
 
 func (c *checker) parseNodes() {
 	c.avail = make([]vec, len(c.nodes))
 	c.nodesOf = make([][]int, len(c.names))
+	c.allNodes = make([]int, len(c.nodes))
+	size := 0
+	for _, n := range c.nodes {
+		size += max(len(n.Available), len(n.Total))
+	}
+	all := make(vec, 0, size) // every node's vector, back to back
+	ends := make([]int, len(c.nodes))
 	for ni, n := range c.nodes {
-		c.allNodes = append(c.allNodes, ni)
+		c.allNodes[ni] = ni
 		src := n.Available
 		if src == nil {
 			src = n.Total
 		}
-		var v vec
+		from := len(all)
 		for k, a := range src {
 			r, ok := c.index[k]
 			if !ok || math.IsNaN(a) || a <= 0 {
 				continue
 			}
-			v = append(v, entry{r, toFixed(a)})
+			all = append(all, entry{r, toFixed(a)})
 		}
-		sort.Slice(v, func(i, j int) bool { return v[i].r < v[j].r })
-		c.avail[ni] = v
+		sortVec(all[from:])
+		ends[ni] = len(all)
+	}
+	holders := make([]int, len(c.names))
+	from := 0
+	for ni, end := range ends { // sliced once all has stopped growing
+		c.avail[ni] = all[from:end:end]
+		from = end
+		for _, e := range c.avail[ni] {
+			if e.a > 0 {
+				holders[e.r]++
+			}
+		}
+	}
+	// nodesOf in one backing array, each list with its exact capacity.
+	backing := make([]int, 0, len(all))
+	for r, n := range holders {
+		c.nodesOf[r] = backing[len(backing) : len(backing) : len(backing)+n]
+		backing = backing[:len(backing)+n]
+	}
+	for ni, v := range c.avail {
 		for _, e := range v {
 			if e.a > 0 {
 				c.nodesOf[e.r] = append(c.nodesOf[e.r], ni)
@@ -364,7 +473,7 @@ func (c *checker) best(need vec) string {
 func (c *checker) checkBundles() {
 	for gi := range c.groups {
 		g := &c.groups[gi]
-		if !g.ok {
+		if !g.ok || !slices.ContainsFunc(g.shapes, func(s int) bool { return c.shapes[s].fit == 0 }) {
 			continue
 		}
 		first := map[int]int{}
@@ -455,11 +564,10 @@ func (c *checker) spreadMatching(bundleShapes []int) int {
 		if !fitsAny {
 			continue
 		}
-		k := string(sig)
-		i, ok := classIdx[k]
+		i, ok := classIdx[string(sig)] // no allocation for the lookup
 		if !ok {
 			i = len(classSig)
-			classIdx[k] = i
+			classIdx[string(sig)] = i
 			var members []int
 			for j, b := range sig {
 				if b == 1 {
@@ -519,13 +627,13 @@ func (c *checker) checkSubsets(totalsBad []bool) {
 		if unplaceable {
 			continue // already reported per bundle
 		}
-		var subset []int
+		subset := 0
 		for _, ni := range c.nodesOf[r] {
 			if c.avail[ni].get(r) >= minNeed {
-				subset = append(subset, ni)
+				subset++
 			}
 		}
-		if len(subset) == len(c.nodes) {
+		if subset == len(c.nodes) {
 			continue // implied by the totals check
 		}
 		clear(need)
@@ -535,7 +643,10 @@ func (c *checker) checkSubsets(totalsBad []bool) {
 				need[e.r] = satAdd(need[e.r], satMul(e.a, count[s]))
 			}
 		}
-		for _, ni := range subset {
+		for _, ni := range c.nodesOf[r] {
+			if c.avail[ni].get(r) < minNeed {
+				continue
+			}
 			for _, e := range c.avail[ni] {
 				have[e.r] = satAdd(have[e.r], e.a)
 			}
@@ -545,7 +656,7 @@ func (c *checker) checkSubsets(totalsBad []bool) {
 				continue
 			}
 			c.errf("bundles needing %s request %s %s in total, but the %d node(s) offering %s have only %s %s free",
-				c.names[r], fmtAmount(need[q]), c.names[q], len(subset), c.names[r], fmtAmount(have[q]), c.names[q])
+				c.names[r], fmtAmount(need[q]), c.names[q], subset, c.names[r], fmtAmount(have[q]), c.names[q])
 		}
 	}
 }
@@ -558,9 +669,9 @@ func satMul(a, n int64) int64 {
 }
 
 type item struct {
-	group  int
-	bundle int // -1 for a STRICT_PACK aggregate
-	shape  int
+	group  int32
+	bundle int32 // -1 for a STRICT_PACK aggregate
+	shape  int32
 }
 
 // greedy runs first-fit-decreasing over all groups on a copy of the free
@@ -575,44 +686,47 @@ func (c *checker) greedy() {
 			}
 		}
 	}
-	var items []item
+	n := 0
+	for _, g := range c.groups {
+		n += len(g.shapes)
+	}
+	items := make([]item, 0, n)
 	for gi, g := range c.groups {
 		if g.packed >= 0 {
-			items = append(items, item{gi, -1, g.packed})
+			items = append(items, item{int32(gi), -1, int32(g.packed)})
 			continue
 		}
 		for bi, s := range g.shapes {
-			items = append(items, item{gi, bi, s})
+			items = append(items, item{int32(gi), int32(bi), int32(s)})
 		}
 	}
-	sort.SliceStable(items, func(a, b int) bool {
-		x, y := &c.shapes[items[a].shape], &c.shapes[items[b].shape]
-		if x.fit != y.fit {
-			return x.fit < y.fit
-		}
-		return x.dom > y.dom
-	})
+	items = c.orderItems(items)
 	avail := make([]vec, len(c.avail))
+	backing := make(vec, 0, c.totalEntries())
 	for i, v := range c.avail {
-		avail[i] = append(vec(nil), v...)
+		from := len(backing)
+		backing = append(backing, v...)
+		avail[i] = backing[from:len(backing):len(backing)]
 	}
-	type key struct{ shape, group int }
-	cursor := map[key]int{}
-	used := map[int]map[int]bool{}
+	// Next candidate to try per shape; per (shape, group) for STRICT_SPREAD.
+	cursor := make([]int, len(c.shapes))
+	type key struct{ shape, group int32 }
+	spreadCursor := map[key]int{}
+	used := map[int32]map[int]bool{}
 	const maxReported = 5
 	failures := 0
 	for _, it := range items {
 		g := c.groups[it.group]
 		spread := g.req.Strategy == StrategyStrictSpread
-		k := key{it.shape, -1}
+		k := key{it.shape, it.group}
+		p := cursor[it.shape]
 		if spread {
-			k.group = it.group
 			if used[it.group] == nil {
 				used[it.group] = map[int]bool{}
 			}
+			p = spreadCursor[k]
 		}
 		s := &c.shapes[it.shape]
-		p := cursor[k]
 		for p < len(s.cands) {
 			ni := s.cands[p]
 			if (!spread || !used[it.group][ni]) && fits(s.need, avail[ni]) {
@@ -620,7 +734,11 @@ func (c *checker) greedy() {
 			}
 			p++
 		}
-		cursor[k] = p
+		if spread {
+			spreadCursor[k] = p
+		} else {
+			cursor[it.shape] = p
+		}
 		if p == len(s.cands) {
 			failures++
 			if failures <= maxReported {
@@ -642,4 +760,52 @@ func (c *checker) greedy() {
 	if failures > maxReported {
 		c.f.Warnings = append(c.f.Warnings, fmt.Sprintf("greedy first-fit packing could not place %d more requests", failures-maxReported))
 	}
+}
+
+func (c *checker) totalEntries() int {
+	n := 0
+	for _, v := range c.avail {
+		n += len(v)
+	}
+	return n
+}
+
+// orderItems stably sorts items by their shape's (fit ascending, dominant
+// share descending): the shapes are sorted, then the items bucketed by
+// their shape's place in that order.
+func (c *checker) orderItems(items []item) []item {
+	byKey := make([]int, len(c.shapes))
+	for i := range byKey {
+		byKey[i] = i
+	}
+	compare := func(a, b int) int {
+		x, y := &c.shapes[a], &c.shapes[b]
+		if x.fit != y.fit {
+			return cmp.Compare(x.fit, y.fit)
+		}
+		return cmp.Compare(y.dom, x.dom)
+	}
+	slices.SortFunc(byKey, compare)
+	// place[s] = position of shape s's key class; equal keys share one.
+	place := make([]int, len(c.shapes))
+	for i, s := range byKey {
+		if i > 0 && compare(byKey[i-1], s) == 0 {
+			place[s] = place[byKey[i-1]]
+		} else {
+			place[s] = i
+		}
+	}
+	start := make([]int, len(c.shapes)+1)
+	for _, it := range items {
+		start[place[it.shape]+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	out := make([]item, len(items))
+	for _, it := range items {
+		out[start[place[it.shape]]] = it
+		start[place[it.shape]]++
+	}
+	return out
 }

@@ -134,10 +134,10 @@ func checkSelectInvariants(topo []Node, seg, num int, sel, rem []string, err err
 		if seg < 1 || num < 0 || num%seg != 0 {
 			return nil
 		}
-		domains, _ := groupByDomain(uniq)
+		g := groupByDomain(uniq)
 		avail := 0
-		for _, d := range domains {
-			avail += len(d.nodes) / seg
+		for _, d := range g.order {
+			avail += len(g.nodes(d)) / seg
 		}
 		if avail >= num/seg {
 			return fmt.Errorf("error %v although %d segments are available", err, avail)

@@ -1,7 +1,9 @@
 package topology
 
 import (
+	"hash/maphash"
 	"math"
+	"math/bits"
 	"strings"
 )
 
@@ -59,19 +61,10 @@ func HasTopology(nodes []Node) bool {
 // occurrence keeps its position, the last occurrence supplies the value.
 // The input is returned unchanged when IDs are already unique.
 func normalizeTopology(topo []Node) []Node {
-	pos := make(map[string]int, len(topo))
-	dup := false
-	for _, n := range topo {
-		if _, ok := pos[n.ID]; ok {
-			dup = true
-			break
-		}
-		pos[n.ID] = 0
-	}
-	if !dup {
+	if !hasDuplicateIDs(topo) {
 		return topo
 	}
-	clear(pos)
+	pos := make(map[string]int, len(topo))
 	out := make([]Node, 0, len(topo))
 	for _, n := range topo {
 		if i, ok := pos[n.ID]; ok {
@@ -82,4 +75,36 @@ func normalizeTopology(topo []Node) []Node {
 		out = append(out, n)
 	}
 	return out
+}
+
+var idSeed = maphash.MakeSeed()
+
+// hasDuplicateIDs reports whether two nodes share an ID: an open-addressing
+// set of positions, cheaper than a map of strings. Each slot keeps the upper
+// half of its ID's hash, so probing past other IDs rarely reads them.
+func hasDuplicateIDs(topo []Node) bool {
+	if len(topo) < 2 {
+		return false
+	}
+	if len(topo) >= math.MaxInt32 { // positions are 32 bits: let the caller's map decide
+		return true
+	}
+	slots := make([]uint64, 1<<bits.Len(uint(2*len(topo)-1))) // hash>>32<<32 | position+1; 0 is empty
+	mask := uint64(len(slots) - 1)
+	for i := range topo {
+		id := topo[i].ID
+		h := maphash.String(idSeed, id)
+		tag := h &^ (1<<32 - 1)
+		for p := h & mask; ; p = (p + 1) & mask {
+			v := slots[p]
+			if v == 0 {
+				slots[p] = tag | uint64(i+1)
+				break
+			}
+			if v&^(1<<32-1) == tag && topo[v&(1<<32-1)-1].ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,42 +1,127 @@
 package topology
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 )
 
-type domainNodes struct {
-	domain string
-	nodes  []Node
+// domainGroups is a topology's known-domain nodes bucketed by domain: the
+// buckets in first-appearance order, each bucket stably sorted by topo_rank,
+// and the buckets' order stably sorted by their lowest topo_rank.
+type domainGroups struct {
+	names   []string // known domains, by first appearance
+	dom     []int32  // per node: its domain, or -1 when unknown
+	start   []int32  // domain d's nodes are members[start[d]:start[d+1]]
+	members []int32  // node positions, each domain's by (topo_rank, position)
+	order   []int32  // domains by (lowest topo_rank, first appearance)
+	unknown int      // nodes without NVLink domain info
 }
 
-// groupByDomain buckets known-domain nodes by first appearance, stably
-// sorts each bucket by topo_rank, then stably sorts buckets by their minimum
-// topo_rank. It also returns the number of unknown-domain nodes.
-func groupByDomain(topo []Node) ([]domainNodes, int) {
-	var out []domainNodes
-	idx := map[string]int{}
-	unknown := 0
-	for _, n := range topo {
-		if n.Domain == NVLinkDomainUnknown {
-			unknown++
+func (g *domainGroups) nodes(d int32) []int32 { return g.members[g.start[d]:g.start[d+1]] }
+
+// groupByDomain buckets the nodes without a map per domain or a sort per
+// bucket: one (topo_rank, position) ordering of all known-domain nodes,
+// dealt out to the buckets in that order.
+func groupByDomain(topo []Node) *domainGroups {
+	g := &domainGroups{dom: make([]int32, len(topo))}
+	var domains interner
+	var size []int32
+	for i := range topo {
+		name := topo[i].Domain
+		if name == NVLinkDomainUnknown {
+			g.dom[i] = -1
+			g.unknown++
 			continue
 		}
-		i, ok := idx[n.Domain]
-		if !ok {
-			i = len(out)
-			idx[n.Domain] = i
-			out = append(out, domainNodes{domain: n.Domain})
+		d := domains.index(name)
+		if int(d) == len(size) {
+			size = append(size, 0)
 		}
-		out[i].nodes = append(out[i].nodes, n)
+		g.dom[i] = d
+		size[d]++
 	}
-	for _, d := range out {
-		ns := d.nodes
-		sort.SliceStable(ns, func(a, b int) bool { return ns[a].TopoRank < ns[b].TopoRank })
+	g.names = domains.names
+	g.start = make([]int32, len(g.names)+1)
+	for d, n := range size {
+		g.start[d+1] = g.start[d] + n
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].nodes[0].TopoRank < out[b].nodes[0].TopoRank })
-	return out, unknown
+	next := slices.Clone(g.start[:len(g.names)])
+	g.members = make([]int32, g.start[len(g.names)])
+	for _, i := range rankOrder(topo, g.dom, len(g.members)) {
+		d := g.dom[i]
+		g.members[next[d]] = i
+		next[d]++
+	}
+	lowest := func(d int32) int { return topo[g.members[g.start[d]]].TopoRank }
+	g.order = make([]int32, len(g.names))
+	for d := range g.order {
+		g.order[d] = int32(d)
+	}
+	slices.SortFunc(g.order, func(a, b int32) int {
+		if c := cmp.Compare(lowest(a), lowest(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return g
+}
+
+// rankOrder returns the positions of the known-domain nodes (dom >= 0, n
+// of them) ordered by (topo_rank, position): a counting sort when the ranks
+// span a range comparable to the node count, as SLURM ranks do, else a
+// comparison sort.
+func rankOrder(topo []Node, dom []int32, n int) []int32 {
+	out := make([]int32, 0, n)
+	if n == 0 {
+		return out
+	}
+	minR, maxR := 0, 0
+	first := true
+	for i := range topo {
+		if dom[i] < 0 {
+			continue
+		}
+		r := topo[i].TopoRank
+		if first {
+			minR, maxR, first = r, r, false
+		}
+		minR, maxR = min(minR, r), max(maxR, r)
+	}
+	span := uint64(maxR) - uint64(minR) // exact for any ints with max >= min
+	if span >= 4*uint64(n)+1024 {
+		for i := range topo {
+			if dom[i] >= 0 {
+				out = append(out, int32(i))
+			}
+		}
+		slices.SortFunc(out, func(a, b int32) int {
+			if c := cmp.Compare(topo[a].TopoRank, topo[b].TopoRank); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		return out
+	}
+	start := make([]int32, span+2)
+	for i := range topo {
+		if dom[i] >= 0 {
+			start[uint64(topo[i].TopoRank)-uint64(minR)+1]++
+		}
+	}
+	for k := 1; k < len(start); k++ {
+		start[k] += start[k-1]
+	}
+	out = out[:n]
+	for i := range topo {
+		if dom[i] >= 0 {
+			k := uint64(topo[i].TopoRank) - uint64(minR)
+			out[start[k]] = int32(i)
+			start[k]++
+		}
+	}
+	return out
 }
 
 // SelectSegmentNodes mirrors select_segment_nodes: it greedily takes whole
@@ -45,60 +130,86 @@ func groupByDomain(topo []Node) ([]domainNodes, int) {
 // remaining IDs in input order. Unknown-domain nodes are never selected.
 // Duplicate IDs follow dict semantics (first position, last value).
 func SelectSegmentNodes(topo []Node, segmentSize, numNodes int) (selected, remaining []string, err error) {
+	if err := checkSegmentArgs(segmentSize, numNodes); err != nil {
+		return nil, nil, err
+	}
+	_, selected, remaining, err = selectNodes(normalizeTopology(topo), segmentSize, numNodes)
+	return selected, remaining, err
+}
+
+func checkSegmentArgs(segmentSize, numNodes int) error {
 	if segmentSize < 1 {
-		return nil, nil, fmt.Errorf("%w: segment_size (%d) must be >= 1", ErrInvalidArgument, segmentSize)
+		return fmt.Errorf("%w: segment_size (%d) must be >= 1", ErrInvalidArgument, segmentSize)
 	}
 	if numNodes < 0 {
-		return nil, nil, fmt.Errorf("%w: num_nodes (%d) must be >= 0", ErrInvalidArgument, numNodes)
+		return fmt.Errorf("%w: num_nodes (%d) must be >= 0", ErrInvalidArgument, numNodes)
 	}
 	if numNodes%segmentSize != 0 {
-		return nil, nil, fmt.Errorf("%w: num_nodes (%d) must be divisible by segment_size (%d)", ErrInvalidArgument, numNodes, segmentSize)
+		return fmt.Errorf("%w: num_nodes (%d) must be divisible by segment_size (%d)", ErrInvalidArgument, numNodes, segmentSize)
 	}
-	topo = normalizeTopology(topo)
-	domains, unknown := groupByDomain(topo)
+	return nil
+}
 
+// selectNodes is SelectSegmentNodes on a topology with unique IDs; pos
+// holds the selected nodes' positions in topo.
+func selectNodes(topo []Node, segmentSize, numNodes int) (pos []int32, selected, remaining []string, err error) {
+	g := groupByDomain(topo)
+	pos, err = selectPositions(g, segmentSize, numNodes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	selected = make([]string, len(pos))
+	chosen := make([]bool, len(topo))
+	for k, i := range pos {
+		selected[k] = topo[i].ID
+		chosen[i] = true
+	}
+	remaining = make([]string, 0, len(topo)-len(pos))
+	for i := range topo {
+		if !chosen[i] {
+			remaining = append(remaining, topo[i].ID)
+		}
+	}
+	return pos, selected, remaining, nil
+}
+
+// selectPositions is select_segment_nodes' greedy pass over g, returning
+// the positions of the selected nodes.
+func selectPositions(g *domainGroups, segmentSize, numNodes int) ([]int32, error) {
 	needed := numNodes / segmentSize
 	taken := 0
-	selected = make([]string, 0, min(numNodes, len(topo)))
-	for _, d := range domains {
+	var pos []int32
+	for _, d := range g.order {
 		if taken >= needed {
 			break
 		}
-		take := min(len(d.nodes)/segmentSize, needed-taken)
-		for _, n := range d.nodes[:take*segmentSize] {
-			selected = append(selected, n.ID)
+		nodes := g.nodes(d)
+		take := min(len(nodes)/segmentSize, needed-taken)
+		if pos == nil {
+			pos = make([]int32, 0, min(numNodes, len(g.members)))
 		}
+		pos = append(pos, nodes[:take*segmentSize]...)
 		taken += take
 	}
 	if taken < needed {
-		return nil, nil, segmentError(domains, unknown, segmentSize, numNodes)
+		return nil, segmentError(g, segmentSize, numNodes)
 	}
-
-	chosen := make(map[string]struct{}, len(selected))
-	for _, id := range selected {
-		chosen[id] = struct{}{}
-	}
-	remaining = make([]string, 0, len(topo)-len(selected))
-	for _, n := range topo {
-		if _, ok := chosen[n.ID]; !ok {
-			remaining = append(remaining, n.ID)
-		}
-	}
-	return selected, remaining, nil
+	return pos, nil
 }
 
-func segmentError(domains []domainNodes, unknown, segmentSize, numNodes int) *ResourceInsufficientError {
+func segmentError(g *domainGroups, segmentSize, numNodes int) *ResourceInsufficientError {
 	e := &ResourceInsufficientError{
 		SegmentsNeeded: numNodes / segmentSize,
 		SegmentSize:    segmentSize,
 		NodesNeeded:    numNodes,
-		UnknownNodes:   unknown,
+		UnknownNodes:   g.unknown,
 	}
-	parts := make([]string, 0, len(domains))
-	for _, d := range domains {
-		e.DomainNodeCounts = append(e.DomainNodeCounts, DomainCount{Domain: d.domain, Nodes: len(d.nodes)})
-		e.SegmentsAvailable += len(d.nodes) / segmentSize
-		parts = append(parts, fmt.Sprintf("%s=%d", d.domain, len(d.nodes)))
+	parts := make([]string, 0, len(g.order))
+	for _, d := range g.order {
+		n := len(g.nodes(d))
+		e.DomainNodeCounts = append(e.DomainNodeCounts, DomainCount{Domain: g.names[d], Nodes: n})
+		e.SegmentsAvailable += n / segmentSize
+		parts = append(parts, fmt.Sprintf("%s=%d", g.names[d], n))
 	}
 	summary := "none"
 	if len(parts) > 0 {
@@ -106,8 +217,8 @@ func segmentError(domains []domainNodes, unknown, segmentSize, numNodes int) *Re
 	}
 	e.Message = fmt.Sprintf("cannot form %d complete segments of %d nodes (%d nodes needed); nodes per NVLink domain: %s",
 		e.SegmentsNeeded, segmentSize, numNodes, summary)
-	if unknown > 0 {
-		e.Message += fmt.Sprintf("; %d nodes without NVLink domain info cannot be used", unknown)
+	if g.unknown > 0 {
+		e.Message += fmt.Sprintf("; %d nodes without NVLink domain info cannot be used", g.unknown)
 	}
 	return e
 }
@@ -159,20 +270,22 @@ func PrepareSegmentTopology(segmentSize *int, numNodes int, topo []Node, role st
 				"falling back to unordered allocation", seg),
 		}, nil
 	}
-	selected, remaining, err := SelectSegmentNodes(topo, seg, numNodes)
+	if err := checkSegmentArgs(seg, numNodes); err != nil {
+		return SegmentPlan{}, err
+	}
+	pos, selected, remaining, err := selectNodes(topo, seg, numNodes)
 	if err != nil {
 		return SegmentPlan{}, err
 	}
-	domainOf := make(map[string]string, len(topo))
-	for _, n := range topo {
-		domainOf[n.ID] = n.Domain
-	}
+	// selected is in topological order: a domain's nodes are contiguous.
 	constraints := make([]map[string]float64, len(selected))
-	used := map[string]struct{}{}
-	for i, id := range selected {
-		d := domainOf[id]
+	used := 0
+	for i := range selected {
+		d := topo[pos[i]].Domain
 		constraints[i] = map[string]float64{d: DomainConstraintAmount}
-		used[d] = struct{}{}
+		if i == 0 || d != topo[pos[i-1]].Domain {
+			used++
+		}
 	}
 	return SegmentPlan{
 		Constraints: constraints,
@@ -181,6 +294,6 @@ func PrepareSegmentTopology(segmentSize *int, numNodes int, topo []Node, role st
 		Topology:    topo,
 		HasTopology: true,
 		Message: fmt.Sprintf("Topology-aware allocation: %d %s nodes in %d NVLink domains (segment_size=%d)",
-			numNodes, role, len(used), seg),
+			numNodes, role, used, seg),
 	}, nil
 }
