@@ -15,7 +15,10 @@ import (
 )
 
 // runDriver runs one driver action as a Ray job and reports its progress.
+// Any job may have created or removed groups, so the shared group list is
+// dropped after it.
 func (r *virtualClusterResource) runDriver(ctx context.Context, req vcluster.Request) (*vcluster.Result, error) {
+	defer r.data.InvalidateLiveGroups()
 	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": req.Action, "groups": len(req.Groups)})
 	return driver.Run(ctx, r.data.Client, r.data.PythonExecutable, req, driver.RunOptions{
 		RuntimeEnv:        r.data.RuntimeEnv,
