@@ -162,6 +162,9 @@ func (p *planning) run() {
 				"may be handed the same port. Carve disjoint ranges, e.g. from provider::ray::port_ranges().",
 				spec.Name, spec.Ports, strings.Join(clash, ", ")))
 	}
+	if p.creating || p.replacing { // known from the configuration alone
+		plan.WorldSize, plan.NodeCount = types.Int64Value(int64(spec.WorldSize())), types.Int64Value(int64(spec.NodeCount()))
+	}
 	if rayclient.IsUnauthorized(snapErr) {
 		diags.AddError("Ray rejected the credentials", credentialsDetail(data.Client.Address(), snapErr))
 		return
