@@ -97,4 +97,3 @@ func head(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
