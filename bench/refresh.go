@@ -217,13 +217,13 @@ resource "ray_virtual_cluster" "c" {
 	args := []string{"plan", "-no-color", "-lock=false", "-detailed-exitcode"}
 	proxy.Take()
 	wall, code, outText, err := ws.Run(ctx, dir, args...)
-	if err != nil || (code == 1 && !onlyTogetherErrors(outText)) {
+	if err != nil || (code == 1 && !onlyCapacityErrors(outText)) {
 		return fmt.Errorf("tofu plan (%d clusters) exited %d (%v):\n%s", len(clusters), code, err, tail(outText, 40))
 	}
 	row.TofuPlan, row.TofuExit = step("tofu plan", wall, proxy.Take()), code
 	row.TofuPlan.Summary = Summary(outText)
 	if code == 1 {
-		row.TofuPlan.Summary = fmt.Sprintf("%d x %q", strings.Count(outText, "Error: "), togetherError)
+		row.TofuPlan.Summary = fmt.Sprintf("%d x %q", strings.Count(outText, "Error: "), capacityError)
 	}
 	row.PlanPGCalls = CountRoute(row.TofuPlan.Events, "GET /api/v0/placement_groups")
 	row.PlanNodeCalls = CountRoute(row.TofuPlan.Events, "GET /api/v0/nodes")
@@ -239,17 +239,17 @@ resource "ray_virtual_cluster" "c" {
 	return nil
 }
 
-// togetherError is the plan error of replacements that fit Ray one by one
-// but not all together. Refresh records every stand-in group as drifted
-// (it reserves {CPU: 0.01}, the configuration {CPU: 1}), so each cluster is
-// planned for replacement, and from about 8 clusters on the 24 CPUs of the
-// local cluster cannot hold them all: the plan then ends in this error after
-// refreshing and planning every cluster, which is still what is measured.
-const togetherError = "The Ray cluster cannot hold this virtual cluster together with the others planned"
+// capacityError starts the plan error of clusters Ray cannot hold. Refresh
+// records every stand-in group as drifted (it reserves {CPU: 0.01}, the
+// configuration {CPU: 1}), so each cluster is planned for replacement; the
+// 24 CPUs of the shared local cluster cannot hold 10 or 50 such clusters
+// (alone, or together). The plan then ends in this error after refreshing
+// and planning every cluster, which is still what is measured.
+const capacityError = "The Ray cluster cannot hold this virtual cluster"
 
-func onlyTogetherErrors(out string) bool {
+func onlyCapacityErrors(out string) bool {
 	n := strings.Count(out, "Error: ")
-	return n > 0 && n == strings.Count(out, "Error: "+togetherError)
+	return n > 0 && n == strings.Count(out, "Error: "+capacityError)
 }
 
 func jsonList(v any) string {

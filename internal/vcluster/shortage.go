@@ -3,6 +3,7 @@ package vcluster
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -104,8 +105,8 @@ func CapacitySummary(capacity []topology.NodeCapacity) string {
 	line := func(c topology.NodeCapacity) string {
 		avail := free(c)
 		domain, rank := topology.ParseNodeTopology(c.Total)
-		return fmt.Sprintf("  %s: CPU %g/%g, GPU %g/%g free, %s, topo_rank %d",
-			ShortID(c.ID), avail["CPU"], c.Total["CPU"], avail["GPU"], c.Total["GPU"], domain, rank)
+		return fmt.Sprintf("  %s: CPU %g/%g, GPU %g/%g free, %s, topo_rank %d", ShortID(c.ID),
+			amount(avail["CPU"]), amount(c.Total["CPU"]), amount(avail["GPU"]), amount(c.Total["GPU"]), domain, rank)
 	}
 	shown := capacity
 	header := "Alive nodes (free/total):"
@@ -120,7 +121,7 @@ func CapacitySummary(capacity []topology.NodeCapacity) string {
 			}
 		}
 		header = fmt.Sprintf("%d alive nodes in %d NVLink domain(s), CPU %g/%g, GPU %g/%g free; the %d with the most free GPUs (free/total):",
-			len(capacity), len(domains), sum[0], sum[1], sum[2], sum[3], MaxSummaryNodes)
+			len(capacity), len(domains), amount(sum[0]), amount(sum[1]), amount(sum[2]), amount(sum[3]), MaxSummaryNodes)
 		shown = slices.Clone(capacity)
 		slices.SortStableFunc(shown, func(a, b topology.NodeCapacity) int {
 			fa, fb := free(a), free(b)
@@ -138,6 +139,10 @@ func CapacitySummary(capacity []topology.NodeCapacity) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// amount rounds a resource amount to Ray's 1e-4 fixed point, so that sums
+// print as 1.73, not 1.7300000000000022.
+func amount(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
 // ShortageAttribute names the configuration attribute behind a shortage:
 // max_colocated_worker_groups when it asks more CPUs per bundle than any
