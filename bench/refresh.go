@@ -47,6 +47,7 @@ type RefreshRow struct {
 	Drifted                 int // clusters whose comparison reported drift
 	// tofu plan through the counting proxy (zero without tofu).
 	TofuPlan, TofuPlanNoRefresh     TofuStep
+	TofuPlanCPU, TofuNoRefreshCPU   time.Duration // CLI + provider plugin
 	TofuExit, TofuExitNoRefresh     int
 	PlanPGCalls, PlanNodeCalls      int
 	NoRefreshPGCalls, NoRefreshNode int
@@ -220,7 +221,7 @@ resource "ray_virtual_cluster" "c" {
 	if err != nil || (code == 1 && !onlyCapacityErrors(outText)) {
 		return fmt.Errorf("tofu plan (%d clusters) exited %d (%v):\n%s", len(clusters), code, err, tail(outText, 40))
 	}
-	row.TofuPlan, row.TofuExit = step("tofu plan", wall, proxy.Take()), code
+	row.TofuPlan, row.TofuExit, row.TofuPlanCPU = step("tofu plan", wall, proxy.Take()), code, ws.LastCPU
 	row.TofuPlan.Summary = Summary(outText)
 	if code == 1 {
 		row.TofuPlan.Summary = fmt.Sprintf("%d x %q", strings.Count(outText, "Error: "), capacityError)
@@ -232,7 +233,7 @@ resource "ray_virtual_cluster" "c" {
 	if err != nil || code == 1 {
 		return fmt.Errorf("tofu plan -refresh=false (%d clusters) exited %d (%v):\n%s", len(clusters), code, err, tail(outText, 40))
 	}
-	row.TofuPlanNoRefresh, row.TofuExitNoRefresh = step("tofu plan -refresh=false", wall, proxy.Take()), code
+	row.TofuPlanNoRefresh, row.TofuExitNoRefresh, row.TofuNoRefreshCPU = step("tofu plan -refresh=false", wall, proxy.Take()), code, ws.LastCPU
 	row.TofuPlanNoRefresh.Summary = Summary(outText)
 	row.NoRefreshPGCalls = CountRoute(row.TofuPlanNoRefresh.Events, "GET /api/v0/placement_groups")
 	row.NoRefreshNode = CountRoute(row.TofuPlanNoRefresh.Events, "GET /api/v0/nodes")
@@ -354,10 +355,11 @@ func PrintRefresh(out io.Writer, r *RefreshResult) {
 	}
 	fmt.Fprintln(out, "`tofu plan` over a state holding those clusters, provider address pointed at a counting proxy on loopback (every request the CLI's provider process sent):")
 	fmt.Fprintln(out)
-	t = NewTable(out, "clusters", "groups", "tofu plan s", "vs 1st row", "GET placement_groups", "GET nodes", "all calls", "response MB", "-refresh=false s", "calls")
+	t = NewTable(out, "clusters", "groups", "tofu plan s", "vs 1st row", "plan cpu s", "cpu vs 1st row", "GET placement_groups", "GET nodes", "all calls", "response MB", "-refresh=false s", "calls")
+	ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2fx", float64(a)/float64(max(1, b))) }
 	for _, row := range r.Rows {
-		t.Row(fmt.Sprint(row.Clusters), fmt.Sprint(row.Groups), Sec(row.TofuPlan.Wall),
-			fmt.Sprintf("%.2fx", float64(row.TofuPlan.Wall)/float64(max(1, r.Rows[0].TofuPlan.Wall))), fmt.Sprint(row.PlanPGCalls),
+		t.Row(fmt.Sprint(row.Clusters), fmt.Sprint(row.Groups), Sec(row.TofuPlan.Wall), ratio(row.TofuPlan.Wall, r.Rows[0].TofuPlan.Wall),
+			Sec(row.TofuPlanCPU), ratio(row.TofuPlanCPU, r.Rows[0].TofuPlanCPU), fmt.Sprint(row.PlanPGCalls),
 			fmt.Sprint(row.PlanNodeCalls), fmt.Sprint(len(row.TofuPlan.Events)),
 			fmt.Sprintf("%.2f", float64(TotalBytes(row.TofuPlan.Events))/1e6), Sec(row.TofuPlanNoRefresh.Wall),
 			fmt.Sprint(len(row.TofuPlanNoRefresh.Events)))

@@ -27,6 +27,9 @@ type Workspace struct {
 	Tofu   string
 	Root   string // holds bin/ and tofurc
 	RCFile string
+	// LastCPU is the CPU time (user+system) of the last Run: the CLI and
+	// the provider plugin it waited for.
+	LastCPU time.Duration
 }
 
 // NewWorkspace builds the provider from the module root (the current
@@ -105,6 +108,9 @@ func (w *Workspace) Run(ctx context.Context, dir string, args ...string) (time.D
 	start := time.Now()
 	err := cmd.Run()
 	took := time.Since(start)
+	if cmd.ProcessState != nil {
+		w.LastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
