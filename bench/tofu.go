@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,7 +132,7 @@ func SubmittedSpecs(events []ProxyEvent) ([]driver.Spec, error) {
 		}
 		ep := strings.TrimSpace(req.Entrypoint)
 		arg := strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'")
-		raw, err := base64.StdEncoding.DecodeString(arg)
+		raw, err := driver.DecodeSpecArg(arg)
 		if err != nil {
 			return nil, err
 		}
