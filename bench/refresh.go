@@ -56,6 +56,7 @@ type RefreshRow struct {
 // RefreshResult is the whole benchmark.
 type RefreshResult struct {
 	Rows      []RefreshRow
+	Steady    []SteadyRow // plans with no drift, against the stand-in
 	TofuError string
 }
 
@@ -96,6 +97,13 @@ func RunRefresh(ctx context.Context, cfg RefreshConfig) (*RefreshResult, error) 
 			return out, err
 		}
 		out.Rows = append(out.Rows, row)
+	}
+	if ws != nil {
+		logf("   steady-state plans against the stand-in: %v clusters", cfg.Clusters)
+		var err error
+		if out.Steady, err = RunSteadyPlans(ctx, ws, cfg.Clusters, cfg.GroupsPerCluster, cfg.Prefix); err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }
@@ -312,7 +320,7 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 			"namespace": vcluster.DefaultNamespace, "placement_groups": groups, "world_size": spec.WorldSize(),
 			"node_count": spec.NodeCount(), "sorted_bundle_indices": indices, "bundles": bundles,
 			"nvlink_domain_per_bundle": domains, "master_address": bundles[0]["node_ip"], "master_port": bundles[0]["port"],
-			"timeouts": nil,
+			"timeouts": nil, "select_nodes": false, "pinning": vcluster.DefaultPinning,
 		}
 		instances = append(instances, map[string]any{"index_key": i, "schema_version": 0, "attributes": attrs,
 			"sensitive_attributes": []any{}})
@@ -370,4 +378,5 @@ func PrintRefresh(out io.Writer, r *RefreshResult) {
 	fmt.Fprintf(out, "%d clusters: plan calls %s; with -refresh=false %s. Plan result: %q (refresh records the stand-ins' bundle drift, so each cluster is planned for replacement; -refresh=false: %q).\n\n",
 		last.Clusters, RouteCounts(last.TofuPlan.Events), RouteCounts(last.TofuPlanNoRefresh.Events),
 		last.TofuPlan.Summary, last.TofuPlanNoRefresh.Summary)
+	PrintSteady(out, r.Steady)
 }
