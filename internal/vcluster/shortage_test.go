@@ -24,7 +24,7 @@ func TestShortageBoundedAtScale(t *testing.T) {
 	spec := scaleSpec(2048, false)
 	spec.NumGPUsPerNode, spec.MaxColocatedWorkerGroups = 8, 100
 	capacity := nvl72Capacity(10000)
-	s, _ := spec.CheckCapacity(capacity, nil)
+	s, _ := spec.CheckCapacity(capacity, nil, nil)
 	if len(s.Errors) == 0 || len(s.Errors) > MaxShortageLines {
 		t.Fatalf("%d error lines, want 1..%d: %q", len(s.Errors), MaxShortageLines, s.Errors)
 	}
