@@ -210,15 +210,7 @@ func (cfg *RefreshConfig) tofuPlan(ctx context.Context, row *RefreshRow, cluster
 	if err != nil {
 		return err
 	}
-	hcl := ProviderHCL(proxy.URL) + fmt.Sprintf(`
-resource "ray_virtual_cluster" "c" {
-  count                   = %d
-  name                    = format("%s-r%02d-c%%02d", count.index)
-  bundle_ct_per_node_list = %s
-  use_gpus                = false
-  num_gpus_per_node       = %d
-}
-`, len(clusters), cfg.Prefix, len(clusters), jsonList(clusters[0].spec.BundleCtPerNode), GPUsPerNode)
+	hcl := clustersHCL(proxy.URL, fmt.Sprintf("%s-r%02d", cfg.Prefix, len(clusters)), clusters)
 	dir, err := ws.Dir(fmt.Sprintf("refresh-%d", len(clusters)), map[string]string{"main.tf": hcl, "terraform.tfstate": state})
 	if err != nil {
 		return err
@@ -259,6 +251,20 @@ const capacityError = "The Ray cluster cannot hold this virtual cluster"
 func onlyCapacityErrors(out string) bool {
 	n := strings.Count(out, "Error: ")
 	return n > 0 && n == strings.Count(out, "Error: "+capacityError)
+}
+
+// clustersHCL declares the stand-in clusters as ray_virtual_cluster.c[i],
+// named "<names>-c<i>", with the provider pointed at address.
+func clustersHCL(address, names string, clusters []standIn) string {
+	return ProviderHCL(address) + fmt.Sprintf(`
+resource "ray_virtual_cluster" "c" {
+  count                   = %d
+  name                    = format("%s-c%%02d", count.index)
+  bundle_ct_per_node_list = %s
+  use_gpus                = false
+  num_gpus_per_node       = %d
+}
+`, len(clusters), names, jsonList(clusters[0].spec.BundleCtPerNode), GPUsPerNode)
 }
 
 func jsonList(v any) string {

@@ -73,15 +73,7 @@ func steadyPlan(ctx context.Context, ws *Workspace, st *standin.Server, clusters
 	if err != nil {
 		return SteadyRow{}, err
 	}
-	hcl := ProviderHCL(url) + fmt.Sprintf(`
-resource "ray_virtual_cluster" "c" {
-  count                   = %d
-  name                    = format("%s-s%02d-c%%02d", count.index)
-  bundle_ct_per_node_list = %s
-  use_gpus                = false
-  num_gpus_per_node       = %d
-}
-`, len(clusters), prefix, len(clusters), jsonList(clusters[0].spec.BundleCtPerNode), GPUsPerNode)
+	hcl := clustersHCL(url, fmt.Sprintf("%s-s%02d", prefix, len(clusters)), clusters)
 	dir, err := ws.Dir(fmt.Sprintf("steady-%d", len(clusters)), map[string]string{"main.tf": hcl, "terraform.tfstate": state})
 	if err != nil {
 		return SteadyRow{}, err
