@@ -4,6 +4,8 @@ package main
 import (
 	"flag"
 	"log"
+	"os"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
@@ -21,6 +23,7 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 
+	quietLogsUnlessAsked()
 	var opts []tf6server.ServeOpt
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
@@ -29,5 +32,20 @@ func main() {
 	// null function arguments.
 	if err := tf6server.Serve(Address, provider.NewProtocol6Server(version), opts...); err != nil {
 		log.Fatal(err.Error())
+	}
+}
+
+// quietLogsUnlessAsked turns the plugin SDK's and the provider's logs off
+// when no TF_LOG* variable is set. The CLI shows provider logs only when one
+// is, but the SDK writes every trace line anyway (JSON on stderr, which the
+// CLI parses and drops): about 40% of the CPU of planning 50 clusters.
+func quietLogsUnlessAsked() {
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TF_LOG") || strings.HasPrefix(kv, "TF_ACC_LOG") {
+			return
+		}
+	}
+	for _, name := range []string{"TF_LOG_SDK", "TF_LOG_PROVIDER"} {
+		_ = os.Setenv(name, "OFF")
 	}
 }

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -271,7 +270,7 @@ type fakeJobs struct {
 
 func (f *fakeJobs) SubmitJob(_ context.Context, req rayclient.JobSubmitRequest) (*rayclient.JobSubmitResponse, error) {
 	ep := strings.TrimSpace(req.Entrypoint)
-	raw, err := base64.StdEncoding.DecodeString(strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'"))
+	raw, err := driver.DecodeSpecArg(strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'"))
 	if err != nil {
 		return nil, err
 	}

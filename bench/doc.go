@@ -11,7 +11,8 @@
 //     same placement groups with ray.util.placement_group; plus one full
 //     `tofu apply` + `tofu destroy` through a dev_overrides CLI config.
 //   - Refresh/plan: HTTP calls and time of the resource's Read path
-//     (vcluster.ListLiveGroups + the drift comparison) for many clusters,
+//     (the provider process's one shared group list, resources.ProviderData.
+//     LiveGroups, + the drift comparison) for many clusters,
 //     counted with rayclient.Client.RequestCount and with a counting reverse
 //     proxy in front of the dashboard while `tofu plan` runs.
 //   - Topology: growth tables of internal/topology's ns/node benchmarks.

@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +26,9 @@ type Workspace struct {
 	Tofu   string
 	Root   string // holds bin/ and tofurc
 	RCFile string
+	// LastCPU is the CPU time (user+system) of the last Run: the CLI and
+	// the provider plugin it waited for.
+	LastCPU time.Duration
 }
 
 // NewWorkspace builds the provider from the module root (the current
@@ -105,6 +107,9 @@ func (w *Workspace) Run(ctx context.Context, dir string, args ...string) (time.D
 	start := time.Now()
 	err := cmd.Run()
 	took := time.Since(start)
+	if cmd.ProcessState != nil {
+		w.LastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -127,7 +132,7 @@ func SubmittedSpecs(events []ProxyEvent) ([]driver.Spec, error) {
 		}
 		ep := strings.TrimSpace(req.Entrypoint)
 		arg := strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'")
-		raw, err := base64.StdEncoding.DecodeString(arg)
+		raw, err := driver.DecodeSpecArg(arg)
 		if err != nil {
 			return nil, err
 		}

@@ -363,3 +363,92 @@ func DefaultTopoPlanCases(n int) []TopoPlanCase {
 			Args: map[string]tftypes.Value{"include_nodes": tftypes.NewValue(tftypes.Bool, true)}},
 	}
 }
+
+// ClusterPlanSample is one `terraform plan` of a ray_virtual_cluster against
+// the stand-in: wall and CPU time, and the HTTP calls the stand-in served.
+type ClusterPlanSample struct {
+	Wall, CPU             time.Duration
+	NodeCalls, GroupCalls int64
+}
+
+// ClusterPlanResult is every sample of one cluster shape at one size.
+type ClusterPlanResult struct {
+	Nodes, LogicalNodes, BundlesPerNode int
+	Samples                             []ClusterPlanSample
+}
+
+// RunClusterPlan plans a unified cluster of logical x perNode GPU bundles
+// (e.g. 2,048 x 8) with `terraform plan` against the stand-in serving nodes
+// NVL72 nodes: the resource's plan-time checks (snapshot, segment and
+// capacity checks) on a frontier-sized request.
+func RunClusterPlan(ctx context.Context, terraform, dir string, nodes, logical, perNode, reps int, log io.Writer) (*ClusterPlanResult, error) {
+	ws, _, err := NewWorkspace(ctx, terraform, dir)
+	if err != nil {
+		return nil, err
+	}
+	st := standin.New(standin.Generate(standin.NVL72(nodes)))
+	url, stop, err := serveLoopback(st)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	counts := make([]int, logical)
+	for i := range counts {
+		counts[i] = perNode
+	}
+	hcl := ProviderHCL(url) + fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = "bench-%dx%d"
+  bundle_ct_per_node_list = %s
+  num_gpus_per_node       = %d
+  use_unified_pg          = true
+}
+`, logical, perNode, jsonList(counts), perNode)
+	wd, err := ws.Dir("clusterplan", map[string]string{"main.tf": hcl})
+	if err != nil {
+		return nil, err
+	}
+	out := &ClusterPlanResult{Nodes: nodes, LogicalNodes: logical, BundlesPerNode: perNode}
+	for rep := 0; rep < max(1, reps); rep++ {
+		n0, g0 := st.Requests("/api/v0/nodes"), st.Requests("/api/v0/placement_groups")
+		cmd := exec.CommandContext(ctx, ws.Tofu, "-chdir="+wd, "plan", "-input=false", "-no-color", "-lock=false")
+		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+ws.RCFile, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+		start := time.Now()
+		text, err := cmd.CombinedOutput()
+		s := ClusterPlanSample{Wall: time.Since(start)}
+		if err != nil {
+			return out, fmt.Errorf("%s plan of %dx%d: %v\n%s", filepath.Base(ws.Tofu), logical, perNode, err, tail(string(text), 20))
+		}
+		if !strings.Contains(string(text), "1 to add") {
+			return out, fmt.Errorf("plan of %dx%d did not plan a create:\n%s", logical, perNode, tail(string(text), 20))
+		}
+		s.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		s.NodeCalls, s.GroupCalls = st.Requests("/api/v0/nodes")-n0, st.Requests("/api/v0/placement_groups")-g0
+		out.Samples = append(out.Samples, s)
+		if log != nil {
+			fmt.Fprintf(log, "   %d nodes, %dx%d unified cluster: plan %ss (cpu %ss), %d node and %d group calls\n",
+				nodes, logical, perNode, Sec(s.Wall), Sec(s.CPU), s.NodeCalls, s.GroupCalls)
+		}
+	}
+	return out, nil
+}
+
+// PrintClusterPlan prints the cluster plan row.
+func PrintClusterPlan(out io.Writer, r *ClusterPlanResult) {
+	if r == nil || len(r.Samples) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "`terraform plan` of one `ray_virtual_cluster` with `use_unified_pg = true` against the stand-in (real CLI, dev_overrides build), %d repetitions:\n\n", len(r.Samples))
+	var wall, cpu []time.Duration
+	var walls []string
+	for _, s := range r.Samples {
+		wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
+		walls = append(walls, Sec(s.Wall))
+	}
+	last := r.Samples[len(r.Samples)-1]
+	t := NewTable(out, "nodes", "cluster", "bundles", "plan wall (median)", "plan walls", "plan cpu (median)", "GET nodes", "GET placement_groups")
+	t.Row(fmt.Sprint(r.Nodes), fmt.Sprintf("%d x %d unified", r.LogicalNodes, r.BundlesPerNode), fmt.Sprint(r.LogicalNodes*r.BundlesPerNode),
+		Sec(Median(wall)), strings.Join(walls, " / "), Sec(Median(cpu)), fmt.Sprint(last.NodeCalls), fmt.Sprint(last.GroupCalls))
+	t.Flush()
+	fmt.Fprintln(out)
+}

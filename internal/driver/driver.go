@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -121,10 +122,36 @@ func Entrypoint(python string, spec Spec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("driver: encoding spec: %w", err)
 	}
-	arg := base64.StdEncoding.EncodeToString(raw)
+	arg := EncodeSpecArg(raw)
 	code := bootstrapCode()
 	// Both quoted words hold no single quote by construction.
 	return singleQuote(python) + " -c '" + code + "' '" + arg + "'", nil
+}
+
+// EncodeSpecArg is the spec's command-line word: zlib-compressed JSON in
+// base64. Compressed because the whole entrypoint is one argument of
+// `sh -c`, which Linux caps at 128 KiB (MAX_ARG_STRLEN): a 2,048 x 8 cluster's
+// spec is 300-590 KB of JSON but 1.5-20 KB compressed (it repeats itself).
+func EncodeSpecArg(specJSON []byte) string {
+	var buf bytes.Buffer
+	w, _ := zlib.NewWriterLevel(&buf, zlib.BestCompression)
+	_, _ = w.Write(specJSON)
+	_ = w.Close()
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+// DecodeSpecArg reverses EncodeSpecArg.
+func DecodeSpecArg(arg string) ([]byte, error) {
+	packed, err := base64.StdEncoding.DecodeString(arg)
+	if err != nil {
+		return nil, err
+	}
+	r, err := zlib.NewReader(bytes.NewReader(packed))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
 }
 
 // singleQuote always quotes, so that even a value shaped like NAME=value is

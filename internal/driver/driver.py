@@ -17,6 +17,7 @@ import socket
 import sys
 import time
 import traceback
+import zlib
 
 import ray
 from ray.experimental import internal_kv
@@ -88,9 +89,9 @@ def load_spec(argv):
     if len(argv) < 2:
         raise DriverError("invalid", "missing spec argument")
     try:
-        spec = json.loads(base64.b64decode(argv[1], validate=True).decode("utf-8"))
+        spec = json.loads(zlib.decompress(base64.b64decode(argv[1], validate=True)).decode("utf-8"))
     except Exception as e:  # noqa: BLE001
-        raise DriverError("invalid", "spec is not base64-encoded JSON: %s" % e)
+        raise DriverError("invalid", "spec is not base64-encoded zlib-compressed JSON: %s" % e)
     if not isinstance(spec, dict):
         raise DriverError("invalid", "spec must be a JSON object")
     run_id = spec.get("run_id")

@@ -44,9 +44,9 @@ func shellWords(t *testing.T, cmd string) []string {
 
 func decodeSpecArg(t *testing.T, arg string) map[string]any {
 	t.Helper()
-	raw, err := base64.StdEncoding.DecodeString(arg)
+	raw, err := DecodeSpecArg(arg)
 	if err != nil {
-		t.Fatalf("spec arg is not base64: %v", err)
+		t.Fatalf("spec arg is not base64 zlib: %v", err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -394,7 +394,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 	}
 	stub := writeRayStub(t)
 	run := func(t *testing.T, specJSON string) (*Result, int) {
-		cmd := exec.Command(py, "-c", bootstrapCode(), base64.StdEncoding.EncodeToString([]byte(specJSON)))
+		cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg([]byte(specJSON)))
 		cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
 		out, err := cmd.CombinedOutput()
 		code := 0

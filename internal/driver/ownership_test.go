@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -84,7 +83,7 @@ func (w *ownershipWorld) kv() map[string]string {
 func (w *ownershipWorld) run(req Spec) *Result {
 	w.t.Helper()
 	raw, _ := json.Marshal(req)
-	cmd := exec.Command(w.py, "-c", bootstrapCode(), base64.StdEncoding.EncodeToString(raw))
+	cmd := exec.Command(w.py, "-c", bootstrapCode(), EncodeSpecArg(raw))
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+w.stub, "RAYTF_STUB_KV="+w.kvFile, "RAYTF_STUB_GROUPS="+strings.Join(w.groups, ","))
 	out, _ := cmd.CombinedOutput()
 	res, err := ParseResult(string(out))

@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"math"
 	"regexp"
@@ -175,7 +174,7 @@ func checkEntrypoint(t *testing.T, action, ep string, ds driver.Spec) {
 	if sub[1] != refBootstrap {
 		t.Fatalf("%s: the bootstrap depends on the input", action)
 	}
-	raw, err := base64.StdEncoding.DecodeString(sub[2])
+	raw, err := driver.DecodeSpecArg(sub[2])
 	if err != nil {
 		t.Fatalf("%s: spec argument is not base64: %v", action, err)
 	}

@@ -26,6 +26,8 @@ type ProviderData struct {
 	// TopologyLabels is the provider's topology_labels; nil for the resources.
 	TopologyLabels *vcluster.TopologySource
 
+	liveGroups liveGroupCache // shared by Reads and plan checks, dropped by writes
+
 	mu       sync.Mutex
 	snapshot *vcluster.Snapshot            // cached for one provider process (one plan or apply)
 	ports    map[string]topology.PortRange // port ranges of the clusters planned so far
@@ -113,20 +115,27 @@ func NewProviderData(client *rayclient.Client, namespace, python, version string
 	return &ProviderData{Client: client, Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
 }
 
-// CachedSnapshot returns the live cluster snapshot, fetched once per provider
-// process so that planning many clusters costs two HTTP calls in all.
+// CachedSnapshot returns the live cluster snapshot, taken once per provider
+// process so that planning many clusters costs two HTTP calls in all (one
+// when refresh already listed the groups: the list is shared). It is not
+// retaken after this process's own writes: ClaimCapacity already counts the
+// clusters planned before, and a fresher view would count them twice.
 func (d *ProviderData) CachedSnapshot(ctx context.Context) (*vcluster.Snapshot, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.snapshot != nil {
 		return d.snapshot, nil
 	}
-	snap, err := vcluster.FetchSnapshot(ctx, d.Client)
+	nodes, err := vcluster.ListAliveNodes(ctx, d.Client)
 	if err != nil {
 		return nil, err
 	}
-	d.snapshot = snap
-	return snap, nil
+	groups, err := d.LiveGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.snapshot = &vcluster.Snapshot{Nodes: nodes, Groups: groups}
+	return d.snapshot, nil
 }
 
 // providerDataFrom extracts ProviderData from Configure's request data.

@@ -162,6 +162,9 @@ func (p *planning) run() {
 				"may be handed the same port. Carve disjoint ranges, e.g. from provider::ray::port_ranges().",
 				spec.Name, spec.Ports, strings.Join(clash, ", ")))
 	}
+	if p.creating || p.replacing { // known from the configuration alone
+		plan.WorldSize, plan.NodeCount = types.Int64Value(int64(spec.WorldSize())), types.Int64Value(int64(spec.NodeCount()))
+	}
 	if rayclient.IsUnauthorized(snapErr) {
 		diags.AddError("Ray rejected the credentials", credentialsDetail(data.Client.Address(), snapErr))
 		return
@@ -301,18 +304,23 @@ func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, others []vcluster.Gr
 		return
 	}
 	shortage, together := spec.CheckSnapshotCapacity(snap, others)
-	summary := "The Ray cluster cannot hold this virtual cluster"
-	if together {
-		summary = "The Ray cluster cannot hold this virtual cluster together with the others planned"
+	if len(shortage.Errors)+len(shortage.Warnings) == 0 {
+		return
 	}
-	for _, e := range shortage.Errors {
+	// One diagnostic for all problems, with the node summary once: at
+	// 10,000 nodes each problem repeating the table was thousands of lines.
+	attribute := path.Root(spec.ShortageAttribute(snap.Capacity(nil)))
+	if len(shortage.Errors) > 0 {
+		summary, detail := "The Ray cluster cannot hold this virtual cluster", shortage.Detail()
 		if together {
-			e = "It fits alone, but not together with the other virtual clusters this configuration creates: " + e
+			summary = "The Ray cluster cannot hold this virtual cluster together with the others planned"
+			detail = "It fits alone, but not together with the other virtual clusters this configuration creates:\n" + detail
 		}
-		diags.AddAttributeError(path.Root("bundle_ct_per_node_list"), summary, e+"\n\n"+shortage.Nodes)
+		diags.AddAttributeError(attribute, summary, detail)
 	}
-	for _, w := range shortage.Warnings {
-		diags.AddAttributeWarning(path.Root("bundle_ct_per_node_list"), "Placement may not succeed", w)
+	if len(shortage.Warnings) > 0 {
+		diags.AddAttributeWarning(attribute, "Placement may not succeed",
+			vcluster.Shortage{Errors: shortage.Warnings, Nodes: shortage.Nodes}.Detail())
 	}
 }
 

@@ -15,50 +15,14 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-// Node is one row of GET /api/v0/nodes, with Ray's field names
-// (ray.util.state.common.NodeState). StartTimeMs and EndTimeMs are detail
-// columns: they are only sent with detail=true.
-type Node struct {
-	NodeID         string             `json:"node_id"`
-	NodeIP         string             `json:"node_ip"`
-	IsHeadNode     bool               `json:"is_head_node"`
-	State          string             `json:"state"`
-	StateMessage   *string            `json:"state_message"`
-	NodeName       string             `json:"node_name"`
-	ResourcesTotal map[string]float64 `json:"resources_total"`
-	Labels         map[string]string  `json:"labels"`
-	StartTimeMs    int64              `json:"start_time_ms"`
-	EndTimeMs      int64              `json:"end_time_ms"`
-}
-
-// BundleID is a bundle's {placement_group_id, bundle_index} as Ray sends it.
-type BundleID struct {
-	PlacementGroupID string `json:"placement_group_id"`
-	BundleIndex      int    `json:"bundle_index"`
-}
-
-// Bundle is one bundle of a placement group row.
-type Bundle struct {
-	BundleID      BundleID           `json:"bundle_id"`
-	UnitResources map[string]float64 `json:"unit_resources"`
-	NodeID        string             `json:"node_id,omitempty"`
-	LabelSelector map[string]string  `json:"label_selector"`
-}
-
-// PlacementGroup is one row of GET /api/v0/placement_groups
-// (ray.util.state.common.PlacementGroupState). Bundles, IsDetached, Stats and
-// the topology maps are detail columns.
-type PlacementGroup struct {
-	PlacementGroupID    string            `json:"placement_group_id"`
-	Name                string            `json:"name"`
-	CreatorJobID        string            `json:"creator_job_id"`
-	State               string            `json:"state"`
-	Bundles             []Bundle          `json:"bundles"`
-	IsDetached          bool              `json:"is_detached"`
-	Stats               map[string]any    `json:"stats"`
-	TopologyStrategy    map[string]string `json:"topology_strategy"`
-	TopologyAssignments map[string]string `json:"topology_assignments"`
-}
+// Rows are the client's own state-API types (rayclient.Node,
+// rayclient.PlacementGroup): the stand-in renders them with Ray's field names
+// and formatting (render.go), so there is one definition of each row.
+type (
+	Node           = rayclient.Node
+	PlacementGroup = rayclient.PlacementGroup
+	Bundle         = rayclient.Bundle
+)
 
 // Label keys and resource names the generated nodes carry. NodeIDLabel is the
 // label Ray itself sets on every node; DomainLabel and RankLabel mirror the

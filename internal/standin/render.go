@@ -70,40 +70,33 @@ func (w *pyWriter) float(v float64) {
 	}
 }
 
-func (w *pyWriter) floatMap(m map[string]float64) {
+// writeMap writes m with sorted keys, each value with value.
+func writeMap[V any](w *pyWriter, m map[string]V, value func(V)) {
 	w.WriteByte('{')
 	for i, k := range sortedKeys(m) {
 		w.key(k, i == 0)
-		w.float(m[k])
+		value(m[k])
 	}
 	w.WriteByte('}')
 }
 
-func (w *pyWriter) stringMap(m map[string]string) {
-	w.WriteByte('{')
-	for i, k := range sortedKeys(m) {
-		w.key(k, i == 0)
-		w.str(m[k])
-	}
-	w.WriteByte('}')
-}
+func (w *pyWriter) floatMap(m map[string]float64) { writeMap(w, m, w.float) }
+
+func (w *pyWriter) stringMap(m map[string]string) { writeMap(w, m, w.str) }
 
 // anyMap writes a map of scalars (e.g. a group's stats).
-func (w *pyWriter) anyMap(m map[string]any) {
-	w.WriteByte('{')
-	for i, k := range sortedKeys(m) {
-		w.key(k, i == 0)
-		switch v := m[k].(type) {
-		case float64:
-			w.float(v)
-		case string:
-			w.str(v)
-		default:
-			raw, _ := json.Marshal(v)
-			w.Write(raw)
-		}
+func (w *pyWriter) anyMap(m map[string]any) { writeMap(w, m, w.scalar) }
+
+func (w *pyWriter) scalar(v any) {
+	switch v := v.(type) {
+	case float64:
+		w.float(v)
+	case string:
+		w.str(v)
+	default:
+		raw, _ := json.Marshal(v)
+		w.Write(raw)
 	}
-	w.WriteByte('}')
 }
 
 func (w *pyWriter) bool(b bool) { w.WriteString(strconv.FormatBool(b)) }
@@ -117,25 +110,38 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func renderNode(n Node, detail bool) []byte {
+// strFields writes string fields in order; first is whether the object
+// has no field yet.
+func (w *pyWriter) strFields(first bool, kv ...string) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		w.key(kv[i], first && i == 0)
+		w.str(kv[i+1])
+	}
+}
+
+// nullableStr writes "" as null, as Ray sends an unset optional string.
+func (w *pyWriter) nullableStr(k, v string) {
+	w.key(k, false)
+	if v == "" {
+		w.WriteString("null")
+		return
+	}
+	w.str(v)
+}
+
+func (w *pyWriter) boolField(k string, v bool) {
+	w.key(k, false)
+	w.bool(v)
+}
+
+func renderNode(n *Node, detail bool) []byte {
 	var w pyWriter
 	w.WriteByte('{')
-	w.key("node_id", true)
-	w.str(n.NodeID)
-	w.key("node_ip", false)
-	w.str(n.NodeIP)
-	w.key("is_head_node", false)
-	w.bool(n.IsHeadNode)
-	w.key("state", false)
-	w.str(n.State)
-	w.key("state_message", false)
-	if n.StateMessage == nil {
-		w.WriteString("null")
-	} else {
-		w.str(*n.StateMessage)
-	}
-	w.key("node_name", false)
-	w.str(n.NodeName)
+	w.strFields(true, "node_id", n.NodeID, "node_ip", n.NodeIP)
+	w.boolField("is_head_node", n.IsHeadNode)
+	w.strFields(false, "state", n.State)
+	w.nullableStr("state_message", n.StateMessage)
+	w.strFields(false, "node_name", n.NodeName)
 	w.key("resources_total", false)
 	w.floatMap(n.ResourcesTotal)
 	w.key("labels", false)
@@ -150,45 +156,39 @@ func renderNode(n Node, detail bool) []byte {
 	return w.Bytes()
 }
 
-func renderGroup(g PlacementGroup, detail bool) []byte {
+func (w *pyWriter) bundle(b *Bundle) {
+	w.WriteByte('{')
+	w.key("bundle_id", true)
+	w.WriteByte('{')
+	w.strFields(true, "placement_group_id", b.PlacementGroupID)
+	w.key("bundle_index", false)
+	w.WriteString(strconv.Itoa(b.BundleIndex))
+	w.WriteByte('}')
+	w.key("unit_resources", false)
+	w.floatMap(b.UnitResources)
+	if b.NodeID != "" { // left out for a bundle not placed yet
+		w.strFields(false, "node_id", b.NodeID)
+	}
+	w.key("label_selector", false)
+	w.stringMap(b.LabelSelector)
+	w.WriteByte('}')
+}
+
+func renderGroup(g *PlacementGroup, detail bool) []byte {
 	var w pyWriter
 	w.WriteByte('{')
-	w.key("placement_group_id", true)
-	w.str(g.PlacementGroupID)
-	w.key("name", false)
-	w.str(g.Name)
-	w.key("creator_job_id", false)
-	w.str(g.CreatorJobID)
-	w.key("state", false)
-	w.str(g.State)
+	w.strFields(true, "placement_group_id", g.PlacementGroupID, "name", g.Name, "creator_job_id", g.CreatorJobID, "state", g.State)
 	if detail {
 		w.key("bundles", false)
 		w.WriteByte('[')
-		for i, b := range g.Bundles {
+		for i := range g.Bundles {
 			if i > 0 {
 				w.WriteString(", ")
 			}
-			w.WriteByte('{')
-			w.key("bundle_id", true)
-			w.WriteByte('{')
-			w.key("placement_group_id", true)
-			w.str(b.BundleID.PlacementGroupID)
-			w.key("bundle_index", false)
-			w.WriteString(strconv.Itoa(b.BundleID.BundleIndex))
-			w.WriteByte('}')
-			w.key("unit_resources", false)
-			w.floatMap(b.UnitResources)
-			if b.NodeID != "" { // left out for a bundle not placed yet
-				w.key("node_id", false)
-				w.str(b.NodeID)
-			}
-			w.key("label_selector", false)
-			w.stringMap(b.LabelSelector)
-			w.WriteByte('}')
+			w.bundle(&g.Bundles[i])
 		}
 		w.WriteByte(']')
-		w.key("is_detached", false)
-		w.bool(g.IsDetached)
+		w.boolField("is_detached", g.IsDetached)
 		w.key("stats", false)
 		w.anyMap(g.Stats)
 		w.key("topology_strategy", false)

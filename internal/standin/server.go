@@ -42,21 +42,27 @@ var (
 type Server struct {
 	mu      sync.RWMutex
 	version Version
-	nodes   []renderedNode
-	groups  []renderedGroup
+	nodes   []rendered[Node]
+	groups  []rendered[PlacementGroup]
 
 	countMu  sync.Mutex
 	requests map[string]int64 // path -> requests served
 }
 
-type renderedNode struct {
-	node           Node
+// rendered is a row with its JSON without and with the detail columns.
+type rendered[T any] struct {
+	row            T
 	plain, rdetail []byte
 }
 
-type renderedGroup struct {
-	group          PlacementGroup
-	plain, rdetail []byte
+// renderRows renders rows once and sorts them by id, as Ray returns them.
+func renderRows[T any](rows []T, render func(*T, bool) []byte, id func(*T) string) []rendered[T] {
+	out := make([]rendered[T], len(rows))
+	for i := range rows {
+		out[i] = rendered[T]{row: rows[i], plain: render(&rows[i], false), rdetail: render(&rows[i], true)}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return id(&out[a].row) < id(&out[b].row) })
+	return out
 }
 
 // New returns a server answering for the given alive nodes and no
@@ -76,12 +82,7 @@ func (s *Server) SetVersion(v Version) {
 
 // SetNodes replaces the node list.
 func (s *Server) SetNodes(nodes []Node) {
-	out := make([]renderedNode, len(nodes))
-	for i, n := range nodes {
-		out[i] = renderedNode{node: n, plain: renderNode(n, false), rdetail: renderNode(n, true)}
-	}
-	// Ray sorts rows by id to make its output deterministic.
-	sort.SliceStable(out, func(a, b int) bool { return out[a].node.NodeID < out[b].node.NodeID })
+	out := renderRows(nodes, renderNode, func(n *Node) string { return n.NodeID })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nodes = out
@@ -89,13 +90,7 @@ func (s *Server) SetNodes(nodes []Node) {
 
 // SetPlacementGroups replaces the placement-group list.
 func (s *Server) SetPlacementGroups(groups []PlacementGroup) {
-	out := make([]renderedGroup, len(groups))
-	for i, g := range groups {
-		out[i] = renderedGroup{group: g, plain: renderGroup(g, false), rdetail: renderGroup(g, true)}
-	}
-	sort.SliceStable(out, func(a, b int) bool {
-		return out[a].group.PlacementGroupID < out[b].group.PlacementGroupID
-	})
+	out := renderRows(groups, renderGroup, func(g *PlacementGroup) string { return g.PlacementGroupID })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.groups = out
@@ -145,7 +140,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.RUnlock()
 		serveList(w, r.URL.Query(), nodeColumns, len(nodes), func(i int) (func(string) (string, bool), []byte, []byte) {
 			n := &nodes[i]
-			return nodeColumn(&n.node), n.plain, n.rdetail
+			return nodeColumn(&n.row), n.plain, n.rdetail
 		})
 	case "/api/v0/placement_groups":
 		s.mu.RLock()
@@ -153,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.RUnlock()
 		serveList(w, r.URL.Query(), groupColumns, len(groups), func(i int) (func(string) (string, bool), []byte, []byte) {
 			g := &groups[i]
-			return groupColumn(&g.group), g.plain, g.rdetail
+			return groupColumn(&g.row), g.plain, g.rdetail
 		})
 	default:
 		http.Error(w, "404: Not Found", http.StatusNotFound)

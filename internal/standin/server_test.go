@@ -185,8 +185,8 @@ func TestPlacementGroups(t *testing.T) {
 	s.SetPlacementGroups([]PlacementGroup{
 		{PlacementGroupID: "bb01", Name: "train-node0", CreatorJobID: "02000000", State: "CREATED", IsDetached: true,
 			Bundles: []Bundle{
-				{BundleID: BundleID{"bb01", 0}, UnitResources: map[string]float64{"CPU": 1, "GPU": 1}, NodeID: nodes[1].NodeID},
-				{BundleID: BundleID{"bb01", 1}, UnitResources: map[string]float64{"CPU": 0.01}},
+				{PlacementGroupID: "bb01", BundleIndex: 0, UnitResources: map[string]float64{"CPU": 1, "GPU": 1}, NodeID: nodes[1].NodeID},
+				{PlacementGroupID: "bb01", BundleIndex: 1, UnitResources: map[string]float64{"CPU": 0.01}},
 			},
 			Stats: map[string]any{"scheduling_state": "FINISHED", "scheduling_attempt": 1}},
 		{PlacementGroupID: "aa02", Name: "old", CreatorJobID: "01000000", State: "REMOVED"},

@@ -43,8 +43,12 @@ var (
 var DefaultPorts = topology.DefaultMasterPortRange
 
 // Limits of a Spec (not in the reference; they keep requests and plans small).
+// MaxLogicalNodes is one per-node placement group per entry: 16,384 holds the
+// largest RL runs (2,048 nodes x 8 GPUs, even written one entry per GPU) and
+// every path over the list is linear (TestSpecPipelineLinear); the limit
+// stays so that an imported "<name>-node<i>" cannot size a list by i.
 const (
-	MaxLogicalNodes       = 1024
+	MaxLogicalNodes       = 16384
 	MaxBundlesPerNode     = 4096
 	MaxGPUsPerNode        = 4096
 	MaxColocatedGroups    = 1024

@@ -51,7 +51,7 @@ func TestSpecValidateRules(t *testing.T) {
 		{"name with shell chars", func(s *Spec) { s.Name = "x;rm" }, "name", `name "x;rm"`, false},
 		{"name too long", func(s *Spec) { s.Name = strings.Repeat("a", 101) }, "name", "1-100 characters", false},
 		{"empty list", func(s *Spec) { s.BundleCtPerNode = nil }, "bundle_ct_per_node_list", "must contain at least one node", false},
-		{"too many nodes", func(s *Spec) { s.BundleCtPerNode = long }, "bundle_ct_per_node_list", "has 1025 entries; at most 1024", false},
+		{"too many nodes", func(s *Spec) { s.BundleCtPerNode = long }, "bundle_ct_per_node_list", "has 16385 entries; at most 16384", false},
 		{"negative count", func(s *Spec) { s.BundleCtPerNode = []int{8, -1} }, "bundle_ct_per_node_list[1]", "node 1 asks for -1 bundles", false},
 		{"all zero", func(s *Spec) { s.BundleCtPerNode = []int{0, 0} }, "bundle_ct_per_node_list", "every node asks for 0 bundles", false},
 		{"count above gpus", func(s *Spec) { s.BundleCtPerNode = []int{8, 8, 9} }, "bundle_ct_per_node_list[2]", "node 2 asks for 9 bundles but num_gpus_per_node is 8", false},
