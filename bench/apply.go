@@ -176,19 +176,16 @@ func RunApply(ctx context.Context, cfg ApplyConfig) ([]ApplyResult, error) {
 	if cfg.Namespace == "" {
 		cfg.Namespace = vcluster.DefaultNamespace
 	}
-	// Python start-up + the driver's imports in a fresh process: splits the
-	// driver process's lifetime (see Phases.Interpreter).
+	// Python start-up in a fresh process (until the script's first line):
+	// splits the driver process's lifetime (see Phases.Interpreter).
 	var cold []time.Duration
 	for i := 0; i < 3; i++ {
 		if t, err := cfg.Baseline.ColdRemove([]string{cfg.Prefix + "-none"}); err == nil {
-			cold = append(cold, t.Startup+secs(t.Import))
+			cold = append(cold, t.Startup)
 		}
 	}
 	interp := Median(cold)
-	if interp == 0 {
-		interp = cfg.Baseline.ImportTime
-	}
-	cfg.logf("   python start-up + driver imports in a fresh process: %ss (median of %d)", Sec(interp), len(cold))
+	cfg.logf("   python start-up in a fresh process: %ss (median of %d)", Sec(interp), len(cold))
 	results := make([]ApplyResult, len(cfg.Sizes))
 	for i, n := range cfg.Sizes {
 		results[i].Groups = n
@@ -219,13 +216,13 @@ func RunApply(ctx context.Context, cfg ApplyConfig) ([]ApplyResult, error) {
 		for _, s := range r.Samples {
 			for _, t := range []BaselineTimes{s.ColdCreate, s.ColdRem} {
 				if t.Wall > 0 {
-					cold = append(cold, t.Startup+secs(t.Import))
+					cold = append(cold, t.Startup)
 				}
 			}
 		}
 	}
 	if final := Median(cold); final > 0 {
-		cfg.logf("   python start-up + driver imports, median of all %d fresh processes: %ss", len(cold), Sec(final))
+		cfg.logf("   python start-up, median of all %d fresh processes: %ss", len(cold), Sec(final))
 		for i := range results {
 			for j := range results[i].Samples {
 				s := &results[i].Samples[j]

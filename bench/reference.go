@@ -124,8 +124,12 @@ type ReferenceConfig struct {
 
 // ReferenceSample is one repetition of one layout and size.
 type ReferenceSample struct {
-	Create, Delete  Phases
-	Warm, Cold      RefCycle
+	Create, Delete Phases
+	Warm, Cold     RefCycle
+	// ColdDelete is the reference's cold path for a delete: a fresh python
+	// process that imports ray, connects, removes the groups (made just
+	// before by the warm floor driver) and exits.
+	ColdDelete      BaselineTimes
 	Floor           BaselineTimes
 	PlacementNodes  int
 	CreateRun       *ProviderRun
@@ -152,7 +156,7 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 			results = append(results, ReferenceResult{Layout: l, Bundles: n})
 		}
 	}
-	interp := cfg.Floor.ImportTime
+	var interp time.Duration // python start-up; measured below, then every run is split again
 	for rep := 0; rep < cfg.Reps; rep++ {
 		for i := range results {
 			r := &results[i]
@@ -169,17 +173,17 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 				return results, fmt.Errorf("%s %d bundles, repetition %d: %w", r.Layout, r.Bundles, rep+1, err)
 			}
 			r.Samples = append(r.Samples, s)
-			a.logf("   %-8s %2d bundles rep %d: provider create %ss delete %ss | reference cold %ss (create %ss) warm %ss | floor %ss",
-				r.Layout, r.Bundles, rep+1, Sec(s.Create.Total), Sec(s.Delete.Total), Sec(s.Cold.Wall), Sec(s.Cold.ColdCreate),
+			a.logf("   %-8s %2d bundles rep %d: provider create %ss delete %ss | reference cold %ss (create %ss) cold delete %ss warm %ss | floor %ss",
+				r.Layout, r.Bundles, rep+1, Sec(s.Create.Total), Sec(s.Delete.Total), Sec(s.Cold.Wall), Sec(s.Cold.ColdCreate), Sec(s.ColdDelete.Wall),
 				Sec(secs(s.Warm.Create+s.Warm.Remove)), Sec(secs(s.Floor.Ready)))
 		}
 	}
 	// Split every driver process's lifetime with the fresh processes'
-	// python start-up + imports measured in this run (see RunApply).
+	// python start-up measured in this run (see RunApply).
 	var cold []time.Duration
 	for _, r := range results {
 		for _, s := range r.Samples {
-			cold = append(cold, s.Cold.ColdCreate-secs(s.Cold.Init)-secs(s.Cold.Create))
+			cold = append(cold, s.Cold.ColdCreate-secs(s.Cold.Import)-secs(s.Cold.Init)-secs(s.Cold.Create), s.ColdDelete.Startup)
 		}
 	}
 	if m := Median(cold); m > 0 {
@@ -259,6 +263,19 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 		if s.Floor, err = cfg.Floor.Cycle(renamed(groups, name, name+"-floor")); err != nil {
 			return busy(err)
 		}
+		doomed := renamed(groups, name, name+"-refdel")
+		names := make([]string, len(doomed))
+		for i, g := range doomed {
+			names[i] = g.Name
+		}
+		if _, err = cfg.Floor.Create(doomed); err != nil {
+			_, _ = cfg.Floor.Remove(names)
+			return busy(err)
+		}
+		if s.ColdDelete, err = cfg.Floor.ColdRemove(names); err != nil {
+			_, _ = cfg.Floor.Remove(names)
+			return err
+		}
 		return nil
 	}
 	first, second := provider, reference
@@ -284,23 +301,25 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 func PrintReference(out io.Writer, results []ReferenceResult) {
 	fmt.Fprintln(out, "Provider = driver.Run with the resource's Spec (+ Create's live check), create then delete. Reference = the same groups with the "+
 		"reference's own work (bench/reference_baseline.py): create + wait ready, one GPU id/NVLink domain/topo_rank task per bundle and the "+
-		"topology sort, the master address, the address/port batch, then remove. cold = a fresh python process (exec until the port batch is "+
-		"done = create; remove until exit = teardown); warm = a driver connected once. floor = bare create+ready in the warm driver (no probes), "+
-		"the lower bound of any placement. Medians of the repetitions, seconds; ratios are provider / reference.")
+		"topology sort, the master address, the address/port batch, then remove. cold create = a fresh python process from exec until the port "+
+		"batch is done; cold delete = a fresh python process that imports ray, connects, removes the groups and exits (the reference's cold path "+
+		"for a delete); cold teardown = the remove and exit of the cold create process, which had already connected; warm = a driver connected "+
+		"once. floor = bare create+ready in the warm driver (no probes), the lower bound of any placement. Medians of the repetitions, seconds; "+
+		"ratios are provider / reference.")
 	fmt.Fprintln(out)
 	t := NewTable(out, "layout", "bundles", "reps", "provider create", "ref cold create", "create / cold",
-		"provider delete", "ref cold teardown", "delete / cold", "provider create+delete", "ref cold process", "total / cold",
-		"ref warm create", "create / warm", "floor")
+		"provider delete", "ref cold delete", "delete / cold", "ref cold teardown", "delete / teardown",
+		"provider create+delete", "ref cold process", "total / cold", "ref warm create", "create / warm", "floor")
 	for _, r := range results {
-		var pc, pd, pt, cc, ct, cw, wc, fl []time.Duration
+		var pc, pd, pt, cc, cd, ct, cw, wc, fl []time.Duration
 		for _, s := range r.Samples {
 			pc, pd, pt = append(pc, s.Create.Total), append(pd, s.Delete.Total), append(pt, s.Create.Total+s.Delete.Total)
-			cc, ct, cw = append(cc, s.Cold.ColdCreate), append(ct, s.Cold.Teardown), append(cw, s.Cold.Wall)
+			cc, cd, ct, cw = append(cc, s.Cold.ColdCreate), append(cd, s.ColdDelete.Wall), append(ct, s.Cold.Teardown), append(cw, s.Cold.Wall)
 			wc, fl = append(wc, secs(s.Warm.Create)), append(fl, secs(s.Floor.Ready))
 		}
 		t.Row(string(r.Layout), fmt.Sprint(r.Bundles), fmt.Sprint(len(r.Samples)),
 			Sec(Median(pc)), Sec(Median(cc)), Ratio(Median(pc), Median(cc)),
-			Sec(Median(pd)), Sec(Median(ct)), Ratio(Median(pd), Median(ct)),
+			Sec(Median(pd)), Sec(Median(cd)), Ratio(Median(pd), Median(cd)), Sec(Median(ct)), Ratio(Median(pd), Median(ct)),
 			Sec(Median(pt)), Sec(Median(cw)), Ratio(Median(pt), Median(cw)),
 			Sec(Median(wc)), Ratio(Median(pc), Median(wc)), Sec(Median(fl)))
 	}
