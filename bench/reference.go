@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -124,16 +123,14 @@ type ReferenceConfig struct {
 
 // ReferenceSample is one repetition of one layout and size.
 type ReferenceSample struct {
-	Create, Delete Phases
-	Warm, Cold     RefCycle
+	ProviderPair
+	Warm, Cold RefCycle
 	// ColdDelete is the reference's cold path for a delete: a fresh python
 	// process that imports ray, connects, removes the groups (made just
 	// before by the warm floor driver) and exits.
 	ColdDelete      BaselineTimes
 	Floor           BaselineTimes
 	PlacementNodes  int
-	CreateRun       *ProviderRun
-	DeleteRun       *ProviderRun
 	ProviderBundles int
 }
 
@@ -160,15 +157,9 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 	for rep := 0; rep < cfg.Reps; rep++ {
 		for i := range results {
 			r := &results[i]
-			var s ReferenceSample
-			var err error
-			for attempt := 0; attempt < 4; attempt++ {
-				s, err = cfg.oneSample(ctx, r.Layout, r.Bundles, rep, attempt, interp)
-				if err == nil || !errors.Is(err, errBusy) {
-					break
-				}
-				a.logf("   %s %d bundles rep %d: %v; retrying later", r.Layout, r.Bundles, rep+1, err)
-			}
+			s, err := retryBusy(a.logf, fmt.Sprintf("%s %d bundles rep %d", r.Layout, r.Bundles, rep+1), func(attempt int) (ReferenceSample, error) {
+				return cfg.oneSample(ctx, r.Layout, r.Bundles, rep, attempt, interp)
+			})
 			if err != nil {
 				return results, fmt.Errorf("%s %d bundles, repetition %d: %w", r.Layout, r.Bundles, rep+1, err)
 			}
@@ -181,34 +172,16 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 	// Split every driver process's lifetime with the fresh processes'
 	// python start-up measured in this run (see RunApply).
 	var cold []time.Duration
-	for _, r := range results {
-		for _, s := range r.Samples {
+	var pairs []*ProviderPair
+	for i := range results {
+		for j := range results[i].Samples {
+			s := &results[i].Samples[j]
 			cold = append(cold, s.Cold.ColdCreate-secs(s.Cold.Import)-secs(s.Cold.Init)-secs(s.Cold.Create), s.ColdDelete.Startup)
+			pairs = append(pairs, &s.ProviderPair)
 		}
 	}
-	if m := Median(cold); m > 0 {
-		for i := range results {
-			for j := range results[i].Samples {
-				s := &results[i].Samples[j]
-				if s.CreateRun.Recompute(m) == nil {
-					s.Create = s.CreateRun.Phases
-				}
-				if s.DeleteRun.Recompute(m) == nil {
-					s.Delete = s.DeleteRun.Phases
-				}
-			}
-		}
-	}
+	resplitAll(Median(cold), pairs)
 	return results, nil
-}
-
-func renamed(groups []driver.Group, from, to string) []driver.Group {
-	out := make([]driver.Group, len(groups))
-	for i, g := range groups {
-		out[i] = g
-		out[i].Name = strings.Replace(g.Name, from, to, 1)
-	}
-	return out
 }
 
 func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundles, rep, attempt int, interp time.Duration) (ReferenceSample, error) {
@@ -227,14 +200,9 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 		return err
 	}
 	provider := func() error {
-		cr, err := RunProvider(ctx, a.Client, a.JobPython, DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout), spec, true, interp)
+		cr, dr, err := a.providerCycle(ctx, spec, interp)
 		if err != nil {
-			a.cleanupProvider(spec)
-			var de *driver.DriverError
-			if errors.As(err, &de) && (de.Kind == driver.KindTimeout || de.Kind == driver.KindInfeasible) {
-				return fmt.Errorf("%w: %v", errBusy, err)
-			}
-			return fmt.Errorf("provider create: %w", err)
+			return err
 		}
 		nodes := map[string]bool{}
 		for _, g := range cr.Result.Groups {
@@ -244,11 +212,6 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 			}
 		}
 		s.PlacementNodes = len(nodes)
-		dr, err := RunProvider(ctx, a.Client, a.JobPython, DriverSpec(driver.ActionDelete, a.Namespace, spec, ReadyTimeout), spec, false, interp)
-		if err != nil {
-			a.cleanupProvider(spec)
-			return fmt.Errorf("provider delete: %w", err)
-		}
 		s.Create, s.CreateRun, s.Delete, s.DeleteRun = cr.Phases, cr, dr.Phases, dr
 		return nil
 	}
@@ -264,10 +227,7 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 			return busy(err)
 		}
 		doomed := renamed(groups, name, name+"-refdel")
-		names := make([]string, len(doomed))
-		for i, g := range doomed {
-			names[i] = g.Name
-		}
+		names := groupNames(doomed)
 		if _, err = cfg.Floor.Create(doomed); err != nil {
 			_, _ = cfg.Floor.Remove(names)
 			return busy(err)
@@ -354,8 +314,7 @@ func PrintReference(out io.Writer, results []ReferenceResult) {
 			}
 			res := ApplyResult{Groups: r.Bundles}
 			for _, s := range r.Samples {
-				res.Samples = append(res.Samples, ApplySample{Create: s.Create, Delete: s.Delete, Warm: s.Floor,
-					CreateRun: s.CreateRun, DeleteRun: s.DeleteRun})
+				res.Samples = append(res.Samples, ApplySample{ProviderPair: s.ProviderPair, Warm: s.Floor})
 			}
 			ar = append(ar, res)
 		}
