@@ -337,3 +337,41 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 	p.Other = p.Total - sum
 	return p, nil
 }
+
+// emptyJobPoll is how often EmptyJob polls: finer than driver.Run, so the
+// floor it measures is the job's own cost.
+const emptyJobPoll = 50 * time.Millisecond
+
+// EmptyJob measures the job floor: a Ray job whose entrypoint is the shell's
+// `true`, from submission until a status poll sees it SUCCEEDED. Any driver
+// job pays this before its own work (the job supervisor actor's worker
+// process, the entrypoint's shell). Its record is deleted in the background
+// once the supervisor is gone.
+func EmptyJob(ctx context.Context, c *rayclient.Client, id string) (time.Duration, error) {
+	start := time.Now()
+	if _, err := c.SubmitJob(ctx, rayclient.JobSubmitRequest{Entrypoint: "true", SubmissionID: id}); err != nil {
+		return 0, err
+	}
+	for {
+		j, err := c.GetJob(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if rayclient.IsTerminalStatus(j.Status) {
+			took := time.Since(start)
+			go func() {
+				time.Sleep(3 * time.Second) // Ray's job monitor writes a record deleted earlier back
+				_, _ = c.DeleteJob(context.WithoutCancel(ctx), id)
+			}()
+			if j.Status != rayclient.JobStatusSucceeded {
+				return took, fmt.Errorf("empty job %s ended %s: %s", id, j.Status, j.Message)
+			}
+			return took, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(emptyJobPoll):
+		}
+	}
+}

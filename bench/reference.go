@@ -128,7 +128,9 @@ type ReferenceSample struct {
 	// ColdDelete is the reference's cold path for a delete: a fresh python
 	// process that imports ray, connects, removes the groups (made just
 	// before by the warm floor driver) and exits.
-	ColdDelete      BaselineTimes
+	ColdDelete BaselineTimes
+	// EmptyJob is the job floor (see EmptyJob), measured next to the rest.
+	EmptyJob        time.Duration
 	Floor           BaselineTimes
 	PlacementNodes  int
 	ProviderBundles int
@@ -164,9 +166,9 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 				return results, fmt.Errorf("%s %d bundles, repetition %d: %w", r.Layout, r.Bundles, rep+1, err)
 			}
 			r.Samples = append(r.Samples, s)
-			a.logf("   %-8s %2d bundles rep %d: provider create %ss delete %ss | reference cold %ss (create %ss) cold delete %ss warm %ss | floor %ss",
+			a.logf("   %-8s %2d bundles rep %d: provider create %ss delete %ss | reference cold %ss (create %ss) cold delete %ss warm %ss | floor %ss, empty job %ss",
 				r.Layout, r.Bundles, rep+1, Sec(s.Create.Total), Sec(s.Delete.Total), Sec(s.Cold.Wall), Sec(s.Cold.ColdCreate), Sec(s.ColdDelete.Wall),
-				Sec(secs(s.Warm.Create+s.Warm.Remove)), Sec(secs(s.Floor.Ready)))
+				Sec(secs(s.Warm.Create+s.Warm.Remove)), Sec(secs(s.Floor.Ready)), Sec(s.EmptyJob))
 		}
 	}
 	// Split every driver process's lifetime with the fresh processes'
@@ -236,7 +238,8 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 			_, _ = cfg.Floor.Remove(names)
 			return err
 		}
-		return nil
+		s.EmptyJob, err = EmptyJob(ctx, a.Client, name+"-emptyjob")
+		return err
 	}
 	first, second := provider, reference
 	if rep%2 == 1 { // alternate, so neither side always runs on a warmer cluster
@@ -264,22 +267,22 @@ func PrintReference(out io.Writer, results []ReferenceResult) {
 		"topology sort, the master address, the address/port batch, then remove. cold create = a fresh python process from exec until the port "+
 		"batch is done; cold delete = a fresh python process that imports ray, connects, removes the groups and exits (the reference's cold path "+
 		"for a delete); cold teardown = the remove and exit of the cold create process, which had already connected; warm = a driver connected "+
-		"once. floor = bare create+ready in the warm driver (no probes), the lower bound of any placement. Medians of the repetitions, seconds; "+
+		"once. empty job = a Ray job running `true`, submit until SUCCEEDED: what any driver job pays before its own work. floor = bare create+ready in the warm driver (no probes), the lower bound of any placement. Medians of the repetitions, seconds; "+
 		"ratios are provider / reference.")
 	fmt.Fprintln(out)
 	t := NewTable(out, "layout", "bundles", "reps", "provider create", "ref cold create", "create / cold",
-		"provider delete", "ref cold delete", "delete / cold", "ref cold teardown", "delete / teardown",
+		"provider delete", "ref cold delete", "delete / cold", "ref cold teardown", "delete / teardown", "empty job",
 		"provider create+delete", "ref cold process", "total / cold", "ref warm create", "create / warm", "floor")
 	for _, r := range results {
-		var pc, pd, pt, cc, cd, ct, cw, wc, fl []time.Duration
+		var pc, pd, pt, cc, cd, ct, cw, wc, fl, ej []time.Duration
 		for _, s := range r.Samples {
 			pc, pd, pt = append(pc, s.Create.Total), append(pd, s.Delete.Total), append(pt, s.Create.Total+s.Delete.Total)
 			cc, cd, ct, cw = append(cc, s.Cold.ColdCreate), append(cd, s.ColdDelete.Wall), append(ct, s.Cold.Teardown), append(cw, s.Cold.Wall)
-			wc, fl = append(wc, secs(s.Warm.Create)), append(fl, secs(s.Floor.Ready))
+			wc, fl, ej = append(wc, secs(s.Warm.Create)), append(fl, secs(s.Floor.Ready)), append(ej, s.EmptyJob)
 		}
 		t.Row(string(r.Layout), fmt.Sprint(r.Bundles), fmt.Sprint(len(r.Samples)),
 			Sec(Median(pc)), Sec(Median(cc)), Ratio(Median(pc), Median(cc)),
-			Sec(Median(pd)), Sec(Median(cd)), Ratio(Median(pd), Median(cd)), Sec(Median(ct)), Ratio(Median(pd), Median(ct)),
+			Sec(Median(pd)), Sec(Median(cd)), Ratio(Median(pd), Median(cd)), Sec(Median(ct)), Ratio(Median(pd), Median(ct)), Sec(Median(ej)),
 			Sec(Median(pt)), Sec(Median(cw)), Ratio(Median(pt), Median(cw)),
 			Sec(Median(wc)), Ratio(Median(pc), Median(wc)), Sec(Median(fl)))
 	}
