@@ -18,8 +18,8 @@ import sys
 import time
 import traceback
 
-# ray and its helpers: bound by import_ray(). A delete that reaches the GCS
-# directly (gcs_direct) never imports ray, which saves about a second.
+# ray and its helpers: bound by import_ray(). A delete or record that reaches
+# the GCS directly (GcsDirect) never imports ray, which saves about a second.
 ray = internal_kv = PlacementGroupSchedulingStrategy = None
 get_placement_group = placement_group = placement_group_table = remove_placement_group = None
 
@@ -843,7 +843,7 @@ def do_delete(spec):
     return {"removed": removed, "missing": missing}
 
 
-# ---------------------------------------------------------------- GCS without ray (delete)
+# ---------------------------------------------------------------- GCS without ray (delete, record)
 
 GCS = []  # the GcsDirect a delete runs on, when it could connect
 GENERATED = "_raytf_ray_generated"  # Ray's generated gRPC modules, loaded without ray/__init__
@@ -851,7 +851,7 @@ STATUS_OK, STATUS_NOT_FOUND = 0, 17  # ray::StatusCode
 
 
 class GcsDirect:
-    """The few GCS calls a delete needs, over gRPC with the stubs Ray ships,
+    """The few GCS calls a delete or record needs, over gRPC with the stubs Ray ships,
     without importing ray (about a second) or ray.init (registering a
     driver). Used only when its first call works; otherwise the driver
     falls back to ray.init (e.g. an authentication it cannot present)."""
@@ -939,11 +939,15 @@ def ray_version_of(root):
     return ""
 
 
+# Actions that need only the internal KV and named placement groups.
+DIRECT_ACTIONS = ("delete", "record")
+
+
 def connect_direct(spec):
-    """Connects a delete to the GCS without ray; False (and a note in the
-    log) when that does not work, so the caller uses ray.init."""
+    """Connects a delete or record to the GCS without ray; False (and a note
+    in the log) when that does not work, so the caller uses ray.init."""
     address = os.environ.get("RAY_ADDRESS", "")
-    if spec["action"] != "delete" or "://" in address or ":" not in address:
+    if spec["action"] not in DIRECT_ACTIONS or "://" in address or ":" not in address:
         return False
     try:
         gcs = GcsDirect(address, spec["namespace"])
