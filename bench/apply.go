@@ -93,6 +93,26 @@ func WaitForCapacity(ctx context.Context, c *rayclient.Client, cpu, gpu float64,
 	}
 }
 
+// WaitUntilPlaceable waits until spec passes Create's live check (enough
+// free resources on the right nodes, not just in total), at most wait.
+func WaitUntilPlaceable(ctx context.Context, c *rayclient.Client, spec vcluster.Spec, wait time.Duration, log func(string, ...any)) error {
+	deadline := time.Now().Add(wait)
+	for first := true; ; first = false {
+		err := liveCheck(ctx, c, spec)
+		if err == nil || !errors.Is(err, errBusy) || time.Now().After(deadline) {
+			return err
+		}
+		if first && log != nil {
+			log("   waiting until %s fits (%v)", spec.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
 // liveCheck is what the resource's Create runs before the driver job:
 // FetchSnapshot and checkLive (CheckSegments, then CheckPlacement over the
 // capacity left by every other group).
@@ -249,6 +269,7 @@ func retryBusy[S any](logf func(string, ...any), what string, run func(attempt i
 			break
 		}
 		logf("   %s: %v; retrying later", what, err)
+		time.Sleep(10 * time.Second) // others' groups come and go
 	}
 	return s, err
 }

@@ -189,11 +189,11 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundles, rep, attempt int, interp time.Duration) (ReferenceSample, error) {
 	a := cfg.Apply
 	var s ReferenceSample
-	if err := WaitForCapacity(ctx, a.Client, float64(bundles), float64(bundles), a.Wait, a.logf); err != nil {
-		return s, err
-	}
 	name := fmt.Sprintf("%s-%s%02d-r%d-%d", a.Prefix, string(layout[0]), bundles, rep, attempt)
 	spec := ReferenceSpec(name, bundles, layout)
+	if err := WaitUntilPlaceable(ctx, a.Client, spec, a.Wait, a.logf); err != nil {
+		return s, err
+	}
 	groups := DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
 	busy := func(err error) error {
 		if err != nil && (strings.Contains(err.Error(), "Timeout") || strings.Contains(err.Error(), "not ready")) {
