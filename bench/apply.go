@@ -35,11 +35,9 @@ type ApplyConfig struct {
 
 // ApplySample is one repetition of one size.
 type ApplySample struct {
-	Create, Delete Phases
+	ProviderPair
 	// CreateHTTP and DeleteHTTP count HTTP attempts (RequestCount).
 	CreateHTTP, DeleteHTTP int64
-	// Runs are the traced driver.Runs behind Create and Delete.
-	CreateRun, DeleteRun *ProviderRun
 	// Warm is the persistent Python driver's cycle, Cold the one-shot
 	// processes (zero unless ApplyConfig.Cold).
 	Warm                 BaselineTimes
@@ -86,6 +84,26 @@ func WaitForCapacity(ctx context.Context, c *rayclient.Client, cpu, gpu float64,
 		}
 		if first && log != nil {
 			log("   waiting for %g GPU / %g CPU (free now %g / %g; other users of the cluster hold the rest)", gpu, cpu, freeGPU, freeCPU)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
+// WaitUntilPlaceable waits until spec passes Create's live check (enough
+// free resources on the right nodes, not just in total), at most wait.
+func WaitUntilPlaceable(ctx context.Context, c *rayclient.Client, spec vcluster.Spec, wait time.Duration, log func(string, ...any)) error {
+	deadline := time.Now().Add(wait)
+	for first := true; ; first = false {
+		err := liveCheck(ctx, c, spec)
+		if err == nil || !errors.Is(err, errBusy) || time.Now().After(deadline) {
+			return err
+		}
+		if first && log != nil {
+			log("   waiting until %s fits (%v)", spec.Name, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -176,34 +194,25 @@ func RunApply(ctx context.Context, cfg ApplyConfig) ([]ApplyResult, error) {
 	if cfg.Namespace == "" {
 		cfg.Namespace = vcluster.DefaultNamespace
 	}
-	// Python start-up + the driver's imports in a fresh process: splits the
-	// driver process's lifetime (see Phases.Interpreter).
+	// Python start-up in a fresh process (until the script's first line):
+	// splits the driver process's lifetime (see Phases.Interpreter).
 	var cold []time.Duration
 	for i := 0; i < 3; i++ {
 		if t, err := cfg.Baseline.ColdRemove([]string{cfg.Prefix + "-none"}); err == nil {
-			cold = append(cold, t.Startup+secs(t.Import))
+			cold = append(cold, t.Startup)
 		}
 	}
 	interp := Median(cold)
-	if interp == 0 {
-		interp = cfg.Baseline.ImportTime
-	}
-	cfg.logf("   python start-up + driver imports in a fresh process: %ss (median of %d)", Sec(interp), len(cold))
+	cfg.logf("   python start-up in a fresh process: %ss (median of %d)", Sec(interp), len(cold))
 	results := make([]ApplyResult, len(cfg.Sizes))
 	for i, n := range cfg.Sizes {
 		results[i].Groups = n
 	}
 	for rep := 0; rep < cfg.Reps; rep++ {
 		for i, n := range cfg.Sizes {
-			var s ApplySample
-			var err error
-			for attempt := 0; attempt < 4; attempt++ {
-				s, err = cfg.oneSample(ctx, n, rep, attempt, interp)
-				if err == nil || !errors.Is(err, errBusy) {
-					break
-				}
-				cfg.logf("   %d groups rep %d: %v; retrying later", n, rep+1, err)
-			}
+			s, err := retryBusy(cfg.logf, fmt.Sprintf("%d groups rep %d", n, rep+1), func(attempt int) (ApplySample, error) {
+				return cfg.oneSample(ctx, n, rep, attempt, interp)
+			})
 			if err != nil {
 				return results, fmt.Errorf("apply %d groups, repetition %d: %w", n, rep+1, err)
 			}
@@ -215,30 +224,100 @@ func RunApply(ctx context.Context, cfg ApplyConfig) ([]ApplyResult, error) {
 	}
 	// Split every driver process's lifetime with the median of all the
 	// cold-process measurements of this run, not just the first three.
-	for _, r := range results {
-		for _, s := range r.Samples {
+	var pairs []*ProviderPair
+	for i := range results {
+		for j := range results[i].Samples {
+			s := &results[i].Samples[j]
+			pairs = append(pairs, &s.ProviderPair)
 			for _, t := range []BaselineTimes{s.ColdCreate, s.ColdRem} {
 				if t.Wall > 0 {
-					cold = append(cold, t.Startup+secs(t.Import))
+					cold = append(cold, t.Startup)
 				}
 			}
 		}
 	}
-	if final := Median(cold); final > 0 {
-		cfg.logf("   python start-up + driver imports, median of all %d fresh processes: %ss", len(cold), Sec(final))
-		for i := range results {
-			for j := range results[i].Samples {
-				s := &results[i].Samples[j]
-				if s.CreateRun.Recompute(final) == nil {
-					s.Create = s.CreateRun.Phases
-				}
-				if s.DeleteRun.Recompute(final) == nil {
-					s.Delete = s.DeleteRun.Phases
-				}
-			}
-		}
-	}
+	cfg.logf("   python start-up, median of all %d fresh processes: %ss", len(cold), Sec(Median(cold)))
+	resplitAll(Median(cold), pairs)
 	return results, nil
+}
+
+// ProviderPair is one traced create and delete through the provider path.
+type ProviderPair struct {
+	Create, Delete Phases
+	// Runs are the traced driver.Runs behind Create and Delete.
+	CreateRun, DeleteRun *ProviderRun
+}
+
+// resplitAll splits the runs' process lifetimes again with the python
+// start-up estimate interp (when there is one).
+func resplitAll(interp time.Duration, pairs []*ProviderPair) {
+	for _, p := range pairs {
+		if interp > 0 {
+			p.CreateRun.resplit(interp, &p.Create)
+			p.DeleteRun.resplit(interp, &p.Delete)
+		}
+	}
+}
+
+// retryBusy runs one sample, again (up to 4 attempts) while the cluster's
+// resources were held by someone else.
+func retryBusy[S any](logf func(string, ...any), what string, run func(attempt int) (S, error)) (S, error) {
+	var s S
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		if s, err = run(attempt); err == nil || !errors.Is(err, errBusy) {
+			break
+		}
+		logf("   %s: %v; retrying later", what, err)
+		time.Sleep(10 * time.Second) // others' groups come and go
+	}
+	return s, err
+}
+
+// resplit splits the run's process lifetime again with the python start-up
+// estimate interp into *into.
+func (r *ProviderRun) resplit(interp time.Duration, into *Phases) {
+	if r.Recompute(interp) == nil {
+		*into = r.Phases
+	}
+}
+
+// providerCycle is the provider's create of spec (after the resource's live
+// check) and then its delete, each traced.
+func (cfg *ApplyConfig) providerCycle(ctx context.Context, spec vcluster.Spec, interp time.Duration) (cr, dr *ProviderRun, err error) {
+	cr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(driver.ActionCreate, cfg.Namespace, spec, ReadyTimeout), spec, true, interp)
+	if err != nil {
+		cfg.cleanupProvider(spec)
+		var de *driver.DriverError
+		if errors.As(err, &de) && (de.Kind == driver.KindTimeout || de.Kind == driver.KindInfeasible) {
+			return nil, nil, fmt.Errorf("%w: %v", errBusy, err)
+		}
+		return nil, nil, fmt.Errorf("provider create: %w", err)
+	}
+	dr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(driver.ActionDelete, cfg.Namespace, spec, ReadyTimeout), spec, false, interp)
+	if err != nil {
+		cfg.cleanupProvider(spec)
+		return nil, nil, fmt.Errorf("provider delete: %w", err)
+	}
+	return cr, dr, nil
+}
+
+// renamed returns groups with from replaced by to in their names.
+func renamed(groups []driver.Group, from, to string) []driver.Group {
+	out := make([]driver.Group, len(groups))
+	for i, g := range groups {
+		out[i] = g
+		out[i].Name = strings.Replace(g.Name, from, to, 1)
+	}
+	return out
+}
+
+func groupNames(groups []driver.Group) []string {
+	names := make([]string, len(groups))
+	for i, g := range groups {
+		names[i] = g.Name
+	}
+	return names
 }
 
 func coldNote(s ApplySample) string {
@@ -255,27 +334,14 @@ func (cfg *ApplyConfig) oneSample(ctx context.Context, n, rep, attempt int, inte
 	}
 	name := fmt.Sprintf("%s-a%02d-r%d-%d", cfg.Prefix, n, rep, attempt)
 	spec := PerNodeGPUCluster(name, n)
-	groups := DriverSpec("create", cfg.Namespace, spec, ReadyTimeout).Groups
-	pyGroups := make([]driver.Group, len(groups))
-	for i, g := range groups {
-		pyGroups[i] = g
-		pyGroups[i].Name = strings.Replace(g.Name, name, name+"-py", 1)
-	}
-	pyNames := make([]string, len(pyGroups))
-	for i, g := range pyGroups {
-		pyNames[i] = g.Name
-	}
+	pyGroups := renamed(DriverSpec(driver.ActionCreate, cfg.Namespace, spec, ReadyTimeout).Groups, name, name+"-py")
+	pyNames := groupNames(pyGroups)
 
 	providerFirst := rep%2 == 0 // alternate, so neither side always runs on a warmer cluster
 	runProvider := func() error {
-		cr, err := RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec("create", cfg.Namespace, spec, ReadyTimeout), spec, true, interp)
+		cr, dr, err := cfg.providerCycle(ctx, spec, interp)
 		if err != nil {
-			cfg.cleanupProvider(spec)
-			var de *driver.DriverError
-			if errors.As(err, &de) && (de.Kind == driver.KindTimeout || de.Kind == driver.KindInfeasible) {
-				return fmt.Errorf("%w: %v", errBusy, err)
-			}
-			return fmt.Errorf("provider create: %w", err)
+			return err
 		}
 		s.Create, s.CreateHTTP, s.CreateRun = cr.Phases, cr.HTTP, cr
 		nodes := map[string]bool{}
@@ -289,11 +355,6 @@ func (cfg *ApplyConfig) oneSample(ctx context.Context, n, rep, attempt int, inte
 			}
 		}
 		s.PlacementNodes = len(nodes)
-		dr, err := RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec("delete", cfg.Namespace, spec, ReadyTimeout), spec, false, interp)
-		if err != nil {
-			cfg.cleanupProvider(spec)
-			return fmt.Errorf("provider delete: %w", err)
-		}
 		if len(dr.Result.Removed) != n {
 			return fmt.Errorf("provider delete removed %d of %d groups", len(dr.Result.Removed), n)
 		}

@@ -20,6 +20,11 @@ import (
 //go:embed baseline.py
 var baselineSource []byte
 
+// baselineCommon is what baseline.py and reference_baseline.py import.
+//
+//go:embed baseline_common.py
+var baselineCommon []byte
+
 // BaselineNamespace is the Ray namespace of the Python baseline's groups.
 const BaselineNamespace = "bench-baseline"
 
@@ -83,6 +88,9 @@ func (b *Baseline) writeScript() error {
 	name, src := "baseline.py", baselineSource
 	if b.Script != nil {
 		name, src = b.ScriptName, b.Script
+	}
+	if err := os.WriteFile(filepath.Join(b.Dir, "baseline_common.py"), baselineCommon, 0o644); err != nil {
+		return err
 	}
 	b.script = filepath.Join(b.Dir, name)
 	return os.WriteFile(b.script, src, 0o644)

@@ -16,35 +16,19 @@
 # Groups are detached, like the provider's. Whatever this process created
 # is removed again if it fails or is interrupted (atexit), except groups
 # that cold-create is meant to leave for cold-remove.
-import json
-import sys
-import time
+import baseline_common as common  # first: it times `import ray`
 
-T_FIRST = time.time()  # before the imports, to time them
-
-import atexit  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
 
 import ray  # noqa: E402
 from ray.util.placement_group import (  # noqa: E402
     get_placement_group,
-    placement_group,
     placement_group_table,
     remove_placement_group,
 )
-from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # noqa: E402,F401  (the driver imports it too)
 
-T_IMPORTED = time.time()
 READY_TIMEOUT = 120.0
-OWNED = {}  # name -> PlacementGroup created here and not yet removed
-
-
-def cleanup():
-    for name, pg in list(OWNED.items()):
-        try:
-            remove_placement_group(pg)
-        except Exception:  # noqa: BLE001
-            pass
-        OWNED.pop(name, None)
 
 
 def wait_removed(pgs, timeout=60.0):
@@ -61,12 +45,7 @@ def wait_removed(pgs, timeout=60.0):
 
 def create(groups):
     t0 = time.perf_counter()
-    pgs = []
-    for g in groups:
-        pg = placement_group(bundles=g["bundles"], strategy=g.get("strategy") or "PACK", name=g["name"],
-                             lifetime="detached")
-        OWNED[g["name"]] = pg
-        pgs.append(pg)
+    pgs = common.create_groups(groups)
     t1 = time.perf_counter()
     ready, pending = ray.wait([pg.ready() for pg in pgs], num_returns=len(pgs), timeout=READY_TIMEOUT)
     if pending:
@@ -83,8 +62,7 @@ def remove(pgs, names):
     for pg in pgs:
         remove_placement_group(pg)
     wait_removed(pgs)
-    for n in names:
-        OWNED.pop(n, None)
+    common.forget(names)
     return {"remove_s": time.perf_counter() - t0}
 
 
@@ -98,74 +76,31 @@ def lookup_all(names):
     return pgs
 
 
-def reply(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+def handle(cmd):
+    if cmd["op"] == "cycle":
+        pgs, out = create(cmd["groups"])
+        out.update(remove(pgs, [g["name"] for g in cmd["groups"]]))
+        return out
+    if cmd["op"] == "create":
+        return create(cmd["groups"])[1]
+    if cmd["op"] == "remove":
+        pgs = [common.OWNED[n] for n in cmd["names"] if n in common.OWNED] or lookup_all(cmd["names"])
+        return remove(pgs, cmd["names"])
+    raise ValueError("unknown op %r" % cmd.get("op"))
 
 
-def connect(address, namespace):
-    t0 = time.time()
-    ray.init(address=address, namespace=namespace, log_to_driver=False, logging_level="ERROR")
-    return time.time() - t0
+def cold_create(arg):
+    groups = json.loads(arg)
+    out = create(groups)[1]
+    common.forget(g["name"] for g in groups)  # created to outlive this process, like the provider's
+    return out
 
 
-def serve(address, namespace):
-    init_s = connect(address, namespace)
-    reply({"event": "ready", "import_s": T_IMPORTED - T_FIRST, "init_s": init_s,
-           "ray_version": ray.__version__})
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            cmd = json.loads(line)
-            if cmd["op"] == "cycle":
-                pgs, out = create(cmd["groups"])
-                out.update(remove(pgs, [g["name"] for g in cmd["groups"]]))
-            elif cmd["op"] == "create":
-                _, out = create(cmd["groups"])
-            elif cmd["op"] == "remove":
-                pgs = [OWNED[n] for n in cmd["names"] if n in OWNED] or lookup_all(cmd["names"])
-                out = remove(pgs, cmd["names"])
-            else:
-                raise ValueError("unknown op %r" % cmd.get("op"))
-            out["ok"] = True
-        except Exception as e:  # noqa: BLE001
-            cleanup()
-            out = {"ok": False, "error": "%s: %s" % (type(e).__name__, e)}
-        reply(out)
-
-
-def cold(op, address, namespace, arg):
-    init_s = connect(address, namespace)
-    out = {"import_s": T_IMPORTED - T_FIRST, "init_s": init_s, "t_first": T_FIRST}
-    try:
-        if op == "cold-create":
-            groups = json.loads(arg)
-            _, res = create(groups)
-            OWNED.clear()  # created to outlive this process, like the provider's
-        else:
-            names = json.loads(arg)
-            res = remove(lookup_all(names), names)
-        out.update(res)
-        out["ok"] = True
-    except Exception as e:  # noqa: BLE001
-        cleanup()
-        out.update(ok=False, error="%s: %s" % (type(e).__name__, e))
-    out["t_last"] = time.time()
-    reply(out)
-
-
-def main():
-    atexit.register(cleanup)
-    op = sys.argv[1]
-    if op == "serve":
-        serve(sys.argv[2], sys.argv[3])
-    elif op in ("cold-create", "cold-remove"):
-        cold(op, sys.argv[2], sys.argv[3], sys.argv[4])
-    else:
-        raise SystemExit("usage: baseline.py serve|cold-create|cold-remove ...")
+def cold_remove(arg):
+    names = json.loads(arg)
+    return remove(lookup_all(names), names)
 
 
 if __name__ == "__main__":
-    main()
+    common.main("usage: baseline.py serve|cold-create|cold-remove ...", handle,
+                {"cold-create": cold_create, "cold-remove": cold_remove})

@@ -309,7 +309,9 @@ func (f *fakeJobs) GetJobLogs(context.Context, string) (string, error) {
 		`RAYTF_PROGRESS {"phase":"waiting","ready":1,"total":1,"elapsed":0.16,"run_id":"` + rid + `"}`,
 		`RAYTF_PROGRESS {"phase":"probing","ready":0,"total":1,"elapsed":0.17,"run_id":"` + rid + `"}`,
 		`RAYTF_PROGRESS {"phase":"probing","ready":1,"total":1,"elapsed":0.21,"run_id":"` + rid + `"}`,
-		`RAYTF_RESULT {"ok":true,"action":"create","groups":[],"run_id":"` + rid + `"}`,
+	}
+	if f.endTime != 0 { // the result line only once the job ended, so Run waits for Ray's end time
+		lines = append(lines, `RAYTF_RESULT {"ok":true,"action":"create","groups":[],"run_id":"`+rid+`"}`)
 	}
 	return strings.Join(lines, "\n") + "\n", nil
 }

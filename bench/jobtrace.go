@@ -169,15 +169,19 @@ type Phases struct {
 	// JobStart is from the submission's answer until the driver's python
 	// process started (Ray's job supervisor actor, runtime env, spawn).
 	JobStart time.Duration
-	// Interpreter is python start-up plus `import ray` inside the job
-	// (estimated with a cold-process measurement of the same imports).
+	// Interpreter is python start-up (estimated with cold processes of the
+	// same run) plus `import ray` as the driver measured it (0 for a delete
+	// that reached the GCS directly).
 	Interpreter time.Duration
-	// RayInit .. Remove come from the driver's RAYTF_PROGRESS "elapsed".
+	// RayInit (ray.init, or the direct GCS connection) .. Remove come from
+	// the driver's RAYTF_PROGRESS "elapsed".
 	RayInit, CreateCalls, PlacementWait, Probe, Remove time.Duration
 	// DriverExit is from the driver's last progress line until Ray recorded
-	// the job's end (result line, ray shutdown, supervisor bookkeeping).
+	// the job's end (result line, exit, supervisor bookkeeping), or until a
+	// poll found the result line in the logs when that came first.
 	DriverExit time.Duration
-	// PollLag is from Ray's end time until a status poll saw it.
+	// PollLag is from Ray's end time until a status poll saw it (0 when the
+	// result line was seen first).
 	PollLag time.Duration
 	// ResultFetch is fetching the final logs; ResultParse parsing them.
 	ResultFetch, ResultParse time.Duration
@@ -195,7 +199,7 @@ type Phases struct {
 }
 
 // PhaseNames lists the Phases fields in timeline order, for tables.
-var PhaseNames = []string{"live check", "submit", "job start", "python+import ray", "ray.init", "create calls",
+var PhaseNames = []string{"live check", "submit", "job start", "python+import ray", "ray.init / GCS connect", "create calls",
 	"placement wait", "probes", "remove calls", "driver exit", "poll lag", "result fetch", "result parse",
 	"job record cleanup", "other"}
 
@@ -209,7 +213,7 @@ func secs(f float64) time.Duration { return time.Duration(f * float64(time.Secon
 
 // ComputePhases splits one traced driver.Run (started at start, returned at
 // end) into Phases. progress holds the run's RAYTF_PROGRESS lines; interp is
-// the cold python+imports estimate used to split the process's lifetime.
+// the cold python start-up estimate used to split the process's lifetime.
 // live is the LiveCheck that preceded the run (0 for delete); it is added to Total.
 func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, progress []driver.Progress, interp time.Duration) (Phases, error) {
 	t.mu.Lock()
@@ -237,8 +241,17 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 			}
 		}
 	}
-	if submitEnd.IsZero() || termSeen.IsZero() || t.lastJob == nil || t.lastJob.EndTime == 0 {
-		return p, fmt.Errorf("trace incomplete (submitted %v, terminal seen %v)", !submitEnd.IsZero(), !termSeen.IsZero())
+	if termSeen.IsZero() && !submitEnd.IsZero() {
+		// driver.Run returned on the result line in the logs, before Ray
+		// marked the job terminal: the poll that fetched it ends the job.
+		for _, c := range t.calls {
+			if c.Op == "logs" && c.Start.After(submitEnd) && !c.End.After(end) {
+				termSeen = c.Start
+			}
+		}
+	}
+	if submitEnd.IsZero() || termSeen.IsZero() || t.lastJob == nil {
+		return p, fmt.Errorf("trace incomplete (submitted %v, end seen %v)", !submitEnd.IsZero(), !termSeen.IsZero())
 	}
 	var cleanStart, cleanEnd time.Time
 	for _, c := range t.calls {
@@ -270,12 +283,13 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 	}
 	p.ResultParse = time.Since(parseStart)
 
-	var started, created, ready, probed, removed, last float64
+	var started, imports, created, ready, probed, removed, last float64
 	for _, pr := range progress {
 		last = max(last, pr.Elapsed)
 		switch pr.Phase {
 		case "started":
 			started = pr.Elapsed
+			imports, _ = pr.Raw["imports"].(float64)
 		case "created":
 			created = pr.Elapsed
 		case "waiting":
@@ -286,7 +300,7 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 			removed = pr.Elapsed
 		}
 	}
-	p.RayInit = secs(started)
+	p.RayInit = secs(started - imports)
 	if created > 0 {
 		p.CreateCalls = secs(created - started)
 		if ready > 0 {
@@ -299,7 +313,10 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 	if removed > 0 {
 		p.Remove = secs(removed - started)
 	}
-	jobEnd := time.UnixMilli(t.lastJob.EndTime)
+	jobEnd := termSeen
+	if t.lastJob.EndTime > 0 && time.UnixMilli(t.lastJob.EndTime).Before(termSeen) {
+		jobEnd = time.UnixMilli(t.lastJob.EndTime)
+	}
 	p.PollLag = termSeen.Sub(jobEnd)
 	window := jobEnd.Sub(submitEnd) - secs(last) // job start + interpreter + exit
 	if !t.procStart.IsZero() && t.procStart.After(submitEnd) && t.procStart.Before(jobEnd) {
@@ -308,8 +325,10 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 		rest := window - p.JobStart
 		p.Interpreter = min(interp, rest)
 		p.DriverExit = rest - p.Interpreter
+		p.Interpreter += secs(imports)
 	} else {
 		p.JobStart = window
+		p.Interpreter = secs(imports)
 	}
 	var sum time.Duration
 	for _, v := range p.Values()[:len(PhaseNames)-1] {
@@ -317,4 +336,42 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 	}
 	p.Other = p.Total - sum
 	return p, nil
+}
+
+// emptyJobPoll is how often EmptyJob polls: finer than driver.Run, so the
+// floor it measures is the job's own cost.
+const emptyJobPoll = 50 * time.Millisecond
+
+// EmptyJob measures the job floor: a Ray job whose entrypoint is the shell's
+// `true`, from submission until a status poll sees it SUCCEEDED. Any driver
+// job pays this before its own work (the job supervisor actor's worker
+// process, the entrypoint's shell). Its record is deleted in the background
+// once the supervisor is gone.
+func EmptyJob(ctx context.Context, c *rayclient.Client, id string) (time.Duration, error) {
+	start := time.Now()
+	if _, err := c.SubmitJob(ctx, rayclient.JobSubmitRequest{Entrypoint: "true", SubmissionID: id}); err != nil {
+		return 0, err
+	}
+	for {
+		j, err := c.GetJob(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if rayclient.IsTerminalStatus(j.Status) {
+			took := time.Since(start)
+			go func() {
+				time.Sleep(3 * time.Second) // Ray's job monitor writes a record deleted earlier back
+				_, _ = c.DeleteJob(context.WithoutCancel(ctx), id)
+			}()
+			if j.Status != rayclient.JobStatusSucceeded {
+				return took, fmt.Errorf("empty job %s ended %s: %s", id, j.Status, j.Message)
+			}
+			return took, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(emptyJobPoll):
+		}
+	}
 }

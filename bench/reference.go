@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -124,12 +123,16 @@ type ReferenceConfig struct {
 
 // ReferenceSample is one repetition of one layout and size.
 type ReferenceSample struct {
-	Create, Delete  Phases
-	Warm, Cold      RefCycle
+	ProviderPair
+	Warm, Cold RefCycle
+	// ColdDelete is the reference's cold path for a delete: a fresh python
+	// process that imports ray, connects, removes the groups (made just
+	// before by the warm floor driver) and exits.
+	ColdDelete BaselineTimes
+	// EmptyJob is the job floor (see EmptyJob), measured next to the rest.
+	EmptyJob        time.Duration
 	Floor           BaselineTimes
 	PlacementNodes  int
-	CreateRun       *ProviderRun
-	DeleteRun       *ProviderRun
 	ProviderBundles int
 }
 
@@ -152,69 +155,45 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 			results = append(results, ReferenceResult{Layout: l, Bundles: n})
 		}
 	}
-	interp := cfg.Floor.ImportTime
+	var interp time.Duration // python start-up; measured below, then every run is split again
 	for rep := 0; rep < cfg.Reps; rep++ {
 		for i := range results {
 			r := &results[i]
-			var s ReferenceSample
-			var err error
-			for attempt := 0; attempt < 4; attempt++ {
-				s, err = cfg.oneSample(ctx, r.Layout, r.Bundles, rep, attempt, interp)
-				if err == nil || !errors.Is(err, errBusy) {
-					break
-				}
-				a.logf("   %s %d bundles rep %d: %v; retrying later", r.Layout, r.Bundles, rep+1, err)
-			}
+			s, err := retryBusy(a.logf, fmt.Sprintf("%s %d bundles rep %d", r.Layout, r.Bundles, rep+1), func(attempt int) (ReferenceSample, error) {
+				return cfg.oneSample(ctx, r.Layout, r.Bundles, rep, attempt, interp)
+			})
 			if err != nil {
 				return results, fmt.Errorf("%s %d bundles, repetition %d: %w", r.Layout, r.Bundles, rep+1, err)
 			}
 			r.Samples = append(r.Samples, s)
-			a.logf("   %-8s %2d bundles rep %d: provider create %ss delete %ss | reference cold %ss (create %ss) warm %ss | floor %ss",
-				r.Layout, r.Bundles, rep+1, Sec(s.Create.Total), Sec(s.Delete.Total), Sec(s.Cold.Wall), Sec(s.Cold.ColdCreate),
-				Sec(secs(s.Warm.Create+s.Warm.Remove)), Sec(secs(s.Floor.Ready)))
+			a.logf("   %-8s %2d bundles rep %d: provider create %ss delete %ss | reference cold %ss (create %ss) cold delete %ss warm %ss | floor %ss, empty job %ss",
+				r.Layout, r.Bundles, rep+1, Sec(s.Create.Total), Sec(s.Delete.Total), Sec(s.Cold.Wall), Sec(s.Cold.ColdCreate), Sec(s.ColdDelete.Wall),
+				Sec(secs(s.Warm.Create+s.Warm.Remove)), Sec(secs(s.Floor.Ready)), Sec(s.EmptyJob))
 		}
 	}
 	// Split every driver process's lifetime with the fresh processes'
-	// python start-up + imports measured in this run (see RunApply).
+	// python start-up measured in this run (see RunApply).
 	var cold []time.Duration
-	for _, r := range results {
-		for _, s := range r.Samples {
-			cold = append(cold, s.Cold.ColdCreate-secs(s.Cold.Init)-secs(s.Cold.Create))
+	var pairs []*ProviderPair
+	for i := range results {
+		for j := range results[i].Samples {
+			s := &results[i].Samples[j]
+			cold = append(cold, s.Cold.ColdCreate-secs(s.Cold.Import)-secs(s.Cold.Init)-secs(s.Cold.Create), s.ColdDelete.Startup)
+			pairs = append(pairs, &s.ProviderPair)
 		}
 	}
-	if m := Median(cold); m > 0 {
-		for i := range results {
-			for j := range results[i].Samples {
-				s := &results[i].Samples[j]
-				if s.CreateRun.Recompute(m) == nil {
-					s.Create = s.CreateRun.Phases
-				}
-				if s.DeleteRun.Recompute(m) == nil {
-					s.Delete = s.DeleteRun.Phases
-				}
-			}
-		}
-	}
+	resplitAll(Median(cold), pairs)
 	return results, nil
-}
-
-func renamed(groups []driver.Group, from, to string) []driver.Group {
-	out := make([]driver.Group, len(groups))
-	for i, g := range groups {
-		out[i] = g
-		out[i].Name = strings.Replace(g.Name, from, to, 1)
-	}
-	return out
 }
 
 func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundles, rep, attempt int, interp time.Duration) (ReferenceSample, error) {
 	a := cfg.Apply
 	var s ReferenceSample
-	if err := WaitForCapacity(ctx, a.Client, float64(bundles), float64(bundles), a.Wait, a.logf); err != nil {
-		return s, err
-	}
 	name := fmt.Sprintf("%s-%s%02d-r%d-%d", a.Prefix, string(layout[0]), bundles, rep, attempt)
 	spec := ReferenceSpec(name, bundles, layout)
+	if err := WaitUntilPlaceable(ctx, a.Client, spec, a.Wait, a.logf); err != nil {
+		return s, err
+	}
 	groups := DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
 	busy := func(err error) error {
 		if err != nil && (strings.Contains(err.Error(), "Timeout") || strings.Contains(err.Error(), "not ready")) {
@@ -223,14 +202,9 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 		return err
 	}
 	provider := func() error {
-		cr, err := RunProvider(ctx, a.Client, a.JobPython, DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout), spec, true, interp)
+		cr, dr, err := a.providerCycle(ctx, spec, interp)
 		if err != nil {
-			a.cleanupProvider(spec)
-			var de *driver.DriverError
-			if errors.As(err, &de) && (de.Kind == driver.KindTimeout || de.Kind == driver.KindInfeasible) {
-				return fmt.Errorf("%w: %v", errBusy, err)
-			}
-			return fmt.Errorf("provider create: %w", err)
+			return err
 		}
 		nodes := map[string]bool{}
 		for _, g := range cr.Result.Groups {
@@ -240,11 +214,6 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 			}
 		}
 		s.PlacementNodes = len(nodes)
-		dr, err := RunProvider(ctx, a.Client, a.JobPython, DriverSpec(driver.ActionDelete, a.Namespace, spec, ReadyTimeout), spec, false, interp)
-		if err != nil {
-			a.cleanupProvider(spec)
-			return fmt.Errorf("provider delete: %w", err)
-		}
 		s.Create, s.CreateRun, s.Delete, s.DeleteRun = cr.Phases, cr, dr.Phases, dr
 		return nil
 	}
@@ -259,7 +228,18 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 		if s.Floor, err = cfg.Floor.Cycle(renamed(groups, name, name+"-floor")); err != nil {
 			return busy(err)
 		}
-		return nil
+		doomed := renamed(groups, name, name+"-refdel")
+		names := groupNames(doomed)
+		if _, err = cfg.Floor.Create(doomed); err != nil {
+			_, _ = cfg.Floor.Remove(names)
+			return busy(err)
+		}
+		if s.ColdDelete, err = cfg.Floor.ColdRemove(names); err != nil {
+			_, _ = cfg.Floor.Remove(names)
+			return err
+		}
+		s.EmptyJob, err = EmptyJob(ctx, a.Client, name+"-emptyjob")
+		return err
 	}
 	first, second := provider, reference
 	if rep%2 == 1 { // alternate, so neither side always runs on a warmer cluster
@@ -284,23 +264,25 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 func PrintReference(out io.Writer, results []ReferenceResult) {
 	fmt.Fprintln(out, "Provider = driver.Run with the resource's Spec (+ Create's live check), create then delete. Reference = the same groups with the "+
 		"reference's own work (bench/reference_baseline.py): create + wait ready, one GPU id/NVLink domain/topo_rank task per bundle and the "+
-		"topology sort, the master address, the address/port batch, then remove. cold = a fresh python process (exec until the port batch is "+
-		"done = create; remove until exit = teardown); warm = a driver connected once. floor = bare create+ready in the warm driver (no probes), "+
-		"the lower bound of any placement. Medians of the repetitions, seconds; ratios are provider / reference.")
+		"topology sort, the master address, the address/port batch, then remove. cold create = a fresh python process from exec until the port "+
+		"batch is done; cold delete = a fresh python process that imports ray, connects, removes the groups and exits (the reference's cold path "+
+		"for a delete); cold teardown = the remove and exit of the cold create process, which had already connected; warm = a driver connected "+
+		"once. empty job = a Ray job running `true`, submit until SUCCEEDED: what any driver job pays before its own work. floor = bare create+ready in the warm driver (no probes), the lower bound of any placement. Medians of the repetitions, seconds; "+
+		"ratios are provider / reference.")
 	fmt.Fprintln(out)
 	t := NewTable(out, "layout", "bundles", "reps", "provider create", "ref cold create", "create / cold",
-		"provider delete", "ref cold teardown", "delete / cold", "provider create+delete", "ref cold process", "total / cold",
-		"ref warm create", "create / warm", "floor")
+		"provider delete", "ref cold delete", "delete / cold", "ref cold teardown", "delete / teardown", "empty job",
+		"provider create+delete", "ref cold process", "total / cold", "ref warm create", "create / warm", "floor")
 	for _, r := range results {
-		var pc, pd, pt, cc, ct, cw, wc, fl []time.Duration
+		var pc, pd, pt, cc, cd, ct, cw, wc, fl, ej []time.Duration
 		for _, s := range r.Samples {
 			pc, pd, pt = append(pc, s.Create.Total), append(pd, s.Delete.Total), append(pt, s.Create.Total+s.Delete.Total)
-			cc, ct, cw = append(cc, s.Cold.ColdCreate), append(ct, s.Cold.Teardown), append(cw, s.Cold.Wall)
-			wc, fl = append(wc, secs(s.Warm.Create)), append(fl, secs(s.Floor.Ready))
+			cc, cd, ct, cw = append(cc, s.Cold.ColdCreate), append(cd, s.ColdDelete.Wall), append(ct, s.Cold.Teardown), append(cw, s.Cold.Wall)
+			wc, fl, ej = append(wc, secs(s.Warm.Create)), append(fl, secs(s.Floor.Ready)), append(ej, s.EmptyJob)
 		}
 		t.Row(string(r.Layout), fmt.Sprint(r.Bundles), fmt.Sprint(len(r.Samples)),
 			Sec(Median(pc)), Sec(Median(cc)), Ratio(Median(pc), Median(cc)),
-			Sec(Median(pd)), Sec(Median(ct)), Ratio(Median(pd), Median(ct)),
+			Sec(Median(pd)), Sec(Median(cd)), Ratio(Median(pd), Median(cd)), Sec(Median(ct)), Ratio(Median(pd), Median(ct)), Sec(Median(ej)),
 			Sec(Median(pt)), Sec(Median(cw)), Ratio(Median(pt), Median(cw)),
 			Sec(Median(wc)), Ratio(Median(pc), Median(wc)), Sec(Median(fl)))
 	}
@@ -335,8 +317,7 @@ func PrintReference(out io.Writer, results []ReferenceResult) {
 			}
 			res := ApplyResult{Groups: r.Bundles}
 			for _, s := range r.Samples {
-				res.Samples = append(res.Samples, ApplySample{Create: s.Create, Delete: s.Delete, Warm: s.Floor,
-					CreateRun: s.CreateRun, DeleteRun: s.DeleteRun})
+				res.Samples = append(res.Samples, ApplySample{ProviderPair: s.ProviderPair, Warm: s.Floor})
 			}
 			ar = append(ar, res)
 		}

@@ -24,26 +24,21 @@
 #       Steps 1-5 in a fresh process, as a script would run them; prints one
 #       line with the phase times and time stamps, then exits (ray.shutdown at
 #       exit, like any driver).
-import json
-import sys
-import time
+import baseline_common as common  # first: it times `import ray`
 
-T_FIRST = time.time()  # before the imports, to time them
-
-import atexit  # noqa: E402
+import json  # noqa: E402
 import random  # noqa: E402
 import socket  # noqa: E402
+import time  # noqa: E402
 
 import ray  # noqa: E402
-from ray.util.placement_group import placement_group, remove_placement_group  # noqa: E402
+from ray.util.placement_group import remove_placement_group  # noqa: E402
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # noqa: E402
 
-T_IMPORTED = time.time()
 READY_TIMEOUT = 180.0
 PORT_LOW, PORT_HIGH = 1400, 1999  # DEFAULT_MASTER_PORT_RANGE_LOW/HIGH
 BATCH = 256
 DOMAIN_PREFIX, TOPO_RANK_KEY = "nvlink_domain_", "topo_rank"
-OWNED = []  # groups created here and not yet removed
 
 
 @ray.remote
@@ -97,12 +92,7 @@ def in_bundle(pg, index):
 def cycle(groups, use_gpus):
     t = {}
     t0 = time.perf_counter()
-    pgs = []
-    for g in groups:
-        pg = placement_group(bundles=g["bundles"], strategy=g.get("strategy") or "PACK", name=g["name"],
-                             lifetime="detached")
-        OWNED.append(pg)
-        pgs.append(pg)
+    pgs = common.create_groups(groups)
     ray.get([pg.ready() for pg in pgs], timeout=READY_TIMEOUT)
     t["create_ready_s"] = time.perf_counter() - t0
 
@@ -133,7 +123,7 @@ def cycle(groups, use_gpus):
     t4 = time.perf_counter()
     for pg in pgs:
         remove_placement_group(pg)
-        OWNED.remove(pg)
+    common.forget(g["name"] for g in groups)
     t["remove_s"] = time.perf_counter() - t4
     t["bundles"] = len(pairs)
     t["nodes"] = len({info[3] for info in infos})
@@ -141,66 +131,15 @@ def cycle(groups, use_gpus):
     return t
 
 
-def cleanup():
-    for pg in list(OWNED):
-        try:
-            remove_placement_group(pg)
-        except Exception:  # noqa: BLE001
-            pass
-        OWNED.remove(pg)
+def handle(cmd):
+    if cmd.get("op") != "cycle":
+        raise ValueError("unknown op %r" % cmd.get("op"))
+    return cycle(cmd["groups"], cmd.get("use_gpus", True))
 
 
-def reply(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def connect(address, namespace):
-    t0 = time.time()
-    ray.init(address=address, namespace=namespace, log_to_driver=False, logging_level="ERROR")
-    return time.time() - t0
-
-
-def serve(address, namespace):
-    init_s = connect(address, namespace)
-    reply({"event": "ready", "import_s": T_IMPORTED - T_FIRST, "init_s": init_s})
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            cmd = json.loads(line)
-            if cmd.get("op") != "cycle":
-                raise ValueError("unknown op %r" % cmd.get("op"))
-            out = cycle(cmd["groups"], cmd.get("use_gpus", True))
-            out["ok"] = True
-        except Exception as e:  # noqa: BLE001
-            cleanup()
-            out = {"ok": False, "error": "%s: %s" % (type(e).__name__, e)}
-        reply(out)
-
-
-def cold(address, namespace, groups, use_gpus):
-    init_s = connect(address, namespace)
-    out = {"import_s": T_IMPORTED - T_FIRST, "init_s": init_s, "t_first": T_FIRST}
-    try:
-        out.update(cycle(json.loads(groups), use_gpus == "true"))
-        out["ok"] = True
-    except Exception as e:  # noqa: BLE001
-        cleanup()
-        out.update(ok=False, error="%s: %s" % (type(e).__name__, e))
-    out["t_last"] = time.time()
-    reply(out)
-
-
-def main():
-    atexit.register(cleanup)
-    if sys.argv[1] == "serve":
-        serve(sys.argv[2], sys.argv[3])
-    elif sys.argv[1] == "cold":
-        cold(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
-    else:
-        raise SystemExit("usage: reference_baseline.py serve|cold ...")
+def cold(groups, use_gpus):
+    return cycle(json.loads(groups), use_gpus == "true")
 
 
 if __name__ == "__main__":
-    main()
+    common.main("usage: reference_baseline.py serve|cold ...", handle, {"cold": cold})

@@ -19,15 +19,24 @@ import time
 import traceback
 import zlib
 
-import ray
-from ray.experimental import internal_kv
-from ray.util.placement_group import (
-    get_placement_group,
-    placement_group,
-    placement_group_table,
-    remove_placement_group,
-)
-from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+# ray and its helpers: bound by import_ray(). A delete or record that reaches
+# the GCS directly (GcsDirect) never imports ray, which saves about a second.
+ray = internal_kv = PlacementGroupSchedulingStrategy = None
+get_placement_group = placement_group = placement_group_table = remove_placement_group = None
+
+
+def import_ray():
+    global ray, internal_kv, PlacementGroupSchedulingStrategy
+    global get_placement_group, placement_group, placement_group_table, remove_placement_group
+    import ray
+    from ray.experimental import internal_kv
+    from ray.util.placement_group import (
+        get_placement_group,
+        placement_group,
+        placement_group_table,
+        remove_placement_group,
+    )
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 ACTIONS = ("create", "delete", "inspect", "record")
 # Contract constants, filled from spec["contract"]; the driver has none of its own.
@@ -343,7 +352,10 @@ def now():
 
 
 def kv_get(own, key):
-    raw = internal_kv._internal_kv_get(key, namespace=own["kv_namespace"])
+    if GCS:
+        raw = GCS[0].kv_get(key, own["kv_namespace"])
+    else:
+        raw = internal_kv._internal_kv_get(key, namespace=own["kv_namespace"])
     if not raw:
         return None
     try:
@@ -354,11 +366,18 @@ def kv_get(own, key):
 
 
 def kv_put(own, key, value):
-    internal_kv._internal_kv_put(key, json.dumps(value, sort_keys=True), overwrite=True, namespace=own["kv_namespace"])
+    raw = json.dumps(value, sort_keys=True)
+    if GCS:
+        GCS[0].kv_put(key, raw, own["kv_namespace"])
+    else:
+        internal_kv._internal_kv_put(key, raw, overwrite=True, namespace=own["kv_namespace"])
 
 
 def kv_del(own, key):
-    internal_kv._internal_kv_del(key, namespace=own["kv_namespace"])
+    if GCS:
+        GCS[0].kv_del(key, own["kv_namespace"])
+    else:
+        internal_kv._internal_kv_del(key, namespace=own["kv_namespace"])
 
 
 def is_ours(own, record):
@@ -408,26 +427,33 @@ def natural_manifest(own, groups_out, record):
 # ---------------------------------------------------------------- probing
 
 
-def _bind_free_port(low, high, excluded, tries):
-    # Random tries in [low, high), skipping excluded ports.
-    for _ in range(tries):
-        port = random.randrange(low, high)
-        if port in excluded:
-            continue
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            s.bind(("", port))
-            s.listen(1)
-            return port
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise RuntimeError("no free port in [%d, %d) after %d attempts" % (low, high, tries))
+def _bind_free_ports(low, high, excluded, tries, count):
+    # count distinct ports in [low, high) that could be bound just now, none excluded.
+    taken = set(excluded)
+    ports = []
+    for _ in range(count):
+        for _ in range(tries):
+            port = random.randrange(low, high)
+            if port in taken:
+                continue
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind(("", port))
+                s.listen(1)
+                break
+            except OSError:
+                continue
+            finally:
+                s.close()
+        else:
+            raise RuntimeError("no free port in [%d, %d) after %d attempts" % (low, high, tries))
+        taken.add(port)
+        ports.append(port)
+    return ports
 
 
-@ray.remote(max_retries=0)
-def _probe_bundle(low, high, excluded, tries):
+def _probe_in_bundle(low, high, excluded, tries, count):
+    """Runs in one bundle: its GPU id (if it holds one), node and count free ports."""
     ids = ray.get_gpu_ids()
     gpu = None
     if ids:
@@ -439,81 +465,111 @@ def _probe_bundle(low, high, excluded, tries):
         "node_id": ray.get_runtime_context().get_node_id(),
         "node_ip": ray.util.get_node_ip_address(),
         "gpu_id": gpu,
-        "port": _bind_free_port(low, high, set(excluded), tries),
+        "ports": _bind_free_ports(low, high, excluded, tries, count),
     }
 
 
-def _fire(targets, spec, excluded_by_ip):
-    refs = []
-    for t in targets:
-        wants_gpu = spec["use_gpus"] and t["resources"].get("GPU", 0.0) > 0
-        excluded = sorted(excluded_by_ip.get(t.get("node_ip"), ()))
-        refs.append(
-            _probe_bundle.options(
-                num_cpus=0,
-                num_gpus=0.01 if wants_gpu else 0,
-                scheduling_strategy=PlacementGroupSchedulingStrategy(
-                    placement_group=t["pg"], placement_group_bundle_index=t["index"]),
-            ).remote(spec["port_low"], spec["port_high"], excluded, C["port_tries"])
-        )
-    return refs
+PROBE_TASK = []  # the remote version of _probe_in_bundle, made once ray is imported
 
 
-def _collect(refs, deadline, done_before, total):
-    pos = {r: i for i, r in enumerate(refs)}
-    out = [None] * len(refs)
-    pending = list(refs)
-    while pending:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            for r in pending:
-                try:
-                    ray.cancel(r, force=True)
-                except Exception:  # noqa: BLE001
-                    pass
-            raise DriverError("timeout", "%d probe task(s) did not finish in time" % len(pending))
-        ready, pending = ray.wait(pending, num_returns=min(C["probe_batch"], len(pending)), timeout=min(1.0, left))
+def _fire(t, ports, spec, excluded):
+    if not PROBE_TASK:
+        PROBE_TASK.append(ray.remote(max_retries=0)(_probe_in_bundle))
+    wants_gpu = spec["use_gpus"] and t["resources"].get("GPU", 0.0) > 0
+    return PROBE_TASK[0].options(
+        num_cpus=0,
+        num_gpus=0.01 if wants_gpu else 0,
+        scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=t["pg"], placement_group_bundle_index=t["index"]),
+    ).remote(spec["port_low"], spec["port_high"], sorted(excluded), C["port_tries"], ports)
+
+
+class NodeProbes:
+    """The probe tasks of one node, run one at a time so that the node starts
+    one worker and the later tasks reuse it (a worker start costs about a
+    second, a task on a warm worker milliseconds). The first task also
+    returns free ports for all the node's bundles; the others are needed only
+    for GPU ids, or to replace a port that collided on a shared IP."""
+
+    def __init__(self, bundles, spec):
+        self.queue = []  # (target, ports wanted)
+        needs_gpu = [t for t in bundles if spec["use_gpus"] and t["resources"].get("GPU", 0.0) > 0]
+        first = needs_gpu[0] if needs_gpu else bundles[0]
+        self.queue.append((first, list(bundles)))
+        self.queue.extend((t, []) for t in needs_gpu if t is not first)
+
+    def next(self):
+        return self.queue.pop(0) if self.queue else None
+
+
+def _wait_one(inflight, deadline):
+    left = deadline - time.monotonic()
+    if left <= 0:
+        for r in inflight:
+            try:
+                ray.cancel(r, force=True)
+            except Exception:  # noqa: BLE001
+                pass
+        raise DriverError("timeout", "%d probe task(s) did not finish in time" % len(inflight))
+    ready, _ = ray.wait(list(inflight), num_returns=1, timeout=min(1.0, left))
+    out = []
+    for r in ready:
         try:
-            values = ray.get(ready)
+            out.append((r, ray.get(r)))
         except ray.exceptions.RayError as e:
             lines = [l for l in str(e).splitlines() if l.strip()]
             raise DriverError("internal", "probe task failed: %s" % (lines[-1].strip() if lines else type(e).__name__))
-        for r, v in zip(ready, values):
-            out[pos[r]] = v
-        if ready:
-            progress("probing", ready=done_before + len(refs) - len(pending), total=total)
     return out
 
 
 def probe(targets, spec, nodes):
-    """Fills node/gpu/port/topology into each target bundle; ports unique per IP."""
+    """Fills node/gpu/port/topology into each target bundle; ports unique per IP.
+
+    Nodes are probed in parallel (at most probe_batch at once), each node's
+    tasks in sequence (NodeProbes)."""
     if not targets:
         return
     deadline = time.monotonic() + max(C["min_probe_seconds"], spec["timeout"])
-    taken = {}  # node ip -> ports assigned so far
-    todo = list(targets)
-    for t in todo:
-        t["node_ip"] = nodes.get(t.get("node_id"), {}).get("ip")
-    done = 0
-    for _ in range(C["port_rounds"]):
-        results = _collect(_fire(todo, spec, taken), deadline, done, len(targets))
-        again = []
-        for t, r in zip(todo, results):
-            ports = taken.setdefault(r["node_ip"], set())
-            t.update(node_id=r["node_id"], node_ip=r["node_ip"], gpu_id=r["gpu_id"])
-            if r["port"] in ports:
-                again.append(t)  # collision on this IP: probe again
-                continue
-            ports.add(r["port"])
-            t["port"] = r["port"]
-        done += len(todo) - len(again)
-        todo = again
-        if not todo:
-            break
-    if todo:
-        raise DriverError("internal", "could not find unique free ports in [%d, %d) for %d bundle(s) after %d rounds" % (
-            spec["port_low"], spec["port_high"], len(todo), C["port_rounds"]))
+    by_node = {}
     for t in targets:
+        t["node_ip"] = nodes.get(t.get("node_id"), {}).get("ip")
+        t["port"], t["tries"] = 0, 0
+        by_node.setdefault(t.get("node_id") or id(t), []).append(t)
+    waiting = [NodeProbes(b, spec) for b in by_node.values()]
+    taken = {}  # node ip -> ports assigned so far
+    inflight = {}  # ref -> (NodeProbes, target, targets whose ports it returns)
+    reported = time.monotonic()
+
+    def fire(node):
+        item = node.next()
+        if item is None:
+            return
+        t, port_for = item
+        inflight[_fire(t, len(port_for), spec, taken.get(t.get("node_ip"), ()))] = (node, t, port_for)
+
+    while waiting or inflight:
+        while waiting and len(inflight) < C["probe_batch"]:
+            fire(waiting.pop(0))
+        for ref, r in _wait_one(inflight, deadline):
+            node, t, port_for = inflight.pop(ref)
+            t.update(node_id=r["node_id"], node_ip=r["node_ip"], gpu_id=r["gpu_id"])
+            ports = taken.setdefault(r["node_ip"], set())
+            for pt, port in zip(port_for, r["ports"]):
+                pt["node_ip"] = r["node_ip"]
+                if port in ports:  # another node on this IP took it meanwhile
+                    pt["tries"] += 1
+                    if pt["tries"] >= C["port_rounds"]:
+                        raise DriverError("internal", "could not find a unique free port in [%d, %d) after %d rounds" % (
+                            spec["port_low"], spec["port_high"], C["port_rounds"]))
+                    node.queue.append((pt, [pt]))
+                    continue
+                ports.add(port)
+                pt["port"] = port
+            fire(node)
+        if time.monotonic() - reported >= 0.5 or not (waiting or inflight):
+            reported = time.monotonic()
+            progress("probing", ready=sum(1 for x in targets if x["port"]), total=len(targets))
+    for t in targets:
+        t.pop("tries", None)
         domain, rank = node_topology(nodes.get(t["node_id"], {}))
         t["nvlink_domain"], t["topo_rank"] = domain, rank
 
@@ -735,37 +791,50 @@ def do_record(spec):
     return {"record": m}
 
 
-def wait_removed(pgs, seconds):
+class RayGroups:
+    """Named groups through ray.util (after ray.init)."""
+
+    @staticmethod
+    def find(name):
+        hit = lookup(name)
+        return hit[0] if hit else None
+
+    @staticmethod
+    def remove(pg):
+        remove_placement_group(pg)
+
+    @staticmethod
+    def removed(pg):
+        return (placement_group_table(pg) or {}).get("state", C["state_removed"]) == C["state_removed"]
+
+
+def wait_removed(groups, name, handle, seconds):
     deadline = time.monotonic() + seconds
-    left = list(pgs)
-    while left:
-        removed = C["state_removed"]
-        left = [(n, pg) for n, pg in left if (placement_group_table(pg) or {}).get("state", removed) != removed]
-        if not left:
-            return
+    while not groups.removed(handle):
         if time.monotonic() > deadline:
-            raise DriverError("timeout", "placement group(s) %s not %s after %gs" % (
-                ", ".join(json.dumps(n) for n, _ in left), C["state_removed"], seconds))
-        time.sleep(0.1)
+            raise DriverError("timeout", "placement group %s not %s after %gs" % (json.dumps(name), C["state_removed"], seconds))
+        time.sleep(0.05)
 
 
 def do_delete(spec):
     own = spec["own"]
+    groups = GCS[0] if GCS else RayGroups
     record = kv_get(own, own["key"]) if own else None
     if own and not is_ours(own, record):
         # Not this state's cluster: touch nothing.
-        return {"other_owner": other_owner(record), "missing": [g["name"] for g in spec["groups"] if not lookup(g["name"])]}
+        return {"other_owner": other_owner(record),
+                "missing": [g["name"] for g in spec["groups"] if groups.find(g["name"]) is None]}
     removed, missing = [], []
     for g in spec["groups"]:
         name = g["name"]
-        pgs = []
-        hit = lookup(name)
-        while hit and len(pgs) < 16:  # a name resolves to one live group at a time
-            remove_placement_group(hit[0])
-            pgs.append((name, hit[0]))
-            wait_removed([(name, hit[0])], min(C["remove_wait_seconds"], max(10.0, spec["timeout"])))
-            hit = lookup(name)
-        (removed if pgs else missing).append(name)
+        gone = 0
+        hit = groups.find(name)
+        while hit is not None and gone < 16:  # a name resolves to one live group at a time
+            groups.remove(hit)
+            gone += 1
+            wait_removed(groups, name, hit, min(C["remove_wait_seconds"], max(10.0, spec["timeout"])))
+            hit = groups.find(name)
+        (removed if gone else missing).append(name)
         progress("removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
     if own:
         kv_del(own, own["key"])
@@ -773,6 +842,126 @@ def do_delete(spec):
                                             "record_owner": other_owner(record)["owner"],
                                             "record_created_at": other_owner(record)["created_at"]})
     return {"removed": removed, "missing": missing}
+
+
+# ---------------------------------------------------------------- GCS without ray (delete, record)
+
+GCS = []  # the GcsDirect a delete runs on, when it could connect
+GENERATED = "_raytf_ray_generated"  # Ray's generated gRPC modules, loaded without ray/__init__
+STATUS_OK, STATUS_NOT_FOUND = 0, 17  # ray::StatusCode
+
+
+class GcsDirect:
+    """The few GCS calls a delete or record needs, over gRPC with the stubs Ray ships,
+    without importing ray (about a second) or ray.init (registering a
+    driver). Used only when its first call works; otherwise the driver
+    falls back to ray.init (e.g. an authentication it cannot present)."""
+
+    def __init__(self, address, namespace):
+        import importlib
+        import importlib.util
+        import types
+
+        root = importlib.util.find_spec("ray").submodule_search_locations[0]
+        if GENERATED not in sys.modules:
+            pkg = types.ModuleType(GENERATED)
+            pkg.__path__ = [os.path.join(root, "core", "generated")]
+            sys.modules[GENERATED] = pkg
+        import grpc
+
+        stubs = importlib.import_module(GENERATED + ".gcs_service_pb2_grpc")
+        self.pb = importlib.import_module(GENERATED + ".gcs_service_pb2")
+        self.states = importlib.import_module(GENERATED + ".gcs_pb2").PlacementGroupTableData.PlacementGroupState
+        channel = grpc.insecure_channel(address)
+        self.kv = stubs.InternalKVGcsServiceStub(channel)
+        self.pg = stubs.PlacementGroupInfoGcsServiceStub(channel)
+        self.namespace = namespace
+        self.metadata = auth_metadata()
+        self.version = ray_version_of(root)
+
+    def call(self, method, request):
+        reply = method(request, timeout=30, metadata=self.metadata)
+        if reply.status.code not in (STATUS_OK, STATUS_NOT_FOUND):
+            raise DriverError("internal", "GCS answered %d: %s" % (reply.status.code, reply.status.message))
+        return reply
+
+    def kv_get(self, key, ns):
+        reply = self.call(self.kv.InternalKVGet, self.pb.InternalKVGetRequest(key=key.encode(), namespace=ns.encode()))
+        return reply.value if reply.status.code == STATUS_OK else None
+
+    def kv_put(self, key, value, ns):
+        self.call(self.kv.InternalKVPut, self.pb.InternalKVPutRequest(
+            key=key.encode(), value=value.encode(), overwrite=True, namespace=ns.encode()))
+
+    def kv_del(self, key, ns):
+        self.call(self.kv.InternalKVDel, self.pb.InternalKVDelRequest(key=key.encode(), namespace=ns.encode()))
+
+    def find(self, name):
+        reply = self.call(self.pg.GetNamedPlacementGroup, self.pb.GetNamedPlacementGroupRequest(
+            name=name, ray_namespace=self.namespace))
+        if not reply.HasField("placement_group_table_data"):
+            return None
+        data = reply.placement_group_table_data
+        if not data.placement_group_id or self.states.Name(data.state) == C["state_removed"]:
+            return None
+        return data.placement_group_id
+
+    def remove(self, pg_id):
+        self.call(self.pg.RemovePlacementGroup, self.pb.RemovePlacementGroupRequest(placement_group_id=pg_id))
+
+    def removed(self, pg_id):
+        reply = self.call(self.pg.GetPlacementGroup, self.pb.GetPlacementGroupRequest(placement_group_id=pg_id))
+        return (not reply.HasField("placement_group_table_data")
+                or self.states.Name(reply.placement_group_table_data.state) == C["state_removed"])
+
+
+def auth_metadata():
+    """The token Ray's token authentication expects, from where ray would read it."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        return ()
+    token = os.environ.get("RAY_AUTH_TOKEN", "").strip()
+    if not token:
+        path = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.join(os.path.expanduser("~"), ".ray", "auth_token")
+        with open(path) as f:
+            token = f.read().strip()
+    if not token:
+        raise ValueError("token authentication without a token")
+    return (("authorization", "Bearer " + token),)
+
+
+def ray_version_of(root):
+    try:
+        with open(os.path.join(root, "_version.py")) as f:
+            for line in f:
+                if line.startswith("version"):
+                    return line.split("=", 1)[1].strip().strip("\"'")
+    except OSError:
+        pass
+    return ""
+
+
+# Actions that need only the internal KV and named placement groups.
+DIRECT_ACTIONS = ("delete", "record")
+
+
+def connect_direct(spec):
+    """Connects a delete or record to the GCS without ray; False (and a note
+    in the log) when that does not work, so the caller uses ray.init."""
+    address = os.environ.get("RAY_ADDRESS", "")
+    if spec["action"] not in DIRECT_ACTIONS or "://" in address or ":" not in address:
+        return False
+    try:
+        gcs = GcsDirect(address, spec["namespace"])
+        own = spec["own"]
+        if own:  # the first call doubles as the connection check
+            gcs.kv_get(own["key"], own["kv_namespace"])
+        else:
+            gcs.find(spec["groups"][0]["name"])
+    except Exception as e:  # noqa: BLE001
+        print("direct GCS connection unavailable (%s: %s); using ray.init" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+        return False
+    GCS.append(gcs)
+    return True
 
 
 # ---------------------------------------------------------------- main
@@ -831,17 +1020,26 @@ def on_signal(signum, frame):
 
 def main():
     result = {"ok": False, "action": "", "error": None, "groups": [], "removed": [], "missing": [],
-              "ray_version": getattr(ray, "__version__", "")}
+              "ray_version": ""}
     code = 1
     spec = None
     try:
         spec = load_spec(sys.argv)
         result["action"] = spec["action"]
-        ray.init(namespace=spec["namespace"], log_to_driver=False)
+        imports = 0.0
+        if connect_direct(spec):
+            result["ray_version"] = GCS[0].version
+        else:
+            t = time.monotonic()
+            import_ray()
+            imports = time.monotonic() - t
+            result["ray_version"] = ray.__version__
+            ray.init(namespace=spec["namespace"], log_to_driver=False)
         # ray.init installs its own SIGTERM handler; ours must come after it.
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
-        progress("started", action=spec["action"], groups=len(spec["groups"]))
+        progress("started", action=spec["action"], groups=len(spec["groups"]), imports=round(imports, 3),
+                 connect="gcs" if GCS else "ray.init")
         action = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record}[spec["action"]]
         result.update(action(spec))
         ignore_signals()

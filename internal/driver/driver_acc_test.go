@@ -81,6 +81,7 @@ type timedRun struct {
 	total        time.Duration
 	firstOutput  time.Duration // until the first progress line was seen
 	progressSeen []string
+	connect      string // how the driver reached Ray ("started" line)
 }
 
 func (e *accEnv) run(ctx context.Context, spec Spec) timedRun {
@@ -94,6 +95,9 @@ func (e *accEnv) run(ctx context.Context, spec Spec) timedRun {
 			tr.firstOutput = time.Since(start)
 		}
 		tr.progressSeen = append(tr.progressSeen, p.Phase)
+		if p.Phase == "started" {
+			tr.connect, _ = p.Raw["connect"].(string)
+		}
 	}}
 	tr.res, tr.err = Run(ctx, e.client, e.python, spec, opts)
 	tr.total = time.Since(start)
@@ -455,6 +459,9 @@ func TestAccDriver(t *testing.T) {
 			t.Fatalf("first delete = %+v", tr.res)
 		}
 		t.Logf("TIMING delete 5 groups: total %v", tr.total.Round(time.Millisecond))
+		if tr.connect != "gcs" { // the job's RAY_ADDRESS is the GCS, which needs no token here
+			t.Errorf("delete connected through %q, want the direct GCS path", tr.connect)
+		}
 		if live := e.livePGs(t); len(live) != 0 {
 			t.Fatalf("still live after delete: %v", mapKeys(live))
 		}

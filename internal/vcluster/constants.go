@@ -95,7 +95,7 @@ const (
 const (
 	driverPortTries         = 50  // random bind attempts per probe task
 	driverPortRounds        = 8   // re-probe rounds to resolve per-node port collisions
-	driverProbeBatch        = 256 // results fetched per ray.wait round
+	driverProbeBatch        = 256 // nodes probed at once (one task each in flight)
 	driverMinProbeSeconds   = 60
 	driverRemoveWaitSeconds = 60
 )
