@@ -1,7 +1,8 @@
 # terraform-provider-ray placement-group driver.
 #
 # Runs as a Ray job: python -c '<bootstrap>' <base64(json spec)>.
-# Creates, inspects or deletes detached, named placement groups and reports
+# Creates, inspects or deletes detached, named placement groups (or only
+# reads a cluster's record, for the ray_virtual_cluster data source) and reports
 # back through its stdout (the job logs):
 #   RAYTF_PROGRESS <json>   any number of progress lines
 #   RAYTF_RESULT <json>     exactly one final line (exit code 1 when not ok)
@@ -28,7 +29,7 @@ from ray.util.placement_group import (
 )
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-ACTIONS = ("create", "delete", "inspect", "record")
+ACTIONS = ("create", "delete", "inspect", "record", "read")
 # Contract constants, filled from spec["contract"]; the driver has none of its own.
 CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
                 "state_missing", "group_resource_marker")
@@ -147,7 +148,8 @@ def normalize_spec(spec):
     if not (_is_int(low) and _is_int(high) and 0 < low < high <= 65536):
         raise DriverError("invalid", "port range [%r, %r) is invalid" % (low, high))
     groups = spec.get("groups")
-    if not isinstance(groups, list) or not groups:
+    # read looks up the record by its key alone; every other action names groups.
+    if not isinstance(groups, list) or (not groups and action != "read"):
         raise DriverError("invalid", "groups must be a non-empty list")
     seen = set()
     out_groups = []
@@ -197,8 +199,8 @@ def normalize_spec(spec):
 
 def load_ownership(own, action):
     if own is None:
-        if action == "record":
-            raise DriverError("invalid", "record needs ownership")
+        if action in ("record", "read"):
+            raise DriverError("invalid", "%s needs ownership" % action)
         return None
     if not isinstance(own, dict):
         raise DriverError("invalid", "ownership must be an object")
@@ -724,6 +726,12 @@ def do_record(spec):
     return {"record": m}
 
 
+def do_read(spec):
+    """Returns the record and tombstone as they are; writes nothing."""
+    own = spec["own"]
+    return {"record": kv_get(own, own["key"]), "tombstone": kv_get(own, own["tombstone_key"])}
+
+
 def wait_removed(pgs, seconds):
     deadline = time.monotonic() + seconds
     left = list(pgs)
@@ -831,7 +839,8 @@ def main():
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGINT, on_signal)
         progress("started", action=spec["action"], groups=len(spec["groups"]))
-        action = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record}[spec["action"]]
+        action = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record,
+                  "read": do_read}[spec["action"]]
         result.update(action(spec))
         ignore_signals()
         result["ok"] = True
