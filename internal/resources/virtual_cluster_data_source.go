@@ -257,7 +257,7 @@ func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []raycl
 		}
 	}
 	if len(alike) > 0 {
-		return fmt.Sprintf("There is no record of %s in Ray's internal KV, but placement groups named like it exist: %s. "+
+		return fmt.Sprintf("Ray's internal KV has no record of %s, but placement groups named like it exist: %s. "+
 			"They were created outside this provider (or in another namespace); `terraform import` the cluster in the "+
 			"configuration that should own it, which writes the record.", label, strings.Join(alike, ", "))
 	}
