@@ -29,13 +29,18 @@ print("HELD", ray.get(h.node.remote(), timeout=spec["timeout"]), flush=True)
 sys.stdin.read()
 `
 
-// GCSAddress is the GCS of the local test cluster.
+// GCSAddress is the GCS of the local test cluster: its head listens on
+// 127.0.0.<RAY_TF_IP_BASE> (scripts/ray-cluster.sh), so side clusters work too.
 func GCSAddress() string {
 	port := os.Getenv("RAY_TF_GCS_PORT")
 	if port == "" {
 		port = "6379"
 	}
-	return "127.0.0.10:" + port
+	base := os.Getenv("RAY_TF_IP_BASE")
+	if base == "" {
+		base = "10"
+	}
+	return "127.0.0." + base + ":" + port
 }
 
 // HoldResources makes Ray reserve res (e.g. {"topo_rank": 1,
