@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +33,9 @@ type attachReport struct {
 	} `json:"ranks"`
 }
 
+// submittedJobRE finds the submission id in `ray job submit`'s output.
+var submittedJobRE = regexp.MustCompile(`Job '(raysubmit_[A-Za-z0-9]+)' submitted`)
+
 // submitAttachJob runs examples/attach/submit.sh, the command of the attach
 // guide, with the Ray venv's `ray` first on PATH, and returns train.py's report.
 func submitAttachJob(t *testing.T, name, namespace string) (*attachReport, error) {
@@ -49,6 +53,9 @@ func submitAttachJob(t *testing.T, name, namespace string) (*attachReport, error
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("examples/attach/submit.sh %s %s (%s):\n%s", name, namespace, time.Since(start).Round(100*time.Millisecond), out)
+	if m := submittedJobRE.FindSubmatch(out); m != nil { // keep the shared cluster's job list short
+		t.Cleanup(func() { _, _ = acctest.Client(t).DeleteJob(context.Background(), string(m[1])) })
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the attach job failed: %v", err)
 	}
