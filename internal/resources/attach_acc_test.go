@@ -36,8 +36,47 @@ type attachReport struct {
 // submittedJobRE finds the submission id in `ray job submit`'s output.
 var submittedJobRE = regexp.MustCompile(`Job '(raysubmit_[A-Za-z0-9]+)' submitted`)
 
+// attachJobTree copies what submit.sh uploads (examples/attach and the
+// raytf_attach package) into a fresh directory laid out as the repository,
+// with a run marker in each. The local test cluster's nodes share one
+// runtime_resources directory: a package Ray saw before may sit in one
+// node's cache while another node's agent deleted or rewrote its files
+// (seen: "Local directory ... does not exist on the cluster"). Fresh
+// contents give fresh package URIs; the files run are the repository's.
+func attachJobTree(t *testing.T) string {
+	t.Helper()
+	root, tree := acctest.RepoRoot(t), t.TempDir()
+	marker := []byte(acctest.Name("run") + "\n")
+	for _, dir := range []string{filepath.Join("examples", "attach"), filepath.Join("python", "src", "raytf_attach")} {
+		if err := os.MkdirAll(filepath.Join(tree, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue // __pycache__
+			}
+			data, err := os.ReadFile(filepath.Join(root, dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(tree, dir, e.Name()), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(tree, dir, "RAYTF_TEST_RUN"), marker, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tree
+}
+
 // submitAttachJob runs examples/attach/submit.sh, the command of the attach
-// guide, with the Ray venv's `ray` first on PATH, and returns train.py's report.
+// guide, in a copy made by attachJobTree with the Ray venv's `ray` first on
+// PATH, and returns train.py's report.
 func submitAttachJob(t *testing.T, name, namespace string) (*attachReport, error) {
 	t.Helper()
 	bin := os.Getenv("RAY_BIN")
@@ -46,9 +85,8 @@ func submitAttachJob(t *testing.T, name, namespace string) (*attachReport, error
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	root := acctest.RepoRoot(t)
 	cmd := exec.CommandContext(ctx, "sh", filepath.Join("examples", "attach", "submit.sh"), name, namespace)
-	cmd.Dir = root
+	cmd.Dir = attachJobTree(t)
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "RAY_ADDRESS="+acctest.Address())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
