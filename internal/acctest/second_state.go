@@ -87,7 +87,8 @@ func NewWorkDir(t *testing.T, config string) *WorkDir {
 // SetConfig replaces the directory's configuration.
 func (w *WorkDir) SetConfig(config string) {
 	w.t.Helper()
-	text := "terraform {\n  required_providers {\n    ray = { source = \"ray-infra/ray\" }\n  }\n}\n" + config
+	// The full address: OpenTofu reads a bare "ray-infra/ray" as registry.opentofu.org's.
+	text := "terraform {\n  required_providers {\n    ray = { source = \"registry.terraform.io/ray-infra/ray\" }\n  }\n}\n" + config
 	if err := os.WriteFile(filepath.Join(w.Dir, "main.tf"), []byte(text), 0o600); err != nil {
 		w.t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 # terraform-provider-ray placement-group driver.
 #
 # Runs as a Ray job: python -c '<bootstrap>' <base64(json spec)>.
-# Creates, inspects or deletes detached, named placement groups and reports
+# Creates, inspects or deletes detached, named placement groups (or only
+# reads a cluster's record, for the ray_virtual_cluster data source) and reports
 # back through its stdout (the job logs):
 #   RAYTF_PROGRESS <json>   any number of progress lines
 #   RAYTF_RESULT <json>     exactly one final line (exit code 1 when not ok)
@@ -38,7 +39,7 @@ def import_ray():
     )
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-ACTIONS = ("create", "delete", "inspect", "record")
+ACTIONS = ("create", "delete", "inspect", "record", "read")
 # Contract constants, filled from spec["contract"]; the driver has none of its own.
 CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
                 "state_missing", "group_resource_marker")
@@ -157,7 +158,8 @@ def normalize_spec(spec):
     if not (_is_int(low) and _is_int(high) and 0 < low < high <= 65536):
         raise DriverError("invalid", "port range [%r, %r) is invalid" % (low, high))
     groups = spec.get("groups")
-    if not isinstance(groups, list) or not groups:
+    # read looks up the record by its key alone; every other action names groups.
+    if not isinstance(groups, list) or (not groups and action != "read"):
         raise DriverError("invalid", "groups must be a non-empty list")
     seen = set()
     out_groups = []
@@ -211,8 +213,8 @@ def normalize_spec(spec):
 
 def load_ownership(own, action):
     if own is None:
-        if action == "record":
-            raise DriverError("invalid", "record needs ownership")
+        if action in ("record", "read"):
+            raise DriverError("invalid", "%s needs ownership" % action)
         return None
     if not isinstance(own, dict):
         raise DriverError("invalid", "ownership must be an object")
@@ -791,6 +793,12 @@ def do_record(spec):
     return {"record": m}
 
 
+def do_read(spec):
+    """Returns the record and tombstone as they are; writes nothing."""
+    own = spec["own"]
+    return {"record": kv_get(own, own["key"]), "tombstone": kv_get(own, own["tombstone_key"])}
+
+
 class RayGroups:
     """Named groups through ray.util (after ray.init)."""
 
@@ -940,12 +948,12 @@ def ray_version_of(root):
     return ""
 
 
-# Actions that need only the internal KV and named placement groups.
-DIRECT_ACTIONS = ("delete", "record")
+# Actions that need only the internal KV and named placement groups (read: KV only).
+DIRECT_ACTIONS = ("delete", "record", "read")
 
 
 def connect_direct(spec):
-    """Connects a delete or record to the GCS without ray; False (and a note
+    """Connects a delete, record or read to the GCS without ray; False (and a note
     in the log) when that does not work, so the caller uses ray.init."""
     address = os.environ.get("RAY_ADDRESS", "")
     if spec["action"] not in DIRECT_ACTIONS or "://" in address or ":" not in address:
@@ -1040,7 +1048,8 @@ def main():
         signal.signal(signal.SIGINT, on_signal)
         progress("started", action=spec["action"], groups=len(spec["groups"]), imports=round(imports, 3),
                  connect="gcs" if GCS else "ray.init")
-        action = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record}[spec["action"]]
+        action = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record,
+                  "read": do_read}[spec["action"]]
         result.update(action(spec))
         ignore_signals()
         result["ok"] = True

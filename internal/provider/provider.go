@@ -140,6 +140,7 @@ func (p *rayProvider) Resources(_ context.Context) []func() resource.Resource {
 func (p *rayProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		resources.NewClusterTopologyDataSource,
+		resources.NewVirtualClusterDataSource,
 	}
 }
 

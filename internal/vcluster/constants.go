@@ -73,6 +73,9 @@ const (
 	// ActionRecord rewrites the cluster's record (when the provider's rank
 	// order differs from the driver's natural order).
 	ActionRecord = "record"
+	// ActionRead returns a cluster's record and tombstone and writes nothing
+	// (the ray_virtual_cluster data source).
+	ActionRead = "read"
 )
 
 // Error kinds the driver reports (ResultError.Kind, DriverError.Kind).

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // The cluster record ("manifest") the driver keeps in Ray's internal KV next
@@ -157,6 +159,14 @@ func (r Request) Owned(spec Spec, owner string, claim bool, manifest *Manifest) 
 		KVNamespace: KVNamespace, Key: RecordKey(spec.Namespace, spec.Name),
 		TombstoneKey: TombstoneKey(spec.Namespace, spec.Name), Owner: owner, Claim: claim, Manifest: manifest,
 	}
+	return r
+}
+
+// ReadRequest reads the record and tombstone of cluster name in Ray
+// namespace ns and changes nothing.
+func ReadRequest(ns, name string) Request {
+	r := NewRequest(ActionRead, ns, nil, false, topology.PortRange{}, 0)
+	r.Ownership = &Ownership{KVNamespace: KVNamespace, Key: RecordKey(r.Namespace, name), TombstoneKey: TombstoneKey(r.Namespace, name)}
 	return r
 }
 

@@ -146,9 +146,9 @@ func (s Spec) Request(action string) Request {
 // submitted: the driver trusts it. Spec.Validate holds the user-facing rules.
 func (r Request) Validate() error {
 	switch r.Action {
-	case ActionCreate, ActionDelete, ActionInspect, ActionRecord:
+	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead:
 	default:
-		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord)
+		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead)
 	}
 	if o := r.Ownership; o != nil {
 		if o.KVNamespace == "" || o.Key == "" || o.TombstoneKey == "" {
@@ -157,13 +157,13 @@ func (r Request) Validate() error {
 		if r.Action == ActionRecord && o.Manifest == nil {
 			return errors.New("driver request: record without a manifest")
 		}
-	} else if r.Action == ActionRecord {
-		return errors.New("driver request: record without ownership")
+	} else if r.Action == ActionRecord || r.Action == ActionRead {
+		return fmt.Errorf("driver request: %s without ownership", r.Action)
 	}
 	if r.Namespace == "" {
 		return errors.New("driver request: empty namespace")
 	}
-	if len(r.Groups) == 0 {
+	if len(r.Groups) == 0 && r.Action != ActionRead {
 		return errors.New("driver request: no groups")
 	}
 	if r.ReadyTimeoutSeconds < 1 {

@@ -1,0 +1,373 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+var (
+	_ datasource.DataSource              = (*virtualClusterDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*virtualClusterDataSource)(nil)
+)
+
+// virtualClusterReadTimeout bounds the read job and the state API call.
+const virtualClusterReadTimeout = 5 * time.Minute
+
+// NewVirtualClusterDataSource is the ray_virtual_cluster data source constructor.
+func NewVirtualClusterDataSource() datasource.DataSource { return &virtualClusterDataSource{} }
+
+// virtualClusterDataSource reads a cluster another state owns: its record
+// (through a read-only driver job: Ray's dashboard serves no internal KV)
+// checked against the live groups of the state API.
+type virtualClusterDataSource struct{ data *ProviderData }
+
+type virtualClusterDataModel struct {
+	ID                       types.String     `tfsdk:"id"`
+	Name                     types.String     `tfsdk:"name"`
+	Namespace                types.String     `tfsdk:"namespace"`
+	UseGPUs                  types.Bool       `tfsdk:"use_gpus"`
+	NumGPUsPerNode           types.Int64      `tfsdk:"num_gpus_per_node"`
+	MaxColocatedWorkerGroups types.Int64      `tfsdk:"max_colocated_worker_groups"`
+	UseUnifiedPG             types.Bool       `tfsdk:"use_unified_pg"`
+	PlacementGroupStrategy   types.String     `tfsdk:"placement_group_strategy"`
+	BundleCtPerNodeList      []int64          `tfsdk:"bundle_ct_per_node_list"`
+	PortRangeLow             types.Int64      `tfsdk:"port_range_low"`
+	PortRangeHigh            types.Int64      `tfsdk:"port_range_high"`
+	PlacementGroups          []dataGroup      `tfsdk:"placement_groups"`
+	Bundles                  []recordedBundle `tfsdk:"bundles"`
+	SortedBundleIndices      []int64          `tfsdk:"sorted_bundle_indices"`
+	NVLinkDomainPerBundle    []string         `tfsdk:"nvlink_domain_per_bundle"`
+	WorldSize                types.Int64      `tfsdk:"world_size"`
+	NodeCount                types.Int64      `tfsdk:"node_count"`
+	MasterAddress            types.String     `tfsdk:"master_address"`
+	MasterPort               types.Int64      `tfsdk:"master_port"`
+	OwnerID                  types.String     `tfsdk:"owner_id"`
+	CreatedAt                types.String     `tfsdk:"created_at"`
+	UpdatedAt                types.String     `tfsdk:"updated_at"`
+	ProviderVersion          types.String     `tfsdk:"provider_version"`
+	SchemaVersion            types.Int64      `tfsdk:"schema_version"`
+}
+
+// dataGroup is one group of placement_groups: the resource's, without drift.
+type dataGroup struct {
+	Name        string `tfsdk:"name"`
+	ID          string `tfsdk:"id"`
+	State       string `tfsdk:"state"`
+	Strategy    string `tfsdk:"strategy"`
+	NodeIndex   int64  `tfsdk:"node_index"`
+	BundleCount int64  `tfsdk:"bundle_count"`
+}
+
+func (d *virtualClusterDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_virtual_cluster"
+}
+
+func (d *virtualClusterDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	computed := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{Computed: true, MarkdownDescription: desc}
+	}
+	text := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads a `ray_virtual_cluster` that another configuration (or state) owns, so an " +
+			"application can depend on capacity an infrastructure repository declared without owning it: the " +
+			"placement groups and their live state, every bundle in rank order, the master address and port. " +
+			"It reads the cluster's record in Ray's internal KV (namespace `" + vcluster.KVNamespace + "`) with a " +
+			"short read-only Ray job (the dashboard has no KV endpoint) and checks it against the groups Ray's " +
+			"state API reports. It fails, naming the cluster, when there is no such cluster, when its groups are " +
+			"missing, pending or rescheduling, or when Ray moved bundles since the owner's last apply. It never " +
+			"changes anything in Ray.",
+		Attributes: map[string]schema.Attribute{
+			"id": text("`<namespace>/<name>`."),
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the cluster (the resource's `name`).",
+				Required:            true,
+				Validators: []validator.String{stringvalidator.RegexMatches(vcluster.NamePattern,
+					fmt.Sprintf("must be letters, digits, `.`, `_` and `-`, at most %d characters", vcluster.MaxNameLength))},
+			},
+			"namespace": schema.StringAttribute{
+				MarkdownDescription: "Ray namespace of the cluster. Defaults to the provider's `namespace`.",
+				Optional:            true, Computed: true,
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"use_gpus":                    schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether every bundle holds one GPU."},
+			"num_gpus_per_node":           computed("GPUs per physical node, as declared."),
+			"max_colocated_worker_groups": computed("Worker groups that may share a bundle."),
+			"use_unified_pg":              schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the cluster is one unified placement group."},
+			"placement_group_strategy":    text("Strategy of the unified group."),
+			"bundle_ct_per_node_list": schema.ListAttribute{ElementType: types.Int64Type, Computed: true,
+				MarkdownDescription: "Bundles per logical node."},
+			"port_range_low":  computed("Lowest port (inclusive) the owner probed."),
+			"port_range_high": computed("Upper bound (exclusive) of the probed port range."),
+			"placement_groups": schema.ListNestedAttribute{
+				MarkdownDescription: "The placement groups in declaration order, with their state as Ray reports it now " +
+					"(always `" + rayclient.PlacementGroupStateCreated + "`: other states fail the read).",
+				Computed: true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":         text("Group name."),
+					"id":           text("Ray placement group id (hex)."),
+					"state":        text("Ray state."),
+					"strategy":     text("Placement strategy."),
+					"node_index":   computed("Logical node index; `-1` for the unified group."),
+					"bundle_count": computed("Bundles in the group."),
+				}},
+			},
+			"bundles": schema.ListNestedAttribute{
+				MarkdownDescription: "Every bundle in rank order, as the owner's last apply placed and probed it.",
+				Computed:            true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"rank":            computed("Position in rank order."),
+					"placement_group": text("Name of the bundle's group."),
+					"bundle_index":    computed("Index within its group."),
+					"global_index":    computed("Index over all bundles in declaration order."),
+					"node_id":         text("Ray node holding the bundle."),
+					"node_ip":         text("That node's IP address."),
+					"gpu_id":          computed("GPU id Ray assigned; null without GPUs."),
+					"nvlink_domain":   text("The node's NVLink domain, or `unknown`."),
+					"topo_rank":       computed("The node's topo_rank, or `-1`."),
+					"port":            computed("A port that was free on the node when the owner probed it."),
+				}},
+			},
+			"sorted_bundle_indices": schema.ListAttribute{ElementType: types.Int64Type, Computed: true,
+				MarkdownDescription: "Global bundle indices in rank order."},
+			"nvlink_domain_per_bundle": schema.ListAttribute{ElementType: types.StringType, Computed: true,
+				MarkdownDescription: "NVLink domain of each bundle, indexed by global bundle index."},
+			"world_size":       computed("Total bundles."),
+			"node_count":       computed("Logical nodes with at least one bundle."),
+			"master_address":   text("IP of the first bundle in rank order; null for a cluster without bundles."),
+			"master_port":      computed("Port probed for the first bundle in rank order."),
+			"owner_id":         text("Owner token of the Terraform state that owns the cluster (its `owner_id`)."),
+			"created_at":       text("When the owner created the cluster (RFC 3339, UTC)."),
+			"updated_at":       text("When the owner last wrote the record."),
+			"provider_version": text("Version of the provider that wrote the record."),
+			"schema_version":   computed("Format version of the record."),
+		},
+	}
+}
+
+func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m virtualClusterDataModel
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &m.Name)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("namespace"), &m.Namespace)...)
+	if resp.Diagnostics.HasError() || !requireConfigured(d.data, &resp.Diagnostics) {
+		return
+	}
+	name, ns := m.Name.ValueString(), m.Namespace.ValueString()
+	if ns == "" {
+		ns = d.data.Namespace
+	}
+	ctx, cancel := context.WithTimeout(ctx, virtualClusterReadTimeout)
+	defer cancel()
+	client := d.data.Client
+	res, err := driver.Run(ctx, client, d.data.PythonExecutable, vcluster.ReadRequest(ns, name), driver.RunOptions{
+		RuntimeEnv: d.data.RuntimeEnv, BackgroundCleanup: true,
+	})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the virtual cluster's record",
+			fmt.Sprintf("Reading the record of %s from Ray's internal KV failed: %v", clusterLabel(name, ns), err))
+		return
+	}
+	live, err := vcluster.ListLiveGroups(ctx, client)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", err.Error())
+		return
+	}
+	tflog.Info(ctx, "read virtual cluster record", map[string]any{"name": name, "namespace": ns, "found": res.Record != nil})
+	out, summary, detail := readVirtualCluster(name, ns, res.Record, res.Tombstone, live)
+	if summary != "" {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), summary, detail)
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+}
+
+// clusterLabel names a cluster in messages.
+func clusterLabel(name, ns string) string {
+	return fmt.Sprintf("virtual cluster %q in Ray namespace %q", name, ns)
+}
+
+// readVirtualCluster checks the record of cluster name in namespace ns
+// against the live groups and returns the data source's value, or an
+// error summary and detail naming the cluster.
+func readVirtualCluster(name, ns string, rec *vcluster.Manifest, tomb *vcluster.Tombstone,
+	live []rayclient.PlacementGroup) (m virtualClusterDataModel, summary, detail string) {
+	label := clusterLabel(name, ns)
+	if rec == nil {
+		return m, "Virtual cluster not found", missingRecordDetail(name, ns, tomb, live)
+	}
+	switch {
+	case rec.SchemaVersion > vcluster.ManifestSchemaVersion:
+		return m, "Virtual cluster record is too new", fmt.Sprintf("The record of %s has schema_version %d; this "+
+			"provider reads up to %d. It was written by a newer provider (%s): upgrade this one.",
+			label, rec.SchemaVersion, vcluster.ManifestSchemaVersion, rec.ProviderVersion)
+	case rec.SchemaVersion < 1 || len(rec.Groups) == 0:
+		return m, "Virtual cluster record is unreadable", fmt.Sprintf("The record of %s in Ray's internal KV "+
+			"(namespace %s, key %s) is not a cluster record. Re-apply the configuration that owns the cluster.",
+			label, vcluster.KVNamespace, vcluster.RecordKey(ns, name))
+	}
+	for i, b := range rec.Bundles {
+		if b.Rank != i {
+			return m, "Virtual cluster record is unreadable", fmt.Sprintf("The record of %s lists rank %d at position %d; "+
+				"bundles must be in rank order. Re-apply the configuration that owns the cluster.", label, b.Rank, i)
+		}
+	}
+	if problems := liveProblems(rec, live); len(problems) > 0 {
+		return m, "Virtual cluster is not ready", fmt.Sprintf("The placement groups of %s do not match its record:\n  - %s\n\n"+
+			"Pending and rescheduling groups recover by themselves (retry later); for missing, recreated or moved groups "+
+			"re-apply the configuration that owns the cluster (owner %s…, created %s).",
+			label, strings.Join(problems, "\n  - "), vcluster.OwnerPrefix(rec.Owner), rec.CreatedAt)
+	}
+	return dataModelFromRecord(name, ns, rec, live), "", ""
+}
+
+// missingRecordDetail says why a cluster has no record: destroyed, created
+// outside this provider, or never applied here.
+func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []rayclient.PlacementGroup) string {
+	label := clusterLabel(name, ns)
+	if tomb != nil && tomb.DeletedBy != "" {
+		return fmt.Sprintf("There is no %s: it was destroyed at %s by the Terraform state with owner %s….",
+			label, tomb.DeletedAt, vcluster.OwnerPrefix(tomb.DeletedBy))
+	}
+	var alike []string
+	for _, g := range live {
+		if g.Name == vcluster.UnifiedGroupName(name) || strings.HasPrefix(g.Name, name+"-node") {
+			alike = append(alike, fmt.Sprintf("%q (%s)", g.Name, g.State))
+		}
+	}
+	if len(alike) > 0 {
+		return fmt.Sprintf("Ray's internal KV has no record of %s, but placement groups named like it exist: %s. "+
+			"They were created outside this provider (or in another namespace); `terraform import` the cluster in the "+
+			"configuration that should own it, which writes the record.", label, strings.Join(alike, ", "))
+	}
+	return fmt.Sprintf("There is no %s: no record in Ray's internal KV (namespace %s, key %s). Apply the configuration "+
+		"that declares it first, or check name and namespace (namespace defaults to the provider's).",
+		label, vcluster.KVNamespace, vcluster.RecordKey(ns, name))
+}
+
+// liveProblems lists, per recorded group, why it is not usable as recorded:
+// missing, recreated, not CREATED, or with bundles on other nodes.
+func liveProblems(rec *vcluster.Manifest, live []rayclient.PlacementGroup) []string {
+	byID := make(map[string]rayclient.PlacementGroup, len(live))
+	byName := make(map[string]rayclient.PlacementGroup, len(live))
+	for _, g := range live {
+		byID[g.PlacementGroupID] = g
+		byName[g.Name] = g
+	}
+	recordedNode := map[string]map[int]string{}
+	for _, b := range rec.Bundles {
+		if recordedNode[b.PlacementGroup] == nil {
+			recordedNode[b.PlacementGroup] = map[int]string{}
+		}
+		recordedNode[b.PlacementGroup][b.BundleIndex] = b.NodeID
+	}
+	var problems []string
+	for _, rg := range rec.Groups {
+		if rg.ID == "" { // the owner's create wrote its claim and has not placed the groups yet
+			problems = append(problems, fmt.Sprintf("%s is being created: the owner's apply has not finished", rg.Name))
+			continue
+		}
+		g, ok := byID[rg.ID]
+		if !ok {
+			if other, found := byName[rg.Name]; found {
+				problems = append(problems, fmt.Sprintf("%s was recreated outside Terraform: its id is %s, the record says %s",
+					rg.Name, other.PlacementGroupID, rg.ID))
+			} else {
+				problems = append(problems, fmt.Sprintf("%s (id %s) is missing: removed outside Terraform", rg.Name, rg.ID))
+			}
+			continue
+		}
+		switch g.State {
+		case rayclient.PlacementGroupStateCreated:
+		case rayclient.PlacementGroupStateRescheduling:
+			problems = append(problems, fmt.Sprintf("%s is %s: a node holding its bundles died and Ray is placing them again", rg.Name, g.State))
+			continue
+		default:
+			problems = append(problems, fmt.Sprintf("%s is %s, not %s", rg.Name, g.State, rayclient.PlacementGroupStateCreated))
+			continue
+		}
+		for _, b := range g.Bundles {
+			if want, ok := recordedNode[rg.Name][b.BundleIndex]; ok && b.NodeID != want {
+				problems = append(problems, fmt.Sprintf("%s bundle %d is on node %s, the record says %s", rg.Name, b.BundleIndex, b.NodeID, want))
+			}
+		}
+	}
+	return problems
+}
+
+// dataModelFromRecord is the data source's value for a checked record.
+func dataModelFromRecord(name, ns string, rec *vcluster.Manifest, live []rayclient.PlacementGroup) virtualClusterDataModel {
+	state := make(map[string]string, len(live))
+	for _, g := range live {
+		state[g.PlacementGroupID] = g.State
+	}
+	m := virtualClusterDataModel{
+		ID: types.StringValue(ns + "/" + name), Name: types.StringValue(name), Namespace: types.StringValue(ns),
+		UseGPUs: types.BoolValue(rec.UseGPUs), NumGPUsPerNode: types.Int64Value(int64(rec.NumGPUsPerNode)),
+		MaxColocatedWorkerGroups: types.Int64Value(int64(rec.MaxColocatedWorkerGroups)),
+		UseUnifiedPG:             types.BoolValue(rec.UseUnifiedPG), PlacementGroupStrategy: types.StringValue(rec.PlacementGroupStrategy),
+		BundleCtPerNodeList: int64s(rec.BundleCtPerNodeList),
+		PortRangeLow:        types.Int64Value(int64(rec.PortRangeLow)), PortRangeHigh: types.Int64Value(int64(rec.PortRangeHigh)),
+		PlacementGroups: make([]dataGroup, 0, len(rec.Groups)), Bundles: make([]recordedBundle, 0, len(rec.Bundles)),
+		SortedBundleIndices: int64s(rec.SortedBundleIndices), NVLinkDomainPerBundle: make([]string, len(rec.Bundles)),
+		WorldSize: types.Int64Value(int64(len(rec.Bundles))), MasterAddress: types.StringNull(), MasterPort: types.Int64Null(),
+		OwnerID: types.StringValue(rec.Owner), CreatedAt: types.StringValue(rec.CreatedAt), UpdatedAt: types.StringValue(rec.UpdatedAt),
+		ProviderVersion: types.StringValue(rec.ProviderVersion), SchemaVersion: types.Int64Value(int64(rec.SchemaVersion)),
+	}
+	nodes := 0
+	for _, c := range rec.BundleCtPerNodeList {
+		if c > 0 {
+			nodes++
+		}
+	}
+	m.NodeCount = types.Int64Value(int64(nodes))
+	for _, g := range rec.Groups {
+		m.PlacementGroups = append(m.PlacementGroups, dataGroup{Name: g.Name, ID: g.ID, State: state[g.ID], Strategy: g.Strategy,
+			NodeIndex: int64(g.NodeIndex), BundleCount: int64(g.BundleCount)})
+	}
+	for _, b := range rec.Bundles {
+		gpu := types.Int64Null()
+		if b.GPUID != nil {
+			gpu = types.Int64Value(int64(*b.GPUID))
+		}
+		m.Bundles = append(m.Bundles, recordedBundle{Rank: int64(b.Rank), Group: b.PlacementGroup, Index: int64(b.BundleIndex),
+			GlobalIndex: int64(b.GlobalIndex), NodeID: b.NodeID, NodeIP: b.NodeIP, GPUID: gpu, NVLinkDomain: b.NVLinkDomain,
+			TopoRank: int64(b.TopoRank), Port: int64(b.Port)})
+		if b.GlobalIndex >= 0 && b.GlobalIndex < len(m.NVLinkDomainPerBundle) {
+			m.NVLinkDomainPerBundle[b.GlobalIndex] = b.NVLinkDomain
+		}
+	}
+	if len(rec.Bundles) > 0 {
+		m.MasterAddress, m.MasterPort = types.StringValue(rec.MasterAddress), types.Int64Value(int64(rec.MasterPort))
+	}
+	return m
+}
+
+func int64s(v []int) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
