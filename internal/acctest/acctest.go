@@ -57,9 +57,15 @@ func Client(t testing.TB) *rayclient.Client {
 	return c
 }
 
-// PreCheck fails fast with a clear message when no local Ray answers.
+// PreCheck skips without TF_ACC and fails fast with a clear message when no
+// local Ray answers.
 func PreCheck(t *testing.T) {
 	t.Helper()
+	// Tests that look at Ray before resource.Test call this first; like
+	// resource.Test, they are acceptance tests only with TF_ACC set.
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 (make testacc)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	v, err := Client(t).Version(ctx)
