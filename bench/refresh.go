@@ -12,7 +12,6 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -144,13 +143,13 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 	var refreshT, planT []time.Duration
 	var refreshC, planC []int64
 	for rep := 0; rep < max(1, cfg.Reps); rep++ {
-		// A fresh ProviderData per repetition is what a new CLI run (a new
+		// A fresh LiveView per repetition is what a new CLI run (a new
 		// provider process) starts with: the shared group list is empty.
-		data := resources.NewProviderData(cfg.Client, vcluster.DefaultNamespace, vcluster.DefaultPythonExecutable, "bench", nil)
+		live := vcluster.NewLiveView(cfg.Client)
 		before, start := cfg.Client.RequestCount(), time.Now()
 		drifted := 0
 		for _, c := range clusters { // what Read does for each cluster in state
-			groups, err := data.LiveGroups(ctx)
+			groups, err := live.Groups(ctx)
 			if err != nil {
 				return row, err
 			}
@@ -167,7 +166,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 		row.Drifted = drifted
 
 		before, start = cfg.Client.RequestCount(), time.Now()
-		snap, err := data.CachedSnapshot(ctx) // after refresh, as in `plan`: the node list only
+		snap, err := live.Snapshot(ctx) // after refresh, as in `plan`: the node list only
 		if err != nil {
 			return row, err
 		}
@@ -353,7 +352,7 @@ func PrintRefresh(out io.Writer, r *RefreshResult) {
 	}
 	g := r.Rows[0].Groups / max(1, r.Rows[0].Clusters)
 	fmt.Fprintf(out, "Clusters of %d per-node groups each (stand-in bundles {CPU: %g}, see bench/README.md).\n\n", g, LiveBundleCPU)
-	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions, a fresh resources.ProviderData each, as a new CLI run has): refresh = ProviderData.LiveGroups (one list shared by every Read of the process) + the drift comparison per cluster in state; plan = ProviderData.CachedSnapshot after that refresh (the node list; the group list is shared) + the segment and capacity checks per cluster. HTTP calls counted with rayclient.Client.RequestCount().")
+	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions, a fresh vcluster.LiveView each, as a new CLI run has): refresh = LiveView.Groups (one list shared by every Read of the process) + the drift comparison per cluster in state; plan = LiveView.Snapshot after that refresh (the node list; the group list is shared) + the segment and capacity checks per cluster. HTTP calls counted with rayclient.Client.RequestCount().")
 	fmt.Fprintln(out)
 	t := NewTable(out, "clusters", "groups", "live groups listed", "refresh calls", "calls/group", "refresh ms", "ms/cluster", "plan calls", "plan ms")
 	for _, row := range r.Rows {

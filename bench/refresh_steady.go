@@ -78,13 +78,13 @@ func steadyPlan(ctx context.Context, ws *Workspace, st *standin.Server, clusters
 	if err != nil {
 		return SteadyRow{}, err
 	}
-	n0, g0 := st.Requests("/api/v0/nodes"), st.Requests("/api/v0/placement_groups")
+	n0, g0 := st.Requests(rayclient.PathNodes), st.Requests(rayclient.PathPlacementGroups)
 	wall, code, out, err := ws.Run(ctx, dir, "plan", "-no-color", "-lock=false", "-detailed-exitcode")
 	if err != nil || code != 0 {
 		return SteadyRow{}, fmt.Errorf("steady plan of %d clusters exited %d (%v), want 0 (no changes):\n%s", len(clusters), code, err, tail(out, 40))
 	}
 	return SteadyRow{Clusters: len(clusters), Wall: wall, CPU: ws.LastCPU, Summary: Summary(out),
-		NodeCalls: st.Requests("/api/v0/nodes") - n0, GroupCalls: st.Requests("/api/v0/placement_groups") - g0}, nil
+		NodeCalls: st.Requests(rayclient.PathNodes) - n0, GroupCalls: st.Requests(rayclient.PathPlacementGroups) - g0}, nil
 }
 
 // PrintSteady prints the steady-state plan table.

@@ -410,7 +410,7 @@ resource "ray_virtual_cluster" "t" {
 	}
 	out := &ClusterPlanResult{Nodes: nodes, LogicalNodes: logical, BundlesPerNode: perNode}
 	for rep := 0; rep < max(1, reps); rep++ {
-		n0, g0 := st.Requests("/api/v0/nodes"), st.Requests("/api/v0/placement_groups")
+		n0, g0 := st.Requests(rayclient.PathNodes), st.Requests(rayclient.PathPlacementGroups)
 		cmd := exec.CommandContext(ctx, ws.Tofu, "-chdir="+wd, "plan", "-input=false", "-no-color", "-lock=false")
 		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+ws.RCFile, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
 		start := time.Now()
@@ -423,7 +423,7 @@ resource "ray_virtual_cluster" "t" {
 			return out, fmt.Errorf("plan of %dx%d did not plan a create:\n%s", logical, perNode, tail(string(text), 20))
 		}
 		s.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		s.NodeCalls, s.GroupCalls = st.Requests("/api/v0/nodes")-n0, st.Requests("/api/v0/placement_groups")-g0
+		s.NodeCalls, s.GroupCalls = st.Requests(rayclient.PathNodes)-n0, st.Requests(rayclient.PathPlacementGroups)-g0
 		out.Samples = append(out.Samples, s)
 		if log != nil {
 			fmt.Fprintf(log, "   %d nodes, %dx%d unified cluster: plan %ss (cpu %ss), %d node and %d group calls\n",

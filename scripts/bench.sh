@@ -14,6 +14,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$here/.."
 cd "$root"
 source "$here/env.sh"
+# The tofu and refresh parts drive OpenTofu (built once when not installed).
+tofu="${TOFU:-$(command -v tofu || "$here/install-tofu.sh")}"
 out="$root/bench/out"
 mkdir -p "$out"
 rm -f "$out/topo-ref.md" "$out/topoplan.md"
@@ -46,14 +48,14 @@ status=0
 # Pure CPU as well, and no Ray needed: Go vs the Python reference maths, and
 # the topology data source at 10,000 nodes against the stand-in dashboard.
 terraform="${TERRAFORM:-/usr/local/bin/terraform}"
-[ -x "$terraform" ] || terraform="$TOFU"
+[ -x "$terraform" ] || terraform="$tofu"
 for p in topo-ref topoplan; do
   if [ "$part" = all ] || [ "$part" = "$p" ]; then
     "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -out "$out" "$@" "$p" >"$out/$p.md" || status=$?
   fi
 done
 if ! offline; then
-  "$out/raybench" -python "$RAY_BIN/python" -tofu "$TOFU" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
+  "$out/raybench" -python "$RAY_BIN/python" -tofu "$tofu" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
     tee -a "$results" || status=$?
 fi
 if [ "$part" = all ] || [ "$part" = topo ]; then

@@ -208,7 +208,7 @@ func (c *Client) ListNodesWithMeta(ctx context.Context, opts ListOptions) (*List
 			}
 		}
 	}
-	return listState[Node](ctx, c, "nodes", opts, sourceFiltered)
+	return listState[Node](ctx, c, PathNodes, opts, sourceFiltered)
 }
 
 // ListPlacementGroups lists placement groups. See
@@ -225,7 +225,7 @@ func (c *Client) ListPlacementGroups(ctx context.Context, opts ListOptions) ([]P
 // counters and warnings. When the result is incomplete the rows are returned
 // together with a *TruncatedError and/or *PartialFailureError.
 func (c *Client) ListPlacementGroupsWithMeta(ctx context.Context, opts ListOptions) (*ListResult[PlacementGroup], error) {
-	return listState[PlacementGroup](ctx, c, "placement_groups", opts, false)
+	return listState[PlacementGroup](ctx, c, PathPlacementGroups, opts, false)
 }
 
 // stateEnvelope is the rest_response shape used by the state API:
@@ -283,12 +283,20 @@ func listQuery(opts ListOptions) (url.Values, int, error) {
 	return q, limit, nil
 }
 
-func listState[T any](ctx context.Context, c *Client, resource string, opts ListOptions, sourceFiltered bool) (*ListResult[T], error) {
+// State API list endpoints (the stand-in dashboard serves the same paths).
+const (
+	stateAPIPrefix      = "/api/v0/"
+	PathNodes           = stateAPIPrefix + "nodes"
+	PathPlacementGroups = stateAPIPrefix + "placement_groups"
+)
+
+func listState[T any](ctx context.Context, c *Client, path string, opts ListOptions, sourceFiltered bool) (*ListResult[T], error) {
 	q, limit, err := listQuery(opts)
 	if err != nil {
 		return nil, err
 	}
-	r := request{method: http.MethodGet, path: "/api/v0/" + resource, query: q}
+	resource := strings.TrimPrefix(path, stateAPIPrefix) // named so in errors
+	r := request{method: http.MethodGet, path: path, query: q}
 	if opts.Timeout > 0 {
 		r.timeout = opts.Timeout + 5*time.Second
 	}

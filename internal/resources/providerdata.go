@@ -3,7 +3,6 @@
 package resources
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"sync"
@@ -26,13 +25,14 @@ type ProviderData struct {
 	// TopologyLabels is the provider's topology_labels; nil for the resources.
 	TopologyLabels *vcluster.TopologySource
 
-	liveGroups liveGroupCache // shared by Reads and plan checks, dropped by writes
+	// Live is this process's view of the cluster: one group list shared by
+	// Reads and plan checks (dropped by writes), one snapshot per plan.
+	Live *vcluster.LiveView
 
-	mu       sync.Mutex
-	snapshot *vcluster.Snapshot            // cached for one provider process (one plan or apply)
-	ports    map[string]topology.PortRange // port ranges of the clusters planned so far
-	names    map[string][]nameClaim        // "<namespace>/<name>" -> the clusters that planned it
-	planned  map[string][]vcluster.GroupRequest
+	mu      sync.Mutex
+	ports   map[string]topology.PortRange // port ranges of the clusters planned so far
+	names   map[string][]nameClaim        // "<namespace>/<name>" -> the clusters that planned it
+	planned map[string][]vcluster.GroupRequest
 
 	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
 }
@@ -112,30 +112,7 @@ func (d *ProviderData) ClaimPorts(name string, r topology.PortRange) []string {
 
 // NewProviderData bundles the configured client and driver settings.
 func NewProviderData(client *rayclient.Client, namespace, python, version string, runtimeEnv map[string]any) *ProviderData {
-	return &ProviderData{Client: client, Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
-}
-
-// CachedSnapshot returns the live cluster snapshot, taken once per provider
-// process so that planning many clusters costs two HTTP calls in all (one
-// when refresh already listed the groups: the list is shared). It is not
-// retaken after this process's own writes: ClaimCapacity already counts the
-// clusters planned before, and a fresher view would count them twice.
-func (d *ProviderData) CachedSnapshot(ctx context.Context) (*vcluster.Snapshot, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.snapshot != nil {
-		return d.snapshot, nil
-	}
-	nodes, err := vcluster.ListAliveNodes(ctx, d.Client)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := d.LiveGroups(ctx)
-	if err != nil {
-		return nil, err
-	}
-	d.snapshot = &vcluster.Snapshot{Nodes: nodes, Groups: groups}
-	return d.snapshot, nil
+	return &ProviderData{Client: client, Live: vcluster.NewLiveView(client), Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
 }
 
 // providerDataFrom extracts ProviderData from Configure's request data.

@@ -19,7 +19,7 @@ import (
 // of this provider's writes, so the shared group list is dropped after it.
 func (r *virtualClusterResource) runDriver(ctx context.Context, req vcluster.Request) (*vcluster.Result, error) {
 	if o := req.Ownership; req.Action != vcluster.ActionInspect || (o != nil && (o.Claim || o.Manifest != nil)) {
-		defer r.data.InvalidateLiveGroups()
+		defer r.data.Live.InvalidateGroups()
 	}
 	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": req.Action, "groups": len(req.Groups)})
 	return driver.Run(ctx, r.data.Client, r.data.PythonExecutable, req, driver.RunOptions{

@@ -15,7 +15,7 @@ import (
 // false (with an error) when Ray has no group of that name.
 func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClusterModel, diags *diag.Diagnostics) bool {
 	name := m.Name.ValueString()
-	live, err := r.data.LiveGroups(ctx)
+	live, err := r.data.Live.Groups(ctx)
 	if err != nil {
 		diags.AddError("Cannot read placement groups for import", err.Error())
 		return false

@@ -145,7 +145,7 @@ func (p *planning) run() {
 	if checkRayVersion(p.ctx, data, spec, diags); diags.HasError() {
 		return
 	}
-	snap, snapErr := data.CachedSnapshot(p.ctx)
+	snap, snapErr := data.Live.Snapshot(p.ctx)
 	if snapErr == nil && !p.creating && !p.replacing {
 		p.checkHeldNodes(spec, snap)
 	}

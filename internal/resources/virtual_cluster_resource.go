@@ -147,7 +147,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	live, err := r.data.LiveGroups(ctx) // one list for all clusters of this refresh
+	live, err := r.data.Live.Groups(ctx) // one list for all clusters of this refresh
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", err.Error())
 		return

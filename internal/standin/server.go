@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
 // Defaults of Ray's state API (ray.util.state.common): the limit when none is
@@ -134,7 +136,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		out.WriteByte('}')
 		writeJSON(w, http.StatusOK, out.Bytes())
-	case "/api/v0/nodes":
+	case rayclient.PathNodes:
 		s.mu.RLock()
 		nodes := s.nodes
 		s.mu.RUnlock()
@@ -142,7 +144,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			n := &nodes[i]
 			return nodeColumn(&n.row), n.plain, n.rdetail
 		})
-	case "/api/v0/placement_groups":
+	case rayclient.PathPlacementGroups:
 		s.mu.RLock()
 		groups := s.groups
 		s.mu.RUnlock()
