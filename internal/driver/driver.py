@@ -208,7 +208,18 @@ def normalize_spec(spec):
         "port_low": low,
         "port_high": high,
         "own": load_ownership(spec.get("ownership"), action),
+        "rank_order": load_rank_order(spec.get("rank_order")),
     }
+
+
+def load_rank_order(raw):
+    if raw is None:
+        return None
+    seg = raw.get("segment_size") if isinstance(raw, dict) else None
+    if not (isinstance(raw, dict) and _is_int(raw.get("gpus_per_node")) and raw["gpus_per_node"] >= 1
+            and (seg is None or (_is_int(seg) and seg >= 1))):
+        raise DriverError("invalid", "rank_order must have gpus_per_node >= 1 and segment_size null or >= 1")
+    return {"segment_size": seg, "gpus_per_node": raw["gpus_per_node"]}
 
 
 def load_ownership(own, action):
@@ -400,8 +411,40 @@ def describe_owner(record):
     return "created %s" % (record.get("created_at") or "at an unknown time")
 
 
-def natural_manifest(own, groups_out, record):
-    """The record of the probed groups in natural order (Go rewrites it when its order differs)."""
+def topology_order(bundles, rank_order):
+    """Rank order of a unified GPU cluster's bundles, sorted as Go's
+    topology.SortBundleIndicesByTopology sorts them (a parity test runs both),
+    so the record needs no second job. None when incomplete segments would
+    drop bundles: Go reports that as an error. Go checks the record's order
+    against its own and rewrites a record that differs."""
+    keys = [(-1 if b["gpu_id"] is None else b["gpu_id"], b["nvlink_domain"], b["topo_rank"], b["node_id"] or "")
+            for b in bundles]
+    indices = list(range(len(keys)))
+    if all(d == C["domain_unknown"] and r == C["topo_rank_unknown"] for _, d, r, _ in keys):
+        return sorted(indices, key=lambda i: (keys[i][3], keys[i][0]))
+    seg, gpus = rank_order["segment_size"], rank_order["gpus_per_node"]
+    if seg is not None:
+        by_domain = {}
+        for i in indices:
+            by_domain.setdefault(keys[i][1], []).append(i)
+        kept = []
+        for members in by_domain.values():
+            usable = len({keys[i][3] for i in members}) // seg * seg
+            members.sort(key=lambda i: (keys[i][2], keys[i][0]))
+            kept.extend(members[:usable * gpus])
+        if len(kept) != len(indices):
+            return None
+        indices = kept
+    lowest = {}
+    for _, d, r, _ in keys:
+        lowest[d] = min(r, lowest.get(d, r))
+    return sorted(indices, key=lambda i: (lowest[keys[i][1]], keys[i][2], keys[i][0]))
+
+
+def natural_manifest(own, groups_out, record, rank_order=None):
+    """The record of the probed groups: in rank order when rank_order asks
+    for the topology sort and it keeps every bundle, else in natural order
+    (Go rewrites it when its order differs)."""
     m = dict(own["manifest"])
     m["owner"] = own["owner"]
     stamp = now()
@@ -419,8 +462,11 @@ def natural_manifest(own, groups_out, record):
                 "gpu_id": b["gpu_id"], "nvlink_domain": b["nvlink_domain"], "topo_rank": b["topo_rank"],
                 "port": b["port"],
             })
+    order = topology_order(bundles, rank_order) if rank_order and bundles else None
+    if order is not None:
+        bundles = [dict(bundles[gi], rank=rank) for rank, gi in enumerate(order)]
     m["groups"], m["bundles"] = groups, bundles
-    m["sorted_bundle_indices"] = list(range(len(bundles)))
+    m["sorted_bundle_indices"] = order if order is not None else list(range(len(bundles)))
     m["master_address"] = bundles[0]["node_ip"] if bundles else ""
     m["master_port"] = bundles[0]["port"] if bundles else 0
     return m
@@ -730,7 +776,7 @@ def do_create(spec):
     wait_ready(entries, spec)
     out = {"groups": probe_groups(entries, spec)}
     if spec["own"]:
-        out["record"] = natural_manifest(spec["own"], out["groups"], record)
+        out["record"] = natural_manifest(spec["own"], out["groups"], record, spec["rank_order"])
         kv_put(spec["own"], spec["own"]["key"], out["record"])
     return out
 
@@ -764,7 +810,7 @@ def do_inspect(spec):
     if own:
         result["tombstone"] = kv_get(own, own["tombstone_key"])
         if writes and not missing:
-            record = natural_manifest(own, out, record if previous is None else None)
+            record = natural_manifest(own, out, record if previous is None else None, spec["rank_order"])
             if previous is not None:
                 record["created_at"] = previous["created_at"] or record["created_at"]
                 result["previous_owner"] = previous

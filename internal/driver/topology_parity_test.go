@@ -2,6 +2,8 @@ package driver
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,12 +44,7 @@ func TestDriverTopologyMatchesGo(t *testing.T) {
 		}
 	}
 	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "cases": cases})
-	// driver.py ends by calling main(); the harness runs everything before it.
-	body, _, ok := strings.Cut(string(driverSource), "\nmain()\n")
-	if !ok {
-		t.Fatal("driver.py no longer ends with main()")
-	}
-	harness := body + `
+	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 load_contract(spec["contract"])
 out = []
@@ -55,10 +52,30 @@ for c in spec["cases"]:
     load_topology(c["source"])
     out.append(list(node_topology({"resources": c["resources"], "labels": c["labels"]})))
 print(json.dumps(out))
-`
+`)
+	var got [][2]any
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(cases) {
+		t.Fatalf("driver output %s: %v", out, err)
+	}
+	for i, c := range cases {
+		domain, rank := c.Source.Node(c.Resources, c.Labels)
+		if got[i][0] != domain || got[i][1] != float64(rank) {
+			t.Errorf("source %+v resources %v labels %v: driver says %v, Go (%q, %d)", c.Source, c.Resources, c.Labels, got[i], domain, rank)
+		}
+	}
+}
+
+// runDriverHarness runs driver.py's definitions (everything before its final
+// main() call, with a stub ray) followed by harness, with input on stdin.
+func runDriverHarness(t *testing.T, py string, input []byte, harness string) []byte {
+	t.Helper()
+	body, _, ok := strings.Cut(string(driverSource), "\nmain()\n")
+	if !ok {
+		t.Fatal("driver.py no longer ends with main()")
+	}
 	dir := writeRayStub(t)
 	script := filepath.Join(dir, "harness.py")
-	if err := os.WriteFile(script, []byte(harness), 0o600); err != nil {
+	if err := os.WriteFile(script, []byte(body+harness), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(py, script)
@@ -68,14 +85,84 @@ print(json.dumps(out))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	var got [][2]any
+	return out
+}
+
+// rankOrderCase is one unified GPU cluster's probed bundles.
+type rankOrderCase struct {
+	Bundles   []map[string]any   `json:"bundles"`
+	RankOrder vcluster.RankOrder `json:"rank_order"`
+}
+
+// TestDriverRankOrderMatchesGo: the record the driver writes in rank order
+// must be in Go's order, or every unified create pays a second job to
+// rewrite it. Random clusters with unknown domains and ranks, missing GPU
+// ids, ties, and segments that do and do not trim.
+func TestDriverRankOrderMatchesGo(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	cases := make([]rankOrderCase, 3000)
+	for i := range cases {
+		nodes, gpus := 1+rng.IntN(8), 1+rng.IntN(4)
+		c := &cases[i]
+		c.RankOrder.GPUsPerNode = gpus
+		if rng.IntN(2) == 0 {
+			seg := 1 + rng.IntN(3)
+			c.RankOrder.SegmentSize = &seg
+		}
+		noTopology := rng.IntN(6) == 0
+		for n := range nodes {
+			domain := fmt.Sprintf("%sd%d", topology.NVLinkDomainPrefix, rng.IntN(3))
+			rank := rng.IntN(6)
+			if noTopology || rng.IntN(8) == 0 {
+				domain, rank = topology.NVLinkDomainUnknown, topology.TopoRankUnknown
+			}
+			for range 1 + rng.IntN(gpus) {
+				var gpu any = rng.IntN(gpus)
+				if rng.IntN(10) == 0 {
+					gpu = nil
+				}
+				c.Bundles = append(c.Bundles, map[string]any{"gpu_id": gpu, "nvlink_domain": domain, "topo_rank": rank,
+					"node_id": fmt.Sprintf("node%02d", (n*7)%nodes)})
+			}
+		}
+		rng.Shuffle(len(c.Bundles), func(a, b int) { c.Bundles[a], c.Bundles[b] = c.Bundles[b], c.Bundles[a] })
+	}
+	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "cases": cases})
+	out := runDriverHarness(t, py, input, `
+spec = json.loads(sys.stdin.read())
+load_contract(spec["contract"])
+print(json.dumps([topology_order(c["bundles"], c["rank_order"]) for c in spec["cases"]]))
+`)
+	var got [][]int
 	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(cases) {
-		t.Fatalf("driver output %s: %v", out, err)
+		t.Fatalf("driver output %.200s: %v", out, err)
 	}
 	for i, c := range cases {
-		domain, rank := c.Source.Node(c.Resources, c.Labels)
-		if got[i][0] != domain || got[i][1] != float64(rank) {
-			t.Errorf("source %+v resources %v labels %v: driver says %v, Go (%q, %d)", c.Source, c.Resources, c.Labels, got[i], domain, rank)
+		in := make([]topology.Bundle, len(c.Bundles))
+		for j, b := range c.Bundles {
+			gpu := -1
+			if g, ok := b["gpu_id"].(int); ok {
+				gpu = g
+			}
+			in[j] = topology.Bundle{GPUID: gpu, Domain: b["nvlink_domain"].(string), TopoRank: b["topo_rank"].(int), NodeID: b["node_id"].(string)}
+		}
+		var gpus *int
+		if c.RankOrder.SegmentSize != nil {
+			gpus = &c.RankOrder.GPUsPerNode
+		}
+		want, _, err := topology.SortBundleIndicesByTopology(in, c.RankOrder.SegmentSize, gpus)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if len(want) != len(in) {
+			want = nil // trimmed: the driver keeps natural order, Go reports an error
+		}
+		if fmt.Sprint(got[i]) != fmt.Sprint(want) {
+			t.Fatalf("case %d (%+v): driver %v, Go %v", i, c, got[i], want)
 		}
 	}
 }

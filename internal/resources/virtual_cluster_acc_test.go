@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -113,7 +114,10 @@ func TestAccVirtualCluster_topologyOrder(t *testing.T) {
 	vcTest(t, name, resource.TestStep{
 		Config: virtualCluster{name: name, counts: []int{4, 4}, gpusPerNode: 4, unified: true, strategy: "PACK",
 			constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")}}.String(),
-		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 8}),
+		Check: resource.ComposeAggregateTestCheckFunc(
+			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 8}),
+			checkRecordInRankOrder(t, name),
+		),
 		ConfigStateChecks: []statecheck.StateCheck{
 			expectVC(at("bundles", 0), rankAndGPU(4, 0)),
 			expectVC(at("bundles", 3), rankAndGPU(4, 3)),
@@ -123,6 +127,28 @@ func TestAccVirtualCluster_topologyOrder(t *testing.T) {
 			expectVC(at("nvlink_domain_per_bundle", 5), knownvalue.StringExact("nvlink_domain_rackB")),
 		},
 	})
+}
+
+// checkRecordInRankOrder reads the cluster's record from Ray's KV: the create
+// job wrote it in rank order (rackB's topo_rank 4 node first, GPU ids
+// ascending), so no second job rewrote it (updated_at is still created_at).
+func checkRecordInRankOrder(t *testing.T, name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		m := acctest.ReadRecord(t, name)
+		if m == nil || len(m.Bundles) != 8 {
+			return fmt.Errorf("record of %s: %+v", name, m)
+		}
+		for rank, b := range m.Bundles {
+			wantRank, wantGPU := 4+rank/4, rank%4
+			if b.Rank != rank || b.TopoRank != wantRank || b.GPUID == nil || *b.GPUID != wantGPU || m.SortedBundleIndices[rank] != b.GlobalIndex {
+				return fmt.Errorf("record bundle %d: %+v, want topo_rank %d, gpu %d", rank, b, wantRank, wantGPU)
+			}
+		}
+		if m.UpdatedAt != m.CreatedAt {
+			return fmt.Errorf("record rewritten after create (created %s, updated %s): a second job ran", m.CreatedAt, m.UpdatedAt)
+		}
+		return nil
+	}
 }
 
 // With segment_size, a placement spanning only complete segments is kept; one

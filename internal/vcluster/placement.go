@@ -94,12 +94,16 @@ func (p Placement) SortedBundleIndices() []int {
 	return out
 }
 
+// sortsByTopology: as in the reference, only a unified GPU cluster's bundles
+// are ranked by topology; other clusters keep the natural order.
+func (s Spec) sortsByTopology() bool { return s.UseUnifiedPG && s.UseGPUs }
+
 func rankOrder(spec Spec, flat []PlacedBundle) ([]int, []Issue) {
 	natural := make([]int, len(flat))
 	for i := range natural {
 		natural[i] = i
 	}
-	if !spec.UseUnifiedPG || !spec.UseGPUs {
+	if !spec.sortsByTopology() {
 		return natural, nil
 	}
 	in := make([]topology.Bundle, len(flat))

@@ -29,11 +29,23 @@ type Request struct {
 	// Ownership keeps the cluster's record in Ray's KV; nil for requests
 	// that act on bare groups (tests, benchmarks).
 	Ownership *Ownership `json:"ownership,omitempty"`
+	// RankOrder, when set, has the driver write the cluster's record in
+	// rank order (the topology sort of a unified GPU cluster), so no second
+	// job has to rewrite it. Go's order stays the authority: a record whose
+	// order differs from Go's is rewritten (ActionRecord).
+	RankOrder *RankOrder `json:"rank_order,omitempty"`
 	// RunID is echoed on every driver output line. Ray keeps a job's log
 	// file when the job record is deleted and appends to it when the same
 	// submission id is reused, so driver.Run sets a fresh RunID per
 	// submission to tell this run's lines from older ones.
 	RunID string `json:"run_id,omitempty"`
+}
+
+// RankOrder is what the driver needs to sort bundles as
+// topology.SortBundleIndicesByTopology does.
+type RankOrder struct {
+	SegmentSize *int `json:"segment_size"`
+	GPUsPerNode int  `json:"gpus_per_node"`
 }
 
 // RequestGroup is one named placement group of a request.
@@ -135,6 +147,9 @@ func (s Spec) Request(action string) Request {
 	groups := s.Groups()
 	req := NewRequest(action, s.Namespace, groups, s.UseGPUs, s.Ports, s.ReadyTimeout)
 	req.Probe.Topology = s.Topology
+	if s.sortsByTopology() {
+		req.RankOrder = &RankOrder{SegmentSize: s.SegmentSize, GPUsPerNode: s.NumGPUsPerNode}
+	}
 	for i, g := range groups {
 		req.Groups[i].BundleLabelSelector = s.bundleSelectors(g)
 		req.Groups[i].TopologyStrategy = s.groupTopologyStrategy(g)
@@ -178,6 +193,9 @@ func (r Request) Validate() error {
 	}
 	if r.Contract != DriverContract() {
 		return errors.New("driver request: contract constants missing or altered; build requests with vcluster.NewRequest")
+	}
+	if o := r.RankOrder; o != nil && (o.GPUsPerNode < 1 || (o.SegmentSize != nil && *o.SegmentSize < 1)) {
+		return errors.New("driver request: rank_order needs gpus_per_node >= 1 and segment_size >= 1 when set")
 	}
 	if len(r.RunID) > maxRunIDLength {
 		return fmt.Errorf("driver request: run_id longer than %d characters", maxRunIDLength)
