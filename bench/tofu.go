@@ -199,7 +199,8 @@ type TofuStep struct {
 	Wall    time.Duration
 	Events  []ProxyEvent
 	// DriverSpan is from the first job submission to the end of the last
-	// job-record delete: driver.Run inside the provider.
+	// log fetch, where driver.Run finds the result line and returns (the job
+	// record is deleted in the background, often after the CLI has exited).
 	DriverSpan time.Duration
 	// OtherHTTP is the time other requests were in flight.
 	OtherHTTP time.Duration
@@ -245,7 +246,7 @@ func step(cmd string, wall time.Duration, ev []ProxyEvent) TofuStep {
 		if e.Route == "POST /api/jobs/" && first.IsZero() {
 			first = e.Start
 		}
-		if e.Route == "DELETE /api/jobs/{id}" {
+		if e.Route == "GET /api/jobs/{id}/logs" {
 			last = e.End
 		}
 	}
@@ -352,7 +353,7 @@ func PrintTofu(out io.Writer, r *TofuResult) {
 	}
 	fmt.Fprintf(out, "`tofu apply` + `tofu destroy` of %d per-node GPU groups (%s) through a dev_overrides CLI config and a counting proxy; provider build %ss (not counted).\n\n",
 		r.Groups, r.Name, Sec(r.Build))
-	t := NewTable(out, "command", "wall", "driver job (submit..job delete)", "other HTTP in flight", "CLI + plugin + plan/state (rest)", "CLI share", "HTTP calls", "direct driver.Run (median)", "CLI/direct")
+	t := NewTable(out, "command", "wall", "driver job (submit..result)", "other HTTP in flight", "CLI + plugin + plan/state (rest)", "CLI share", "HTTP calls", "direct driver.Run (median)", "CLI/direct")
 	for i, s := range []TofuStep{r.Apply, r.Destroy} {
 		rest := s.Wall - s.DriverSpan - s.OtherHTTP
 		direct := r.DirectCreate
