@@ -229,8 +229,9 @@ func groupNames(spec Spec) string {
 	return strings.Join(names, ", ")
 }
 
-// lookup lists Ray's jobs once: a running job of this spec becomes the one
-// Run waits for; it returns the ids of abandoned records of this provider.
+// lookup lists Ray's jobs once: a running job of this spec whose driver has
+// not reported yet becomes the one Run waits for; it returns the ids of
+// abandoned records of this provider.
 // Listing is best effort: without it Run just submits.
 func (r *runner) lookup(ctx context.Context) []string {
 	jobs, err := r.api.ListJobs(ctx)
@@ -263,10 +264,24 @@ func (r *runner) lookup(ctx context.Context) []string {
 			}
 		}
 	}
-	if attach != nil {
+	if attach != nil && !r.resultPrinted(ctx, attach) {
 		r.id, r.runID = attach.SubmissionID, attach.Metadata[metaRun]
 	}
 	return orphans
+}
+
+// resultPrinted reports whether j's driver has already printed its result:
+// Run returns on that line while Ray still shows the job RUNNING for up to
+// half a second, so an identical request right after an earlier Run must
+// start its own driver, not take the finished one's result. Unreadable logs
+// count as no result (attach, as for an interrupted Run).
+func (r *runner) resultPrinted(ctx context.Context, j *rayclient.JobDetails) bool {
+	logs, err := r.api.GetJobLogs(ctx, j.SubmissionID)
+	if err != nil {
+		return false
+	}
+	_, err = parseResult(logs, j.Metadata[metaRun])
+	return err == nil
 }
 
 // writtenBack reports whether j is a record of this provider that Ray's job

@@ -297,6 +297,23 @@ func TestRunAttachesToRunningJob(t *testing.T) {
 	}
 }
 
+// Guarantee: a job that already printed its result (Run returned on it while
+// Ray still shows it RUNNING) is not taken by the next identical request,
+// which runs its own driver.
+func TestRunDoesNotAttachToReportedJob(t *testing.T) {
+	spec := createSpec("g")
+	f := newFake(succeedAfter(3))
+	done := f.addJob("raytf_create_g_done", map[string]string{metaCreatedBy: createdBy, metaSpec: specKey(spec), metaRun: "done"}, rayclient.JobStatusRunning)
+	done.log(resultLine("done", true, ""))
+	res, err := Run(context.Background(), f, "python", spec, fastOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RunID == "done" || f.count("submit ") != 1 {
+		t.Fatalf("result %+v after calls %v: want a fresh run", res, f.calls)
+	}
+}
+
 // Guarantee: every launch has an id of its own, so nothing waits for an
 // older job's teardown.
 func TestRunSubmitsFreshIDs(t *testing.T) {
