@@ -3,7 +3,8 @@ import json
 import sys
 
 out = json.load(sys.stdin)
-print(out["selection"]["value"])
+nodes = out["nodes"]["value"]
+print(f"{len(nodes)} nodes chosen at create and kept in state: {', '.join(n[:12] + '...' for n in nodes)}")
 print(f"world size {out['world_size']['value']}, master {out['master']['value']}")
 rows = out["placement"]["value"]
 cols = ["rank", "bundle", "node_ip", "gpu_id", "nvlink_domain", "topo_rank", "port"]
