@@ -1,6 +1,7 @@
 package acctest
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rayPython returns a command running script with the Ray virtualenv's python
@@ -32,4 +34,19 @@ func rayPython(ctx context.Context, t testing.TB, script string, input any) *exe
 		}
 	}
 	return cmd
+}
+
+// runRayPython runs script to the end (rayPython) within timeout and returns
+// its trimmed stdout; a failure fails the test with what and stderr's tail.
+func runRayPython(t testing.TB, timeout time.Duration, what, script string, input any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := rayPython(ctx, t, script, input)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, tail(stderr.String()))
+	}
+	return strings.TrimSpace(stdout.String())
 }

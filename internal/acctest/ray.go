@@ -1,8 +1,6 @@
 package acctest
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -55,18 +53,10 @@ type outOfBandGroup struct {
 
 func runOutOfBand(t *testing.T, action string, groups []outOfBandGroup, timeout time.Duration) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
-	defer cancel()
-	cmd := rayPython(ctx, t, outOfBandScript, map[string]any{
+	return runRayPython(t, timeout+time.Minute, action+" placement groups out of band", outOfBandScript, map[string]any{
 		"address": GCSAddress(), "namespace": vcluster.DefaultNamespace, "action": action,
 		"timeout": timeout.Seconds(), "groups": groups,
 	})
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s placement groups out of band: %v\n%s", action, err, tail(stderr.String()))
-	}
-	return strings.TrimSpace(stdout.String())
 }
 
 // RemoveGroupsOutOfBand removes placement groups behind Terraform's back, the

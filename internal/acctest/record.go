@@ -1,9 +1,8 @@
 package acctest
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,19 +24,12 @@ print(raw.decode() if raw is not None else "null")
 // name in the default namespace, read out of band; nil when there is none.
 func ReadRecord(t *testing.T, name string) *vcluster.Manifest {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := rayPython(ctx, t, recordScript, map[string]any{"address": GCSAddress(),
+	out := runRayPython(t, 2*time.Minute, "reading the record of "+name, recordScript, map[string]any{"address": GCSAddress(),
 		"key": vcluster.RecordKey(vcluster.DefaultNamespace, name), "kv_namespace": vcluster.KVNamespace})
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("reading the record of %s: %v\n%s", name, err, tail(stderr.String()))
-	}
-	lines := bytes.Split(bytes.TrimSpace(stdout.Bytes()), []byte("\n"))
+	lines := strings.Split(out, "\n")
 	var m *vcluster.Manifest
-	if err := json.Unmarshal(lines[len(lines)-1], &m); err != nil {
-		t.Fatalf("record of %s: %v\n%s", name, err, stdout.String())
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatalf("record of %s: %v\n%s", name, err, out)
 	}
 	return m
 }
