@@ -72,6 +72,7 @@ const (
 )
 
 // Progress is one RAYTF_PROGRESS line. Phases: started, lookup, created,
+// recreated (a group removed during the wait was created again),
 // waiting, probing, removing.
 type Progress struct {
 	Phase string `json:"phase"`

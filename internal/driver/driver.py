@@ -679,9 +679,20 @@ def diff_group(want, table, pg):
     return diffs
 
 
+# A group removed while this run waits for it is created again at most this
+# often; after that the removal is reported instead of fought.
+MAX_RECREATES = 3
+
+
 def wait_ready(entries, spec):
+    """Waits for every group; returns the entries, with any group that was
+    removed meanwhile (e.g. by the cleanup of a killed earlier run whose group
+    this run adopted) replaced by a new one."""
     deadline = time.monotonic() + spec["timeout"]
+    wanted = {g["name"]: g for g in spec["groups"]}
+    entries = list(entries)
     refs = {pg.ready(): (name, pg) for name, pg, _ in entries}
+    recreated = {}
     pending = list(refs)
     total, last = len(refs), -1
     while pending:
@@ -689,12 +700,25 @@ def wait_ready(entries, spec):
         if left <= 0:
             break
         ready, pending = ray.wait(pending, num_returns=len(pending), timeout=min(1.0, left))
-        ray.get(ready)
+        for ref in ready:
+            try:
+                ray.get(ref)
+            except Exception as e:  # noqa: BLE001
+                name = refs[ref][0]
+                if type(e).__name__ != "TaskPlacementGroupRemoved" or recreated.get(name, 0) >= MAX_RECREATES:
+                    raise
+                recreated[name] = recreated.get(name, 0) + 1
+                pg, created = replace_removed(wanted[name])
+                i = next(i for i, en in enumerate(entries) if en[0] == name)
+                entries[i] = (name, pg, created)
+                new_ref = pg.ready()
+                refs[new_ref] = (name, pg)
+                pending.append(new_ref)
         if total - len(pending) != last:
             last = total - len(pending)
             progress("waiting", ready=last, total=total)
     if not pending:
-        return
+        return entries
     late = [refs[r] for r in pending]
     infeasible = False
     for _, pg in late:
@@ -718,6 +742,22 @@ def wait_ready(entries, spec):
     )
 
 
+def replace_removed(g):
+    """Returns (group, created by this run) for a group removed during the
+    wait: the same-shaped group someone made meanwhile, else a new one."""
+    name = g["name"]
+    hit = lookup(name)
+    if hit:
+        diffs = diff_group(g, hit[1], hit[0])
+        if diffs:
+            raise DriverError("conflict", "group %s was replaced during the wait by one with different %s" % (
+                json.dumps(name), ", ".join(diffs)))
+        CREATED.pop(name, None)  # someone else's: never this run's to clean up
+    pg = hit[0] if hit else create_group(g)
+    progress("recreated", name=name, adopted=bool(hit))
+    return pg, not hit
+
+
 def claim_for_create(spec, found):
     """Checks that existing groups are this state's and records the owner
     before any group is created; returns the record found."""
@@ -732,6 +772,29 @@ def claim_for_create(spec, found):
     kv_put(own, own["key"], prelim)
     kv_del(own, own["tombstone_key"])
     return record if is_ours(own, record) else None
+
+
+def create_group(g):
+    """Creates one detached group of the spec and remembers it for cleanup."""
+    name = g["name"]
+    INFLIGHT.add(name)
+    try:
+        # Optional arguments only when set, so Ray versions without them still work.
+        kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
+        if g["topology_strategy"]:
+            # Ray takes the node-level strategy inside topology_strategy, never both.
+            kwargs["topology_strategy"] = g["topology_strategy"]
+        else:
+            kwargs["strategy"] = g["strategy"]
+        pg = placement_group(bundles=g["bundles"], name=name, lifetime="detached", **kwargs)
+    except Exception as e:  # noqa: BLE001
+        INFLIGHT.discard(name)
+        if "already exists" in str(e):
+            raise DriverError("conflict", "group %s was created concurrently by someone else" % json.dumps(name))
+        raise
+    CREATED[name] = pg
+    INFLIGHT.discard(name)
+    return pg
 
 
 def do_create(spec):
@@ -754,26 +817,9 @@ def do_create(spec):
         if found[name]:
             entries.append((name, found[name][0], False))
             continue
-        INFLIGHT.add(name)
-        try:
-            # Optional arguments only when set, so Ray versions without them still work.
-            kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
-            if g["topology_strategy"]:
-                # Ray takes the node-level strategy inside topology_strategy, never both.
-                kwargs["topology_strategy"] = g["topology_strategy"]
-            else:
-                kwargs["strategy"] = g["strategy"]
-            pg = placement_group(bundles=g["bundles"], name=name, lifetime="detached", **kwargs)
-        except Exception as e:  # noqa: BLE001
-            INFLIGHT.discard(name)
-            if "already exists" in str(e):
-                raise DriverError("conflict", "group %s was created concurrently by someone else" % json.dumps(name))
-            raise
-        CREATED[name] = pg
-        INFLIGHT.discard(name)
-        entries.append((name, pg, True))
+        entries.append((name, create_group(g), True))
     progress("created", created=len(CREATED), adopted=len(entries) - len(CREATED), total=len(entries))
-    wait_ready(entries, spec)
+    entries = wait_ready(entries, spec)
     out = {"groups": probe_groups(entries, spec)}
     if spec["own"]:
         out["record"] = natural_manifest(spec["own"], out["groups"], record, spec["rank_order"])

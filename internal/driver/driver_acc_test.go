@@ -36,6 +36,14 @@ func testSidePython() string {
 	return "python"
 }
 
+// testGCSAddress is the test cluster's GCS, for out-of-band ray.init.
+func testGCSAddress() string {
+	if gcs := os.Getenv("RAY_GCS_ADDRESS"); gcs != "" {
+		return gcs
+	}
+	return "127.0.0.10:6379"
+}
+
 type accEnv struct {
 	t      *testing.T
 	client *rayclient.Client

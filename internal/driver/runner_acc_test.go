@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -146,10 +145,7 @@ func TestAccRunnerReconcilesLostSubmitResponse(t *testing.T) {
 // returns what happened.
 func (e *accEnv) loseSupervisor(t *testing.T, spec Spec, killDriver bool) lossOutcome {
 	t.Helper()
-	gcs := os.Getenv("RAY_GCS_ADDRESS")
-	if gcs == "" {
-		gcs = "127.0.0.10:6379"
-	}
+	gcs := testGCSAddress()
 	var once sync.Once
 	killed := make(chan error, 1)
 	api := &hookAPI{JobAPI: e.client}
