@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/provider"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
@@ -39,18 +40,10 @@ var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"ray": func() (tfprotov6.ProviderServer, error) { return provider.NewProtocol6Server("test")(), nil },
 }
 
-// Address is the dashboard the acceptance tests use.
-func Address() string {
-	if a := os.Getenv("RAY_ADDRESS"); a != "" {
-		return a
-	}
-	return "http://127.0.0.1:8265"
-}
-
 // Client is a client for the test cluster.
 func Client(t testing.TB) *rayclient.Client {
 	t.Helper()
-	c, err := rayclient.New(rayclient.Config{Address: Address()})
+	c, err := rayclient.New(rayclient.Config{Address: plainray.Address()})
 	if err != nil {
 		t.Fatalf("ray client: %v", err)
 	}
@@ -70,9 +63,9 @@ func PreCheck(t *testing.T) {
 	defer cancel()
 	v, err := Client(t).Version(ctx)
 	if err != nil {
-		t.Fatalf("no Ray dashboard at %s (start one with scripts/ray-cluster.sh start): %v", Address(), err)
+		t.Fatalf("no Ray dashboard at %s (start one with scripts/ray-cluster.sh start): %v", plainray.Address(), err)
 	}
-	t.Logf("Ray %s at %s (session %s)", v.RayVersion, Address(), v.SessionName)
+	t.Logf("Ray %s at %s (session %s)", v.RayVersion, plainray.Address(), v.SessionName)
 }
 
 // Name returns a unique cluster name for one test.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
@@ -53,7 +54,7 @@ func ClusterScript(t testing.TB, timeout time.Duration, args ...string) (string,
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(RepoRoot(t), "scripts", "ray-cluster.sh"), args...)
-	cmd.Env = scriptEnv()
+	cmd.Env = plainray.Env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -68,19 +69,6 @@ func ClusterScript(t testing.TB, timeout time.Duration, args ...string) (string,
 		return stdout.String(), fmt.Errorf("scripts/ray-cluster.sh %s: %w", strings.Join(args, " "), err)
 	}
 	return stdout.String(), nil
-}
-
-func scriptEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "TF_LOG", "TF_LOG_PATH", "TF_ACC_LOG_PATH", "TF_LOG_PATH_MASK":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 // SkipDisruptive skips tests that stop Ray processes of the shared test

@@ -4,20 +4,18 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 )
 
 // holderScript runs a Ray actor that holds resources outside any placement
 // group until its stdin closes (the test released it, or the test process
-// died). Its input is base64 JSON: {address, name, resources, timeout}.
-const holderScript = `import base64, json, sys
-import ray
-spec = json.loads(base64.b64decode(sys.argv[1]))
-ray.init(address=spec["address"], namespace="terraform-ray-acc-holders", log_to_driver=False)
+// died). Its input (spec): {address, name, resources, timeout}.
+const holderScript = `ray.init(address=spec["address"], namespace="terraform-ray-acc-holders", log_to_driver=False)
 res = dict(spec["resources"])
 cpus, gpus = res.pop("CPU", 0), res.pop("GPU", 0)
 @ray.remote
@@ -29,20 +27,6 @@ print("HELD", ray.get(h.node.remote(), timeout=spec["timeout"]), flush=True)
 sys.stdin.read()
 `
 
-// GCSAddress is the GCS of the local test cluster (scripts/ray-cluster.sh's
-// RAY_TF_IP_BASE and RAY_TF_GCS_PORT, so a side cluster works too).
-func GCSAddress() string {
-	port := os.Getenv("RAY_TF_GCS_PORT")
-	if port == "" {
-		port = "6379"
-	}
-	base := os.Getenv("RAY_TF_IP_BASE")
-	if base == "" {
-		base = "10"
-	}
-	return "127.0.0." + base + ":" + port
-}
-
 // HoldResources makes Ray reserve res (e.g. {"topo_rank": 1,
 // "node:127.0.0.13": 0.001}) for an actor outside any placement group, which
 // the provider's plan-time capacity check does not see but Ray's scheduler
@@ -51,8 +35,8 @@ func GCSAddress() string {
 // python of the Ray virtualenv (RAY_BIN) connected to the GCS.
 func HoldResources(t testing.TB, name string, res map[string]float64) (release func()) {
 	t.Helper()
-	cmd := rayPython(context.Background(), t, holderScript,
-		map[string]any{"address": GCSAddress(), "name": name, "resources": res, "timeout": 60})
+	cmd := plainray.Command(context.Background(), t, holderScript,
+		map[string]any{"address": plainray.GCSAddress(), "name": name, "resources": res, "timeout": 60})
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -98,20 +82,12 @@ func HoldResources(t testing.TB, name string, res map[string]float64) (release f
 	case node, ok := <-held:
 		if !ok {
 			release()
-			t.Fatalf("resource holder %s %v exited before holding its resources:\n%s", name, res, tail(stderr.String()))
+			t.Fatalf("resource holder %s %v exited before holding its resources:\n%s", name, res, plainray.Tail(stderr.String()))
 		}
 		t.Logf("holding %v on node %.12s (actor %s, outside any placement group)", res, node, name)
 	case <-time.After(90 * time.Second):
 		release()
-		t.Fatalf("resource holder %s %v did not start in 90s:\n%s", name, res, tail(stderr.String()))
+		t.Fatalf("resource holder %s %v did not start in 90s:\n%s", name, res, plainray.Tail(stderr.String()))
 	}
 	return release
-}
-
-func tail(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -6,15 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // recordScript reads one key of Ray's internal KV with plain ray calls (not
 // the provider's driver) and prints it, or "null" when it is absent.
-const recordScript = `import base64, json, sys
-import ray
-from ray.experimental import internal_kv
-spec = json.loads(base64.b64decode(sys.argv[1]))
+const recordScript = `from ray.experimental import internal_kv
 ray.init(address=spec["address"], log_to_driver=False)
 raw = internal_kv._internal_kv_get(spec["key"], namespace=spec["kv_namespace"])
 print(raw.decode() if raw is not None else "null")
@@ -24,7 +22,7 @@ print(raw.decode() if raw is not None else "null")
 // name in the default namespace, read out of band; nil when there is none.
 func ReadRecord(t *testing.T, name string) *vcluster.Manifest {
 	t.Helper()
-	out := runRayPython(t, 2*time.Minute, "reading the record of "+name, recordScript, map[string]any{"address": GCSAddress(),
+	out := plainray.Run(t, 2*time.Minute, "reading the record of "+name, recordScript, map[string]any{"address": plainray.GCSAddress(),
 		"key": vcluster.RecordKey(vcluster.DefaultNamespace, name), "kv_namespace": vcluster.KVNamespace})
 	lines := strings.Split(out, "\n")
 	var m *vcluster.Manifest

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 )
 
 // WorkDir is a Terraform working directory of its own, run with the real CLI
@@ -69,7 +71,7 @@ func NewWorkDir(t *testing.T, config string) *WorkDir {
 	if err := os.WriteFile(rc, []byte(rcText), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"TF_CLI_CONFIG_FILE=" + rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "RAY_ADDRESS=" + Address()}
+	env := []string{"TF_CLI_CONFIG_FILE=" + rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "RAY_ADDRESS=" + plainray.Address()}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "PATH" || k == "HOME" || strings.HasPrefix(k, "RAY_AUTH") {

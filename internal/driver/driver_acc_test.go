@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -15,34 +14,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-// Acceptance test against a real Ray cluster (TF_ACC=1). RAY_DASHBOARD_URL
-// (default http://127.0.0.1:8265) must point at a cluster with at least 4
-// GPU worker nodes (4 GPUs each, nvlink_domain_* and topo_rank resources)
-// and jobs must find a ray-enabled "python" on PATH (RAYTF_TEST_PYTHON
+// Acceptance test against a real Ray cluster (TF_ACC=1): the test cluster
+// of scripts/ray-cluster.sh, found as every acceptance test finds it
+// (plainray: RAY_ADDRESS, RAY_TF_IP_BASE, RAY_TF_GCS_PORT), with at least 4
+// GPU worker nodes (4 GPUs each, nvlink_domain_* and topo_rank resources).
+// Jobs must find a ray-enabled "python" on PATH (RAYTF_TEST_PYTHON
 // overrides it).
-
-// testSidePython is the interpreter the test itself runs out-of-band Ray
-// calls with: the Ray virtualenv's (RAY_BIN), since the job-side "python"
-// is only on PATH inside Ray's workers.
-func testSidePython() string {
-	if bin := os.Getenv("RAY_BIN"); bin != "" {
-		return filepath.Join(bin, "python")
-	}
-	return "python"
-}
-
-// testGCSAddress is the test cluster's GCS, for out-of-band ray.init.
-func testGCSAddress() string {
-	if gcs := os.Getenv("RAY_GCS_ADDRESS"); gcs != "" {
-		return gcs
-	}
-	return "127.0.0.10:6379"
-}
 
 type accEnv struct {
 	t      *testing.T
@@ -56,11 +39,7 @@ func newAccEnv(t *testing.T) *accEnv {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC=1 to run against a real Ray cluster")
 	}
-	addr := os.Getenv("RAY_DASHBOARD_URL")
-	if addr == "" {
-		addr = "http://127.0.0.1:8265"
-	}
-	c, err := rayclient.New(rayclient.Config{Address: addr})
+	c, err := rayclient.New(rayclient.Config{Address: plainray.Address()})
 	if err != nil {
 		t.Fatal(err)
 	}

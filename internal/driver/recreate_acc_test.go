@@ -3,26 +3,12 @@ package driver
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"slices"
-	"sync"
 	"testing"
 	"time"
-)
 
-// removeOutOfBandScript removes one named group with plain ray.util calls
-// (never the driver) and waits until Ray reports it REMOVED.
-const removeOutOfBandScript = `import sys, time, ray
-from ray.util.placement_group import get_placement_group, placement_group_table, remove_placement_group
-ray.init(address=sys.argv[1], namespace=sys.argv[2], logging_level="ERROR", log_to_driver=False)
-pg = get_placement_group(sys.argv[3])
-remove_placement_group(pg)
-deadline = time.time() + 60
-while placement_group_table(pg).get("state") != "REMOVED":
-    if time.time() > deadline:
-        sys.exit("not REMOVED after 60s")
-    time.sleep(0.1)
-print("REMOVED", pg.id.hex())`
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
+)
 
 // Guarantee: a group removed while a create waits for it (as the cleanup of
 // a killed earlier run removes the group the relaunched run adopted) is
@@ -33,44 +19,23 @@ func TestAccDriverRecreatesGroupRemovedDuringWait(t *testing.T) {
 	spec := e.neverFits(20)
 	name := spec.Groups[0].Name
 
-	var mu sync.Mutex
 	var phases []string
-	removed := make(chan error, 1)
-	var once sync.Once
+	// OnProgress runs on this goroutine; the driver keeps waiting in Ray
+	// while the removal runs.
 	opts := RunOptions{PollInterval: 100 * time.Millisecond, OnProgress: func(p Progress) {
-		mu.Lock()
-		phases = append(phases, p.Phase)
-		mu.Unlock()
-		if p.Phase != "waiting" {
-			return
+		if p.Phase == "waiting" && !slices.Contains(phases, "waiting") {
+			plainray.RemoveGroups(t, e.ns, name)
 		}
-		once.Do(func() {
-			go func() {
-				out, err := exec.Command(testSidePython(), "-c", removeOutOfBandScript, testGCSAddress(), e.ns, name).CombinedOutput()
-				if err != nil {
-					err = errors.New(string(out))
-				}
-				t.Logf("out of band: %s", out)
-				removed <- err
-			}()
-		})
+		phases = append(phases, p.Phase)
 	}}
 	_, err := Run(context.Background(), e.client, e.python, spec, opts)
-	mu.Lock()
-	waited := slices.Contains(phases, "waiting")
-	mu.Unlock()
-	if !waited {
+	if !slices.Contains(phases, "waiting") {
 		t.Fatalf("the driver never reported waiting; err = %v", err)
-	}
-	if rerr := <-removed; rerr != nil {
-		t.Fatalf("removing %s out of band: %v", name, rerr)
 	}
 	var de *DriverError
 	if !errors.As(err, &de) || (de.Kind != KindTimeout && de.Kind != KindInfeasible) {
 		t.Fatalf("err = %v, want the never-fitting group's timeout or infeasible error", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if !slices.Contains(phases, "recreated") {
 		t.Fatalf("phases %v: the removed group was not created again", phases)
 	}

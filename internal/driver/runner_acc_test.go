@@ -10,14 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
 // Acceptance tests of Run's guarantees against a real Ray (TF_ACC=1; see
-// driver_acc_test.go for RAY_DASHBOARD_URL and RAYTF_TEST_PYTHON). They need
-// one free CPU and no GPU, so they also run against a one-node side cluster
-// of another Ray version. RAY_GCS_ADDRESS (default 127.0.0.10:6379) is the
-// GCS the out-of-band kill connects to with RAYTF_TEST_PYTHON.
+// driver_acc_test.go for the cluster and RAYTF_TEST_PYTHON). They need one
+// free CPU and no GPU, so they also run against a one-node side cluster of
+// another Ray version. The out-of-band kill connects to its GCS with plain
+// Ray (plainray).
 
 // hookAPI passes calls to Ray and lets a test interfere after they return.
 type hookAPI struct {
@@ -145,7 +146,7 @@ func TestAccRunnerReconcilesLostSubmitResponse(t *testing.T) {
 // returns what happened.
 func (e *accEnv) loseSupervisor(t *testing.T, spec Spec, killDriver bool) lossOutcome {
 	t.Helper()
-	gcs := testGCSAddress()
+	gcs, py := plainray.GCSAddress(), plainray.Python(t)
 	var once sync.Once
 	killed := make(chan error, 1)
 	api := &hookAPI{JobAPI: e.client}
@@ -165,7 +166,7 @@ func (e *accEnv) loseSupervisor(t *testing.T, spec Spec, killDriver bool) lossOu
 			if killDriver {
 				driverPID = j.DriverInfo.PID
 			}
-			out, kerr := exec.Command(testSidePython(), "-c", `import os, signal, sys, ray
+			out, kerr := exec.Command(py, "-c", `import os, signal, sys, ray
 from ray.util.state import list_actors
 ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
 name = "_ray_internal_job_actor_" + sys.argv[2]

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 )
 
 // attachReport is the JSON line examples/attach/train.py prints.
@@ -87,7 +88,7 @@ func submitAttachJob(t *testing.T, name, namespace string) (*attachReport, error
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", filepath.Join("examples", "attach", "submit.sh"), name, namespace)
 	cmd.Dir = attachJobTree(t)
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "RAY_ADDRESS="+acctest.Address())
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "RAY_ADDRESS="+plainray.Address())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("examples/attach/submit.sh %s %s (%s):\n%s", name, namespace, time.Since(start).Round(100*time.Millisecond), out)

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
@@ -35,7 +36,7 @@ var createdWithoutDrift = knownvalue.ObjectPartial(map[string]knownvalue.Check{
 func TestAccReliability_faultProxy(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("faults")
-	proxy := acctest.NewFaultProxy(t, acctest.Address())
+	proxy := acctest.NewFaultProxy(t, plainray.Address())
 	proxy.Verbose = os.Getenv("RAY_TF_PROXY_LOG") != ""
 	cfg := func(counts ...int) string {
 		return hcl(
@@ -334,7 +335,7 @@ func TestAccReliability_workerNodeStopped(t *testing.T) {
 // error names Ray's status and the attempts.
 func TestAccReliability_retriesBounded(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
-	proxy := acctest.NewFaultProxy(t, acctest.Address())
+	proxy := acctest.NewFaultProxy(t, plainray.Address())
 	cfg := func(maxRetries int) string {
 		return hcl(rayProvider{address: proxy.URL, maxRetries: retries(maxRetries), retryWaitMin: "10ms", retryWaitMax: "20ms"}, clusterTopology{})
 	}
