@@ -691,7 +691,7 @@ def wait_ready(entries, spec):
     deadline = time.monotonic() + spec["timeout"]
     wanted = {g["name"]: g for g in spec["groups"]}
     entries = list(entries)
-    refs = {pg.ready(): (name, pg) for name, pg, _ in entries}
+    refs = {pg.ready(): i for i, (_, pg, _) in enumerate(entries)}  # ready ref -> index in entries
     recreated = {}
     pending = list(refs)
     total, last = len(refs), -1
@@ -704,22 +704,22 @@ def wait_ready(entries, spec):
             try:
                 ray.get(ref)
             except Exception as e:  # noqa: BLE001
-                name = refs[ref][0]
+                i = refs[ref]
+                name = entries[i][0]
                 if type(e).__name__ != "TaskPlacementGroupRemoved" or recreated.get(name, 0) >= MAX_RECREATES:
                     raise
                 recreated[name] = recreated.get(name, 0) + 1
                 pg, created = replace_removed(wanted[name])
-                i = next(i for i, en in enumerate(entries) if en[0] == name)
                 entries[i] = (name, pg, created)
                 new_ref = pg.ready()
-                refs[new_ref] = (name, pg)
+                refs[new_ref] = i
                 pending.append(new_ref)
         if total - len(pending) != last:
             last = total - len(pending)
             progress("waiting", ready=last, total=total)
     if not pending:
         return entries
-    late = [refs[r] for r in pending]
+    late = [entries[refs[r]][:2] for r in pending]
     infeasible = False
     for _, pg in late:
         try:
