@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ const (
 	defaultAddress = "http://127.0.0.1:8265"
 	envAddress     = "RAY_ADDRESS"
 	envToken       = "RAY_AUTH_TOKEN"
+	envTokenPath   = "RAY_AUTH_TOKEN_PATH"
 )
 
 var (
@@ -36,6 +38,7 @@ type providerModel struct {
 	Token              types.String `tfsdk:"token"`
 	Headers            types.Map    `tfsdk:"headers"`
 	CAFile             types.String `tfsdk:"ca_file"`
+	CAPEM              types.String `tfsdk:"ca_pem"`
 	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
 	Namespace          types.String `tfsdk:"namespace"`
 	PythonExecutable   types.String `tfsdk:"python_executable"`
@@ -50,7 +53,7 @@ type providerModel struct {
 // anyUnknown reports whether a value the client needs is not known yet (it
 // depends on a resource that is not created), in which case configuration waits.
 func (m providerModel) anyUnknown() bool {
-	for _, v := range []interface{ IsUnknown() bool }{m.Address, m.Token, m.Headers, m.CAFile,
+	for _, v := range []interface{ IsUnknown() bool }{m.Address, m.Token, m.Headers, m.CAFile, m.CAPEM,
 		m.InsecureSkipVerify, m.Namespace, m.PythonExecutable, m.RuntimeEnvJSON, m.MaxRetries,
 		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout, m.TopologyLabels} {
 		if v.IsUnknown() {
@@ -71,17 +74,19 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	if err != nil {
 		diags.AddAttributeError(path.Root("address"), "Invalid Ray dashboard address", err.Error())
 	}
-	token := m.Token.ValueString()
-	if m.Token.IsNull() {
-		token = os.Getenv(envToken)
-	}
 	headers := map[string]string{}
 	diags.Append(m.Headers.ElementsAs(ctx, &headers, false)...)
+	authHeader := false
 	for name := range headers {
-		if strings.EqualFold(name, "Authorization") && token != "" {
-			diags.AddAttributeError(path.Root("headers"), "Conflicting Authorization header",
-				"Set either token (or RAY_AUTH_TOKEN) or an Authorization header, not both.")
-		}
+		authHeader = authHeader || strings.EqualFold(name, "Authorization")
+	}
+	token, tokenSource, err := resolveToken(m.Token, authHeader, os.Getenv)
+	if err != nil {
+		diags.AddAttributeError(path.Root("token"), "Unreadable Ray authentication token", err.Error())
+	}
+	if authHeader && token != "" {
+		diags.AddAttributeError(path.Root("headers"), "Conflicting Authorization header",
+			fmt.Sprintf("Set either a token (here from %s) or an Authorization header, not both.", tokenSource))
 	}
 	runtimeEnv, err := parseRuntimeEnv(m.RuntimeEnvJSON.ValueString())
 	if err != nil {
@@ -92,11 +97,18 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 			diags.AddAttributeError(path.Root("ca_file"), "Unreadable CA file", err.Error())
 		}
 	}
+	if p := m.CAPEM.ValueString(); p != "" {
+		if _, err := rayclient.CertPool([]byte(p)); err != nil {
+			diags.AddAttributeError(path.Root("ca_pem"), "Invalid CA certificates", "ca_pem "+err.Error()+
+				": it must hold one or more -----BEGIN CERTIFICATE----- blocks.")
+		}
+	}
 	cfg := rayclient.Config{
 		Address:            address,
 		Token:              token,
 		Headers:            headers,
 		CAFile:             m.CAFile.ValueString(),
+		CAPEM:              m.CAPEM.ValueString(),
 		InsecureSkipVerify: m.InsecureSkipVerify.ValueBool(),
 		RetryMax:           4,
 		RetryWaitMin:       durationOr(m.RetryWaitMin, 250*time.Millisecond),
@@ -123,7 +135,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 		diags.AddError("Cannot configure the Ray client", err.Error())
 		return nil, diags
 	}
-	tflog.Debug(ctx, "configured Ray client", map[string]any{"address": address, "token_set": token != ""})
+	tflog.Debug(ctx, "configured Ray client", map[string]any{"address": address, "token_source": tokenSource})
 	python := m.PythonExecutable.ValueString()
 	if python == "" {
 		python = vcluster.DefaultPythonExecutable
@@ -137,6 +149,54 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	diags.Append(d...)
 	data.TopologyLabels = labels
 	return data, diags
+}
+
+// resolveToken finds the bearer token where Ray's own clients look, in Ray's
+// order (AuthenticationTokenLoader in Ray's C++ core): the token attribute, then
+// the RAY_AUTH_TOKEN variable, then the file RAY_AUTH_TOKEN_PATH names, then
+// ~/.ray/auth_token. As in Ray, an empty variable counts as unset, a file gives
+// its first line with surrounding whitespace trimmed, and a RAY_AUTH_TOKEN_PATH
+// whose file cannot be read or is empty is an error (never a silent fallback).
+// The default file is not read when an Authorization header is configured
+// (a proxy in front of the dashboard authenticates instead). source names
+// where the token came from ("none" without one), for logs and messages.
+func resolveToken(configured types.String, authHeader bool, getenv func(string) string) (token, source string, err error) {
+	if !configured.IsNull() {
+		return configured.ValueString(), "the token attribute", nil
+	}
+	if t := getenv(envToken); t != "" {
+		return strings.TrimSpace(t), envToken, nil
+	}
+	if p := getenv(envTokenPath); p != "" {
+		t, err := readTokenFile(p)
+		if err != nil {
+			return "", envTokenPath, fmt.Errorf("%s is set but its file cannot be read: %v", envTokenPath, err)
+		}
+		if t == "" {
+			return "", envTokenPath, fmt.Errorf("%s is set but its file %s is empty", envTokenPath, p)
+		}
+		return t, envTokenPath + " (" + p + ")", nil
+	}
+	home := getenv("HOME")
+	if home == "" || authHeader {
+		return "", "none", nil
+	}
+	p := filepath.Join(home, ".ray", "auth_token")
+	t, err := readTokenFile(p)
+	if err != nil || t == "" {
+		return "", "none", nil // a missing default file means no token, as in Ray
+	}
+	return t, p, nil
+}
+
+// readTokenFile returns the first line of a token file, trimmed.
+func readTokenFile(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(first), nil
 }
 
 // resolveAddress applies Ray's own lookup order: explicit address, then

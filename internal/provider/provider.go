@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -53,8 +54,11 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"token": schema.StringAttribute{
 				MarkdownDescription: "Ray authentication token, sent as a bearer token on every request (Ray's " +
-					"token authentication, `RAY_AUTH_MODE=token`). Defaults to the `RAY_AUTH_TOKEN` environment " +
-					"variable. Never logged and never stored in state.",
+					"token authentication, `RAY_AUTH_MODE=token`). When unset, the provider looks where Ray does, in " +
+					"Ray's order: the `RAY_AUTH_TOKEN` environment variable, then the file named by " +
+					"`RAY_AUTH_TOKEN_PATH` (an error when that file is missing or empty), then `~/.ray/auth_token` " +
+					"(not read when `headers` sets `Authorization`). A file gives its first line, trimmed. Never " +
+					"logged and never stored in state.",
 				Optional:  true,
 				Sensitive: true,
 			},
@@ -66,8 +70,15 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"ca_file": schema.StringAttribute{
 				MarkdownDescription: "Path to a PEM file with the CA certificates that sign the dashboard's TLS " +
-					"certificate (for `https://` addresses).",
-				Optional: true,
+					"certificate (for `https://` addresses). Conflicts with `ca_pem`.",
+				Optional:   true,
+				Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("ca_pem"))},
+			},
+			"ca_pem": schema.StringAttribute{
+				MarkdownDescription: "The same CA certificates as PEM text (e.g. `data.kubernetes_secret.ca.data[\"ca.crt\"]`), " +
+					"so a CA read in the same configuration needs no file and no `-target` apply. Conflicts with `ca_file`.",
+				Optional:   true,
+				Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("ca_file"))},
 			},
 			"insecure_skip_verify": schema.BoolAttribute{
 				MarkdownDescription: "Skip TLS certificate verification. For test clusters only. Defaults to `false`.",

@@ -50,6 +50,8 @@ type Config struct {
 	// CAFile is a PEM bundle used instead of the system roots to verify the
 	// dashboard's certificate.
 	CAFile string
+	// CAPEM is the same bundle given as text; at most one of CAFile and CAPEM.
+	CAPEM string
 	// InsecureSkipVerify disables TLS certificate verification.
 	InsecureSkipVerify bool
 
@@ -81,8 +83,8 @@ func (c Config) String() string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return fmt.Sprintf("rayclient.Config{Address:%q Token:%s Headers:%v CAFile:%q InsecureSkipVerify:%t RetryMax:%d RetryWaitMin:%s RetryWaitMax:%s RequestTimeout:%s UserAgent:%q}",
-		c.Address, token, keys, c.CAFile, c.InsecureSkipVerify, c.RetryMax, c.RetryWaitMin, c.RetryWaitMax, c.RequestTimeout, c.UserAgent)
+	return fmt.Sprintf("rayclient.Config{Address:%q Token:%s Headers:%v CAFile:%q CAPEM:%t InsecureSkipVerify:%t RetryMax:%d RetryWaitMin:%s RetryWaitMax:%s RequestTimeout:%s UserAgent:%q}",
+		c.Address, token, keys, c.CAFile, c.CAPEM != "", c.InsecureSkipVerify, c.RetryMax, c.RetryWaitMin, c.RetryWaitMax, c.RequestTimeout, c.UserAgent)
 }
 
 // GoString implements fmt.GoStringer so that %#v does not reveal the token.
@@ -191,16 +193,36 @@ func normalizeToken(tok string) (string, error) {
 	return tok, nil
 }
 
+// CertPool parses a PEM bundle of CA certificates; the error reads after the
+// bundle's name ("CA file x.pem contains no PEM certificates").
+func CertPool(pem []byte) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errors.New("contains no PEM certificates")
+	}
+	return pool, nil
+}
+
 func buildTLSConfig(cfg Config) (*tls.Config, error) {
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.CAFile != "" && cfg.CAPEM != "" {
+		return nil, errors.New("rayclient: set CAFile or CAPEM, not both")
+	}
 	if cfg.CAFile != "" {
 		pem, err := os.ReadFile(cfg.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("rayclient: reading CA file: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("rayclient: CA file %q contains no PEM certificates", cfg.CAFile)
+		pool, err := CertPool(pem)
+		if err != nil {
+			return nil, fmt.Errorf("rayclient: CA file %q %w", cfg.CAFile, err)
+		}
+		tlsCfg.RootCAs = pool
+	}
+	if cfg.CAPEM != "" {
+		pool, err := CertPool([]byte(cfg.CAPEM))
+		if err != nil {
+			return nil, fmt.Errorf("rayclient: CA PEM text %w", err)
 		}
 		tlsCfg.RootCAs = pool
 	}

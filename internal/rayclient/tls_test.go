@@ -50,3 +50,27 @@ func TestTLSCAFileAndInsecure(t *testing.T) {
 		t.Errorf("bad CA: %v", err)
 	}
 }
+
+// TestTLSCAPEM verifies the dashboard's certificate against CA text given
+// inline (the provider's ca_pem), and rejects text without a certificate and
+// a CA given both ways.
+func TestTLSCAPEM(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, versionBody)
+	}))
+	defer srv.Close()
+	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	c := newTestClient(t, srv.URL, func(cfg *Config) { cfg.CAPEM = caPEM })
+	if _, err := c.Version(context.Background()); err != nil {
+		t.Errorf("with CA PEM text: %v", err)
+	}
+	if _, err := New(Config{Address: srv.URL, CAPEM: "-----BEGIN CERTIFICATE-----\nnope\n"}); err == nil || !strings.Contains(err.Error(), "no PEM certificates") {
+		t.Errorf("bad CA PEM text: %v", err)
+	}
+	if _, err := New(Config{Address: srv.URL, CAPEM: caPEM, CAFile: "/x.pem"}); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Errorf("CA file and text: %v", err)
+	}
+	if s := (Config{CAPEM: caPEM}).String(); strings.Contains(s, "BEGIN") {
+		t.Errorf("Config.String prints the PEM text: %s", s)
+	}
+}

@@ -23,9 +23,10 @@ import (
 //
 //   - without a token the data source fails with Ray's 401, with a wrong
 //     token with Ray's 403, and an apply with a wrong token creates nothing;
-//   - with the token attribute, and separately with only RAY_AUTH_TOKEN in
-//     the environment, it reads the topology and creates and destroys a
-//     virtual cluster;
+//   - with the token attribute, and separately with only RAY_AUTH_TOKEN or only
+//     RAY_AUTH_TOKEN_PATH in the environment, it reads the topology and creates
+//     and destroys a virtual cluster; with only ~/.ray/auth_token it reads the
+//     topology;
 //   - the token appears in no attribute of the Terraform state, and nowhere
 //     in the TRACE logs of the provider and the CLI.
 func TestAccSecurity_tokenAuth(t *testing.T) {
@@ -44,6 +45,12 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 	t.Setenv("TF_LOG", "TRACE")
 	t.Setenv("TF_ACC_LOG_PATH", logPath) // provider (tflog) and CLI logs, all levels
 	t.Setenv("RAY_AUTH_TOKEN", "")
+	t.Setenv("RAY_AUTH_TOKEN_PATH", "")
+	// No ~/.ray/auth_token of the machine's user may reach the provider: the
+	// first step needs no token at all. (Set after StartAuthCluster, whose
+	// script finds Ray under the real HOME.)
+	home := filepath.Join(dir, "home")
+	t.Setenv("HOME", home)
 	authRay := func() *rayclient.Client { return acctest.AuthClient(t, token) }
 	version, err := authRay().Version(context.Background())
 	if err != nil {
@@ -108,6 +115,36 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 			Steps: []resource.TestStep{
 				works(envName, hcl(provider(""), clusterTopology{}, cluster(envName))),
 			},
+		})
+	})
+
+	// Ray's other token sources, in its order after RAY_AUTH_TOKEN: the file
+	// RAY_AUTH_TOKEN_PATH names (its first line), then ~/.ray/auth_token.
+	pathName := acctest.Name("authpath")
+	t.Run("RAY_AUTH_TOKEN_PATH", func(t *testing.T) {
+		t.Setenv("RAY_AUTH_TOKEN_PATH", tokenFile)
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProviderFactories,
+			CheckDestroy:             acctest.CheckNoGroupsAt(authRay, pathName),
+			Steps: []resource.TestStep{
+				works(pathName, hcl(provider(""), clusterTopology{}, cluster(pathName))),
+			},
+		})
+	})
+	t.Run("~/.ray/auth_token", func(t *testing.T) {
+		if os.MkdirAll(filepath.Join(home, ".ray"), 0o700) != nil ||
+			os.WriteFile(filepath.Join(home, ".ray", "auth_token"), []byte(token+"\n"), 0o600) != nil {
+			t.Fatal("cannot write the home token file")
+		}
+		defer os.Remove(filepath.Join(home, ".ray", "auth_token"))
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProviderFactories,
+			Steps: []resource.TestStep{{
+				Config: hcl(provider(""), clusterTopology{}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					expectDS(at("nodes", 0, "node_ip"), knownvalue.StringExact(authNodeIP)),
+				},
+			}},
 		})
 	})
 
