@@ -19,10 +19,10 @@ const AuthAddress = "http://127.0.0.1:8266"
 // StartAuthCluster starts the single-node, token-authenticated Ray of
 // scripts/ray-cluster.sh start-auth with a fresh random token, returns the
 // token, and stops that cluster (only that one) when the test ends. The test
-// is skipped when RAY_TF_SKIP_AUTH is set or the cluster cannot start.
+// is skipped when RAY_TF_SKIP_AUTH is set (and not 0) or the cluster cannot start.
 func StartAuthCluster(t *testing.T) string {
 	t.Helper()
-	if os.Getenv("RAY_TF_SKIP_AUTH") != "" {
+	if skipSet("RAY_TF_SKIP_AUTH") {
 		t.Skip("RAY_TF_SKIP_AUTH is set: not starting the token-authenticated Ray")
 	}
 	var b [24]byte
@@ -68,4 +68,10 @@ func AuthClient(t testing.TB, token string) *rayclient.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// skipSet reports whether a RAY_TF_SKIP_* switch is on: set, and not "0".
+func skipSet(name string) bool {
+	v := os.Getenv(name)
+	return v != "" && v != "0"
 }

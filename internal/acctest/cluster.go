@@ -72,10 +72,10 @@ func ClusterScript(t testing.TB, timeout time.Duration, args ...string) (string,
 }
 
 // SkipDisruptive skips tests that stop Ray processes of the shared test
-// cluster when RAY_TF_SKIP_DISRUPTIVE is set.
+// cluster when RAY_TF_SKIP_DISRUPTIVE is set (and not 0).
 func SkipDisruptive(t *testing.T) {
 	t.Helper()
-	if os.Getenv("RAY_TF_SKIP_DISRUPTIVE") != "" {
+	if skipSet("RAY_TF_SKIP_DISRUPTIVE") {
 		t.Skip("RAY_TF_SKIP_DISRUPTIVE is set: not stopping Ray processes of the shared test cluster")
 	}
 }

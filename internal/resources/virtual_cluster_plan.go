@@ -32,7 +32,9 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 	if !known || resp.Diagnostics.HasError() {
 		return
 	}
-	addIssues(&resp.Diagnostics, spec.Validate())
+	var sch resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sch)
+	addIssues(&resp.Diagnostics, withoutSchemaDuplicates(ctx, sch.Schema, req.Config, spec.Validate()))
 	if !spec.SelectNodes {
 		for attr, set := range map[string]bool{"exclude_node_ids": !m.ExcludeNodeIDs.IsNull(), "pinning": !m.Pinning.IsNull()} {
 			if set {

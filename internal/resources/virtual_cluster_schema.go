@@ -162,7 +162,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"always use `%s`, as in the reference. Defaults to `%s`.", codeList(topology.Strategies),
 					vcluster.PerNodeStrategy, vcluster.DefaultStrategy),
 				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultStrategy),
-				Validators: []validator.String{stringvalidator.OneOf(topology.Strategies...)},
+				Validators: []validator.String{strategyValidator{}},
 			},
 			"use_unified_pg": schema.BoolAttribute{
 				MarkdownDescription: fmt.Sprintf("Create one placement group holding every bundle (for cross-node model "+

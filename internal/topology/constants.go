@@ -1,5 +1,10 @@
 package topology
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Ray custom-resource keys and sentinels (mirroring the reference module).
 const (
 	// NVLinkDomainPrefix prefixes the per-node resource "nvlink_domain_<ClusterUUID>".
@@ -39,6 +44,20 @@ const (
 
 // Strategies lists the valid strategies in a fixed order.
 var Strategies = []string{StrategyPack, StrategySpread, StrategyStrictPack, StrategyStrictSpread}
+
+// StrategyProblem says what is wrong with a placement-group strategy, "" when
+// Ray accepts it; a strategy in the wrong case gets the hint of the right one
+// (`"pack" must be one of ...; did you mean "PACK"?`).
+func StrategyProblem(s string) string {
+	if validStrategy(s) {
+		return ""
+	}
+	why := fmt.Sprintf("%q must be one of %s", s, strings.Join(Strategies, ", "))
+	if up := strings.ToUpper(strings.TrimSpace(s)); validStrategy(up) {
+		why += fmt.Sprintf("; did you mean %q?", up)
+	}
+	return why
+}
 
 // DefaultRole is prepare_segment_topology's default role label.
 const DefaultRole = "training"

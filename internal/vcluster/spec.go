@@ -82,6 +82,10 @@ const (
 	AttrTopologyStrategy         = "topology_strategy"
 )
 
+// InvalidStrategySummary heads the one diagnostic of a bad placement_group_strategy
+// (the schema's validator and Spec.Validate word it alike).
+const InvalidStrategySummary = "Invalid placement group strategy"
+
 // NamePattern is what a cluster name may look like.
 var NamePattern = regexp.MustCompile(fmt.Sprintf(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,%d}$`, MaxNameLength-1))
 
@@ -196,9 +200,8 @@ func (s Spec) Validate() []Issue {
 		bad(AttrMaxColocatedWorkerGroups, "Invalid max_colocated_worker_groups",
 			"max_colocated_worker_groups (%d) must be <= %d", s.MaxColocatedWorkerGroups, MaxColocatedGroups)
 	}
-	if !slices.Contains(topology.Strategies, s.Strategy) {
-		bad(AttrPlacementGroupStrategy, "Invalid placement group strategy",
-			"placement_group_strategy %q must be one of %s", s.Strategy, strings.Join(topology.Strategies, ", "))
+	if why := topology.StrategyProblem(s.Strategy); why != "" {
+		bad(AttrPlacementGroupStrategy, InvalidStrategySummary, "placement_group_strategy %s", why)
 	}
 
 	if s.NodeResourceConstraints != nil && len(s.NodeResourceConstraints) != len(counts) {
@@ -238,6 +241,8 @@ func (s Spec) Validate() []Issue {
 	s.validateTopologyStrategy(bad)
 
 	if s.SegmentSize != nil {
+		// One diagnostic per mistake: an invalid segment_size is an error, and
+		// only a valid one that has no effect here is a warning.
 		seg := *s.SegmentSize
 		if seg < 1 {
 			bad(AttrSegmentSize, "Invalid segment_size", "segment_size (%d) must be >= 1", seg)
@@ -245,8 +250,7 @@ func (s Spec) Validate() []Issue {
 			bad(AttrSegmentSize, "segment_size does not divide the node count",
 				"the number of logical nodes (%d, the length of bundle_ct_per_node_list) must be divisible by segment_size (%d)",
 				len(counts), seg)
-		}
-		if (!s.UseUnifiedPG || !s.UseGPUs) && !s.SelectNodes {
+		} else if (!s.UseUnifiedPG || !s.UseGPUs) && !s.SelectNodes {
 			warn(AttrSegmentSize, "segment_size has no effect",
 				"segment_size only reorders and trims bundles of a unified GPU placement group (use_unified_pg and use_gpus both true), "+
 					"or sizes the segments select_nodes chooses; it is ignored here")

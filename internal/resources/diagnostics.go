@@ -1,0 +1,108 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// One diagnostic per mistake. The framework runs an attribute's schema
+// validators and the resource's ValidateConfig side by side, and both know
+// some rules (a strategy name, a range): withoutSchemaDuplicates drops the
+// spec's issues on an attribute whose own validators already reject its value.
+
+// withoutSchemaDuplicates returns issues minus those on an attribute (by its
+// root name) that the attribute's schema validators reject.
+func withoutSchemaDuplicates(ctx context.Context, sch schema.Schema, cfg tfsdk.Config, issues []vcluster.Issue) []vcluster.Issue {
+	rejected := map[string]bool{}
+	out := issues[:0:0]
+	for _, is := range issues {
+		root, _, _ := strings.Cut(is.Path, "[")
+		if root != "" {
+			if _, seen := rejected[root]; !seen {
+				rejected[root] = schemaRejects(ctx, sch, cfg, root)
+			}
+			if rejected[root] {
+				continue
+			}
+		}
+		out = append(out, is)
+	}
+	return out
+}
+
+// schemaRejects reports whether the schema validators of attribute name reject
+// its configured value.
+func schemaRejects(ctx context.Context, sch schema.Schema, cfg tfsdk.Config, name string) bool {
+	p := path.Root(name)
+	switch a := sch.Attributes[name].(type) {
+	case schema.StringAttribute:
+		var v types.String
+		if cfg.GetAttribute(ctx, p, &v).HasError() {
+			return false
+		}
+		for _, val := range a.Validators {
+			r := &validator.StringResponse{}
+			val.ValidateString(ctx, validator.StringRequest{Path: p, ConfigValue: v, Config: cfg}, r)
+			if r.Diagnostics.HasError() {
+				return true
+			}
+		}
+	case schema.Int64Attribute:
+		var v types.Int64
+		if cfg.GetAttribute(ctx, p, &v).HasError() {
+			return false
+		}
+		for _, val := range a.Validators {
+			r := &validator.Int64Response{}
+			val.ValidateInt64(ctx, validator.Int64Request{Path: p, ConfigValue: v, Config: cfg}, r)
+			if r.Diagnostics.HasError() {
+				return true
+			}
+		}
+	case schema.ListAttribute:
+		var v types.List
+		if cfg.GetAttribute(ctx, p, &v).HasError() {
+			return false
+		}
+		for _, val := range a.Validators {
+			r := &validator.ListResponse{}
+			val.ValidateList(ctx, validator.ListRequest{Path: p, ConfigValue: v, Config: cfg}, r)
+			if r.Diagnostics.HasError() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// strategyValidator checks placement_group_strategy with the spec's own rule
+// and wording, including the hint for a strategy in the wrong case.
+type strategyValidator struct{}
+
+var _ validator.String = strategyValidator{}
+
+func (strategyValidator) Description(context.Context) string {
+	return "must be one of " + strings.Join(topology.Strategies, ", ")
+}
+
+func (v strategyValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (strategyValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if why := topology.StrategyProblem(req.ConfigValue.ValueString()); why != "" {
+		resp.Diagnostics.AddAttributeError(req.Path, vcluster.InvalidStrategySummary,
+			fmt.Sprintf("%s %s", vcluster.AttrPlacementGroupStrategy, why))
+	}
+}
