@@ -25,13 +25,15 @@
 # addresses, ports and temp dir this script gave them.
 #
 # Environment (defaults in brackets); change them together to run a second,
-# independent cluster beside the default one:
+# independent cluster beside the default one (`make demo` runs its own this way,
+# see scripts/env.sh):
 #   RAY_BIN                directory holding `ray` [scripts/install-ray.sh]
 #   RAY_TF_IP_BASE         node i listens on 127.0.0.(BASE+i) [10]
 #   RAY_TF_GCS_PORT        GCS port of the head [6379]
 #   RAY_TF_DASHBOARD_PORT  dashboard port on 127.0.0.1 [8265]
 #   RAY_TF_PORT_BASE       node i uses ports BASE+i*1000 .. BASE+i*1000+999 [20000]
 #   RAY_TF_TEMP_DIR        the head's --temp-dir, shared by its nodes [/tmp/raytf-<RAY_TF_IP_BASE>]
+#   RAY_TF_NODES           names of the nodes `start` boots, e.g. "head rackA-1 rackA-2" [the rows marked yes]
 #   e.g. RAY_TF_IP_BASE=60 RAY_TF_GCS_PORT=6479 RAY_TF_DASHBOARD_PORT=8365 RAY_TF_PORT_BASE=40000
 # stop-node kills with SIGTERM (Ray's raylet then leaves the cluster at once); with
 # RAY_TF_STOP_SIGNAL=KILL it is killed outright and Ray notices through its health checks.
@@ -47,6 +49,7 @@ gcs_port="${RAY_TF_GCS_PORT:-6379}"
 dash_port="${RAY_TF_DASHBOARD_PORT:-8265}"
 port_base="${RAY_TF_PORT_BASE:-20000}"
 temp_dir="${RAY_TF_TEMP_DIR:-/tmp/raytf-$ip_base}"
+boot_nodes="${RAY_TF_NODES:-}"
 dashboard="http://127.0.0.1:$dash_port"
 
 # name        boot cpus gpus resources (JSON)
@@ -66,11 +69,15 @@ node_ip() { echo "127.0.0.$((ip_base + $1))"; }
 node_port_base() { echo $((port_base + $1 * 1000)); }
 address="$(node_ip 0):$gcs_port"
 
+boots() { # NAME BOOT-COLUMN: whether `start` starts that node
+  if [ -n "$boot_nodes" ]; then [[ " $boot_nodes " == *" $1 "* ]]; else [ "$2" = yes ]; fi
+}
+
 boot_count() { # number of nodes `start` starts
   local n=0 name boot rest
   for row in "${NODES[@]}"; do
     read -r name boot rest <<<"$row"
-    [ "$boot" = yes ] && n=$((n + 1))
+    if boots "$name" "$boot"; then n=$((n + 1)); fi
   done
   echo "$n"
 }
@@ -142,7 +149,7 @@ start() {
   local i=0 name boot rest
   for row in "${NODES[@]}"; do
     read -r name boot rest <<<"$row"
-    [ "$boot" = yes ] && ray_start_node "$i"
+    if boots "$name" "$boot"; then ray_start_node "$i"; fi
     i=$((i + 1))
   done
   wait_for_nodes "$(boot_count)"
@@ -343,7 +350,7 @@ ensure() { # extra (boot=no) nodes are left as they are
   alive=$(alive_ips)
   for row in "${NODES[@]}"; do
     read -r name boot rest <<<"$row"
-    if [ "$boot" = yes ] && ! grep -qxF "$(node_ip $i)" <<<"$alive"; then
+    if boots "$name" "$boot" && ! grep -qxF "$(node_ip $i)" <<<"$alive"; then
       if [ $i -eq 0 ]; then
         echo "!! the head node is not alive; restarting the cluster" >&2
         stop_cluster

@@ -14,6 +14,7 @@
 #
 # Uses the Ray answering at RAY_ADDRESS when its version is RAY_VERSION; starts the local
 # cluster (scripts/ray-cluster.sh) when none answers and stops it afterwards, and only then.
+# Refuses the demo's own cluster (make demo, RAY_TF_DEMO_* in scripts/env.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/.."
@@ -39,6 +40,13 @@ esac
 [ -n "${RAY_BIN:-}" ] || RAY_BIN="$("$here/install-ray.sh")"
 export RAY_BIN
 source "$here/env.sh"
+# Never the demo's cluster (make demo): the reliability tests restart the cluster they
+# test on, and the demo's groups hold most of its GPUs.
+if [ "${RAY_TF_IP_BASE:-10}" = "$RAY_TF_DEMO_IP_BASE" ] || [[ "${RAY_ADDRESS%/}" == *:"$RAY_TF_DEMO_DASHBOARD_PORT" ]]; then
+  echo "!! $RAY_ADDRESS is the demo's cluster (make demo); the tests use their own: unset RAY_ADDRESS" \
+    "(or point RAY_TF_IP_BASE, RAY_TF_GCS_PORT, RAY_TF_DASHBOARD_PORT, RAY_TF_PORT_BASE at another cluster)" >&2
+  exit 2
+fi
 
 # The suites, by test name (-run); `full` runs everything.
 case "$suite" in

@@ -68,14 +68,6 @@ data "kubernetes_secret_v1" "ray_ca" {
   }
 }
 
-# ca_file takes a path: the CA from the Secret is written next to the configuration.
-resource "local_sensitive_file" "ray_ca" {
-  count           = var.ca_secret_name == "" ? 0 : 1
-  filename        = "${path.module}/.ray-ca.pem"
-  content         = data.kubernetes_secret_v1.ray_ca[0].data[var.ca_secret_key]
-  file_permission = "0600"
-}
-
 locals {
   head           = data.kubernetes_service_v1.head
   dashboard_port = one([for p in local.head.spec[0].port : p.port if p.name == "dashboard"])
@@ -85,7 +77,7 @@ locals {
 provider "ray" {
   address = var.dashboard_url != "" ? var.dashboard_url : local.in_cluster_url
   token   = var.token_secret_name == "" ? null : data.kubernetes_secret_v1.ray_token[0].data[var.token_secret_key]
-  ca_file = var.ca_secret_name == "" ? null : local_sensitive_file.ray_ca[0].filename
+  ca_pem  = var.ca_secret_name == "" ? null : data.kubernetes_secret_v1.ray_ca[0].data[var.ca_secret_key]
 }
 
 data "ray_cluster_topology" "all" {

@@ -8,9 +8,5 @@ terraform {
       source  = "hashicorp/kubernetes"
       version = ">= 2.23"
     }
-    local = {
-      source  = "hashicorp/local"
-      version = ">= 2.4"
-    }
   }
 }
