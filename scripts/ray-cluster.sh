@@ -280,7 +280,7 @@ stop_cluster() {
   pids=$(cluster_pids)
   # shellcheck disable=SC2086
   stop_in_order TERM $pids
-  echo ">> Ray test cluster $address stopped ($(echo "$pids" | grep -c . || true) processes)" >&2
+  echo ">> Ray cluster $address stopped ($(echo "$pids" | grep -c . || true) processes)" >&2
 }
 
 alive_ips() { # node IPs Ray reports ALIVE, one a line (nothing when the dashboard is down)

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -25,6 +26,11 @@ func credentialsDetail(address string, err error) string {
 }
 
 func unreachableDetail(address string, err error) string {
+	if strings.Contains(err.Error(), "malformed HTTP response") {
+		return fmt.Sprintf("The server at %s does not speak HTTP/1: %v\n\nThis is usually Ray's GCS port (6379 by "+
+			"default, the address of `ray start --address`), which speaks gRPC. The provider needs the dashboard's "+
+			"HTTP address, the one `ray job submit` uses: http://<head>:8265 by default.", address, err)
+	}
 	return fmt.Sprintf("No Ray dashboard answered at %s: %v\n\nStart a local cluster with `ray start --head "+
 		"--dashboard-host=127.0.0.1` (needs `pip install \"ray[default]\"`), or point the provider's address "+
 		"(or RAY_ADDRESS) at a running cluster's dashboard.", address, err)

@@ -113,3 +113,27 @@ func TestAccExample_import(t *testing.T) {
 		},
 	})
 }
+
+// TestAccExample_anyGPUCluster applies the example for an ordinary GPU cluster
+// (no segment_size, no topology attributes): three per-node PACK groups of two
+// GPUs each, checked in Ray.
+func TestAccExample_anyGPUCluster(t *testing.T) {
+	name := acctest.Name("ex-any")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNoGroupsInRay(t, name),
+		Steps: []resource.TestStep{{
+			Config: exampleConfig(t, "any-gpu-cluster"),
+			ConfigVariables: config.Variables{
+				"name": config.StringVariable(name), "nodes": config.IntegerVariable(3), "gpus_per_node": config.IntegerVariable(2),
+			},
+			Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 2, name + "-node1": 2, name + "-node2": 2}),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownOutputValue("world_size", knownvalue.Int64Exact(6)),
+				statecheck.ExpectKnownOutputValue("placement", knownvalue.ListSizeExact(6)),
+				statecheck.ExpectKnownValue("ray_virtual_cluster.workers", at("placement_groups", 0, "strategy"), knownvalue.StringExact("PACK")),
+			},
+		}},
+	})
+}

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -79,5 +80,16 @@ func TestClaimCapacityReturnsOtherClusters(t *testing.T) {
 	}
 	if others := d.ClaimCapacity("ns/a", a); len(others) != 1 || others[0].Name != "b-node0" {
 		t.Fatalf("re-plan of a sees only b: %v", others)
+	}
+}
+
+// A dashboard address that is really the GCS port gets a hint naming both ports.
+func TestUnreachableDetailNamesTheGCSPort(t *testing.T) {
+	gcs := errors.New(`ray: GET /api/version: net/http: HTTP/1.x transport connection broken: malformed HTTP response "\x00\x00\x18\x04"`)
+	if d := unreachableDetail("http://head:6379", gcs); !strings.Contains(d, "GCS port") || !strings.Contains(d, "8265") {
+		t.Errorf("GCS port: %s", d)
+	}
+	if d := unreachableDetail("http://head:8265", errors.New("connection refused")); strings.Contains(d, "GCS") {
+		t.Errorf("refused: %s", d)
 	}
 }

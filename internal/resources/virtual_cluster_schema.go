@@ -326,7 +326,11 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			vcluster.AttrTopologyLabels: topologyLabelsResourceAttribute(),
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true, Read: true}),
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true, Read: true,
+				CreateDescription: timeoutDescription("a create (the driver job, placement, probes)"),
+				ReadDescription:   timeoutDescription("a refresh"),
+				UpdateDescription: timeoutDescription("an in-place update (re-probing ports)"),
+				DeleteDescription: timeoutDescription("a destroy")}),
 		},
 	}
 	requireReplace(resp.Schema.Attributes, replacingAttributes)
@@ -342,4 +346,11 @@ func codeList(values []string) string {
 		return strings.Join(quoted, "")
 	}
 	return strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+}
+
+// timeoutDescription documents one operation of the timeouts block with the
+// provider's default.
+func timeoutDescription(op string) string {
+	return fmt.Sprintf("How long %s may take, as a Go duration such as `30s` or `2h45m`. Defaults to %.0f minutes.",
+		op, vcluster.DefaultOperationTimeout.Minutes())
 }

@@ -1,3 +1,5 @@
+data "ray_cluster_topology" "all" {}
+
 locals {
   training = provider::ray::prepare_segment_topology(data.ray_cluster_topology.all.topology, 2, 4)
 }
