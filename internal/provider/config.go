@@ -181,12 +181,12 @@ func resolveToken(configured types.String, authHeader bool, getenv func(string) 
 	if home == "" || authHeader {
 		return "", "none", nil
 	}
+	// A missing or unreadable default file means no token, as in Ray.
 	p := filepath.Join(home, ".ray", "auth_token")
-	t, err := readTokenFile(p)
-	if err != nil || t == "" {
-		return "", "none", nil // a missing default file means no token, as in Ray
+	if t, err := readTokenFile(p); err == nil && t != "" {
+		return t, p, nil
 	}
-	return t, p, nil
+	return "", "none", nil
 }
 
 // readTokenFile returns the first line of a token file, trimmed.
