@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -46,40 +47,37 @@ func schemaRejects(ctx context.Context, sch schema.Schema, cfg tfsdk.Config, nam
 	p := path.Root(name)
 	switch a := sch.Attributes[name].(type) {
 	case schema.StringAttribute:
-		var v types.String
-		if cfg.GetAttribute(ctx, p, &v).HasError() {
-			return false
-		}
-		for _, val := range a.Validators {
+		return anyRejects(ctx, cfg, p, a.Validators, func(val validator.String, v types.String) diag.Diagnostics {
 			r := &validator.StringResponse{}
 			val.ValidateString(ctx, validator.StringRequest{Path: p, ConfigValue: v, Config: cfg}, r)
-			if r.Diagnostics.HasError() {
-				return true
-			}
-		}
+			return r.Diagnostics
+		})
 	case schema.Int64Attribute:
-		var v types.Int64
-		if cfg.GetAttribute(ctx, p, &v).HasError() {
-			return false
-		}
-		for _, val := range a.Validators {
+		return anyRejects(ctx, cfg, p, a.Validators, func(val validator.Int64, v types.Int64) diag.Diagnostics {
 			r := &validator.Int64Response{}
 			val.ValidateInt64(ctx, validator.Int64Request{Path: p, ConfigValue: v, Config: cfg}, r)
-			if r.Diagnostics.HasError() {
-				return true
-			}
-		}
+			return r.Diagnostics
+		})
 	case schema.ListAttribute:
-		var v types.List
-		if cfg.GetAttribute(ctx, p, &v).HasError() {
-			return false
-		}
-		for _, val := range a.Validators {
+		return anyRejects(ctx, cfg, p, a.Validators, func(val validator.List, v types.List) diag.Diagnostics {
 			r := &validator.ListResponse{}
 			val.ValidateList(ctx, validator.ListRequest{Path: p, ConfigValue: v, Config: cfg}, r)
-			if r.Diagnostics.HasError() {
-				return true
-			}
+			return r.Diagnostics
+		})
+	}
+	return false
+}
+
+// anyRejects reads the value at p and reports whether one of validators
+// (run by run) returns an error for it.
+func anyRejects[T, V any](ctx context.Context, cfg tfsdk.Config, p path.Path, validators []T, run func(T, V) diag.Diagnostics) bool {
+	var v V
+	if cfg.GetAttribute(ctx, p, &v).HasError() {
+		return false
+	}
+	for _, val := range validators {
+		if run(val, v).HasError() {
+			return true
 		}
 	}
 	return false
