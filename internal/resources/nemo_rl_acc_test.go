@@ -177,17 +177,19 @@ func TestAccNemoRLHook_grpo(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				// Four nodes for training and no segment_size: two differences, one error.
+				// Four nodes for training and the generation band for the master port: three differences, one error.
 				return noNewGroups(t, func() error {
 					_, stderr, err := runGRPOStandin(t, namespace, train, inference,
-						"--num-nodes", "5", "--gpus-per-node", "4", "--inference-nodes", "1")
+						"--num-nodes", "5", "--gpus-per-node", "4", "--inference-nodes", "1", "--segment-size", "2",
+						"--master-port-range-low", "3000", "--master-port-range-high", "4999")
 					if err == nil {
-						return fmt.Errorf("a GRPO setup asking for [4, 4, 4, 4] without segment_size ran on the declared [4, 4]")
+						return fmt.Errorf("a GRPO setup asking for [4, 4, 4, 4] and ports [3000, 4999) ran on the declared [4, 4] with [1400, 1999)")
 					}
 					for _, want := range []string{
-						"ShapeMismatchError: RayVirtualCluster(name='grpo_train_cluster') does not match the ray_virtual_cluster declared as " + namespace + "/" + train + " (2 differences)",
+						"ShapeMismatchError: RayVirtualCluster(name='grpo_train_cluster') does not match the ray_virtual_cluster declared as " + namespace + "/" + train + " (3 differences)",
 						"bundle_ct_per_node_list: NeMo-RL asks for [4, 4, 4, 4], Terraform declared [4, 4] -> set bundle_ct_per_node_list = [4, 4, 4, 4]",
-						"segment_size: NeMo-RL asks for unset, Terraform declared 2 -> remove segment_size",
+						"port_range_low: NeMo-RL asks for 3000, Terraform declared 1400 -> set port_range_low = 3000",
+						"port_range_high: NeMo-RL asks for 4999, Terraform declared 1999 -> set port_range_high = 4999",
 						"Nothing was attached or created.",
 					} {
 						if !strings.Contains(stderr, want) {

@@ -202,3 +202,14 @@ def test_run_installs_the_hook_then_runs_the_script_as_main(tmp_path, monkeypatc
     assert json.loads(out.read_text()) == {"name": "__main__", "argv": [str(script), "--lr", "1"], "path0": str(tmp_path)}
     with pytest.raises(SystemExit, match="no such script"):
         run.main(["--", str(tmp_path / "absent.py")])
+
+
+def test_fields_the_record_does_not_carry_are_not_compared():
+    # Records of providers that do not write segment_size: only what is recorded is compared.
+    use_declared_clusters(ray_layer=grpo_fake())
+    train, _ = setup_clusters(CLUSTER, INFERENCE, segment_size=2)
+    assert train.world_size() == 4
+    fake = grpo_fake(segment_size=None)  # recorded as null: declared unset
+    use_declared_clusters(ray_layer=fake)
+    with pytest.raises(ShapeMismatchError, match="segment_size: NeMo-RL asks for 2, Terraform declared unset"):
+        setup_clusters(CLUSTER, INFERENCE, segment_size=2)

@@ -14,6 +14,7 @@ RayVirtualCluster are left alone.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -92,7 +93,8 @@ def use_declared_clusters(
     Before attaching, the call's bundle_ct_per_node_list, use_gpus, num_gpus_per_node,
     max_colocated_worker_groups, segment_size and port range are compared with the
     declaration; any difference raises one ShapeMismatchError listing them all, and
-    nothing is attached or created. A name with no declared cluster raises
+    nothing is attached or created (a field the record does not carry, such as segment_size
+    from an older provider, is not compared). A name with no declared cluster raises
     ClusterNotDeclaredError, or with fallback="create" lets NeMo-RL create the cluster
     itself. node_resource_constraints and placement_group_strategy are not compared:
     Terraform chose the nodes (select_nodes, exclude_node_ids) and the strategy.
@@ -172,22 +174,27 @@ def _construct(hook: _Hook, args: tuple, kwargs: dict) -> Any:
         layer = RayLayer()
     if not layer.is_initialized():
         raise RayNotInitializedError(f"{call}: Ray is not initialized; the hook attaches after ray.init()")
-    record = _read_record(layer, hook.namespace, declared, call) if declared else None
-    if record is None:
+    found = _read_record(layer, hook.namespace, declared, call) if declared else None
+    if found is None:
         if hook.fallback == "create":
             logger.info("%s: no cluster declared as %r; NeMo-RL creates it (fallback='create')", call, declared)
             return None
         raise ClusterNotDeclaredError(_not_declared(call, asked, declared, hook.namespace))
-    _compare(call, requested, record)
+    record, recorded = found
+    _compare(call, requested, record, recorded)
     if requested.get("node_resource_constraints"):
         logger.info("%s: node_resource_constraints ignored, Terraform chose the nodes of %s/%s",
                     call, record.namespace, record.name)
     return attach(declared, hook.namespace, ready_timeout_s=hook.ready_timeout_s, ray_layer=layer)
 
 
-def _read_record(layer: Any, namespace: str, name: str, call: str) -> Optional[ClusterRecord]:
+def _read_record(layer: Any, namespace: str, name: str, call: str) -> Optional[tuple[ClusterRecord, set]]:
+    """The record and the fields it carries (older providers do not record segment_size), or None."""
     raw = layer.kv_get(record_key(namespace, name), KV_NAMESPACE)
-    return None if raw is None else parse_record(raw, where=f"{call}: record of {namespace}/{name}")
+    if raw is None:
+        return None
+    record = parse_record(raw, where=f"{call}: record of {namespace}/{name}")
+    return record, set(json.loads(raw))
 
 
 def _not_declared(call: str, asked: str, declared: str, namespace: str) -> str:
@@ -222,11 +229,15 @@ def _normalized(attr: str, value: Any) -> Any:
     return value
 
 
-def _compare(call: str, requested: dict, record: ClusterRecord) -> None:
+def _compare(call: str, requested: dict, record: ClusterRecord, recorded: set) -> None:
     differences = []
     for attr in _COMPARED:
         if attr not in requested:
             continue  # not an argument of this NeMo-RL version
+        if attr not in recorded:
+            logger.info("%s: the record of %s/%s does not carry %s (written by an older provider); not compared",
+                        call, record.namespace, record.name, attr)
+            continue
         want = _normalized(attr, requested[attr])
         have = _normalized(attr, getattr(record, attr))
         if want != have:
