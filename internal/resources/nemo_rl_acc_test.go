@@ -141,7 +141,7 @@ func workersOnDeclaredBundles(name string, got grpoCluster, vc map[string]any) e
 // RayVirtualCluster calls and places one worker per bundle on the declared
 // node and GPU without creating a placement group. A call that asks for
 // another shape fails with every difference listed, and creates nothing.
-func TestAccNemoRLHook_grpo(t *testing.T) {
+func TestAccExample_nemoRLGRPO(t *testing.T) {
 	prefix := acctest.Name("nemo")
 	name := prefix + "-grpo" // groups <prefix>-grpo_train_cluster-node<i>, ...
 	train, inference := name+"_train_cluster", name+"_inference_cluster"
