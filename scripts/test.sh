@@ -78,8 +78,9 @@ for a in "$@"; do case "$a" in ./* | ../* | github.com/*) pkgs=() ;; esac; done
 start=$SECONDS
 status=0
 TF_ACC=1 go test -v -count=1 -p 1 -timeout "$timeout" ${run[@]+"${run[@]}"} "$@" ${pkgs[@]+"${pkgs[@]}"} || status=$?
-if [ "$suite" = full ] && [ $# -eq 0 ]; then
-  "$here/test-python.sh" --no-ray || status=$? # the attach helper's unit tests
+# The attach helper's pytest, its live tests included, on this cell's Ray (so on both Ray versions).
+if { [ "$suite" = full ] || [ "$suite" = compat ]; } && [ $# -eq 0 ]; then
+  "$here/test-python.sh" "$RAY_BIN" || status=$?
 fi
 echo "=== cell done: suite=$suite cli=\"$cli_version\" ray=$RAY_VERSION: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $((SECONDS - start))s" >&2
 exit $status

@@ -31,9 +31,10 @@ func (portRangesFunction) Definition(_ context.Context, _ function.DefinitionReq
 	resp.Definition = function.Definition{
 		Summary: "The reference's default port ranges.",
 		MarkdownDescription: "The default port layout of the reference, half-open `[low, high)`, kept below the " +
-			"OS ephemeral range: " + describePortRanges() + " (`vllm_ports_per_engine` = " +
-			fmt.Sprint(topology.DefaultVLLMPortsPerEngine) + " per engine). Use them to carve non-overlapping " +
-			"ranges for several clusters on the same nodes.",
+			"OS ephemeral range, as NeMo-RL's `nemo_rl/distributed/virtual_cluster.py` defines it at commit `" +
+			topology.ReferenceRevision[:12] + "`: " + describePortRanges() + " (`vllm_ports_per_engine` = " +
+			fmt.Sprint(topology.DefaultVLLMPortsPerEngine) + " per engine). " + describeNestedRanges() +
+			" Use them to carve non-overlapping ranges for several clusters on the same nodes.",
 		Return: function.ObjectReturn{AttributeTypes: ranges},
 	}
 }
@@ -102,4 +103,24 @@ func describePortRanges() string {
 		parts[i] = fmt.Sprintf("`%s` (%d-%d)", r.Name, r.Range.Low, r.Range.High)
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// describeNestedRanges says which bands are carved out of another one.
+func describeNestedRanges() string {
+	byParent := map[string][]string{}
+	var parents []string
+	for _, r := range topology.DefaultPortRanges() {
+		if r.Within == "" {
+			continue
+		}
+		if byParent[r.Within] == nil {
+			parents = append(parents, r.Within)
+		}
+		byParent[r.Within] = append(byParent[r.Within], "`"+r.Name+"`")
+	}
+	parts := make([]string, len(parents))
+	for i, p := range parents {
+		parts[i] = strings.Join(byParent[p], " and ") + " lie inside `" + p + "`"
+	}
+	return strings.Join(parts, "; ") + " (the reference runs one generation backend at a time)."
 }

@@ -199,6 +199,8 @@ func TestFunctionPortRanges(t *testing.T) {
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownOutputValue("defaults", knownvalue.ObjectPartial(map[string]knownvalue.Check{
 				"master":                portRange(1400, 1999),
+				"dynamo_control":        portRange(1313, 1400),
+				"sglang_prometheus":     portRange(8800, 8999),
 				"vllm_ports_per_engine": knownvalue.Int64Exact(100),
 			})),
 			statecheck.ExpectKnownOutputValue("vllm_engine_0", portRange(7000, 7100)),

@@ -19,19 +19,36 @@ const (
 	DomainConstraintAmount = 0.001
 )
 
+// ReferenceRevision is the NeMo-RL commit whose virtual_cluster.py port
+// layout DefaultPortRanges follows (python/tests/testdata/port_ranges.json
+// holds the same table and revision for both languages' tests).
+const ReferenceRevision = "7ea279abfbeb698b092856d0dab61e7cf39bc909"
+
 // Default port ranges (half-open [Low, High), as in the reference).
 const (
-	DefaultGenerationPortRangeLow  = 3000
-	DefaultGenerationPortRangeHigh = 4999
-	DefaultGymPortRangeLow         = 5000
-	DefaultGymPortRangeHigh        = 5999
-	DefaultVLLMPortRangeLow        = 7000
-	DefaultVLLMPortsPerEngine      = 100
+	DefaultDynamoControlPortRangeLow     = 1313
+	DefaultDynamoControlPortRangeHigh    = 1400
+	DefaultGenerationPortRangeLow        = 3000
+	DefaultGenerationPortRangeHigh       = 4999
+	DefaultDynamoHTTPPortRangeLow        = 3000
+	DefaultDynamoHTTPPortRangeHigh       = 4000
+	DefaultDynamoSystemPortRangeLow      = 4000
+	DefaultDynamoSystemPortRangeHigh     = 4100
+	DefaultGymPortRangeLow               = 5000
+	DefaultGymPortRangeHigh              = 5999
+	DefaultGenerationRouterPortRangeLow  = 6000
+	DefaultGenerationRouterPortRangeHigh = 6099
+	DefaultVLLMPortRangeLow              = 7000
+	DefaultVLLMPortsPerEngine            = 100
 	// DefaultVLLMPortRangeHigh is not a reference constant: the reference
 	// layout comment reserves 7000-8999 for vLLM, i.e. [7000, 9000).
-	DefaultVLLMPortRangeHigh   = 9000
-	DefaultMasterPortRangeLow  = 1400
-	DefaultMasterPortRangeHigh = 1999
+	DefaultVLLMPortRangeHigh             = 9000
+	DefaultSGLangRouterPortRangeLow      = 8600
+	DefaultSGLangRouterPortRangeHigh     = 8799
+	DefaultSGLangPrometheusPortRangeLow  = 8800
+	DefaultSGLangPrometheusPortRangeHigh = 8999
+	DefaultMasterPortRangeLow            = 1400
+	DefaultMasterPortRangeHigh           = 1999
 )
 
 // Placement-group strategies accepted by Ray.

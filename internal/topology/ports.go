@@ -64,20 +64,31 @@ func VLLMEnginePortRange(engineIndex int) PortRange {
 	return PortRange{lo, lo + DefaultVLLMPortsPerEngine}
 }
 
-// NamedPortRange is a documented default port band.
+// NamedPortRange is a documented default port band. Within names the band
+// it is carved out of ("" for a top-level band): the reference nests the
+// Dynamo bands in the generation band and the SGLang bands in the vLLM band,
+// since only one generation backend runs at a time.
 type NamedPortRange struct {
 	Name        string
 	Range       PortRange
+	Within      string
 	Description string
 }
 
-// DefaultPortRanges returns the reference's default bands. "vllm" is the
-// whole rendezvous band [7000, 9000) (20 engine blocks), not engine 0's block.
+// DefaultPortRanges returns the reference's default bands in port order
+// (as of ReferenceRevision). "vllm" is the whole rendezvous band [7000, 9000)
+// (20 engine blocks), not engine 0's block.
 func DefaultPortRanges() []NamedPortRange {
 	return []NamedPortRange{
-		{"master", DefaultMasterPortRange, "master address / TCPStore rendezvous (cluster.master_port_range_low/high)"},
-		{"generation", PortRange{DefaultGenerationPortRangeLow, DefaultGenerationPortRangeHigh}, "shared generation range (policy.generation.port_range_low/high)"},
-		{"gym", PortRange{DefaultGymPortRangeLow, DefaultGymPortRangeHigh}, "NeMo Gym HTTP servers (env.nemo_gym.port_range_low/high)"},
-		{"vllm", PortRange{DefaultVLLMPortRangeLow, DefaultVLLMPortRangeHigh}, "vLLM engine rendezvous, 100 ports per engine (VLLM_PORT)"},
+		{"dynamo_control", PortRange{DefaultDynamoControlPortRangeLow, DefaultDynamoControlPortRangeHigh}, "", "Dynamo etcd/NATS control plane, allocated on the driver's node"},
+		{"master", DefaultMasterPortRange, "", "master address / TCPStore rendezvous (cluster.master_port_range_low/high)"},
+		{"generation", PortRange{DefaultGenerationPortRangeLow, DefaultGenerationPortRangeHigh}, "", "shared generation range (policy.generation.port_range_low/high)"},
+		{"dynamo_http", PortRange{DefaultDynamoHTTPPortRangeLow, DefaultDynamoHTTPPortRangeHigh}, "generation", "Dynamo frontend and token-wrapper HTTP endpoints"},
+		{"dynamo_system", PortRange{DefaultDynamoSystemPortRangeLow, DefaultDynamoSystemPortRangeHigh}, "generation", "Dynamo worker system endpoints, chosen per node"},
+		{"gym", PortRange{DefaultGymPortRangeLow, DefaultGymPortRangeHigh}, "", "NeMo Gym HTTP servers (env.nemo_gym.port_range_low/high)"},
+		{"generation_router", PortRange{DefaultGenerationRouterPortRangeLow, DefaultGenerationRouterPortRangeHigh}, "", "single-controller generation router, one port per run (async_rl.generation_router.port_range_low/high)"},
+		{"vllm", PortRange{DefaultVLLMPortRangeLow, DefaultVLLMPortRangeHigh}, "", "vLLM engine rendezvous, 100 ports per engine (VLLM_PORT)"},
+		{"sglang_router", PortRange{DefaultSGLangRouterPortRangeLow, DefaultSGLangRouterPortRangeHigh}, "vllm", "SGLang router (fixed in the reference)"},
+		{"sglang_prometheus", PortRange{DefaultSGLangPrometheusPortRangeLow, DefaultSGLangPrometheusPortRangeHigh}, "vllm", "SGLang Prometheus metrics (fixed in the reference)"},
 	}
 }

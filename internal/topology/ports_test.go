@@ -1,8 +1,10 @@
 package topology
 
 import (
+	"encoding/json"
 	"errors"
-	"reflect"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -75,26 +77,57 @@ func TestVLLMEnginePortRange(t *testing.T) {
 	}
 }
 
+// portRangeVectors is python/tests/testdata/port_ranges.json: the reference's
+// bands, shared with the Python package's tests so both tables stay equal.
+type portRangeVectors struct {
+	Revision       string `json:"nemo_rl_commit"`
+	PortsPerEngine int    `json:"vllm_ports_per_engine"`
+	Ranges         []struct {
+		Name      string `json:"name"`
+		Low, High int
+		Within    string `json:"within"`
+	} `json:"ranges"`
+}
+
 func TestDefaultPortRanges(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "python", "tests", "testdata", "port_ranges.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want portRangeVectors
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if want.Revision != ReferenceRevision || want.PortsPerEngine != DefaultVLLMPortsPerEngine {
+		t.Fatalf("testdata follows %s (%d ports per engine), the code %s (%d)", want.Revision, want.PortsPerEngine, ReferenceRevision, DefaultVLLMPortsPerEngine)
+	}
 	got := DefaultPortRanges()
-	var names []string
-	for _, r := range got {
-		names = append(names, r.Name)
+	if len(got) != len(want.Ranges) {
+		t.Fatalf("%d bands, testdata has %d", len(got), len(want.Ranges))
+	}
+	byName := map[string]PortRange{}
+	for i, r := range got {
+		w := want.Ranges[i]
+		if r.Name != w.Name || r.Range != (PortRange{w.Low, w.High}) || r.Within != w.Within {
+			t.Errorf("band %d = %s %v within %q, testdata %s [%d, %d) within %q", i, r.Name, r.Range, r.Within, w.Name, w.Low, w.High, w.Within)
+		}
 		if err := r.Range.Validate(); err != nil || r.Description == "" {
 			t.Errorf("%s: %v", r.Name, err)
 		}
+		byName[r.Name] = r.Range
 	}
-	if !reflect.DeepEqual(names, []string{"master", "generation", "gym", "vllm"}) {
-		t.Fatal(names)
-	}
-	want := []PortRange{{1400, 1999}, {3000, 4999}, {5000, 5999}, {7000, 9000}}
+	// Top-level bands are disjoint; a nested band lies inside its parent.
 	for i, r := range got {
-		if r.Range != want[i] {
-			t.Errorf("%s = %v, want %v", r.Name, r.Range, want[i])
+		if r.Within != "" {
+			parent, ok := byName[r.Within]
+			if !ok || r.Range.Low < parent.Low || r.Range.High > parent.High {
+				t.Errorf("%s %v is not inside %s %v", r.Name, r.Range, r.Within, parent)
+			}
+			continue
 		}
-		for j := i + 1; j < len(got); j++ {
-			if r.Range.Overlaps(got[j].Range) {
-				t.Errorf("%s overlaps %s", r.Name, got[j].Name)
+		for _, o := range got[i+1:] {
+			if o.Within == "" && r.Range.Overlaps(o.Range) {
+				t.Errorf("%s overlaps %s", r.Name, o.Name)
 			}
 		}
 	}

@@ -243,3 +243,39 @@ def test_group_recreated_or_removed_outside_terraform(cpu_cluster):
     declare("remove", dict(spec, name=spec["name"] + "-keep-record"))  # removes the group only
     with pytest.raises(raytf_attach.GroupMissingError, match=spec["groups"][0]["name"]):
         raytf_attach.attach(spec["name"], namespace=TEST_NAMESPACE)
+
+
+def test_public_group_lookup_in_own_namespace(ray_driver):
+    # The caller's own namespace goes through the public ray.util.get_placement_group.
+    from raytf_attach.ray_layer import RayLayer
+
+    own = ray_driver.get_runtime_context().namespace
+    name = f"attach-own-{secrets.token_hex(3)}"
+    pg = ray_driver.util.placement_group([{"CPU": 0.01}], name=name)
+    try:
+        ray_driver.get(pg.ready(), timeout=60)
+        found = RayLayer().find_group(name, own)
+        assert found is not None and found.id == pg.id.hex() and found.state == "CREATED"
+        assert RayLayer().find_group(name + "-absent", own) is None
+    finally:
+        ray_driver.util.remove_placement_group(pg)
+
+
+def test_nemo_rl_constructor_attaches_under_the_hook(per_node, ray_driver):
+    # The stand-in's RayVirtualCluster (tests/standin) would create groups; under the hook it attaches.
+    from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
+
+    from raytf_attach.nemo_rl import ShapeMismatchError, remove_hook, use_declared_clusters
+
+    spec, record = per_node
+    use_declared_clusters(namespace=TEST_NAMESPACE, names={"grpo_train_cluster": spec["name"]})
+    try:
+        shape = dict(bundle_ct_per_node_list=[2, 2], num_gpus_per_node=4, port_range_low=PORT_LOW,
+                     port_range_high=PORT_HIGH)
+        vc = RayVirtualCluster(name="grpo_train_cluster", **shape)
+        assert isinstance(vc, RayVirtualCluster)
+        assert [pg.id.hex() for pg in vc.get_placement_groups()] == [g["id"] for g in record["groups"]]
+        with pytest.raises(ShapeMismatchError, match="port_range_low"):
+            RayVirtualCluster(name="grpo_train_cluster", **dict(shape, port_range_low=None, port_range_high=None))
+    finally:
+        remove_hook()

@@ -5,7 +5,12 @@
     cluster = raytf_attach.attach("train", namespace="terraform-ray")
     # cluster has NeMo-RL RayVirtualCluster's interface (get_placement_groups,
     # world_size, get_master_address_and_port, ...), backed by Terraform's groups.
+
+raytf_attach.nemo_rl.use_declared_clusters() (or `python -m raytf_attach.run -- script.py`)
+makes NeMo-RL's own RayVirtualCluster(name=X, ...) calls attach to the cluster declared as X.
 """
+
+__version__ = "0.1.0"
 
 from .cluster import AttachedVirtualCluster, attach
 from .errors import (
@@ -51,6 +56,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TerraformOwnedWarning",
     "UnsupportedSchemaVersionError",
+    "__version__",
     "attach",
     "parse_record",
     "record_key",

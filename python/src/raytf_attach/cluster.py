@@ -75,7 +75,9 @@ def attach(
             f"{where}: record describes {record.namespace}/{record.name}, not the cluster under its key"
         )
     live = _verify_groups(record, ray_layer, ready_timeout_s, where)
-    return AttachedVirtualCluster(record, live, ray_layer, probe_timeout_s)
+    from .nemo_class import attached_class  # a RayVirtualCluster subclass where nemo_rl is importable
+
+    return attached_class()(record, live, ray_layer, probe_timeout_s)
 
 
 def _verify_groups(record: ClusterRecord, layer: Any, ready_timeout_s: float, where: str) -> list[LiveGroup]:

@@ -2,6 +2,9 @@
 
 AttachedVirtualCluster talks only to a layer object with these methods, so
 unit tests substitute a fake and need no Ray. Ray is imported lazily.
+Public Ray APIs are used where they exist; the two private ones (the
+internal KV read and the group lookup in another namespace) are marked and
+tested on every supported Ray version (tests/test_ray_layer.py).
 """
 
 from __future__ import annotations
@@ -51,21 +54,35 @@ class RayLayer:
         return self._ray.is_initialized()
 
     def kv_get(self, key: bytes, namespace: str) -> Optional[bytes]:
+        # Private, no public equivalent: Ray offers no public API to read its internal KV.
         from ray.experimental import internal_kv
 
         return internal_kv._internal_kv_get(key, namespace=namespace)
 
     def find_group(self, name: str, namespace: str) -> Optional[LiveGroup]:
+        if self._ray.get_runtime_context().namespace == namespace:
+            # The public lookup searches the caller's own namespace only.
+            try:
+                handle = self._ray.util.get_placement_group(name)
+            except ValueError:  # no group of that name
+                return None
+        else:
+            handle = self._group_in_namespace(name, namespace)
+            if handle is None:
+                return None
+        live = self.refresh(handle)
+        return None if live.state == "REMOVED" else live
+
+    def _group_in_namespace(self, name: str, namespace: str) -> Any:
+        # Private, no public equivalent: the groups live in the provider's
+        # namespace, the caller (a NeMo-RL driver) usually in its own; the public
+        # get_placement_group makes this same GCS call with the caller's namespace.
         from ray.util.placement_group import PlacementGroup
 
-        # The public get_placement_group only searches the caller's own
-        # namespace; the groups live in the provider's, so ask the GCS directly.
         info = self._ray._private.state.state.get_placement_group_by_name(name, namespace)
         if info is None:
             return None
-        pg_id = self._ray.PlacementGroupID(bytes.fromhex(info["placement_group_id"]))
-        live = self.refresh(PlacementGroup(pg_id))
-        return None if live.state == "REMOVED" else live
+        return PlacementGroup(self._ray.PlacementGroupID(bytes.fromhex(info["placement_group_id"])))
 
     def refresh(self, handle: Any) -> LiveGroup:
         table = self._ray.util.placement_group_table(handle) or {}
