@@ -16,7 +16,7 @@ import (
 
 // ApplyConfig configures the apply benchmark.
 type ApplyConfig struct {
-	Client *rayclient.Client
+	Client *Client
 	// JobPython is the provider's python_executable (default "python").
 	JobPython string
 	// Namespace is the provider's namespace (default "terraform-ray").
@@ -159,13 +159,13 @@ func (r *ProviderRun) Recompute(interp time.Duration) error {
 
 // RunProvider runs one driver action the way the resource does and traces it.
 // For create, the resource's pre-create live check is included (withLive).
-func RunProvider(ctx context.Context, c *rayclient.Client, python string, ds driver.Spec, spec vcluster.Spec,
+func RunProvider(ctx context.Context, c *Client, python string, ds driver.Spec, spec vcluster.Spec,
 	withLive bool, interp time.Duration) (*ProviderRun, error) {
 	var live time.Duration
 	before := c.RequestCount()
 	if withLive {
 		t := time.Now()
-		if err := liveCheck(ctx, c, spec); err != nil {
+		if err := liveCheck(ctx, c.Client, spec); err != nil {
 			return nil, err
 		}
 		live = time.Since(t)
@@ -329,7 +329,7 @@ func coldNote(s ApplySample) string {
 
 func (cfg *ApplyConfig) oneSample(ctx context.Context, n, rep, attempt int, interp time.Duration) (ApplySample, error) {
 	var s ApplySample
-	if err := WaitForCapacity(ctx, cfg.Client, float64(n), float64(n), cfg.Wait, cfg.logf); err != nil {
+	if err := WaitForCapacity(ctx, cfg.Client.Client, float64(n), float64(n), cfg.Wait, cfg.logf); err != nil {
 		return s, err
 	}
 	name := fmt.Sprintf("%s-a%02d-r%d-%d", cfg.Prefix, n, rep, attempt)

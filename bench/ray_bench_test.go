@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -22,7 +21,7 @@ import (
 //
 //	TF_ACC=1 go test -run '^$' -bench Ray -benchtime 3x ./bench/
 
-func rayClient(b *testing.B) *rayclient.Client {
+func rayClient(b *testing.B) *Client {
 	b.Helper()
 	if os.Getenv("TF_ACC") != "1" {
 		b.Skip("needs a live Ray cluster: set TF_ACC=1 (see scripts/bench.sh)")
@@ -31,7 +30,7 @@ func rayClient(b *testing.B) *rayclient.Client {
 	if addr == "" {
 		addr = "http://127.0.0.1:8265"
 	}
-	c, err := rayclient.New(rayclient.Config{Address: addr})
+	c, err := NewClient(addr)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +50,7 @@ func BenchmarkRayProviderApply(b *testing.B) {
 	_, _ = rand.Read(id[:])
 	prefix := "bench-" + hex.EncodeToString(id[:])
 	b.Cleanup(func() {
-		if left, err := Sweep(c, nil, vcluster.DefaultPythonExecutable, vcluster.DefaultNamespace, prefix); len(left) > 0 || err != nil {
+		if left, err := Sweep(c.Client, nil, vcluster.DefaultPythonExecutable, vcluster.DefaultNamespace, prefix); len(left) > 0 || err != nil {
 			b.Logf("swept %v (%v)", left, err)
 		}
 	})
@@ -61,7 +60,7 @@ func BenchmarkRayProviderApply(b *testing.B) {
 			var probe, start, create, del time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				if err := WaitForCapacity(ctx, c, float64(n), float64(n), 5*time.Minute, b.Logf); err != nil {
+				if err := WaitForCapacity(ctx, c.Client, float64(n), float64(n), 5*time.Minute, b.Logf); err != nil {
 					b.Skip(err)
 				}
 				spec := PerNodeGPUCluster(fmt.Sprintf("%s-b%02d-%d", prefix, n, i), n)
@@ -99,7 +98,7 @@ func BenchmarkRayRefreshRead(b *testing.B) {
 	before := c.RequestCount()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		live, err := vcluster.ListLiveGroups(ctx, c)
+		live, err := vcluster.ListLiveGroups(ctx, c.Client)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -191,7 +191,7 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 	var s ReferenceSample
 	name := fmt.Sprintf("%s-%s%02d-r%d-%d", a.Prefix, string(layout[0]), bundles, rep, attempt)
 	spec := ReferenceSpec(name, bundles, layout)
-	if err := WaitUntilPlaceable(ctx, a.Client, spec, a.Wait, a.logf); err != nil {
+	if err := WaitUntilPlaceable(ctx, a.Client.Client, spec, a.Wait, a.logf); err != nil {
 		return s, err
 	}
 	groups := DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
@@ -238,7 +238,7 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 			_, _ = cfg.Floor.Remove(names)
 			return err
 		}
-		s.EmptyJob, err = EmptyJob(ctx, a.Client, name+"-emptyjob")
+		s.EmptyJob, err = EmptyJob(ctx, a.Client.Client, name+"-emptyjob")
 		return err
 	}
 	first, second := provider, reference

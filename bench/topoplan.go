@@ -202,7 +202,7 @@ func RunTopoPlan(ctx context.Context, cfg TopoPlanConfig) ([]TopoPlanResult, err
 			stop()
 			return out, err
 		}
-		client, err := rayclient.New(rayclient.Config{Address: url})
+		client, err := NewClient(url)
 		if err != nil {
 			stop()
 			return out, err

@@ -33,7 +33,6 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/bench"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -108,7 +107,7 @@ func run() int {
 		return 2
 	}
 
-	client, err := rayclient.New(rayclient.Config{Address: *address})
+	client, err := bench.NewClient(*address)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "raybench:", err)
 		return 1
@@ -152,7 +151,7 @@ func run() int {
 	}
 	status := 0
 	defer func() {
-		left, err := bench.Sweep(client, base, *jobPython, vcluster.DefaultNamespace, prefix)
+		left, err := bench.Sweep(client.Client, base, *jobPython, vcluster.DefaultNamespace, prefix)
 		base.Stop()
 		if len(left) > 0 {
 			log(">> swept leftover groups: %s", strings.Join(left, ", "))
@@ -164,7 +163,7 @@ func run() int {
 	fail := func(what string, err error) {
 		log("!! %s: %v", what, err)
 		status = 1
-		if left, serr := bench.Sweep(client, base, *jobPython, vcluster.DefaultNamespace, prefix); len(left) > 0 || serr != nil {
+		if left, serr := bench.Sweep(client.Client, base, *jobPython, vcluster.DefaultNamespace, prefix); len(left) > 0 || serr != nil {
 			log(">> swept %v (%v)", left, serr)
 		}
 	}
@@ -211,7 +210,7 @@ func run() int {
 		log(">> tofu apply + destroy of a 4-group cluster")
 		start := time.Now()
 		dc, dd := bench.MedianTotals(applied, 4)
-		res, err := bench.RunTofu(ctx, bench.TofuConfig{Tofu: *tofuBin, Dir: abs, Address: *address, Client: client,
+		res, err := bench.RunTofu(ctx, bench.TofuConfig{Tofu: *tofuBin, Dir: abs, Address: *address, Client: client.Client,
 			Name: prefix + "-tofu", Groups: 4, Wait: *wait, Log: os.Stderr, DirectCreate: dc, DirectDelete: dd})
 		fmt.Printf("## 1b. tofu apply + destroy (%s)\n\n", time.Since(start).Round(time.Second))
 		if err != nil {
