@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 //go:embed baseline.py
@@ -69,7 +70,12 @@ type BaselineTimes struct {
 }
 
 func (b *Baseline) env() []string {
-	var env []string
+	// reference_baseline.py takes the reference's defaults from the
+	// provider's constants, the one place they are written.
+	env := []string{
+		fmt.Sprintf("RAYTF_BENCH_READY_TIMEOUT_S=%d", vcluster.DefaultReadyTimeoutSeconds),
+		fmt.Sprintf("RAYTF_BENCH_PORT_RANGE=%d,%d", vcluster.DefaultPorts.Low, vcluster.DefaultPorts.High),
+	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "RAY_ADDRESS=") { // ray.init gets the address explicitly
 			env = append(env, kv)

@@ -162,7 +162,8 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"always use `%s`, as in the reference. Defaults to `%s`.", codeList(topology.Strategies),
 					vcluster.PerNodeStrategy, vcluster.DefaultStrategy),
 				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultStrategy),
-				Validators: []validator.String{stringvalidator.OneOf(topology.Strategies...)},
+				Validators: []validator.String{validators.StringCheck{Summary: vcluster.InvalidStrategySummary,
+					Check: topology.CheckStrategy, Describe: "one of " + codeList(topology.Strategies)}},
 			},
 			"use_unified_pg": schema.BoolAttribute{
 				MarkdownDescription: fmt.Sprintf("Create one placement group holding every bundle (for cross-node model "+
@@ -270,7 +271,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"rules, over the alive nodes minus `exclude_node_ids`. The choice is kept in `selected_node_ids`, so " +
 					"nodes joining or leaving elsewhere never change the plan; only losing a node the cluster holds " +
 					"replaces it. Conflicts with `node_resource_constraints`. Defaults to `false`.",
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				Optional: true, Computed: true, Default: booldefault.StaticBool(vcluster.Defaults().SelectNodes),
 			},
 			"exclude_node_ids": schema.SetAttribute{
 				MarkdownDescription: "Node ids `select_nodes` must not choose, e.g. another cluster's `selected_node_ids`. " +

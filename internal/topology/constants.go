@@ -1,5 +1,11 @@
 package topology
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // Ray custom-resource keys and sentinels (mirroring the reference module).
 const (
 	// NVLinkDomainPrefix prefixes the per-node resource "nvlink_domain_<ClusterUUID>".
@@ -43,11 +49,11 @@ var Strategies = []string{StrategyPack, StrategySpread, StrategyStrictPack, Stra
 // DefaultRole is prepare_segment_topology's default role label.
 const DefaultRole = "training"
 
-func validStrategy(s string) bool {
-	for _, v := range Strategies {
-		if s == v {
-			return true
-		}
+// CheckStrategy is the one check of a placement-group strategy (schema,
+// Spec, driver request and feasibility all call it): nil when Ray accepts s.
+func CheckStrategy(s string) error {
+	if slices.Contains(Strategies, s) {
+		return nil
 	}
-	return false
+	return fmt.Errorf("unknown strategy %q (want one of %s)", s, strings.Join(Strategies, ", "))
 }

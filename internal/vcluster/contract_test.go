@@ -27,6 +27,24 @@ var (
 	contractHomes = []string{"internal/vcluster/", "internal/topology/", "internal/rayclient/state.go"}
 )
 
+// The Python attach package (python/src) and the bench's Python scripts
+// (bench/*.py) run where the Go constants cannot reach them. The package
+// states each contract value once, in pythonHome, which must agree with Go;
+// no other of these files may spell one.
+const pythonHome = "python/src/raytf_attach/record.py"
+
+var (
+	// pythonHomeValues are the assignments pythonHome must carry.
+	pythonHomeValues = map[string]string{"KV_NAMESPACE": KVNamespace, "DEFAULT_NAMESPACE": DefaultNamespace}
+	// strayPythonCopy matches a contract value written as a literal: the
+	// namespaces, Ray's CREATED state, the default port range and wait.
+	strayPythonCopy = regexp.MustCompile(`["']` + regexp.QuoteMeta(DefaultNamespace) + `["']|["']` + regexp.QuoteMeta(KVNamespace) +
+		`["']|["']CREATED["']|\b1400\b|\b1999\b|\b180(\.0)?\b`)
+	// pythonCopiesPending are copies python/ still holds (its owner replaces
+	// them with one constant); each entry is one file and the literal.
+	pythonCopiesPending = map[string]string{"python/src/raytf_attach/cluster.py": `"CREATED"`}
+)
+
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
@@ -104,4 +122,75 @@ func scanGoFile(t *testing.T, rel, path string) {
 			}
 		}
 	}
+}
+
+// TestPythonHasNoStrayContractConstants checks that the Python package's
+// one home of the contract values agrees with Go, and that no other Python
+// file of the package or the bench copies one (comments and docstrings are
+// not looked at).
+func TestPythonHasNoStrayContractConstants(t *testing.T) {
+	root := repoRoot(t)
+	home, err := os.ReadFile(filepath.Join(root, pythonHome))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range pythonHomeValues {
+		m := regexp.MustCompile(`(?m)^` + name + ` = "([^"]*)"$`).FindSubmatch(home)
+		if m == nil || string(m[1]) != want {
+			t.Errorf("%s: %s must be %q (the Go value)", pythonHome, name, want)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(root, "bench", "*.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(filepath.Join(root, "python", "src"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".py") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if rel == pythonHome {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, code := range pythonCode(string(src)) {
+			m := strayPythonCopy.FindString(code)
+			switch {
+			case m == "":
+			case pythonCopiesPending[rel] == m:
+				t.Logf("%s:%d still copies %s (pending in python/)", rel, i+1, m)
+			default:
+				t.Errorf("%s:%d copies contract value %s; read it from %s or the Go side: %s", rel, i+1, m, pythonHome, strings.TrimSpace(code))
+			}
+		}
+	}
+}
+
+// pythonCode is src line by line with comments and triple-quoted strings
+// (docstrings) blanked, so that only code is scanned.
+func pythonCode(src string) []string {
+	lines := strings.Split(src, "\n")
+	inDoc := false
+	for i, line := range lines {
+		if n := strings.Count(line, `"""`); n > 0 || inDoc {
+			if n%2 == 1 {
+				inDoc = !inDoc
+			}
+			lines[i] = ""
+			continue
+		}
+		code, _, _ := strings.Cut(line, "#")
+		lines[i] = code
+	}
+	return lines
 }
