@@ -15,17 +15,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/devprovider"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Workspace is a directory with a CLI configuration whose dev_overrides
-// point both registries' ray-infra/ray at a locally built provider, as
-// scripts/demo.sh does.
+// point ray-infra/ray at a locally built provider (internal/devprovider).
 type Workspace struct {
 	Tofu   string
-	Root   string // holds bin/ and tofurc
+	Root   string // holds bin/ and the CLI configuration
 	RCFile string
 	// LastCPU is the CPU time (user+system) of the last Run: the CLI and
 	// the provider plugin it waited for.
@@ -33,35 +33,17 @@ type Workspace struct {
 }
 
 // NewWorkspace builds the provider from the module root (the current
-// directory) into root/bin and writes root/tofurc.
+// directory) into root/bin and writes the CLI configuration beside it.
 func NewWorkspace(ctx context.Context, tofu, root string) (*Workspace, time.Duration, error) {
 	if tofu == "" {
 		return nil, 0, errors.New("no OpenTofu binary (set TOFU or pass -tofu; scripts/env.sh installs one)")
 	}
-	bin := filepath.Join(root, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return nil, 0, err
-	}
 	start := time.Now()
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "terraform-provider-ray"), ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	rc, err := devprovider.Install(ctx, ".", root)
+	if err != nil {
 		return nil, 0, fmt.Errorf("building the provider: %w", err)
 	}
-	took := time.Since(start)
-	rc := filepath.Join(root, "tofurc")
-	text := fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "registry.opentofu.org/ray-infra/ray" = %q
-    "registry.terraform.io/ray-infra/ray" = %q
-  }
-  direct {}
-}
-`, bin, bin)
-	if err := os.WriteFile(rc, []byte(text), 0o644); err != nil {
-		return nil, 0, err
-	}
-	return &Workspace{Tofu: tofu, Root: root, RCFile: rc}, took, nil
+	return &Workspace{Tofu: tofu, Root: root, RCFile: rc}, time.Since(start), nil
 }
 
 // ProviderHCL is the terraform and provider blocks of a bench configuration.
