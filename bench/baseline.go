@@ -31,7 +31,7 @@ const BaselineNamespace = "bench-baseline"
 
 // Baseline runs bench/baseline.py: a persistent driver connected once with
 // ray.init(address=...) (Cycle, Create, Remove), and one-shot cold processes
-// (ColdCreate, ColdRemove).
+// (ColdRemove).
 type Baseline struct {
 	Python  string // python with ray installed
 	Address string // GCS address for ray.init, e.g. 127.0.0.10:6379
@@ -217,13 +217,6 @@ func (b *Baseline) Stop() {
 		}
 		b.cmd = nil
 	}
-}
-
-// ColdCreate runs one fresh python process that imports ray, connects,
-// creates the groups and waits for them (they outlive it).
-func (b *Baseline) ColdCreate(groups []driver.Group) (BaselineTimes, error) {
-	raw, _ := json.Marshal(groups)
-	return b.cold("cold-create", string(raw))
 }
 
 // ColdRemove runs one fresh python process that removes the named groups.

@@ -172,7 +172,7 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 		}
 	}
 	// Split every driver process's lifetime with the fresh processes'
-	// python start-up measured in this run (see RunApply).
+	// python start-up measured in this run.
 	var cold []time.Duration
 	var pairs []*ProviderPair
 	for i := range results {
@@ -325,6 +325,6 @@ func PrintReference(out io.Writer, results []ReferenceResult) {
 			continue
 		}
 		fmt.Fprintf(out, "#### Provider phases, %s layout (columns are bundles; \"python\" below = the floor)\n\n", l)
-		PrintApply(out, ar, false)
+		PrintApply(out, ar)
 	}
 }
