@@ -352,7 +352,7 @@ func PrintRefresh(out io.Writer, r *RefreshResult) {
 	}
 	g := r.Rows[0].Groups / max(1, r.Rows[0].Clusters)
 	fmt.Fprintf(out, "Clusters of %d per-node groups each (stand-in bundles {CPU: %g}, see bench/README.md).\n\n", g, LiveBundleCPU)
-	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions, a fresh vcluster.LiveView each, as a new CLI run has): refresh = LiveView.Groups (one list shared by every Read of the process) + the drift comparison per cluster in state; plan = LiveView.Snapshot after that refresh (the node list; the group list is shared) + the segment and capacity checks per cluster. HTTP calls counted with rayclient.Client.RequestCount().")
+	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions, a fresh vcluster.LiveView each, as a new CLI run has): refresh = LiveView.Groups (one list shared by every Read of the process) + the drift comparison per cluster in state; plan = LiveView.Snapshot after that refresh (the node list; the group list is shared) + the segment and capacity checks per cluster. HTTP calls counted on the client (rayclienttest.Counter).")
 	fmt.Fprintln(out)
 	t := NewTable(out, "clusters", "groups", "live groups listed", "refresh calls", "calls/group", "refresh ms", "ms/cluster", "plan calls", "plan ms")
 	for _, row := range r.Rows {
