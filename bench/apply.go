@@ -14,36 +14,25 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-// ApplyConfig configures the apply benchmark.
+// ApplyConfig is how the reference benchmark runs the provider path.
 type ApplyConfig struct {
-	Client *rayclient.Client
+	Client *Client
 	// JobPython is the provider's python_executable (default "python").
 	JobPython string
 	// Namespace is the provider's namespace (default "terraform-ray").
 	Namespace string
-	Baseline  *Baseline
-	Sizes     []int // groups per cluster
-	Reps      int
 	Prefix    string // cluster names start with it ("bench-...")
-	// Cold adds the one-process-per-operation Python baseline.
-	Cold bool
 	// Wait bounds how long a repetition waits for free GPUs when other
 	// users of the cluster hold them.
 	Wait time.Duration
 	Log  io.Writer
 }
 
-// ApplySample is one repetition of one size.
+// ApplySample is one repetition of one size: the provider's create and
+// delete, and the persistent Python driver's cycle.
 type ApplySample struct {
 	ProviderPair
-	// CreateHTTP and DeleteHTTP count HTTP attempts (RequestCount).
-	CreateHTTP, DeleteHTTP int64
-	// Warm is the persistent Python driver's cycle, Cold the one-shot
-	// processes (zero unless ApplyConfig.Cold).
-	Warm                 BaselineTimes
-	ColdCreate, ColdRem  BaselineTimes
-	PlacementNodes       int // distinct nodes the groups landed on
-	GroupsChecked, Ready int
+	Warm BaselineTimes
 }
 
 // ApplyResult holds every sample of one size.
@@ -159,13 +148,13 @@ func (r *ProviderRun) Recompute(interp time.Duration) error {
 
 // RunProvider runs one driver action the way the resource does and traces it.
 // For create, the resource's pre-create live check is included (withLive).
-func RunProvider(ctx context.Context, c *rayclient.Client, python string, ds driver.Spec, spec vcluster.Spec,
+func RunProvider(ctx context.Context, c *Client, python string, ds driver.Spec, spec vcluster.Spec,
 	withLive bool, interp time.Duration) (*ProviderRun, error) {
 	var live time.Duration
 	before := c.RequestCount()
 	if withLive {
 		t := time.Now()
-		if err := liveCheck(ctx, c, spec); err != nil {
+		if err := liveCheck(ctx, c.Client, spec); err != nil {
 			return nil, err
 		}
 		live = time.Since(t)
@@ -183,62 +172,6 @@ func RunProvider(ctx context.Context, c *rayclient.Client, python string, ds dri
 		return run, err
 	}
 	return run, run.Recompute(interp)
-}
-
-// RunApply measures create and delete of per-node GPU clusters of each size
-// through the provider path and the Python baselines, interleaved.
-func RunApply(ctx context.Context, cfg ApplyConfig) ([]ApplyResult, error) {
-	if cfg.JobPython == "" {
-		cfg.JobPython = vcluster.DefaultPythonExecutable
-	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = vcluster.DefaultNamespace
-	}
-	// Python start-up in a fresh process (until the script's first line):
-	// splits the driver process's lifetime (see Phases.Interpreter).
-	var cold []time.Duration
-	for i := 0; i < 3; i++ {
-		if t, err := cfg.Baseline.ColdRemove([]string{cfg.Prefix + "-none"}); err == nil {
-			cold = append(cold, t.Startup)
-		}
-	}
-	interp := Median(cold)
-	cfg.logf("   python start-up in a fresh process: %ss (median of %d)", Sec(interp), len(cold))
-	results := make([]ApplyResult, len(cfg.Sizes))
-	for i, n := range cfg.Sizes {
-		results[i].Groups = n
-	}
-	for rep := 0; rep < cfg.Reps; rep++ {
-		for i, n := range cfg.Sizes {
-			s, err := retryBusy(cfg.logf, fmt.Sprintf("%d groups rep %d", n, rep+1), func(attempt int) (ApplySample, error) {
-				return cfg.oneSample(ctx, n, rep, attempt, interp)
-			})
-			if err != nil {
-				return results, fmt.Errorf("apply %d groups, repetition %d: %w", n, rep+1, err)
-			}
-			results[i].Samples = append(results[i].Samples, s)
-			cfg.logf("   %2d groups rep %d: provider create %ss delete %ss | python warm create+ready %ss remove %ss%s",
-				n, rep+1, Sec(s.Create.Total), Sec(s.Delete.Total), Sec(secs(s.Warm.Ready)), Sec(secs(s.Warm.Remove)),
-				coldNote(s))
-		}
-	}
-	// Split every driver process's lifetime with the median of all the
-	// cold-process measurements of this run, not just the first three.
-	var pairs []*ProviderPair
-	for i := range results {
-		for j := range results[i].Samples {
-			s := &results[i].Samples[j]
-			pairs = append(pairs, &s.ProviderPair)
-			for _, t := range []BaselineTimes{s.ColdCreate, s.ColdRem} {
-				if t.Wall > 0 {
-					cold = append(cold, t.Startup)
-				}
-			}
-		}
-	}
-	cfg.logf("   python start-up, median of all %d fresh processes: %ss", len(cold), Sec(Median(cold)))
-	resplitAll(Median(cold), pairs)
-	return results, nil
 }
 
 // ProviderPair is one traced create and delete through the provider path.
@@ -320,95 +253,6 @@ func groupNames(groups []driver.Group) []string {
 	return names
 }
 
-func coldNote(s ApplySample) string {
-	if s.ColdCreate.Wall == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" | python cold create %ss remove %ss", Sec(s.ColdCreate.Wall), Sec(s.ColdRem.Wall))
-}
-
-func (cfg *ApplyConfig) oneSample(ctx context.Context, n, rep, attempt int, interp time.Duration) (ApplySample, error) {
-	var s ApplySample
-	if err := WaitForCapacity(ctx, cfg.Client, float64(n), float64(n), cfg.Wait, cfg.logf); err != nil {
-		return s, err
-	}
-	name := fmt.Sprintf("%s-a%02d-r%d-%d", cfg.Prefix, n, rep, attempt)
-	spec := PerNodeGPUCluster(name, n)
-	pyGroups := renamed(DriverSpec(driver.ActionCreate, cfg.Namespace, spec, ReadyTimeout).Groups, name, name+"-py")
-	pyNames := groupNames(pyGroups)
-
-	providerFirst := rep%2 == 0 // alternate, so neither side always runs on a warmer cluster
-	runProvider := func() error {
-		cr, dr, err := cfg.providerCycle(ctx, spec, interp)
-		if err != nil {
-			return err
-		}
-		s.Create, s.CreateHTTP, s.CreateRun = cr.Phases, cr.HTTP, cr
-		nodes := map[string]bool{}
-		for _, g := range cr.Result.Groups {
-			s.GroupsChecked++
-			if g.State == rayclient.PlacementGroupStateCreated {
-				s.Ready++
-			}
-			for _, b := range g.Bundles {
-				nodes[b.NodeID] = true
-			}
-		}
-		s.PlacementNodes = len(nodes)
-		if len(dr.Result.Removed) != n {
-			return fmt.Errorf("provider delete removed %d of %d groups", len(dr.Result.Removed), n)
-		}
-		s.Delete, s.DeleteHTTP, s.DeleteRun = dr.Phases, dr.HTTP, dr
-		return nil
-	}
-	runPython := func() error {
-		w, err := cfg.Baseline.Cycle(pyGroups)
-		if err != nil {
-			if strings.Contains(err.Error(), "not ready") {
-				return fmt.Errorf("%w: %v", errBusy, err)
-			}
-			return err
-		}
-		s.Warm = w
-		if !cfg.Cold {
-			return nil
-		}
-		for i := range pyGroups {
-			pyGroups[i].Name += "-cold"
-			pyNames[i] += "-cold"
-		}
-		c, err := cfg.Baseline.ColdCreate(pyGroups)
-		if err != nil {
-			_, _ = cfg.Baseline.Remove(pyNames)
-			if strings.Contains(err.Error(), "not ready") {
-				return fmt.Errorf("%w: %v", errBusy, err)
-			}
-			return err
-		}
-		r, err := cfg.Baseline.ColdRemove(pyNames)
-		if err != nil {
-			_, _ = cfg.Baseline.Remove(pyNames)
-			return err
-		}
-		s.ColdCreate, s.ColdRem = c, r
-		return nil
-	}
-	first, second := runProvider, runPython
-	if !providerFirst {
-		first, second = runPython, runProvider
-	}
-	if err := first(); err != nil {
-		return s, err
-	}
-	if err := second(); err != nil {
-		return s, err
-	}
-	if s.Ready != n {
-		return s, fmt.Errorf("provider reported %d of %d groups CREATED", s.Ready, n)
-	}
-	return s, nil
-}
-
 // cleanupProvider removes a cluster's groups after a failed run, as the
 // resource's cleanupAfterFailedCreate does.
 func (cfg *ApplyConfig) cleanupProvider(spec vcluster.Spec) {
@@ -420,28 +264,21 @@ func (cfg *ApplyConfig) cleanupProvider(spec vcluster.Spec) {
 }
 
 // PrintApply prints the comparison and the phase breakdown.
-func PrintApply(out io.Writer, results []ApplyResult, cold bool) {
+func PrintApply(out io.Writer, results []ApplyResult) {
 	fmt.Fprintln(out, "Apply (create) and destroy (delete) of a per-node GPU virtual cluster, median of the repetitions (seconds).")
 	fmt.Fprintln(out, "provider = driver.Run with the resource's Spec (+ Create's live check); python = ray.util.placement_group in a driver connected once.")
 	fmt.Fprintln(out)
 	hdr := []string{"groups", "reps", "provider create", "python create+ready", "create ratio", "provider delete", "python remove", "delete ratio"}
-	if cold {
-		hdr = append(hdr, "cold py create", "provider/cold", "cold py remove", "provider/cold")
-	}
 	t := NewTable(out, hdr...)
 	for _, r := range results {
-		var pc, pd, wc, wr, cc, cr []time.Duration
+		var pc, pd, wc, wr []time.Duration
 		for _, s := range r.Samples {
 			pc, pd = append(pc, s.Create.Total), append(pd, s.Delete.Total)
 			wc, wr = append(wc, secs(s.Warm.Ready)), append(wr, secs(s.Warm.Remove))
-			cc, cr = append(cc, s.ColdCreate.Wall), append(cr, s.ColdRem.Wall)
 		}
 		row := []string{fmt.Sprint(r.Groups), fmt.Sprint(len(r.Samples)),
 			Sec(Median(pc)), Sec(Median(wc)), Ratio(Median(pc), Median(wc)),
 			Sec(Median(pd)), Sec(Median(wr)), Ratio(Median(pd), Median(wr))}
-		if cold {
-			row = append(row, Sec(Median(cc)), Ratio(Median(pc), Median(cc)), Sec(Median(cr)), Ratio(Median(pd), Median(cr)))
-		}
 		t.Row(row...)
 	}
 	t.Flush()
@@ -526,32 +363,5 @@ func PrintApply(out io.Writer, results []ApplyResult, cold bool) {
 	}
 	fmt.Fprintf(out, "Python baseline split: placement_group() calls %s; wait ready %s.\n",
 		strings.Join(warmCalls, ", "), strings.Join(warmReady, ", "))
-	if cold {
-		var st, im, in, ex []time.Duration
-		for _, r := range results {
-			for _, s := range r.Samples {
-				st, im, in, ex = append(st, s.ColdCreate.Startup), append(im, secs(s.ColdCreate.Import)),
-					append(in, secs(s.ColdCreate.Init)), append(ex, s.ColdCreate.Exit)
-			}
-		}
-		fmt.Fprintf(out, "Cold python process (all sizes): interpreter start %ss, import ray %ss, ray.init %ss, exit %ss (medians).\n",
-			Sec(Median(st)), Sec(Median(im)), Sec(Median(in)), Sec(Median(ex)))
-	}
 	fmt.Fprintln(out)
-}
-
-// MedianTotals returns the median provider create and delete totals of the
-// result with the given group count (zero when there is none).
-func MedianTotals(results []ApplyResult, groups int) (create, del time.Duration) {
-	for _, r := range results {
-		if r.Groups != groups {
-			continue
-		}
-		var c, d []time.Duration
-		for _, s := range r.Samples {
-			c, d = append(c, s.Create.Total), append(d, s.Delete.Total)
-		}
-		return Median(c), Median(d)
-	}
-	return 0, 0
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 //go:embed baseline.py
@@ -30,7 +31,7 @@ const BaselineNamespace = "bench-baseline"
 
 // Baseline runs bench/baseline.py: a persistent driver connected once with
 // ray.init(address=...) (Cycle, Create, Remove), and one-shot cold processes
-// (ColdCreate, ColdRemove).
+// (ColdRemove).
 type Baseline struct {
 	Python  string // python with ray installed
 	Address string // GCS address for ray.init, e.g. 127.0.0.10:6379
@@ -69,7 +70,12 @@ type BaselineTimes struct {
 }
 
 func (b *Baseline) env() []string {
-	var env []string
+	// reference_baseline.py takes the reference's defaults from the
+	// provider's constants, the one place they are written.
+	env := []string{
+		fmt.Sprintf("RAYTF_BENCH_READY_TIMEOUT_S=%d", vcluster.DefaultReadyTimeoutSeconds),
+		fmt.Sprintf("RAYTF_BENCH_PORT_RANGE=%d,%d", vcluster.DefaultPorts.Low, vcluster.DefaultPorts.High),
+	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "RAY_ADDRESS=") { // ray.init gets the address explicitly
 			env = append(env, kv)
@@ -211,13 +217,6 @@ func (b *Baseline) Stop() {
 		}
 		b.cmd = nil
 	}
-}
-
-// ColdCreate runs one fresh python process that imports ray, connects,
-// creates the groups and waits for them (they outlive it).
-func (b *Baseline) ColdCreate(groups []driver.Group) (BaselineTimes, error) {
-	raw, _ := json.Marshal(groups)
-	return b.cold("cold-create", string(raw))
 }
 
 // ColdRemove runs one fresh python process that removes the named groups.

@@ -9,13 +9,12 @@
 #         {"op": "create", "groups": [...]}  create and wait ready (keeps them)
 #         {"op": "remove", "names": [...]}   remove named groups, wait removed
 #       where a group is {"name", "strategy", "bundles"}.
-#   python baseline.py cold-create|cold-remove <gcs address> <namespace> <json>
-#       One operation in a fresh process (like a hand-written script), with
+#   python baseline.py cold-remove <gcs address> <namespace> <json names>
+#       The removal in a fresh process (like a hand-written script), with
 #       the time of the interpreter's imports and ray.init reported.
 #
 # Groups are detached, like the provider's. Whatever this process created
-# is removed again if it fails or is interrupted (atexit), except groups
-# that cold-create is meant to leave for cold-remove.
+# is removed again if it fails or is interrupted (atexit).
 import baseline_common as common  # first: it times `import ray`
 
 import json  # noqa: E402
@@ -89,18 +88,10 @@ def handle(cmd):
     raise ValueError("unknown op %r" % cmd.get("op"))
 
 
-def cold_create(arg):
-    groups = json.loads(arg)
-    out = create(groups)[1]
-    common.forget(g["name"] for g in groups)  # created to outlive this process, like the provider's
-    return out
-
-
 def cold_remove(arg):
     names = json.loads(arg)
     return remove(lookup_all(names), names)
 
 
 if __name__ == "__main__":
-    common.main("usage: baseline.py serve|cold-create|cold-remove ...", handle,
-                {"cold-create": cold_create, "cold-remove": cold_remove})
+    common.main("usage: baseline.py serve|cold-remove ...", handle, {"cold-remove": cold_remove})

@@ -1,19 +1,21 @@
 // Package bench measures terraform-provider-ray against a real Ray cluster and
-// its pure topology maths. Nothing here runs under a plain `go test ./...`
-// except unit tests of the helpers themselves: the measurements are driven by
-// the bench/cmd/raybench program (see scripts/bench.sh and bench/README.md),
-// and the Go benchmarks in this package skip unless TF_ACC=1.
+// its pure topology maths. `go test ./bench/` runs only unit tests of the
+// helpers themselves: the measurements are driven by the bench/cmd/raybench
+// program (scripts/bench.sh), and every one of them fills a table of
+// bench/README.md:
 //
-// Three measurements:
-//
-//   - Apply: driver.Run with the Spec the ray_virtual_cluster resource builds,
-//     timed phase by phase, side by side with a Python baseline that makes the
-//     same placement groups with ray.util.placement_group; plus one full
-//     `tofu apply` + `tofu destroy` through a dev_overrides CLI config.
-//   - Refresh/plan: HTTP calls and time of the resource's Read path
-//     (the provider process's one shared group list, resources.ProviderData.
-//     LiveGroups, + the drift comparison) for many clusters,
-//     counted with rayclient.Client.RequestCount and with a counting reverse
-//     proxy in front of the dashboard while `tofu plan` runs.
-//   - Topology: growth tables of internal/topology's ns/node benchmarks.
+//   - Reference: driver.Run with the Spec the ray_virtual_cluster resource
+//     builds, timed phase by phase, side by side with the reference's own work
+//     (reference_baseline.py) and the bare ray.util.placement_group floor
+//     (baseline.py); plus one full `tofu apply` + `tofu destroy` through a
+//     dev_overrides CLI configuration (internal/devprovider).
+//   - Refresh/plan: HTTP calls and time of the resource's Read path (one
+//     vcluster.LiveView per CLI run, whose group list every Read shares, and
+//     the drift comparison) for many clusters, counted with a
+//     rayclienttest.Counter on the client and with a counting reverse proxy in
+//     front of the dashboard while `tofu plan` runs.
+//   - Topology: growth tables of internal/topology's ns/node benchmarks, the
+//     Go maths against the Python reference (internal/topology/topologyref),
+//     and the topology data source at 10,000 nodes against the stand-in
+//     dashboard (internal/standin).
 package bench

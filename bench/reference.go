@@ -172,7 +172,7 @@ func RunReference(ctx context.Context, cfg ReferenceConfig) ([]ReferenceResult, 
 		}
 	}
 	// Split every driver process's lifetime with the fresh processes'
-	// python start-up measured in this run (see RunApply).
+	// python start-up measured in this run.
 	var cold []time.Duration
 	var pairs []*ProviderPair
 	for i := range results {
@@ -191,7 +191,7 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 	var s ReferenceSample
 	name := fmt.Sprintf("%s-%s%02d-r%d-%d", a.Prefix, string(layout[0]), bundles, rep, attempt)
 	spec := ReferenceSpec(name, bundles, layout)
-	if err := WaitUntilPlaceable(ctx, a.Client, spec, a.Wait, a.logf); err != nil {
+	if err := WaitUntilPlaceable(ctx, a.Client.Client, spec, a.Wait, a.logf); err != nil {
 		return s, err
 	}
 	groups := DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
@@ -238,7 +238,7 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 			_, _ = cfg.Floor.Remove(names)
 			return err
 		}
-		s.EmptyJob, err = EmptyJob(ctx, a.Client, name+"-emptyjob")
+		s.EmptyJob, err = EmptyJob(ctx, a.Client.Client, name+"-emptyjob")
 		return err
 	}
 	first, second := provider, reference
@@ -325,6 +325,6 @@ func PrintReference(out io.Writer, results []ReferenceResult) {
 			continue
 		}
 		fmt.Fprintf(out, "#### Provider phases, %s layout (columns are bundles; \"python\" below = the floor)\n\n", l)
-		PrintApply(out, ar, false)
+		PrintApply(out, ar)
 	}
 }

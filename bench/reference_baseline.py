@@ -27,6 +27,7 @@
 import baseline_common as common  # first: it times `import ray`
 
 import json  # noqa: E402
+import os  # noqa: E402
 import random  # noqa: E402
 import socket  # noqa: E402
 import time  # noqa: E402
@@ -35,8 +36,10 @@ import ray  # noqa: E402
 from ray.util.placement_group import remove_placement_group  # noqa: E402
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # noqa: E402
 
-READY_TIMEOUT = 180.0
-PORT_LOW, PORT_HIGH = 1400, 1999  # DEFAULT_MASTER_PORT_RANGE_LOW/HIGH
+# The reference's defaults (its 180 s wait, DEFAULT_MASTER_PORT_RANGE_LOW/HIGH),
+# passed by bench/baseline.go from the provider's constants (vcluster).
+READY_TIMEOUT = float(os.environ["RAYTF_BENCH_READY_TIMEOUT_S"])
+PORT_LOW, PORT_HIGH = (int(p) for p in os.environ["RAYTF_BENCH_PORT_RANGE"].split(","))
 BATCH = 256
 DOMAIN_PREFIX, TOPO_RANK_KEY = "nvlink_domain_", "topo_rank"
 

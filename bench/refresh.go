@@ -24,7 +24,7 @@ const LiveBundleCPU = 0.01
 
 // RefreshConfig configures the refresh/plan benchmark.
 type RefreshConfig struct {
-	Client           *rayclient.Client
+	Client           *Client
 	Baseline         *Baseline // creates and removes the stand-in groups
 	Address          string    // dashboard, for the proxy
 	Tofu, Dir        string    // the tofu part is skipped without Tofu
@@ -145,7 +145,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 	for rep := 0; rep < max(1, cfg.Reps); rep++ {
 		// A fresh LiveView per repetition is what a new CLI run (a new
 		// provider process) starts with: the shared group list is empty.
-		live := vcluster.NewLiveView(cfg.Client)
+		live := vcluster.NewLiveView(cfg.Client.Client)
 		before, start := cfg.Client.RequestCount(), time.Now()
 		drifted := 0
 		for _, c := range clusters { // what Read does for each cluster in state
@@ -205,7 +205,7 @@ func medianInt64(xs []int64) int64 {
 }
 
 func (cfg *RefreshConfig) tofuPlan(ctx context.Context, row *RefreshRow, clusters []standIn, ws *Workspace, proxy *CountingProxy) error {
-	state, err := StateFile(ctx, cfg.Client, clusters)
+	state, err := StateFile(ctx, cfg.Client.Client, clusters)
 	if err != nil {
 		return err
 	}
@@ -352,7 +352,7 @@ func PrintRefresh(out io.Writer, r *RefreshResult) {
 	}
 	g := r.Rows[0].Groups / max(1, r.Rows[0].Clusters)
 	fmt.Fprintf(out, "Clusters of %d per-node groups each (stand-in bundles {CPU: %g}, see bench/README.md).\n\n", g, LiveBundleCPU)
-	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions, a fresh vcluster.LiveView each, as a new CLI run has): refresh = LiveView.Groups (one list shared by every Read of the process) + the drift comparison per cluster in state; plan = LiveView.Snapshot after that refresh (the node list; the group list is shared) + the segment and capacity checks per cluster. HTTP calls counted with rayclient.Client.RequestCount().")
+	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions, a fresh vcluster.LiveView each, as a new CLI run has): refresh = LiveView.Groups (one list shared by every Read of the process) + the drift comparison per cluster in state; plan = LiveView.Snapshot after that refresh (the node list; the group list is shared) + the segment and capacity checks per cluster. HTTP calls counted on the client (rayclienttest.Counter).")
 	fmt.Fprintln(out)
 	t := NewTable(out, "clusters", "groups", "live groups listed", "refresh calls", "calls/group", "refresh ms", "ms/cluster", "plan calls", "plan ms")
 	for _, row := range r.Rows {

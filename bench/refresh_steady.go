@@ -65,11 +65,11 @@ func steadyPlan(ctx context.Context, ws *Workspace, st *standin.Server, clusters
 		return SteadyRow{}, err
 	}
 	defer stop()
-	client, err := rayclient.New(rayclient.Config{Address: url})
+	client, err := NewClient(url)
 	if err != nil {
 		return SteadyRow{}, err
 	}
-	state, err := StateFile(ctx, client, clusters)
+	state, err := StateFile(ctx, client.Client, clusters)
 	if err != nil {
 		return SteadyRow{}, err
 	}

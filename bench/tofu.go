@@ -15,17 +15,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/devprovider"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Workspace is a directory with a CLI configuration whose dev_overrides
-// point both registries' ray-infra/ray at a locally built provider, as
-// scripts/demo.sh does.
+// point ray-infra/ray at a locally built provider (internal/devprovider).
 type Workspace struct {
 	Tofu   string
-	Root   string // holds bin/ and tofurc
+	Root   string // holds bin/ and the CLI configuration
 	RCFile string
 	// LastCPU is the CPU time (user+system) of the last Run: the CLI and
 	// the provider plugin it waited for.
@@ -33,35 +33,17 @@ type Workspace struct {
 }
 
 // NewWorkspace builds the provider from the module root (the current
-// directory) into root/bin and writes root/tofurc.
+// directory) into root/bin and writes the CLI configuration beside it.
 func NewWorkspace(ctx context.Context, tofu, root string) (*Workspace, time.Duration, error) {
 	if tofu == "" {
 		return nil, 0, errors.New("no OpenTofu binary (set TOFU or pass -tofu; scripts/env.sh installs one)")
 	}
-	bin := filepath.Join(root, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return nil, 0, err
-	}
 	start := time.Now()
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "terraform-provider-ray"), ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	rc, err := devprovider.Install(ctx, ".", root)
+	if err != nil {
 		return nil, 0, fmt.Errorf("building the provider: %w", err)
 	}
-	took := time.Since(start)
-	rc := filepath.Join(root, "tofurc")
-	text := fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "registry.opentofu.org/ray-infra/ray" = %q
-    "registry.terraform.io/ray-infra/ray" = %q
-  }
-  direct {}
-}
-`, bin, bin)
-	if err := os.WriteFile(rc, []byte(text), 0o644); err != nil {
-		return nil, 0, err
-	}
-	return &Workspace{Tofu: tofu, Root: root, RCFile: rc}, took, nil
+	return &Workspace{Tofu: tofu, Root: root, RCFile: rc}, time.Since(start), nil
 }
 
 // ProviderHCL is the terraform and provider blocks of a bench configuration.
@@ -188,9 +170,6 @@ type TofuConfig struct {
 	Groups             int
 	Wait               time.Duration
 	Log                io.Writer
-	// DirectCreate and DirectDelete are the apply benchmark's medians for
-	// the same group count (driver.Run directly), for comparison.
-	DirectCreate, DirectDelete time.Duration
 }
 
 // TofuStep is one CLI command measured through the proxy.
@@ -234,8 +213,6 @@ type TofuResult struct {
 	SpecChecked bool     // the create spec equals the bench's DriverSpec
 	SpecDiff    []string // else the request keys that differ
 	Submitted   int
-	// DirectCreate and DirectDelete are copied from TofuConfig.
-	DirectCreate, DirectDelete time.Duration
 }
 
 func step(cmd string, wall time.Duration, ev []ProxyEvent) TofuStep {
@@ -284,7 +261,7 @@ func RunTofu(ctx context.Context, cfg TofuConfig) (*TofuResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &TofuResult{Name: cfg.Name, Groups: cfg.Groups, Build: build, DirectCreate: cfg.DirectCreate, DirectDelete: cfg.DirectDelete}
+	res := &TofuResult{Name: cfg.Name, Groups: cfg.Groups, Build: build}
 	destroy := func() (TofuStep, error) {
 		proxy.Take()
 		wall, code, out, err := ws.Run(context.WithoutCancel(ctx), dir, "destroy", "-auto-approve", "-no-color")
@@ -353,18 +330,10 @@ func PrintTofu(out io.Writer, r *TofuResult) {
 	}
 	fmt.Fprintf(out, "`tofu apply` + `tofu destroy` of %d per-node GPU groups (%s) through a dev_overrides CLI config and a counting proxy; provider build %ss (not counted).\n\n",
 		r.Groups, r.Name, Sec(r.Build))
-	t := NewTable(out, "command", "wall", "driver job (submit..result)", "other HTTP in flight", "CLI + plugin + plan/state (rest)", "CLI share", "HTTP calls", "direct driver.Run (median)", "CLI/direct")
-	for i, s := range []TofuStep{r.Apply, r.Destroy} {
+	t := NewTable(out, "command", "wall", "driver job (submit..result)", "other HTTP in flight", "CLI + plugin + plan/state (rest)", "CLI share", "HTTP calls")
+	for _, s := range []TofuStep{r.Apply, r.Destroy} {
 		rest := s.Wall - s.DriverSpan - s.OtherHTTP
-		direct := r.DirectCreate
-		if i == 1 {
-			direct = r.DirectDelete
-		}
-		d, ratio := "-", "-"
-		if direct > 0 {
-			d, ratio = Sec(direct), Ratio(s.Wall, direct)
-		}
-		t.Row(s.Command, Sec(s.Wall), Sec(s.DriverSpan), Sec(s.OtherHTTP), Sec(rest), Pct(rest, s.Wall), fmt.Sprint(len(s.Events)), d, ratio)
+		t.Row(s.Command, Sec(s.Wall), Sec(s.DriverSpan), Sec(s.OtherHTTP), Sec(rest), Pct(rest, s.Wall), fmt.Sprint(len(s.Events)))
 	}
 	t.Flush()
 	fmt.Fprintln(out)
@@ -374,7 +343,7 @@ func PrintTofu(out io.Writer, r *TofuResult) {
 	case r.Submitted == 0:
 		fmt.Fprintln(out, "No job submission was seen, so the create spec could not be compared with bench.DriverSpec.")
 	case r.SpecChecked:
-		fmt.Fprintln(out, "The create spec the provider binary submitted (decoded from the job entrypoint) equals bench.DriverSpec for the same cluster, so the direct driver.Run measurement runs what the provider runs.")
+		fmt.Fprintln(out, "The create spec the provider binary submitted (decoded from the job entrypoint) equals bench.DriverSpec for the same cluster, so the reference benchmark's driver.Run runs what the provider runs.")
 	default:
 		fmt.Fprintf(out, "WARNING: the create spec the provider binary submitted DIFFERS from bench.DriverSpec (%s): update bench/spec.go.\n", strings.Join(r.SpecDiff, ", "))
 	}

@@ -13,11 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/provider"
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/standin"
 )
@@ -56,74 +55,6 @@ type TopoPlanSample struct {
 	ReadCPU, PlanCPU, FloorCPU time.Duration
 }
 
-// providerServer starts the provider in process and configures it for address.
-func providerServer(ctx context.Context, address string) (tfprotov6.ProviderServer, tftypes.Object, error) {
-	srv, err := providerserver.NewProtocol6WithError(provider.New("bench")())()
-	if err != nil {
-		return nil, tftypes.Object{}, err
-	}
-	sch, err := srv.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		return nil, tftypes.Object{}, err
-	}
-	if d := diagErrors(sch.Diagnostics); d != nil {
-		return nil, tftypes.Object{}, d
-	}
-	ptype, ok := sch.Provider.ValueType().(tftypes.Object)
-	if !ok {
-		return nil, tftypes.Object{}, fmt.Errorf("provider schema is not an object")
-	}
-	cfg, err := tfprotov6.NewDynamicValue(ptype, objectWith(ptype, map[string]tftypes.Value{
-		"address": tftypes.NewValue(tftypes.String, address),
-	}))
-	if err != nil {
-		return nil, tftypes.Object{}, err
-	}
-	cr, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{TerraformVersion: "1.11.4", Config: &cfg})
-	if err != nil {
-		return nil, tftypes.Object{}, err
-	}
-	if d := diagErrors(cr.Diagnostics); d != nil {
-		return nil, tftypes.Object{}, d
-	}
-	ds, ok := sch.DataSourceSchemas[TopologyDataSource]
-	if !ok {
-		return nil, tftypes.Object{}, fmt.Errorf("provider has no %s data source", TopologyDataSource)
-	}
-	dsType, ok := ds.ValueType().(tftypes.Object)
-	if !ok {
-		return nil, tftypes.Object{}, fmt.Errorf("%s schema is not an object", TopologyDataSource)
-	}
-	return srv, dsType, nil
-}
-
-// objectWith is an object of type t with the given attributes and every
-// other attribute null.
-func objectWith(t tftypes.Object, vals map[string]tftypes.Value) tftypes.Value {
-	all := make(map[string]tftypes.Value, len(t.AttributeTypes))
-	for name, at := range t.AttributeTypes {
-		if v, ok := vals[name]; ok {
-			all[name] = v
-		} else {
-			all[name] = tftypes.NewValue(at, nil)
-		}
-	}
-	return tftypes.NewValue(t, all)
-}
-
-func diagErrors(diags []*tfprotov6.Diagnostic) error {
-	var msgs []string
-	for _, d := range diags {
-		if d.Severity == tfprotov6.DiagnosticSeverityError {
-			msgs = append(msgs, d.Summary+": "+d.Detail)
-		}
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s", strings.Join(msgs, "; "))
-}
-
 // ReadTopologyInProcess runs the data source's read once through the
 // provider's protocol server and returns its time, the state encode time and
 // the state size.
@@ -133,7 +64,7 @@ func ReadTopologyInProcess(ctx context.Context, srv tfprotov6.ProviderServer, ds
 			return 0, 0, 0, fmt.Errorf("%s has no argument %q", TopologyDataSource, name)
 		}
 	}
-	cfg, err := tfprotov6.NewDynamicValue(dsType, objectWith(dsType, args))
+	cfg, err := tfprotov6.NewDynamicValue(dsType, acctest.ObjectWith(dsType, args))
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -143,7 +74,7 @@ func ReadTopologyInProcess(ctx context.Context, srv tfprotov6.ProviderServer, ds
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if d := diagErrors(resp.Diagnostics); d != nil {
+	if d := acctest.DiagErrors(resp.Diagnostics); d != nil {
 		return 0, 0, 0, d
 	}
 	state, err := resp.State.Unmarshal(dsType)
@@ -197,12 +128,12 @@ func RunTopoPlan(ctx context.Context, cfg TopoPlanConfig) ([]TopoPlanResult, err
 		if err != nil {
 			return out, err
 		}
-		srv, dsType, err := providerServer(ctx, url)
+		srv, dsType, err := acctest.InProcessProvider(ctx, url, TopologyDataSource)
 		if err != nil {
 			stop()
 			return out, err
 		}
-		client, err := rayclient.New(rayclient.Config{Address: url})
+		client, err := NewClient(url)
 		if err != nil {
 			stop()
 			return out, err

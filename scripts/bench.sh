@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh                      # everything in bench/README.md
 #   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
-#   BENCH_PART=reference scripts/bench.sh # one part: reference, apply, tofu, refresh, topo, topo-ref,
+#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, refresh, topo, topo-ref,
 #                                         # topoplan or all (default)
 #
 # Uses the local Ray at $RAY_ADDRESS; starts the local cluster (scripts/ray-cluster.sh)

@@ -9,16 +9,8 @@ cd "$root"
 cli="$("$here/find-cli.sh")"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/bin/terraform-provider-ray" .
-cat >"$work/clirc" <<RC
-provider_installation {
-  dev_overrides {
-    "registry.terraform.io/ray-infra/ray" = "$work/bin"
-  }
-  direct {}
-}
-RC
-export TF_CLI_CONFIG_FILE="$work/clirc"
+TF_CLI_CONFIG_FILE="$("$here/dev-provider.sh" "$work")"
+export TF_CLI_CONFIG_FILE
 mkdir -p "$work/cfg"
 cat >"$work/cfg/main.tf" <<'TF'
 terraform {

@@ -19,22 +19,6 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
-func init() {
-	// terraform-plugin-testing's default namespace "-" is a legacy address that
-	// OpenTofu rejects; "hashicorp" is what an unqualified `provider "ray"` means.
-	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
-		_ = os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
-	}
-	// An empty CLI configuration keeps the CLI from warning about a missing
-	// one (~/.terraformrc, or a TF_CLI_CONFIG_FILE that does not exist).
-	if _, err := os.Stat(os.Getenv("TF_CLI_CONFIG_FILE")); err != nil {
-		rc := filepath.Join(os.TempDir(), "terraform-provider-ray-acc.tfrc")
-		if err := os.WriteFile(rc, nil, 0o644); err == nil {
-			_ = os.Setenv("TF_CLI_CONFIG_FILE", rc)
-		}
-	}
-}
-
 // ProviderFactories serves the provider in-process to the Terraform CLI.
 var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"ray": func() (tfprotov6.ProviderServer, error) { return provider.NewProtocol6Server("test")(), nil },
@@ -50,10 +34,31 @@ func Client(t testing.TB) *rayclient.Client {
 	return c
 }
 
+// PreCheckCLI prepares, for this test only, what a test that drives the CLI
+// needs and no import should set up: terraform-plugin-testing's default
+// provider namespace "-" is a legacy address that OpenTofu rejects, so it
+// becomes "hashicorp" (what an unqualified `provider "ray"` means); and an
+// empty CLI configuration keeps the CLI from warning about a missing one
+// (~/.terraformrc, or a TF_CLI_CONFIG_FILE that does not exist).
+func PreCheckCLI(t *testing.T) {
+	t.Helper()
+	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
+		t.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
+	}
+	if _, err := os.Stat(os.Getenv("TF_CLI_CONFIG_FILE")); err != nil {
+		rc := filepath.Join(t.TempDir(), "empty.tfrc")
+		if err := os.WriteFile(rc, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("TF_CLI_CONFIG_FILE", rc)
+	}
+}
+
 // PreCheck skips without TF_ACC and fails fast with a clear message when no
 // local Ray answers.
 func PreCheck(t *testing.T) {
 	t.Helper()
+	PreCheckCLI(t)
 	// Tests that look at Ray before resource.Test call this first; like
 	// resource.Test, they are acceptance tests only with TF_ACC set.
 	if os.Getenv("TF_ACC") == "" {

@@ -15,17 +15,25 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
-// The local test cluster of scripts/ray-cluster.sh: node name -> node IP.
-var clusterNodes = map[string]string{
-	"head": "127.0.0.10", "rackA-1": "127.0.0.11", "rackA-2": "127.0.0.12",
-	"rackB-1": "127.0.0.13", "rackB-2": "127.0.0.14", "rackC-1": "127.0.0.15",
+// The local test cluster of scripts/ray-cluster.sh: node name -> offset of
+// its loopback IP from the head's (RAY_TF_IP_BASE). rackB-0 runs only when a
+// test starts it (scripts/ray-cluster.sh start-node rackB-0).
+var clusterNodes = map[string]int{
+	"head": 0, "rackA-1": 1, "rackA-2": 2, "rackB-1": 3, "rackB-2": 4, "rackC-1": 5, "rackB-0": 6,
 }
 
 // ClusterNodeCount is the number of nodes scripts/ray-cluster.sh starts.
 const ClusterNodeCount = 6
 
-// NodeIP returns the loopback IP of a node of the local test cluster.
-func NodeIP(name string) string { return clusterNodes[name] }
+// NodeIP returns the loopback IP of a node of the test cluster, the one
+// RAY_TF_IP_BASE says (as plainray does), so a slot or side cluster works.
+func NodeIP(name string) string {
+	offset, ok := clusterNodes[name]
+	if !ok {
+		panic("acctest.NodeIP: no test-cluster node " + name)
+	}
+	return plainray.HostIP(offset)
+}
 
 // RepoRoot is the directory holding go.mod.
 func RepoRoot(t testing.TB) string {

@@ -3,7 +3,6 @@ package acctest
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
+	"github.com/ray-infra/terraform-provider-ray/internal/devprovider"
 )
 
 // WorkDir is a Terraform working directory of its own, run with the real CLI
@@ -27,32 +27,27 @@ type WorkDir struct {
 }
 
 var (
-	providerBinOnce sync.Once
-	providerBinDir  string
-	providerBinErr  error
+	providerOnce sync.Once
+	providerRC   string
+	providerErr  error
 )
 
-// buildProvider builds the provider binary once per test process.
-func buildProvider(t *testing.T) string {
+// providerCLIConfig builds the provider once per test process and returns
+// the CLI configuration that uses it (internal/devprovider).
+func providerCLIConfig(t *testing.T) string {
 	t.Helper()
-	providerBinOnce.Do(func() {
+	providerOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "raytf-provider-bin-") //nolint:usetesting // shared by every test of the process, outlives the first
 		if err != nil {
-			providerBinErr = err
+			providerErr = err
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-ray"), ".")
-		cmd.Dir = RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			providerBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		providerBinDir = dir
+		providerRC, providerErr = devprovider.Install(context.Background(), RepoRoot(t), dir)
 	})
-	if providerBinErr != nil {
-		t.Fatalf("building the provider for a second working directory: %v", providerBinErr)
+	if providerErr != nil {
+		t.Fatalf("building the provider for a second working directory: %v", providerErr)
 	}
-	return providerBinDir
+	return providerRC
 }
 
 // NewWorkDir creates a working directory holding config (main.tf; the
@@ -63,14 +58,8 @@ func NewWorkDir(t *testing.T, config string) *WorkDir {
 	if cli == "" {
 		t.Skip("TF_ACC_TERRAFORM_PATH is not set: a second working directory needs the CLI binary")
 	}
-	bin := buildProvider(t)
+	rc := providerCLIConfig(t)
 	dir := t.TempDir()
-	rc := filepath.Join(dir, "cli.tfrc")
-	rcText := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n",
-		"registry.terraform.io/ray-infra/ray", bin)
-	if err := os.WriteFile(rc, []byte(rcText), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	env := []string{"TF_CLI_CONFIG_FILE=" + rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "RAY_ADDRESS=" + plainray.Address()}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")

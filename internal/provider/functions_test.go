@@ -16,13 +16,16 @@ import (
 
 // The functions are pure: these tests need a CLI but no Ray, and run once per
 // installed CLI (Terraform and OpenTofu), because the two send null arguments
-// differently.
+// differently. Driving a CLI makes them acceptance tests (TF_ACC, make
+// testacc), so `make test` stays "no Ray, no CLI"; the functions' Go code has
+// unit tests in internal/topology.
 
-// functionTest runs steps as a unit test (no TF_ACC) on every installed CLI.
+// functionTest runs steps as an acceptance test on every installed CLI.
 func functionTest(t *testing.T, steps ...resource.TestStep) {
 	t.Helper()
 	acctest.EachCLI(t, func(t *testing.T) {
-		resource.UnitTest(t, resource.TestCase{
+		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheckCLI(t) },
 			TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
 			ProtoV6ProviderFactories: acctest.ProviderFactories,
 			Steps:                    steps,

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	cleanhttp "github.com/hashicorp/go-cleanhttp"
@@ -44,8 +43,7 @@ type Client struct {
 	waitMax  time.Duration
 	timeout  time.Duration
 
-	rt       http.RoundTripper
-	requests atomic.Int64
+	rt http.RoundTripper
 }
 
 // New validates cfg and builds a Client. It does not contact the server.
@@ -103,16 +101,15 @@ func New(cfg Config) (*Client, error) {
 
 	tr := cleanhttp.DefaultPooledTransport()
 	tr.TLSClientConfig = tlsCfg
-	c.rt = &countingTransport{next: tr, n: &c.requests}
+	c.rt = tr
+	if cfg.WrapTransport != nil {
+		c.rt = cfg.WrapTransport(tr)
+	}
 	return c, nil
 }
 
 // Address returns the normalized dashboard base URL (no trailing slash).
 func (c *Client) Address() string { return c.address }
-
-// RequestCount returns the total number of HTTP attempts sent by this
-// client, retries included.
-func (c *Client) RequestCount() int64 { return c.requests.Load() }
 
 // String implements fmt.Stringer without revealing credentials.
 func (c *Client) String() string {
@@ -124,17 +121,6 @@ func (c *Client) String() string {
 
 // GoString implements fmt.GoStringer without revealing credentials.
 func (c *Client) GoString() string { return c.String() }
-
-// countingTransport counts every attempt that reaches the transport.
-type countingTransport struct {
-	next http.RoundTripper
-	n    *atomic.Int64
-}
-
-func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.n.Add(1)
-	return t.next.RoundTrip(r)
-}
 
 // request describes one logical API call.
 type request struct {

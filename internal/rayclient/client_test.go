@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient/rayclienttest"
 )
 
 // recLogger records every debug call.
@@ -41,6 +43,7 @@ func newTestClient(t *testing.T, addr string, mutate ...func(*Config)) *Client {
 		RetryWaitMin:   time.Millisecond,
 		RetryWaitMax:   5 * time.Millisecond,
 		RequestTimeout: 5 * time.Second,
+		WrapTransport:  new(rayclienttest.Counter).Wrap,
 	}
 	for _, m := range mutate {
 		m(&cfg)
@@ -51,6 +54,9 @@ func newTestClient(t *testing.T, addr string, mutate ...func(*Config)) *Client {
 	}
 	return c
 }
+
+// requestCount is the HTTP attempts of a client newTestClient made.
+func requestCount(c *Client) int64 { return c.rt.(*rayclienttest.Counter).Count() }
 
 const versionBody = `{"version": "4", "ray_version": "2.60.0", "ray_commit": "b7f4259e944bf6959f721b106adc366ddfa0c356", "session_name": "session_2026-12-02_13-20-40_916847_10405"}`
 
@@ -241,8 +247,8 @@ func TestRetryOn503ThenSuccess(t *testing.T) {
 	if _, err := c.Version(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n.Load() != 3 || c.RequestCount() != 3 {
-		t.Errorf("server saw %d, RequestCount %d; want 3", n.Load(), c.RequestCount())
+	if n.Load() != 3 || requestCount(c) != 3 {
+		t.Errorf("server saw %d, RequestCount %d; want 3", n.Load(), requestCount(c))
 	}
 }
 
@@ -301,8 +307,8 @@ func TestRetryOnConnectionReset(t *testing.T) {
 	if _, err := c.Version(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n.Load() != 2 || c.RequestCount() != 2 {
-		t.Errorf("server saw %d, RequestCount %d; want 2", n.Load(), c.RequestCount())
+	if n.Load() != 2 || requestCount(c) != 2 {
+		t.Errorf("server saw %d, RequestCount %d; want 2", n.Load(), requestCount(c))
 	}
 }
 
@@ -320,7 +326,7 @@ func TestNoRetryOn4xx(t *testing.T) {
 		if !errors.As(err, &ae) || ae.StatusCode != code || ae.Message != "nope" || ae.Attempts != 1 {
 			t.Errorf("%d: err = %#v", code, err)
 		}
-		if n.Load() != 1 || c.RequestCount() != 1 {
+		if n.Load() != 1 || requestCount(c) != 1 {
 			t.Errorf("%d: attempts = %d", code, n.Load())
 		}
 		srv.Close()
@@ -345,8 +351,8 @@ func TestRetryBudgetExhaustedStatus(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("error = %q\nwant    %q", err.Error(), want)
 	}
-	if n.Load() != 3 || c.RequestCount() != 3 {
-		t.Errorf("attempts = %d / %d", n.Load(), c.RequestCount())
+	if n.Load() != 3 || requestCount(c) != 3 {
+		t.Errorf("attempts = %d / %d", n.Load(), requestCount(c))
 	}
 }
 
@@ -363,8 +369,8 @@ func TestRetryBudgetExhaustedConnectionRefused(t *testing.T) {
 	if !errors.As(err, &re) {
 		t.Fatalf("err = %T %v", err, err)
 	}
-	if re.Attempts != 3 || c.RequestCount() != 3 {
-		t.Errorf("attempts = %d, count = %d", re.Attempts, c.RequestCount())
+	if re.Attempts != 3 || requestCount(c) != 3 {
+		t.Errorf("attempts = %d, count = %d", re.Attempts, requestCount(c))
 	}
 	if !strings.HasPrefix(err.Error(), "ray: GET /api/version: giving up after 3 attempts: ") || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("error = %v", err)
@@ -469,8 +475,8 @@ func TestContextCancelInFlight(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want DeadlineExceeded", err)
 	}
-	if c.RequestCount() != 1 {
-		t.Errorf("RequestCount = %d", c.RequestCount())
+	if requestCount(c) != 1 {
+		t.Errorf("RequestCount = %d", requestCount(c))
 	}
 	// An already-cancelled context sends nothing.
 	ctx2, cancel2 := context.WithCancel(context.Background())
@@ -478,8 +484,8 @@ func TestContextCancelInFlight(t *testing.T) {
 	if _, err := c.Version(ctx2); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
 	}
-	if c.RequestCount() != 1 {
-		t.Errorf("RequestCount = %d", c.RequestCount())
+	if requestCount(c) != 1 {
+		t.Errorf("RequestCount = %d", requestCount(c))
 	}
 }
 
@@ -523,8 +529,8 @@ func TestBadJSON(t *testing.T) {
 	check("logs", err, "GET /api/jobs/x/logs", `missing "logs"`)
 	_, err = c.GetJob(ctx, "x")
 	check("job", err, "GET /api/jobs/x", "empty body")
-	if c.RequestCount() != 5 {
-		t.Errorf("bad JSON must not be retried; RequestCount = %d", c.RequestCount())
+	if requestCount(c) != 5 {
+		t.Errorf("bad JSON must not be retried; RequestCount = %d", requestCount(c))
 	}
 }
 

@@ -70,6 +70,12 @@ type Config struct {
 
 	// Logger is optional.
 	Logger Logger
+
+	// WrapTransport, when set, wraps the HTTP transport (TLS already
+	// configured), so every attempt, retries included, passes through what
+	// it returns: an instrument for tests and benchmarks
+	// (rayclienttest.Counter counts requests).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // String implements fmt.Stringer without revealing the token or header values.

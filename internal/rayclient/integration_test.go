@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient/rayclienttest"
 )
 
 // Integration tests against a real Ray dashboard. Run with
@@ -33,7 +35,7 @@ func integrationClient(t *testing.T) *Client {
 	if addr == "" {
 		addr = "http://127.0.0.1:8265"
 	}
-	c, err := New(Config{Address: addr, Token: os.Getenv("RAY_TOKEN"), Logger: tLogger{t}})
+	c, err := New(Config{Address: addr, Token: os.Getenv("RAY_TOKEN"), Logger: tLogger{t}, WrapTransport: new(rayclienttest.Counter).Wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +278,7 @@ func TestIntegrationJobLifecycle(t *testing.T) {
 	if _, err := c.DeleteJob(ctx, unknown); !IsNotFound(err) {
 		t.Errorf("delete unknown: %v", err)
 	}
-	t.Logf("HTTP attempts: %d", c.RequestCount())
+	t.Logf("HTTP attempts: %d", requestCount(c))
 }
 
 func TestIntegrationDeleteRunningJobIsNotRetried(t *testing.T) {
@@ -288,14 +290,14 @@ func TestIntegrationDeleteRunningJobIsNotRetried(t *testing.T) {
 	if _, err := c.SubmitJob(ctx, JobSubmitRequest{Entrypoint: `python -c "import time; time.sleep(60)"`, SubmissionID: id}); err != nil {
 		t.Fatal(err)
 	}
-	before := c.RequestCount()
+	before := requestCount(c)
 	_, err := c.DeleteJob(ctx, id)
 	t.Logf("delete running job: %v", err)
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.StatusCode != 500 || !strings.Contains(ae.Message, "non-terminal state") {
 		t.Errorf("err = %v", err)
 	}
-	if n := c.RequestCount() - before; n != 1 {
+	if n := requestCount(c) - before; n != 1 {
 		t.Errorf("attempts = %d, want 1", n)
 	}
 	stopped, err := c.StopJob(ctx, id)

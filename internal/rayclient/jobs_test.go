@@ -220,7 +220,7 @@ func TestSubmitJobDuplicate(t *testing.T) {
 	if _, err := c.SubmitJob(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	before := c.RequestCount()
+	before := requestCount(c)
 	_, err := c.SubmitJob(ctx, req)
 	if !IsAlreadyExists(err) {
 		t.Fatalf("IsAlreadyExists(%v) = false", err)
@@ -228,7 +228,7 @@ func TestSubmitJobDuplicate(t *testing.T) {
 	if IsNotFound(err) {
 		t.Error("IsNotFound true for duplicate")
 	}
-	if got := c.RequestCount() - before; got != 1 {
+	if got := requestCount(c) - before; got != 1 {
 		t.Errorf("duplicate submit retried: %d attempts", got)
 	}
 	want := "ray: POST /api/jobs/: 500 Internal Server Error: Job with submission_id rayclient-test-dup already exists. Please use a different submission_id."
@@ -315,8 +315,8 @@ func TestGetJobShapeAndNotFound(t *testing.T) {
 	if err.Error() != "ray: GET /api/jobs/x: 404 Not Found: Job x does not exist" {
 		t.Errorf("error = %q", err.Error())
 	}
-	if c.RequestCount() != 2 {
-		t.Errorf("404 retried: %d", c.RequestCount())
+	if requestCount(c) != 2 {
+		t.Errorf("404 retried: %d", requestCount(c))
 	}
 
 	// The id is escaped as a single path segment.
@@ -329,7 +329,7 @@ func TestGetJobShapeAndNotFound(t *testing.T) {
 	}
 
 	// Empty ids never reach the server (GET /api/jobs/ would list jobs).
-	n := c.RequestCount()
+	n := requestCount(c)
 	for _, id := range []string{"", " ", ".", ".."} {
 		if _, err := c.GetJob(ctx, id); err == nil {
 			t.Errorf("GetJob(%q) accepted", id)
@@ -338,7 +338,7 @@ func TestGetJobShapeAndNotFound(t *testing.T) {
 			t.Errorf("DeleteJob(%q) accepted", id)
 		}
 	}
-	if c.RequestCount() != n {
+	if requestCount(c) != n {
 		t.Error("invalid ids were sent")
 	}
 }
@@ -394,10 +394,10 @@ func TestJobLifecycleShapes(t *testing.T) {
 	}
 
 	// Deleting a running job: Ray answers 500 with a traceback; not retried.
-	n := c.RequestCount()
+	n := requestCount(c)
 	ok, err := c.DeleteJob(ctx, id)
-	if ok || err == nil || c.RequestCount()-n != 1 {
-		t.Fatalf("delete running: %v %v (attempts %d)", ok, err, c.RequestCount()-n)
+	if ok || err == nil || requestCount(c)-n != 1 {
+		t.Fatalf("delete running: %v %v (attempts %d)", ok, err, requestCount(c)-n)
 	}
 	if !strings.HasSuffix(err.Error(), "500 Internal Server Error: Attempted to delete job '"+id+"', but it is in a non-terminal state RUNNING.") {
 		t.Errorf("error = %q", err.Error())
@@ -472,7 +472,7 @@ func TestRequestCountConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if c.RequestCount() != 20 || n.Load() != 20 {
-		t.Errorf("RequestCount = %d, server = %d", c.RequestCount(), n.Load())
+	if requestCount(c) != 20 || n.Load() != 20 {
+		t.Errorf("RequestCount = %d, server = %d", requestCount(c), n.Load())
 	}
 }

@@ -123,8 +123,8 @@ func TestListFilterValidationSendsNothing(t *testing.T) {
 			t.Errorf("%+v: expected error", opts)
 		}
 	}
-	if c.RequestCount() != 0 {
-		t.Errorf("RequestCount = %d", c.RequestCount())
+	if requestCount(c) != 0 {
+		t.Errorf("RequestCount = %d", requestCount(c))
 	}
 }
 
@@ -151,8 +151,8 @@ func TestListEnvelopeResultFalse(t *testing.T) {
 		} else if !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("error = %q, want prefix %q", err.Error(), tc.want)
 		}
-		if c.RequestCount() != 1 {
-			t.Errorf("RequestCount = %d", c.RequestCount())
+		if requestCount(c) != 1 {
+			t.Errorf("RequestCount = %d", requestCount(c))
 		}
 		srv.Close()
 	}

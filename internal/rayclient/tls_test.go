@@ -30,8 +30,8 @@ func TestTLSCAFileAndInsecure(t *testing.T) {
 	c := newTestClient(t, srv.URL)
 	_, err := c.Version(ctx)
 	var re *RequestError
-	if !errors.As(err, &re) || re.Attempts != 1 || c.RequestCount() != 1 || !strings.Contains(err.Error(), "certificate") {
-		t.Errorf("untrusted: err = %v (count %d)", err, c.RequestCount())
+	if !errors.As(err, &re) || re.Attempts != 1 || requestCount(c) != 1 || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("untrusted: err = %v (count %d)", err, requestCount(c))
 	}
 
 	c = newTestClient(t, srv.URL, func(cfg *Config) { cfg.CAFile = caFile })

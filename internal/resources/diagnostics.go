@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -12,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -81,26 +79,4 @@ func anyRejects[T, V any](ctx context.Context, cfg tfsdk.Config, p path.Path, va
 		}
 	}
 	return false
-}
-
-// strategyValidator checks placement_group_strategy with the spec's own rule
-// and wording, including the hint for a strategy in the wrong case.
-type strategyValidator struct{}
-
-var _ validator.String = strategyValidator{}
-
-func (strategyValidator) Description(context.Context) string {
-	return "must be one of " + strings.Join(topology.Strategies, ", ")
-}
-
-func (v strategyValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-
-func (strategyValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if why := topology.StrategyProblem(req.ConfigValue.ValueString()); why != "" {
-		resp.Diagnostics.AddAttributeError(req.Path, vcluster.InvalidStrategySummary,
-			fmt.Sprintf("%s %s", vcluster.AttrPlacementGroupStrategy, why))
-	}
 }

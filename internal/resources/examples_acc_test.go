@@ -63,7 +63,7 @@ func TestAccExample_quickstart(t *testing.T) {
 		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 16}),
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownOutputValue("world_size", knownvalue.Int64Exact(16)),
-			statecheck.ExpectKnownOutputValue("master", knownvalue.StringRegexp(regexp.MustCompile(`^127\.0\.0\.12:1[4-9]\d\d$`))),
+			statecheck.ExpectKnownOutputValue("master", knownvalue.StringRegexp(regexp.MustCompile(`^`+regexp.QuoteMeta(acctest.NodeIP("rackA-2"))+`:1[4-9]\d\d$`))),
 			statecheck.ExpectKnownValue(training, at("bundles", 0, "topo_rank"), knownvalue.Int64Exact(2)),
 			statecheck.ExpectKnownValue(training, at("bundles", 15, "topo_rank"), knownvalue.Int64Exact(5)),
 		},

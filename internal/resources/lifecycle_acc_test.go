@@ -29,9 +29,10 @@ import (
 
 const (
 	extraNode  = "rackB-0"
-	extraIP    = "127.0.0.16"
 	lcNodeWait = 90 * time.Second
 )
+
+var extraIP = acctest.NodeIP(extraNode)
 
 // selectConfig is a cluster that selects its own nodes: one {CPU: 1} bundle
 // per logical node (no GPUs, so it never competes for the shared GPUs).

@@ -349,6 +349,7 @@ func TestAccReliability_retriesBounded(t *testing.T) {
 		proxy.Inject(acctest.FaultRule{Mode: acctest.Fault503})
 	}
 	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{PreConfig: inject, Config: cfg(0), ExpectError: wrappedRE(`GET /api/version: 503 Service Unavailable`)},

@@ -29,6 +29,7 @@ func TestAccVirtualCluster_scaleDiagnosticsBounded(t *testing.T) {
 	defer srv.Close()
 	var planErr error
 	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: rayProvider{address: srv.URL, maxRetries: retries(0)}.String() + virtualCluster{
@@ -70,6 +71,7 @@ func TestAccVirtualCluster_scaleUnifiedPlan(t *testing.T) {
 		counts[i] = 8
 	}
 	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: rayProvider{address: hs.URL, maxRetries: retries(0)}.String() + virtualCluster{

@@ -85,6 +85,7 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 	name := acctest.Name("auth")
 	t.Run("token attribute", func(t *testing.T) {
 		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheckCLI(t) },
 			ProtoV6ProviderFactories: acctest.ProviderFactories,
 			CheckDestroy:             acctest.CheckNoGroupsAt(authRay, name),
 			Steps: []resource.TestStep{
@@ -110,6 +111,7 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 	t.Run("RAY_AUTH_TOKEN", func(t *testing.T) {
 		t.Setenv("RAY_AUTH_TOKEN", token)
 		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheckCLI(t) },
 			ProtoV6ProviderFactories: acctest.ProviderFactories,
 			CheckDestroy:             acctest.CheckNoGroupsAt(authRay, envName),
 			Steps: []resource.TestStep{

@@ -119,8 +119,9 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 				ElementType: types.StringType, Computed: true,
 			},
 			"node_resource_constraints": schema.ListAttribute{
-				MarkdownDescription: "One `{<nvlink_domain> = 0.001}` map per selected node, ready for " +
-					"`ray_virtual_cluster.node_resource_constraints`. Null without `segment_size` or NVLink information, " +
+				MarkdownDescription: "One `{<nvlink_domain> = 0.001}` map per selected node, in the shape of " +
+					"`ray_virtual_cluster.node_resource_constraints` (a cluster fed from it is replaced whenever node churn " +
+					"changes the selection; prefer the resource's `select_nodes`). Null without `segment_size` or NVLink information, " +
 					"and when domains come from a label (`topology_labels.nvlink_domain`): a label domain is no resource; " +
 					"see `node_label_selectors`.",
 				ElementType: types.MapType{ElemType: types.Float64Type}, Computed: true,

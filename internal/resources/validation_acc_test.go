@@ -91,6 +91,7 @@ func TestAccVirtualCluster_badInput(t *testing.T) {
 		t.Fatalf("only %d bad configurations", len(steps))
 	}
 	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps:                    steps,
 	})

@@ -302,6 +302,7 @@ var importIgnore = []string{"bundles", "master_port", "num_gpus_per_node", "time
 // and the checks run again at apply.
 func TestAccVirtualCluster_planWithUnreachableRay(t *testing.T) {
 	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config:   hcl(unreachableProvider, virtualCluster{name: "unreachable", counts: []int{1}}),

@@ -106,12 +106,15 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 			spec.TopologyStrategy[k] = v.ValueString()
 		}
 	}
+	// Unset attributes (a configuration before the schema's defaults) keep
+	// vcluster's defaults, the only place they are written.
+	def := vcluster.Defaults()
 	spec.Name = m.Name.ValueString()
-	spec.UseGPUs = boolOr(m.UseGPUs, vcluster.DefaultUseGPUs)
-	spec.NumGPUsPerNode = int(int64Or(m.NumGPUsPerNode, vcluster.DefaultNumGPUsPerNode))
-	spec.MaxColocatedWorkerGroups = int(int64Or(m.MaxColocatedWorkerGroups, vcluster.DefaultMaxColocatedWorkerGroups))
+	spec.UseGPUs = boolOr(m.UseGPUs, def.UseGPUs)
+	spec.NumGPUsPerNode = int(int64Or(m.NumGPUsPerNode, int64(def.NumGPUsPerNode)))
+	spec.MaxColocatedWorkerGroups = int(int64Or(m.MaxColocatedWorkerGroups, int64(def.MaxColocatedWorkerGroups)))
 	spec.Strategy = m.PlacementGroupStrategy.ValueString()
-	spec.UseUnifiedPG = boolOr(m.UseUnifiedPG, vcluster.DefaultUseUnifiedPG)
+	spec.UseUnifiedPG = boolOr(m.UseUnifiedPG, def.UseUnifiedPG)
 	if !m.SegmentSize.IsNull() {
 		s := int(m.SegmentSize.ValueInt64())
 		spec.SegmentSize = &s
@@ -119,7 +122,7 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 	spec.Ports = topology.PortRange{Low: int(m.PortRangeLow.ValueInt64()), High: int(m.PortRangeHigh.ValueInt64())}
 	spec.Namespace = m.Namespace.ValueString()
 	spec.ReadyTimeout = readyTimeout(m)
-	spec.SelectNodes = boolOr(m.SelectNodes, false)
+	spec.SelectNodes = boolOr(m.SelectNodes, def.SelectNodes)
 	spec.Pinning = m.Pinning.ValueString()
 	labels, d := TopologyLabelsFromObject(ctx, m.TopologyLabels)
 	diags.Append(d...)
@@ -221,10 +224,8 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluste
 }
 
 func readyTimeout(m virtualClusterModel) time.Duration {
-	if d, err := time.ParseDuration(m.ReadyTimeout.ValueString()); err == nil && d > 0 {
-		return d
-	}
-	return vcluster.DefaultReadyTimeout
+	d, _ := time.ParseDuration(m.ReadyTimeout.ValueString())
+	return vcluster.Spec{ReadyTimeout: d}.WithDefaults().ReadyTimeout
 }
 
 func boolOr(v types.Bool, def bool) bool {

@@ -162,7 +162,8 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"always use `%s`, as in the reference. Defaults to `%s`.", codeList(topology.Strategies),
 					vcluster.PerNodeStrategy, vcluster.DefaultStrategy),
 				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultStrategy),
-				Validators: []validator.String{strategyValidator{}},
+				Validators: []validator.String{validators.StringCheck{Summary: vcluster.InvalidStrategySummary,
+					Check: topology.CheckStrategy, Describe: "one of " + codeList(topology.Strategies)}},
 			},
 			"use_unified_pg": schema.BoolAttribute{
 				MarkdownDescription: fmt.Sprintf("Create one placement group holding every bundle (for cross-node model "+
@@ -180,8 +181,9 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"node_resource_constraints": schema.ListAttribute{
 				MarkdownDescription: "Extra Ray resources per logical node (same length as `bundle_ct_per_node_list`), " +
 					"merged into every bundle of that node, e.g. `{ nvlink_domain_<uuid> = 0.001 }` to pin it to a domain. " +
-					"Usually `data.ray_cluster_topology.<x>.node_resource_constraints`; a change replaces the cluster, so " +
-					"prefer `select_nodes`, whose choice stays stable. An empty map means no constraint. Conflicts with `select_nodes`.",
+					"The reference's pattern feeds `data.ray_cluster_topology.<x>.node_resource_constraints` here, which " +
+					"changes when nodes join or leave, and a change replaces the cluster: prefer `select_nodes`, whose " +
+					"choice stays stable. An empty map means no constraint. Conflicts with `select_nodes`.",
 				ElementType:   types.MapType{ElemType: types.Float64Type},
 				Optional:      true,
 				Validators:    []validator.List{listvalidator.NoNullValues()},
@@ -269,7 +271,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"rules, over the alive nodes minus `exclude_node_ids`. The choice is kept in `selected_node_ids`, so " +
 					"nodes joining or leaving elsewhere never change the plan; only losing a node the cluster holds " +
 					"replaces it. Conflicts with `node_resource_constraints`. Defaults to `false`.",
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				Optional: true, Computed: true, Default: booldefault.StaticBool(vcluster.Defaults().SelectNodes),
 			},
 			"exclude_node_ids": schema.SetAttribute{
 				MarkdownDescription: "Node ids `select_nodes` must not choose, e.g. another cluster's `selected_node_ids`. " +

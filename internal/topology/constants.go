@@ -1,7 +1,9 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -62,28 +64,19 @@ const (
 // Strategies lists the valid strategies in a fixed order.
 var Strategies = []string{StrategyPack, StrategySpread, StrategyStrictPack, StrategyStrictSpread}
 
-// StrategyProblem says what is wrong with a placement-group strategy, "" when
-// Ray accepts it; a strategy in the wrong case gets the hint of the right one
-// (`"pack" must be one of ...; did you mean "PACK"?`).
-func StrategyProblem(s string) string {
-	if validStrategy(s) {
-		return ""
-	}
-	why := fmt.Sprintf("%q must be one of %s", s, strings.Join(Strategies, ", "))
-	if up := strings.ToUpper(strings.TrimSpace(s)); validStrategy(up) {
-		why += fmt.Sprintf("; did you mean %q?", up)
-	}
-	return why
-}
-
 // DefaultRole is prepare_segment_topology's default role label.
 const DefaultRole = "training"
 
-func validStrategy(s string) bool {
-	for _, v := range Strategies {
-		if s == v {
-			return true
-		}
+// CheckStrategy is the one check of a placement-group strategy (schema,
+// Spec, driver request and feasibility all call it): nil when Ray accepts s.
+// A strategy in the wrong case gets the hint of the right one.
+func CheckStrategy(s string) error {
+	if slices.Contains(Strategies, s) {
+		return nil
 	}
-	return false
+	why := fmt.Sprintf("%q must be one of %s", s, strings.Join(Strategies, ", "))
+	if up := strings.ToUpper(strings.TrimSpace(s)); slices.Contains(Strategies, up) {
+		why += fmt.Sprintf("; did you mean %q?", up)
+	}
+	return errors.New(why)
 }

@@ -218,8 +218,8 @@ func (c *checker) parseGroups(groups []GroupRequest) {
 	var buf vec
 	for _, g := range groups {
 		st := groupState{req: g, ok: true, packed: -1}
-		if !validStrategy(g.Strategy) {
-			c.errf("group %q: unknown strategy %q (want one of %s)", g.Name, g.Strategy, strings.Join(Strategies, ", "))
+		if err := CheckStrategy(g.Strategy); err != nil {
+			c.errf("group %q: %v", g.Name, err)
 			st.ok = false
 		}
 		if len(g.Bundles) == 0 {

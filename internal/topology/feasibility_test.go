@@ -156,7 +156,7 @@ func TestCheckPlacementErrors(t *testing.T) {
 			},
 			nodes: []NodeCapacity{node("n", Resources{"CPU": 8})},
 			errors: []string{
-				`group "s": unknown strategy "pack" (want one of PACK, SPREAD, STRICT_PACK, STRICT_SPREAD)`,
+				`group "s": "pack" must be one of PACK, SPREAD, STRICT_PACK, STRICT_SPREAD; did you mean "PACK"?`,
 				`group "e" has no bundles; Ray rejects empty placement groups`,
 				`bundle 0 of group "z" requests no resources; Ray rejects empty bundles`,
 				`bundle 1 of group "z" requests no resources; Ray rejects empty bundles`,

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
 // Contract values that must be spelled only where they are defined.
@@ -25,6 +27,25 @@ var (
 		`"MISSING"|"CREATED"|"REMOVED"|"unknown"|"_group_"|"node:"|"topo_rank" in\b|get\("topo_rank"`)
 	// Where each contract value is defined (paths from the repository root).
 	contractHomes = []string{"internal/vcluster/", "internal/topology/", "internal/rayclient/state.go"}
+)
+
+// The Python attach package (python/src) and the bench's Python scripts
+// (bench/*.py) run where the Go constants cannot reach them. The package
+// states each contract value once, in pythonHome, which must agree with Go;
+// no other of these files may spell one.
+const pythonHome = "python/src/raytf_attach/record.py"
+
+var (
+	// pythonHomeValues are the assignments pythonHome must carry.
+	pythonHomeValues = map[string]string{"KV_NAMESPACE": KVNamespace, "DEFAULT_NAMESPACE": DefaultNamespace,
+		"STATE_CREATED": rayclient.PlacementGroupStateCreated}
+	// strayPythonCopy matches a contract value written as a literal: the
+	// namespaces, Ray's CREATED state, the default port range and wait.
+	strayPythonCopy = regexp.MustCompile(`["']` + regexp.QuoteMeta(DefaultNamespace) + `["']|["']` + regexp.QuoteMeta(KVNamespace) +
+		`["']|["']CREATED["']|\b1400\b|\b1999\b|\b180(\.0)?\b`)
+	// pythonPortTable is the package's port-band table: its numbers are the
+	// bands themselves, checked against Go through testdata/port_ranges.json.
+	pythonPortTable = "python/src/raytf_attach/ports.py"
 )
 
 func repoRoot(t *testing.T) string {
@@ -104,4 +125,74 @@ func scanGoFile(t *testing.T, rel, path string) {
 			}
 		}
 	}
+}
+
+// TestPythonHasNoStrayContractConstants checks that the Python package's
+// one home of the contract values agrees with Go, and that no other Python
+// file of the package or the bench copies one (comments and docstrings are
+// not looked at).
+func TestPythonHasNoStrayContractConstants(t *testing.T) {
+	root := repoRoot(t)
+	home, err := os.ReadFile(filepath.Join(root, pythonHome))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range pythonHomeValues {
+		m := regexp.MustCompile(`(?m)^` + name + ` = "([^"]*)"$`).FindSubmatch(home)
+		if m == nil || string(m[1]) != want {
+			t.Errorf("%s: %s must be %q (the Go value)", pythonHome, name, want)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(root, "bench", "*.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(filepath.Join(root, "python", "src"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".py") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if rel == pythonHome {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, code := range pythonCode(string(src)) {
+			m := strayPythonCopy.FindString(code)
+			switch {
+			case m == "":
+			case rel == pythonPortTable && !strings.ContainsAny(m, `"'`):
+			default:
+				t.Errorf("%s:%d copies contract value %s; read it from %s or the Go side: %s", rel, i+1, m, pythonHome, strings.TrimSpace(code))
+			}
+		}
+	}
+}
+
+// pythonCode is src line by line with comments and triple-quoted strings
+// (docstrings) blanked, so that only code is scanned.
+func pythonCode(src string) []string {
+	lines := strings.Split(src, "\n")
+	inDoc := false
+	for i, line := range lines {
+		if n := strings.Count(line, `"""`); n > 0 || inDoc {
+			if n%2 == 1 {
+				inDoc = !inDoc
+			}
+			lines[i] = ""
+			continue
+		}
+		code, _, _ := strings.Cut(line, "#")
+		lines[i] = code
+	}
+	return lines
 }

@@ -212,8 +212,8 @@ func (r Request) Validate() error {
 		if r.Action != ActionCreate {
 			continue
 		}
-		if !slices.Contains(topology.Strategies, g.Strategy) {
-			return fmt.Errorf("driver request: group %q: unknown strategy %q", g.Name, g.Strategy)
+		if err := topology.CheckStrategy(g.Strategy); err != nil {
+			return fmt.Errorf("driver request: group %q: %w", g.Name, err)
 		}
 		if len(g.Bundles) == 0 {
 			return fmt.Errorf("driver request: group %q has no bundles", g.Name)

@@ -82,32 +82,55 @@ const (
 	AttrTopologyStrategy         = "topology_strategy"
 )
 
-// InvalidStrategySummary heads the one diagnostic of a bad placement_group_strategy
-// (the schema's validator and Spec.Validate word it alike).
+// InvalidStrategySummary is the summary of a placement_group_strategy
+// error, the same from the schema's validator and from Validate so that
+// Terraform shows it once.
 const InvalidStrategySummary = "Invalid placement group strategy"
 
 // NamePattern is what a cluster name may look like.
 var NamePattern = regexp.MustCompile(fmt.Sprintf(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,%d}$`, MaxNameLength-1))
 
-// WithDefaults fills every unset field that has a default.
+// Defaults is the Spec of a configuration that sets nothing: every default
+// of the resource, in one place. The schema's Default values and the
+// resource model start from it; WithDefaults fills zero fields from it.
+func Defaults() Spec {
+	return Spec{
+		UseGPUs:                  DefaultUseGPUs,
+		NumGPUsPerNode:           DefaultNumGPUsPerNode,
+		MaxColocatedWorkerGroups: DefaultMaxColocatedWorkerGroups,
+		Strategy:                 DefaultStrategy,
+		UseUnifiedPG:             DefaultUseUnifiedPG,
+		Ports:                    DefaultPorts,
+		Namespace:                DefaultNamespace,
+		ReadyTimeout:             DefaultReadyTimeout,
+		Pinning:                  DefaultPinning,
+	}
+}
+
+// WithDefaults fills every unset field whose zero value is not a valid
+// setting (strategy, ports, namespace, ready timeout, pinning) from
+// Defaults. Fields whose zero value is valid (use_gpus = false, 0 GPUs)
+// cannot be told unset here: a Spec built from a configuration starts from
+// Defaults instead.
 func (s Spec) WithDefaults() Spec {
+	d := Defaults()
 	if s.Strategy == "" {
-		s.Strategy = DefaultStrategy
+		s.Strategy = d.Strategy
 	}
 	if s.Ports.Low == 0 {
-		s.Ports.Low = DefaultPorts.Low
+		s.Ports.Low = d.Ports.Low
 	}
 	if s.Ports.High == 0 {
-		s.Ports.High = DefaultPorts.High
+		s.Ports.High = d.Ports.High
 	}
 	if s.Namespace == "" {
-		s.Namespace = DefaultNamespace
+		s.Namespace = d.Namespace
 	}
 	if s.ReadyTimeout <= 0 {
-		s.ReadyTimeout = DefaultReadyTimeout
+		s.ReadyTimeout = d.ReadyTimeout
 	}
 	if s.Pinning == "" {
-		s.Pinning = DefaultPinning
+		s.Pinning = d.Pinning
 	}
 	return s
 }
@@ -200,8 +223,8 @@ func (s Spec) Validate() []Issue {
 		bad(AttrMaxColocatedWorkerGroups, "Invalid max_colocated_worker_groups",
 			"max_colocated_worker_groups (%d) must be <= %d", s.MaxColocatedWorkerGroups, MaxColocatedGroups)
 	}
-	if why := topology.StrategyProblem(s.Strategy); why != "" {
-		bad(AttrPlacementGroupStrategy, InvalidStrategySummary, "placement_group_strategy %s", why)
+	if err := topology.CheckStrategy(s.Strategy); err != nil {
+		bad(AttrPlacementGroupStrategy, InvalidStrategySummary, "placement_group_strategy %v", err)
 	}
 
 	if s.NodeResourceConstraints != nil && len(s.NodeResourceConstraints) != len(counts) {

@@ -59,7 +59,7 @@ func TestSpecValidateRules(t *testing.T) {
 		{"zero gpus per node", func(s *Spec) { s.NumGPUsPerNode = 0 }, "num_gpus_per_node", "num_gpus_per_node must be greater than 0 if using GPUs (got 0)", false},
 		{"negative gpus per node", func(s *Spec) { s.UseGPUs = false; s.NumGPUsPerNode = -1 }, "num_gpus_per_node", "num_gpus_per_node (-1) must be >= 0", false},
 		{"max colocated", func(s *Spec) { s.MaxColocatedWorkerGroups = 0 }, "max_colocated_worker_groups", "max_colocated_worker_groups (0) must be >= 1", false},
-		{"strategy", func(s *Spec) { s.Strategy = "pack" }, "placement_group_strategy", `placement_group_strategy "pack" must be one of PACK, SPREAD, STRICT_PACK, STRICT_SPREAD`, false},
+		{"strategy", func(s *Spec) { s.Strategy = "pack" }, "placement_group_strategy", `placement_group_strategy "pack" must be one of PACK, SPREAD, STRICT_PACK, STRICT_SPREAD; did you mean "PACK"?`, false},
 		{"constraint length", func(s *Spec) { s.NodeResourceConstraints = []topology.Resources{{}} }, "node_resource_constraints", "node_resource_constraints length (1) must match bundle_ct_per_node_list length (2)", false},
 		{"constraint empty key", func(s *Spec) { s.NodeResourceConstraints = []topology.Resources{{}, {" ": 1}} }, "node_resource_constraints[1]", "node 1 has a constraint with an empty resource name", false},
 		{"constraint CPU", func(s *Spec) { s.NodeResourceConstraints = []topology.Resources{{"CPU": 1}, {}} }, "node_resource_constraints[0]", `node 0 constrains "CPU"`, false},
@@ -119,6 +119,24 @@ func TestSpecWithDefaults(t *testing.T) {
 	}
 	if (Spec{Strategy: topology.StrategyPack}).WithDefaults().Strategy != topology.StrategyPack {
 		t.Fatal("strategy overridden")
+	}
+}
+
+// Defaults is a fixed point of WithDefaults, and a Spec built from it with
+// the zero-able fields cleared gets them back.
+func TestDefaultsOwnEveryDefault(t *testing.T) {
+	d := Defaults()
+	if got := d.WithDefaults(); !reflect.DeepEqual(got, d) {
+		t.Fatalf("WithDefaults changed Defaults: %+v", got)
+	}
+	cleared := d
+	cleared.Strategy, cleared.Ports, cleared.Namespace, cleared.ReadyTimeout, cleared.Pinning = "", topology.PortRange{}, "", 0, ""
+	if got := cleared.WithDefaults(); !reflect.DeepEqual(got, d) {
+		t.Fatalf("cleared spec: %+v, want %+v", got, d)
+	}
+	if d.UseGPUs != DefaultUseGPUs || d.NumGPUsPerNode != DefaultNumGPUsPerNode || d.MaxColocatedWorkerGroups != DefaultMaxColocatedWorkerGroups ||
+		d.UseUnifiedPG != DefaultUseUnifiedPG || d.SelectNodes {
+		t.Fatalf("%+v", d)
 	}
 }
 

@@ -2,7 +2,6 @@
 // Ray cluster and prints the results as Markdown tables. scripts/bench.sh runs
 // every part; bench/README.md has the numbers and how to read them.
 //
-//	raybench [flags] apply     provider create/delete vs a Python baseline, phase by phase
 //	raybench [flags] refresh   HTTP calls and time of refresh/plan for 1, 10, 50 clusters
 //	raybench [flags] tofu      one tofu apply + destroy of a 4-group cluster (CLI share)
 //	raybench [flags] reference provider create/delete vs the reference's own work (probes, ports), per layout and size
@@ -33,7 +32,6 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/bench"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -65,9 +63,7 @@ func run() int {
 	gcs := flag.String("gcs", "127.0.0.10:"+envOr("RAY_TF_GCS_PORT", "6379"), "GCS address the Python baseline passes to ray.init")
 	python := flag.String("python", filepath.Join(envOr("RAY_BIN", ""), "python"), "python with ray installed (for the baseline)")
 	jobPython := flag.String("job-python", vcluster.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
-	sizes := flag.String("sizes", "1,4,16", "apply: groups per cluster")
-	reps := flag.Int("reps", 5, "apply: repetitions per size")
-	cold := flag.Bool("cold", true, "apply: also time one fresh python process per operation")
+	reps := flag.Int("reps", 5, "reference and tofu: repetitions per size")
 	clusters := flag.String("clusters", "1,10,50", "refresh: cluster counts")
 	groupsPer := flag.Int("groups-per-cluster", 3, "refresh: placement groups per cluster")
 	refreshReps := flag.Int("refresh-reps", 3, "refresh: in-process repetitions")
@@ -82,7 +78,7 @@ func run() int {
 	planReps := flag.Int("plan-reps", 3, "topoplan: repetitions")
 	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan: terraform (or tofu) binary for the plans")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|apply|refresh|tofu|all|topo|topo-ref|topoplan\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|all|topo|topo-ref|topoplan\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -101,14 +97,14 @@ func run() int {
 	if part == "topo-ref" || part == "topoplan" {
 		return runOffline(part, *python, *outDir, *refSizes, *refTime, *planNodes, *planReps, *terraform)
 	}
-	wantApply, wantRefresh, wantTofu := part == "apply", part == "refresh" || part == "all", part == "tofu" || part == "all"
+	wantRefresh, wantTofu := part == "refresh" || part == "all", part == "tofu" || part == "all"
 	wantReference := part == "reference" || part == "all"
-	if !wantApply && !wantRefresh && !wantTofu && !wantReference {
+	if !wantRefresh && !wantTofu && !wantReference {
 		flag.Usage()
 		return 2
 	}
 
-	client, err := rayclient.New(rayclient.Config{Address: *address})
+	client, err := bench.NewClient(*address)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "raybench:", err)
 		return 1
@@ -143,7 +139,7 @@ func run() int {
 		}
 		defer ref.Stop()
 	}
-	if wantApply || wantRefresh || wantReference {
+	if wantRefresh || wantReference {
 		log(">> starting the Python baseline driver (ray.init(address=%q))", *gcs)
 		if err := base.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "raybench:", err)
@@ -152,7 +148,7 @@ func run() int {
 	}
 	status := 0
 	defer func() {
-		left, err := bench.Sweep(client, base, *jobPython, vcluster.DefaultNamespace, prefix)
+		left, err := bench.Sweep(client.Client, base, *jobPython, vcluster.DefaultNamespace, prefix)
 		base.Stop()
 		if len(left) > 0 {
 			log(">> swept leftover groups: %s", strings.Join(left, ", "))
@@ -164,28 +160,11 @@ func run() int {
 	fail := func(what string, err error) {
 		log("!! %s: %v", what, err)
 		status = 1
-		if left, serr := bench.Sweep(client, base, *jobPython, vcluster.DefaultNamespace, prefix); len(left) > 0 || serr != nil {
+		if left, serr := bench.Sweep(client.Client, base, *jobPython, vcluster.DefaultNamespace, prefix); len(left) > 0 || serr != nil {
 			log(">> swept %v (%v)", left, serr)
 		}
 	}
 
-	var applied []bench.ApplyResult
-	if wantApply {
-		sz, err := intList(*sizes)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "raybench:", err)
-			return 2
-		}
-		log(">> apply: %v groups x %d repetitions", sz, *reps)
-		start := time.Now()
-		applied, err = bench.RunApply(ctx, bench.ApplyConfig{Client: client, JobPython: *jobPython, Baseline: base,
-			Sizes: sz, Reps: *reps, Prefix: prefix, Cold: *cold, Wait: *wait, Log: os.Stderr})
-		if err != nil {
-			fail("apply", err)
-		}
-		fmt.Printf("## 1. Apply (%s)\n\n", time.Since(start).Round(time.Second))
-		bench.PrintApply(os.Stdout, applied, *cold)
-	}
 	if wantReference && ctx.Err() == nil {
 		sz, err := intList(*refBundles)
 		if err != nil {
@@ -210,9 +189,8 @@ func run() int {
 	if wantTofu && ctx.Err() == nil {
 		log(">> tofu apply + destroy of a 4-group cluster")
 		start := time.Now()
-		dc, dd := bench.MedianTotals(applied, 4)
-		res, err := bench.RunTofu(ctx, bench.TofuConfig{Tofu: *tofuBin, Dir: abs, Address: *address, Client: client,
-			Name: prefix + "-tofu", Groups: 4, Wait: *wait, Log: os.Stderr, DirectCreate: dc, DirectDelete: dd})
+		res, err := bench.RunTofu(ctx, bench.TofuConfig{Tofu: *tofuBin, Dir: abs, Address: *address, Client: client.Client,
+			Name: prefix + "-tofu", Groups: 4, Wait: *wait, Log: os.Stderr})
 		fmt.Printf("## 1b. tofu apply + destroy (%s)\n\n", time.Since(start).Round(time.Second))
 		if err != nil {
 			fail("tofu", err)

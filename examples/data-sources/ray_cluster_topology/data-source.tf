@@ -1,13 +1,15 @@
 # Every alive node with its NVLink domain and topo_rank.
 data "ray_cluster_topology" "all" {}
 
-# Four training nodes in complete 2-node NVLink segments.
+# Where four training nodes in complete 2-node NVLink segments would go now
+# (read again on every plan). Clusters choose their own nodes with
+# ray_virtual_cluster's select_nodes, which keeps the choice.
 data "ray_cluster_topology" "training" {
   segment_size = 2
   num_nodes    = 4
 }
 
-# The inference cluster's node, chosen from what training left.
+# What an inference node could get from what training left.
 data "ray_cluster_topology" "inference" {
   segment_size     = 1
   num_nodes        = 1

@@ -1,32 +1,32 @@
-# One placement group per logical node (PACK), two GPU bundles each.
-resource "ray_virtual_cluster" "per_node" {
-  name                    = "policy"
-  bundle_ct_per_node_list = [2, 2]
-  num_gpus_per_node       = 4
-}
-
-# One unified group for cross-node model parallelism, pinned to complete
-# NVLink segments and ordered by topology.
-data "ray_cluster_topology" "training" {
-  segment_size = 2
-  num_nodes    = 2
-}
-
+# One unified group for cross-node model parallelism on complete NVLink
+# segments, ordered by topology. select_nodes chooses the nodes once, at
+# create, and keeps the choice in state: nodes joining or leaving elsewhere
+# never replace the cluster.
 resource "ray_virtual_cluster" "unified" {
-  name                      = "train"
-  bundle_ct_per_node_list   = [4, 4]
-  num_gpus_per_node         = 4
-  use_unified_pg            = true
-  placement_group_strategy  = "PACK"
-  segment_size              = 2
-  node_resource_constraints = data.ray_cluster_topology.training.node_resource_constraints
-  port_range_low            = 1400
-  port_range_high           = 1999
-  ready_timeout             = "3m"
+  name                     = "train"
+  bundle_ct_per_node_list  = [4, 4]
+  num_gpus_per_node        = 4
+  use_unified_pg           = true
+  placement_group_strategy = "PACK"
+  segment_size             = 2
+  select_nodes             = true
+  port_range_low           = 1400
+  port_range_high          = 1999
+  ready_timeout            = "3m"
 
   timeouts {
     create = "10m"
   }
+}
+
+# One placement group per logical node (PACK), two GPU bundles each, on nodes
+# the training cluster did not choose (its choice is stable in state).
+resource "ray_virtual_cluster" "per_node" {
+  name                    = "policy"
+  bundle_ct_per_node_list = [2, 2]
+  num_gpus_per_node       = 4
+  select_nodes            = true
+  exclude_node_ids        = ray_virtual_cluster.unified.selected_node_ids
 }
 
 # Ray-native placement on labelled nodes (`ray start --labels`): logical

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,11 +34,17 @@ func GCSAddress() string {
 	if port == "" {
 		port = "6379"
 	}
-	base := os.Getenv("RAY_TF_IP_BASE")
-	if base == "" {
-		base = "10"
+	return HostIP(0) + ":" + port
+}
+
+// HostIP is the loopback address of the test cluster's node at offset from
+// its head (scripts/ray-cluster.sh numbers them from RAY_TF_IP_BASE, CI 10).
+func HostIP(offset int) string {
+	base := 10
+	if v, err := strconv.Atoi(os.Getenv("RAY_TF_IP_BASE")); err == nil {
+		base = v
 	}
-	return "127.0.0." + base + ":" + port
+	return "127.0.0." + strconv.Itoa(base+offset)
 }
 
 // Python is the Ray virtualenv's interpreter (RAY_BIN, set by scripts/env.sh).

@@ -24,7 +24,7 @@ from .errors import (
     TerraformOwnedWarning,
 )
 from .ray_layer import LiveGroup, PortRequest
-from .record import DEFAULT_NAMESPACE, KV_NAMESPACE, BundleRecord, ClusterRecord, parse_record, record_key
+from .record import DEFAULT_NAMESPACE, KV_NAMESPACE, STATE_CREATED, BundleRecord, ClusterRecord, parse_record, record_key
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def _verify_groups(record: ClusterRecord, layer: Any, ready_timeout_s: float, wh
 
 
 def _require_created(live: list[LiveGroup], where: str) -> None:
-    bad = [f"{g.name} ({g.state})" for g in live if g.state != "CREATED"]
+    bad = [f"{g.name} ({g.state})" for g in live if g.state != STATE_CREATED]
     if bad:
         raise GroupNotReadyError(
             f"{where}: placement group(s) not ready: {', '.join(bad)}; RESCHEDULING means Ray is moving "
@@ -362,7 +362,7 @@ class AttachedVirtualCluster:
     def _raise_probe_timeout(self, group: int, bundle_idx: int) -> None:
         live = self._layer.refresh(self._live[group].handle)
         name = self.record.groups[group].name
-        if live.state != "CREATED":
+        if live.state != STATE_CREATED:
             raise GroupNotReadyError(
                 f"{self._where()}: placement group {name!r} is {live.state}; Ray is moving or releasing its "
                 "bundles, retry later"

@@ -15,6 +15,8 @@ from .errors import RecordInvalidError, UnsupportedSchemaVersionError
 
 KV_NAMESPACE = "terraform-provider-ray"
 DEFAULT_NAMESPACE = "terraform-ray"
+# Ray's state of a placed group (the state API's and ray.util's word).
+STATE_CREATED = "CREATED"
 SCHEMA_VERSION = 1
 
 

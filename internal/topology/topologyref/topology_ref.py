@@ -1,7 +1,7 @@
-# Reference topology maths for bench/: plain-Python versions of the
+# Reference topology maths: plain-Python versions of the
 # virtual-cluster helpers, written from the rules the reference API documents
-# (/work/shared/reference/virtual_cluster_api.md), timed on the inputs the Go
-# bench writes so that both languages work on identical data.
+# (/work/shared/reference/virtual_cluster_api.md), run on the inputs Go writes
+# (internal/topology/topologyref) so that both languages work on identical data.
 #
 #   python topology_ref.py <inputs.json> <min seconds per function>
 #

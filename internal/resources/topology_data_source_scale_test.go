@@ -1,42 +1,42 @@
-package bench
+package resources_test
 
 import (
 	"context"
 	"math/big"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/standin"
 )
 
 // The data source at 10,000 NVL72 nodes, through the provider's protocol
-// server and the stand-in dashboard: sizes and content, not time.
+// server and the stand-in dashboard (no Ray, no CLI): sizes and content, not
+// time. bench/ times the same reads (topoplan).
 func TestTopologyDataSourceAtTenThousandNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000-node read")
 	}
-	const n = 10000
-	url, stop, err := serveLoopback(standin.New(standin.Generate(standin.NVL72(n))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	const n, selected = 10000, 8192
+	srv := httptest.NewServer(standin.New(standin.Generate(standin.NVL72(n))))
+	defer srv.Close()
 	ctx := context.Background()
-	srv, dsType, err := providerServer(ctx, url)
+	provider, dsType, err := acctest.InProcessProvider(ctx, srv.URL, "ray_cluster_topology")
 	if err != nil {
 		t.Fatal(err)
 	}
 	read := func(args map[string]tftypes.Value) map[string]tftypes.Value {
 		t.Helper()
-		cfg, err := tfprotov6.NewDynamicValue(dsType, objectWith(dsType, args))
+		cfg, err := tfprotov6.NewDynamicValue(dsType, acctest.ObjectWith(dsType, args))
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := srv.ReadDataSource(ctx, &tfprotov6.ReadDataSourceRequest{TypeName: TopologyDataSource, Config: &cfg})
-		if err != nil || diagErrors(resp.Diagnostics) != nil {
-			t.Fatalf("read: %v %v", err, diagErrors(resp.Diagnostics))
+		resp, err := provider.ReadDataSource(ctx, &tfprotov6.ReadDataSourceRequest{TypeName: "ray_cluster_topology", Config: &cfg})
+		if err != nil || acctest.DiagErrors(resp.Diagnostics) != nil {
+			t.Fatalf("read: %v %v", err, acctest.DiagErrors(resp.Diagnostics))
 		}
 		state, err := resp.State.Unmarshal(dsType)
 		if err != nil {
@@ -59,9 +59,7 @@ func TestTopologyDataSourceAtTenThousandNodes(t *testing.T) {
 		}
 		return len(m)
 	}
-	cases := DefaultTopoPlanCases(n)
-
-	def := read(cases[0].Args)
+	def := read(nil)
 	if count(def["nodes"]) != 0 || count(def["topology"]) != n || count(def["selected_node_ids"]) != 0 {
 		t.Errorf("default: %d nodes, %d topology entries, %d selected", count(def["nodes"]), count(def["topology"]), count(def["selected_node_ids"]))
 	}
@@ -75,8 +73,9 @@ func TestTopologyDataSourceAtTenThousandNodes(t *testing.T) {
 		t.Errorf("total_cpus %s", cpus.String())
 	}
 
-	seg := read(cases[1].Args)
-	if count(seg["selected_node_ids"]) != 8192 || count(seg["node_resource_constraints"]) != 8192 || count(seg["remaining_node_ids"]) != n-8192 {
+	seg := read(map[string]tftypes.Value{"segment_size": tftypes.NewValue(tftypes.Number, 4),
+		"num_nodes": tftypes.NewValue(tftypes.Number, selected)})
+	if count(seg["selected_node_ids"]) != selected || count(seg["node_resource_constraints"]) != selected || count(seg["remaining_node_ids"]) != n-selected {
 		t.Errorf("segment selection: %d selected, %d constraints, %d remaining", count(seg["selected_node_ids"]),
 			count(seg["node_resource_constraints"]), count(seg["remaining_node_ids"]))
 	}
@@ -86,7 +85,7 @@ func TestTopologyDataSourceAtTenThousandNodes(t *testing.T) {
 		t.Errorf("message %q", msg)
 	}
 
-	all := read(cases[2].Args)
+	all := read(map[string]tftypes.Value{"include_nodes": tftypes.NewValue(tftypes.Bool, true)})
 	var nodes []tftypes.Value
 	_ = all["nodes"].As(&nodes)
 	if len(nodes) != n {
