@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -25,6 +26,10 @@ type ProviderData struct {
 	// TopologyLabels is the provider's topology_labels; nil for the resources.
 	TopologyLabels *vcluster.TopologySource
 
+	// PlanTimeout bounds each plan-time read (planReadContext); 0 means
+	// DefaultPlanTimeout.
+	PlanTimeout time.Duration
+
 	// Live is this process's view of the cluster: one group list shared by
 	// Reads and plan checks (dropped by writes), one snapshot per plan.
 	Live *vcluster.LiveView
@@ -35,6 +40,7 @@ type ProviderData struct {
 	planned map[string][]vcluster.GroupRequest
 
 	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
+	planReads  planReads       // planReadContext (planreads.go)
 }
 
 // nameClaim is one cluster's claim on a name in this provider process.

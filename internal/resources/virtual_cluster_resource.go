@@ -147,7 +147,12 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	live, err := r.data.Live.Groups(ctx) // one list for all clusters of this refresh
+	readCtx, cancel := r.data.planReadContext(ctx)
+	defer cancel()
+	live, err := r.data.Live.Groups(readCtx) // one list for all clusters of this refresh
+	if r.data.failUnanswered(&resp.Diagnostics, err) {
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", err.Error())
 		return
