@@ -4,6 +4,7 @@ package resources
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -73,6 +74,15 @@ func (d *ProviderData) ClaimName(namespace, name, identity string, replacing boo
 	}
 	d.names[key] = append(claims, nameClaim{identity: identity, replacing: replacing})
 	return len(claims) > 0
+}
+
+// Replacing reports whether a cluster of this run plans to replace the
+// cluster name in namespace: the create half of that replacement finds the
+// old cluster's groups in Ray, and they are its own.
+func (d *ProviderData) Replacing(namespace, name string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.ContainsFunc(d.names[namespace+"/"+name], func(c nameClaim) bool { return c.replacing })
 }
 
 // ClaimCapacity records the groups a cluster about to be created plans to

@@ -148,7 +148,7 @@ func (p *planning) run() {
 		return
 	}
 	snap, snapErr := data.Live.Snapshot(readCtx)
-	if data.failUnanswered(diags, snapErr) {
+	if data.failUnanswered(diags, snapErr) || (snapErr == nil && p.creating && !p.checkNameFree(spec, snap.Groups)) {
 		return
 	}
 	if snapErr == nil && !p.creating && !p.replacing {
