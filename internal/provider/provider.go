@@ -119,11 +119,12 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				Validators: []validator.String{validators.DurationValidator{}},
 			},
 			"plan_timeout": schema.StringAttribute{
-				MarkdownDescription: "Overall deadline, as a Go duration, for what the provider reads from Ray while " +
-					"planning (refresh, the plan-time checks of `ray_virtual_cluster`, the data sources): when Ray has " +
-					"not answered by then, the plan fails naming the address, what was tried and the likely mistake. " +
-					"A refused connection is not waited for: the plan warns and the checks run again at apply. " +
-					"Apply and destroy are bounded by the resource's `timeouts` instead. Defaults to `" +
+				MarkdownDescription: "Deadline, as a Go duration, for what the provider reads from Ray while planning " +
+					"(refresh, the plan-time checks of `ray_virtual_cluster`, `ray_cluster_topology`): when Ray has not " +
+					"answered by then, the plan fails naming the address, what was tried and the likely mistake, and " +
+					"every other read of that plan fails at once instead of waiting again. A refused connection is not " +
+					"waited for: the plan warns and the checks run again at apply. Apply and destroy are bounded by " +
+					"the resource's `timeouts` instead. Defaults to `" +
 					resources.DefaultPlanTimeout.String() + "`.",
 				Optional:   true,
 				Validators: []validator.String{validators.DurationValidator{}},

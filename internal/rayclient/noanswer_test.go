@@ -4,47 +4,27 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// silentListener accepts connections and never answers them, like an
-// address whose server accepts TCP but does not speak HTTP to us.
-func silentListener(t *testing.T) string {
+// silentServer accepts requests and never answers them.
+func silentServer(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // An address that accepts and never answers is "no answer", whether the
 // request timeout or the caller's deadline ends the wait, and the error
 // names what was tried.
 func TestNoAnswerFromSilentListener(t *testing.T) {
-	addr := silentListener(t)
+	addr := silentServer(t)
 	c := newTestClient(t, addr, func(cfg *Config) { cfg.RequestTimeout = 50 * time.Millisecond; cfg.RetryMax = 1 })
 	_, err := c.Version(context.Background())
 	var re *RequestError
