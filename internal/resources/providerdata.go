@@ -76,13 +76,16 @@ func (d *ProviderData) ClaimName(namespace, name, identity string, replacing boo
 	return len(claims) > 0
 }
 
-// Replacing reports whether a cluster of this run plans to replace the
-// cluster name in namespace: the create half of that replacement finds the
-// old cluster's groups in Ray, and they are its own.
-func (d *ProviderData) Replacing(namespace, name string) bool {
+// PlannedHere reports whether the cluster name in namespace is one this run
+// plans to replace, or (owner not "") one whose state holds owner token
+// owner: the create half of a replacement finds the old cluster's groups
+// in Ray, and they are its own.
+func (d *ProviderData) PlannedHere(namespace, name, owner string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return slices.ContainsFunc(d.names[namespace+"/"+name], func(c nameClaim) bool { return c.replacing })
+	return slices.ContainsFunc(d.names[namespace+"/"+name], func(c nameClaim) bool {
+		return c.replacing || (owner != "" && c.identity == owner)
+	})
 }
 
 // ClaimCapacity records the groups a cluster about to be created plans to

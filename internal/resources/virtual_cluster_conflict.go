@@ -24,7 +24,7 @@ import (
 // every namespace's groups). It reports whether the name is free.
 func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementGroup) bool {
 	data := p.r.data
-	if data.Replacing(spec.Namespace, spec.Name) {
+	if data.PlannedHere(spec.Namespace, spec.Name, "") {
 		return true // the create half of a replacement: the groups are the cluster's own
 	}
 	var alike []string
@@ -60,8 +60,8 @@ func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementG
 	}
 	tflog.Info(p.ctx, "placement groups named like the new cluster", map[string]any{"name": spec.Name,
 		"in_namespace": len(present), "elsewhere": len(res.Missing), "record": res.Record != nil})
-	if len(present) == 0 {
-		return true // they live in other Ray namespaces
+	if len(present) == 0 || (res.Record != nil && data.PlannedHere(spec.Namespace, spec.Name, res.Record.Owner)) {
+		return true // they live in other Ray namespaces, or belong to a cluster of this configuration's state
 	}
 	groups := strings.Join(present, ", ")
 	if rec := res.Record; rec != nil {
