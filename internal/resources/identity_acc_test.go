@@ -39,7 +39,7 @@ func TestAccIdentity_importBlock(t *testing.T) {
 		},
 		Steps: []resource.TestStep{
 			{
-				Config:            plainConfig(name),
+				Config:            requiredTestProvider + plainConfig(name),
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(vcName, identity)},
 				Check:             acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
 			},
@@ -61,7 +61,7 @@ func TestAccIdentity_importBlock(t *testing.T) {
 				ImportState:            true,
 				ImportStateKind:        resource.ImportBlockWithResourceIdentity,
 				ImportStateConfigExact: true,
-				Config: plainConfig(name) + fmt.Sprintf("\nimport {\n  to       = %s\n  identity = { name = %q, namespace = \"elsewhere\" }\n}\n",
+				Config: requiredTestProvider + plainConfig(name) + fmt.Sprintf("\nimport {\n  to       = %s\n  identity = { name = %q, namespace = \"elsewhere\" }\n}\n",
 					vcName, name),
 				ExpectError: wrappedRE("Import identity names another Ray namespace", `identity.namespace is "elsewhere"`,
 					`provider works in Ray namespace "`+vcluster.DefaultNamespace+`"`),
