@@ -2,7 +2,7 @@
 # Builds OpenTofu from the Go module proxy once and caches the binary outside the repo.
 # Prints the binary's path on stdout; progress goes to stderr.
 set -euo pipefail
-TOFU_VERSION="${TOFU_VERSION:-1.10.6}"
+TOFU_VERSION="${TOFU_VERSION:-1.12.6}"
 cache="${RAY_TF_CACHE:-$HOME/.cache/terraform-provider-ray}"
 bin="$cache/tofu-$TOFU_VERSION/tofu"
 if [ -x "$bin" ] && "$bin" version >/dev/null 2>&1; then

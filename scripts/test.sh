@@ -5,7 +5,7 @@
 #   RAY_VERSION   Ray of the local cluster [2.60.0] (scripts/install-ray.sh)
 #   RAY_TF_CLI    terraform | tofu | a path [scripts/find-cli.sh: terraform, else tofu]
 #   RAY_TF_SUITE  full     every test, unit and acceptance [default]
-#                 cli      the tests that exercise the CLI itself: examples, provider functions
+#                 cli      the tests that exercise the CLI itself: examples, provider functions, identity import
 #                 compat   resource, data source and example tests (the Ray version cell)
 #
 #   RAY_VERSION=2.55.1 RAY_TF_SUITE=compat scripts/test.sh
@@ -51,7 +51,7 @@ fi
 # The suites, by test name (-run); `full` runs everything.
 case "$suite" in
   full) run=() timeout=60m ;;
-  cli) run=(-run 'TestAccExample|TestFunction') timeout=20m ;;
+  cli) run=(-run 'TestAccExample|TestFunction|TestAccIdentity') timeout=20m ;;
   compat) run=(-run 'TestAccVirtualCluster|TestAccClusterTopology|TestAccExample') timeout=40m ;;
   *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat" >&2; exit 2 ;;
 esac

@@ -886,9 +886,12 @@ def do_record(spec):
 
 
 def do_read(spec):
-    """Returns the record and tombstone as they are; writes nothing."""
+    """Returns the record and tombstone as they are, and which of the named
+    groups do not live in this namespace; writes nothing."""
     own = spec["own"]
-    return {"record": kv_get(own, own["key"]), "tombstone": kv_get(own, own["tombstone_key"])}
+    groups = GCS[0] if GCS else RayGroups
+    return {"record": kv_get(own, own["key"]), "tombstone": kv_get(own, own["tombstone_key"]),
+            "missing": [g["name"] for g in spec["groups"] if groups.find(g["name"]) is None]}
 
 
 class RayGroups:

@@ -39,3 +39,14 @@ func TestReadRequestNeedsOwnership(t *testing.T) {
 		t.Fatal("a read without ownership validated")
 	}
 }
+
+// A read naming groups reports those that do not live in its namespace:
+// the plan's ownership check tells this namespace's groups from another's.
+func TestDriverReadReportsGroupsOutsideTheNamespace(t *testing.T) {
+	w := newOwnershipWorld(t)
+	w.groups = []string{"vc-node0"}
+	res := w.run(vcluster.ReadRequest(w.spec.Namespace, w.spec.Name, "vc-node0", "vc-unified"))
+	if !res.OK || res.Record != nil || len(res.Missing) != 1 || res.Missing[0] != "vc-unified" {
+		t.Fatalf("read with groups: %+v %+v", res, res.Error)
+	}
+}

@@ -47,6 +47,8 @@ type providerModel struct {
 	RetryWaitMin       types.String `tfsdk:"retry_wait_min"`
 	RetryWaitMax       types.String `tfsdk:"retry_wait_max"`
 	RequestTimeout     types.String `tfsdk:"request_timeout"`
+	ConnectTimeout     types.String `tfsdk:"connect_timeout"`
+	PlanTimeout        types.String `tfsdk:"plan_timeout"`
 	TopologyLabels     types.Object `tfsdk:"topology_labels"`
 }
 
@@ -55,7 +57,7 @@ type providerModel struct {
 func (m providerModel) anyUnknown() bool {
 	for _, v := range []interface{ IsUnknown() bool }{m.Address, m.Token, m.Headers, m.CAFile, m.CAPEM,
 		m.InsecureSkipVerify, m.Namespace, m.PythonExecutable, m.RuntimeEnvJSON, m.MaxRetries,
-		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout, m.TopologyLabels} {
+		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout, m.ConnectTimeout, m.PlanTimeout, m.TopologyLabels} {
 		if v.IsUnknown() {
 			return true
 		}
@@ -114,6 +116,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 		RetryWaitMin:       durationOr(m.RetryWaitMin, 250*time.Millisecond),
 		RetryWaitMax:       durationOr(m.RetryWaitMax, 5*time.Second),
 		RequestTimeout:     durationOr(m.RequestTimeout, 30*time.Second),
+		ConnectTimeout:     durationOr(m.ConnectTimeout, rayclient.DefaultConnectTimeout),
 		UserAgent:          "terraform-provider-ray/" + version,
 		Logger:             tflogAdapter{},
 	}
@@ -145,6 +148,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 		namespace = vcluster.DefaultNamespace
 	}
 	data := resources.NewProviderData(client, namespace, python, version, runtimeEnv)
+	data.PlanTimeout = durationOr(m.PlanTimeout, resources.DefaultPlanTimeout)
 	labels, d := resources.TopologyLabelsFromObject(ctx, m.TopologyLabels)
 	diags.Append(d...)
 	data.TopologyLabels = labels

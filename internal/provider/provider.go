@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/validators"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
@@ -121,6 +122,23 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				MarkdownDescription: "Timeout of one HTTP attempt, as a Go duration. Defaults to `30s`.",
 				Optional:            true,
 				Validators:          []validator.String{validators.DurationValidator{}},
+			},
+			"connect_timeout": schema.StringAttribute{
+				MarkdownDescription: "Timeout of connecting (TCP and TLS handshake) within one HTTP attempt, as a Go " +
+					"duration. Defaults to `" + rayclient.DefaultConnectTimeout.String() + "`.",
+				Optional:   true,
+				Validators: []validator.String{validators.DurationValidator{}},
+			},
+			"plan_timeout": schema.StringAttribute{
+				MarkdownDescription: "Deadline, as a Go duration, for what the provider reads from Ray while planning " +
+					"(refresh, the plan-time checks of `ray_virtual_cluster`, `ray_cluster_topology`): when Ray has not " +
+					"answered by then, the plan fails naming the address, what was tried and the likely mistake, and " +
+					"every other read of that plan fails at once instead of waiting again. A refused connection is not " +
+					"waited for: the plan warns and the checks run again at apply. Apply and destroy are bounded by " +
+					"the resource's `timeouts` instead. Defaults to `" +
+					resources.DefaultPlanTimeout.String() + "`.",
+				Optional:   true,
+				Validators: []validator.String{validators.DurationValidator{}},
 			},
 			vcluster.AttrTopologyLabels: resources.TopologyLabelsProviderAttribute(),
 		},

@@ -42,6 +42,7 @@ type Client struct {
 	waitMin  time.Duration
 	waitMax  time.Duration
 	timeout  time.Duration
+	connect  time.Duration
 
 	rt http.RoundTripper
 }
@@ -75,6 +76,7 @@ func New(cfg Config) (*Client, error) {
 		waitMin:  cfg.RetryWaitMin,
 		waitMax:  cfg.RetryWaitMax,
 		timeout:  cfg.RequestTimeout,
+		connect:  cfg.ConnectTimeout,
 	}
 	if h := headers.Get("Host"); h != "" {
 		c.host = h
@@ -98,9 +100,14 @@ func New(cfg Config) (*Client, error) {
 	if c.timeout <= 0 {
 		c.timeout = DefaultRequestTimeout
 	}
+	if c.connect <= 0 {
+		c.connect = DefaultConnectTimeout
+	}
 
 	tr := cleanhttp.DefaultPooledTransport()
 	tr.TLSClientConfig = tlsCfg
+	tr.DialContext = (&net.Dialer{Timeout: c.connect, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = c.connect
 	c.rt = tr
 	if cfg.WrapTransport != nil {
 		c.rt = cfg.WrapTransport(tr)
@@ -110,6 +117,9 @@ func New(cfg Config) (*Client, error) {
 
 // Address returns the normalized dashboard base URL (no trailing slash).
 func (c *Client) Address() string { return c.address }
+
+// Timeouts returns the connect and per-attempt request timeouts in effect.
+func (c *Client) Timeouts() (connect, request time.Duration) { return c.connect, c.timeout }
 
 // String implements fmt.Stringer without revealing credentials.
 func (c *Client) String() string {
@@ -248,7 +258,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr
 		} else if errors.As(err, &ne) && ne.Timeout() {
-			err = fmt.Errorf("HTTP attempt timed out (request timeout %s): %w", timeout, err)
+			err = fmt.Errorf("HTTP attempt timed out (%s): %w", c.attemptLimit(err, timeout), err)
 		}
 		c.debug(ctx, "ray: request failed", map[string]any{
 			"method": r.method, "path": r.path, "attempts": attempts, "error": err.Error(),
@@ -273,6 +283,15 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		return nil, c.apiError(r, out, extractMessage(data))
 	}
 	return out, nil
+}
+
+// attemptLimit names the timeout an attempt that timed out ran into:
+// connecting, or waiting for the answer.
+func (c *Client) attemptLimit(err error, request time.Duration) string {
+	if isConnectTimeout(err) {
+		return fmt.Sprintf("connect timeout %s", c.connect)
+	}
+	return fmt.Sprintf("request timeout %s", request)
 }
 
 func (c *Client) apiError(r request, resp *response, msg string) *APIError {

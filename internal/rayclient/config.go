@@ -20,6 +20,10 @@ const (
 	DefaultRetryWaitMin   = 250 * time.Millisecond
 	DefaultRetryWaitMax   = 5 * time.Second
 	DefaultRequestTimeout = 30 * time.Second
+	// DefaultConnectTimeout bounds establishing the TCP (and TLS)
+	// connection of one attempt: an address that drops connection attempts
+	// fails in seconds, not after the whole request timeout.
+	DefaultConnectTimeout = 5 * time.Second
 	DefaultUserAgent      = "terraform-provider-ray (rayclient)"
 
 	// MaxRetryAfter caps how long a server-provided Retry-After header can
@@ -63,6 +67,9 @@ type Config struct {
 	// RequestTimeout bounds a single HTTP attempt (including reading the
 	// body). Default DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// ConnectTimeout bounds connecting (TCP, then the TLS handshake) within
+	// an attempt. Default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
 
 	// UserAgent defaults to DefaultUserAgent. It must not start with
 	// "Mozilla": Ray rejects mutating requests from browser user agents.
@@ -89,8 +96,8 @@ func (c Config) String() string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	return fmt.Sprintf("rayclient.Config{Address:%q Token:%s Headers:%v CAFile:%q CAPEM:%t InsecureSkipVerify:%t RetryMax:%d RetryWaitMin:%s RetryWaitMax:%s RequestTimeout:%s UserAgent:%q}",
-		c.Address, token, keys, c.CAFile, c.CAPEM != "", c.InsecureSkipVerify, c.RetryMax, c.RetryWaitMin, c.RetryWaitMax, c.RequestTimeout, c.UserAgent)
+	return fmt.Sprintf("rayclient.Config{Address:%q Token:%s Headers:%v CAFile:%q CAPEM:%t InsecureSkipVerify:%t RetryMax:%d RetryWaitMin:%s RetryWaitMax:%s RequestTimeout:%s ConnectTimeout:%s UserAgent:%q}",
+		c.Address, token, keys, c.CAFile, c.CAPEM != "", c.InsecureSkipVerify, c.RetryMax, c.RetryWaitMin, c.RetryWaitMax, c.RequestTimeout, c.ConnectTimeout, c.UserAgent)
 }
 
 // GoString implements fmt.GoStringer so that %#v does not reveal the token.

@@ -1,9 +1,11 @@
 package rayclient
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -186,6 +188,28 @@ func IsAlreadyExists(err error) bool {
 func IsUnauthorized(err error) bool {
 	var ae *APIError
 	return errors.As(err, &ae) && (ae.StatusCode == http.StatusUnauthorized || ae.StatusCode == http.StatusForbidden)
+}
+
+// IsNoAnswer reports whether err means the address did not answer in time:
+// connecting timed out, or a connection was made and no response came
+// before the request timeout or the caller's deadline. A refused connection
+// or an unknown host is not "no answer": those fail at once.
+func IsNoAnswer(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// isConnectTimeout reports whether err is an attempt that timed out while
+// connecting (TCP or the TLS handshake) rather than waiting for an answer.
+func isConnectTimeout(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && op.Timeout() {
+		return true
+	}
+	return strings.Contains(err.Error(), "TLS handshake timeout") // net/http's unexported error
 }
 
 // exceptionLine matches the final "SomeError: message" line of a Python

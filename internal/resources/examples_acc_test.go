@@ -28,7 +28,7 @@ func exampleConfig(t *testing.T, dir string) string {
 	}
 	sort.Strings(files)
 	var b strings.Builder
-	b.WriteString("terraform {\n  required_providers {\n    ray = { source = \"registry.terraform.io/hashicorp/ray\" }\n  }\n}\n")
+	b.WriteString(requiredTestProvider)
 	for _, f := range files {
 		if filepath.Base(f) == "versions.tf" {
 			continue

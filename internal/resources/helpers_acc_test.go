@@ -126,6 +126,10 @@ func (p rayProvider) String() string {
 	return b.String()
 }
 
+// requiredTestProvider names the in-process test provider by its full
+// address: OpenTofu reads a bare "ray" as registry.opentofu.org's.
+const requiredTestProvider = "terraform {\n  required_providers {\n    ray = { source = \"registry.terraform.io/hashicorp/ray\" }\n  }\n}\n"
+
 // retries is a max_retries value for rayProvider.
 func retries(n int) *int { return &n }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Acceptance tests of the safe lifecycle (issue 10): clusters that choose
@@ -275,8 +276,10 @@ resource "ray_virtual_cluster" "t" {
 }
 
 // A second working directory declaring the same cluster cannot take it:
-// its apply fails with the ownership message and touches nothing, and its
-// destroy leaves the first state's groups intact in Ray.
+// its plan (not only its apply) fails, naming the owner's token prefix, the
+// creation time and the import command; Ray still holds the first state's
+// groups and record untouched, and the second directory's destroy touches
+// nothing.
 func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("owned")
@@ -288,18 +291,72 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 		},
 		resource.TestStep{
 			PreConfig: func() {
+				rec := acctest.ReadRecord(t, name)
 				other := acctest.NewWorkDir(t, plainConfig(name))
-				out, err := other.Run("apply", "-auto-approve")
-				want := fmt.Sprintf(`placement groups of %q already exist in namespace terraform-ray (created `, name)
-				if err == nil || !strings.Contains(strings.Join(strings.Fields(out), " "), want) ||
-					!strings.Contains(out, "import it or choose another name") {
-					t.Fatalf("second apply: err=%v, want the ownership error %q", err, want)
+				out, err := other.Run("plan")
+				flat := strings.Join(strings.Fields(out), " ")
+				for _, want := range []string{
+					"Virtual cluster owned by another Terraform state",
+					fmt.Sprintf(`already holds virtual cluster %q, owned by another Terraform state (owner %s…, created %s)`,
+						name, vcluster.OwnerPrefix(rec.Owner), rec.CreatedAt),
+					fmt.Sprintf(`placement groups "%s-node0" (CREATED), "%s-node1" (CREATED)`, name, name),
+					"terraform import ray_virtual_cluster.<label> " + name,
+				} {
+					if err == nil || !strings.Contains(flat, want) {
+						t.Errorf("second plan: err=%v, want it to fail saying %q", err, want)
+					}
 				}
 				other.MustRun("destroy", "-auto-approve")
+				if after := acctest.ReadRecord(t, name); after == nil || after.Owner != rec.Owner || after.CreatedAt != rec.CreatedAt {
+					t.Errorf("the record changed: %+v, was %+v", after, rec)
+				}
 			},
 			Config:           plainConfig(name),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			Check:            resource.ComposeAggregateTestCheckFunc(sameGroupIDs(t, name, &ids)),
+		},
+	)
+}
+
+// Groups made out of band with plain ray.util under the cluster's group
+// name (as NeMo-RL itself names them) fail the plan, named as groups
+// without a record, and are left alone; once they are gone the same
+// configuration applies.
+func TestAccLifecycle_planRefusesGroupsWithoutRecord(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("foreign")
+	unified := name + "-unified"
+	cfg := fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = [1]
+  use_gpus                = false
+  use_unified_pg          = true
+}`, name)
+	var ids map[string]string
+	vcTest(t, name,
+		resource.TestStep{
+			PreConfig: func() {
+				acctest.CreateGroupsOutOfBand(t, unified)
+				if err := groupIDs(t, name, &ids)(nil); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config:   cfg,
+			PlanOnly: true,
+			ExpectError: wrappedRE("Placement groups of this name already exist",
+				regexp.QuoteMeta(fmt.Sprintf(`named like virtual cluster %q: %q (CREATED)`, name, unified)), "no ownership record",
+				"NeMo-RL's RayVirtualCluster", regexp.QuoteMeta("terraform import ray_virtual_cluster.<label> "+name)),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				if err := sameGroupIDs(t, name, &ids)(nil); err != nil {
+					t.Fatalf("the refused plan touched the out-of-band group: %v", err)
+				}
+				acctest.RemoveGroupsOutOfBand(t, unified)
+			},
+			Config: cfg,
+			Check:  acctest.CheckGroupsInRay(t, name, map[string]int{unified: 1}),
 		},
 	)
 }

@@ -4,8 +4,10 @@ package resources
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -25,6 +27,10 @@ type ProviderData struct {
 	// TopologyLabels is the provider's topology_labels; nil for the resources.
 	TopologyLabels *vcluster.TopologySource
 
+	// PlanTimeout bounds each plan-time read (planReadContext); 0 means
+	// DefaultPlanTimeout.
+	PlanTimeout time.Duration
+
 	// Live is this process's view of the cluster: one group list shared by
 	// Reads and plan checks (dropped by writes), one snapshot per plan.
 	Live *vcluster.LiveView
@@ -35,6 +41,7 @@ type ProviderData struct {
 	planned map[string][]vcluster.GroupRequest
 
 	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
+	planReads  planReads       // planReadContext (planreads.go)
 }
 
 // nameClaim is one cluster's claim on a name in this provider process.
@@ -67,6 +74,18 @@ func (d *ProviderData) ClaimName(namespace, name, identity string, replacing boo
 	}
 	d.names[key] = append(claims, nameClaim{identity: identity, replacing: replacing})
 	return len(claims) > 0
+}
+
+// PlannedHere reports whether the cluster name in namespace is one this run
+// plans to replace, or (owner not "") one whose state holds owner token
+// owner: the create half of a replacement finds the old cluster's groups
+// in Ray, and they are its own.
+func (d *ProviderData) PlannedHere(namespace, name, owner string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.ContainsFunc(d.names[namespace+"/"+name], func(c nameClaim) bool {
+		return c.replacing || (owner != "" && c.identity == owner)
+	})
 }
 
 // ClaimCapacity records the groups a cluster about to be created plans to

@@ -157,12 +157,20 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		return
 	}
 	client := d.data.Client
-	version, err := client.Version(ctx)
+	readCtx, cancel := d.data.planReadContext(ctx)
+	defer cancel()
+	version, err := client.Version(readCtx)
+	if d.data.failUnanswered(&resp.Diagnostics, err) {
+		return
+	}
 	if err != nil {
 		addDashboardError(&resp.Diagnostics, client.Address(), err)
 		return
 	}
-	nodes, err := vcluster.ListAliveNodes(ctx, client)
+	nodes, err := vcluster.ListAliveNodes(readCtx, client)
+	if d.data.failUnanswered(&resp.Diagnostics, err) {
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot list Ray nodes", err.Error())
 		return

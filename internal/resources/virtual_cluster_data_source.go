@@ -252,7 +252,7 @@ func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []raycl
 	}
 	var alike []string
 	for _, g := range live {
-		if g.Name == vcluster.UnifiedGroupName(name) || strings.HasPrefix(g.Name, name+"-node") {
+		if vcluster.NamedLike(name, g.Name) {
 			alike = append(alike, fmt.Sprintf("%q (%s)", g.Name, g.State))
 		}
 	}

@@ -42,13 +42,15 @@ func (d *ProviderData) CachedRayVersion(ctx context.Context) (string, error) {
 
 // checkRayVersion adds the spec's version issues: an error for a feature
 // the connected Ray lacks, a warning for a Ray older than supported. An
-// unreachable dashboard adds nothing here (the live check warns about it).
-func checkRayVersion(ctx context.Context, data *ProviderData, spec vcluster.Spec, diags *diag.Diagnostics) {
+// unreachable dashboard adds nothing here (the live check warns about it);
+// the error is returned for the plan's deadline.
+func checkRayVersion(ctx context.Context, data *ProviderData, spec vcluster.Spec, diags *diag.Diagnostics) error {
 	v, err := data.CachedRayVersion(ctx)
 	if err != nil {
-		return
+		return err
 	}
 	addIssues(diags, spec.VersionIssues(v))
+	return nil
 }
 
 // topologyAssignments is Ray's topology_assignments of the spec's unified

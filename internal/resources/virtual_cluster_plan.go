@@ -144,10 +144,15 @@ func (p *planning) run() {
 	if !known || diags.HasError() || vcluster.HasError(spec.Validate()) {
 		return
 	}
-	if checkRayVersion(p.ctx, data, spec, diags); diags.HasError() {
+	readCtx, cancel := data.planReadContext(p.ctx) // plan_timeout: a silent address fails the plan
+	defer cancel()
+	if err := checkRayVersion(readCtx, data, spec, diags); diags.HasError() || data.failUnanswered(diags, err) {
 		return
 	}
-	snap, snapErr := data.Live.Snapshot(p.ctx)
+	snap, snapErr := data.Live.Snapshot(readCtx)
+	if data.failUnanswered(diags, snapErr) || (snapErr == nil && p.creating && !p.checkNameFree(spec, snap.Groups)) {
+		return
+	}
 	if snapErr == nil && !p.creating && !p.replacing {
 		p.checkHeldNodes(spec, snap)
 	}

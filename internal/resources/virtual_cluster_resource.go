@@ -51,7 +51,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
-	if checkRayVersion(ctx, r.data, spec, &resp.Diagnostics); resp.Diagnostics.HasError() {
+	if _ = checkRayVersion(ctx, r.data, spec, &resp.Diagnostics); resp.Diagnostics.HasError() { // unreachable: the snapshot says so
 		return
 	}
 	snap, err := vcluster.FetchSnapshot(ctx, r.data.Client)
@@ -87,6 +87,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	tflog.Info(ctx, "virtual cluster ready", map[string]any{"name": spec.Name, "groups": len(res.Groups),
 		"master": fmt.Sprintf("%s:%d", m.MasterAddress.ValueString(), m.MasterPort.ValueInt64())})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
 }
 
 // selectNodes fills the cluster's node choice: the plan's, when it made one
@@ -132,6 +133,9 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	if m.Namespace.IsNull() || m.Namespace.ValueString() == "" {
 		m.Namespace = types.StringValue(r.data.Namespace)
 	}
+	// Set first: the framework wants an identity even when Read drops the
+	// cluster from state, and a state from before identities has none.
+	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
 	if m.Bundles.IsNull() { // just imported: learn the spec and placement from Ray itself
 		if !r.readImported(ctx, &m, &resp.Diagnostics) {
 			if !resp.Diagnostics.HasError() {
@@ -147,7 +151,12 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	live, err := r.data.Live.Groups(ctx) // one list for all clusters of this refresh
+	readCtx, cancel := r.data.planReadContext(ctx)
+	defer cancel()
+	live, err := r.data.Live.Groups(readCtx) // one list for all clusters of this refresh
+	if r.data.failUnanswered(&resp.Diagnostics, err) {
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", err.Error())
 		return
@@ -205,6 +214,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	}
 	r.fillTopologyAssignments(ctx, &m, spec, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
 }
 
 func (r *virtualClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -230,6 +240,9 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 // ImportState takes "<name>" or "<name>:<bundle counts>", e.g. "vc:2,2"; the
 // counts give the logical-node split of a unified group, which Ray cannot tell.
 func (r *virtualClusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if r.importByIdentity(ctx, req, resp) { // an import block's identity = { name, namespace }
+		return
+	}
 	name, countsText, hasCounts := strings.Cut(req.ID, ":")
 	if name == "" {
 		resp.Diagnostics.AddError("Invalid import id", `Expected "<name>" or "<name>:<bundle counts>", e.g. "vc" or "vc:2,2".`)
@@ -237,6 +250,7 @@ func (r *virtualClusterResource) ImportState(ctx context.Context, req resource.I
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), name)...)
+	r.setImportIdentity(ctx, name, resp)
 	if hasCounts {
 		var counts []int64
 		for _, part := range strings.Split(countsText, ",") {

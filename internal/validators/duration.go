@@ -28,6 +28,6 @@ func (v DurationValidator) ValidateString(ctx context.Context, req validator.Str
 	d, err := time.ParseDuration(req.ConfigValue.ValueString())
 	if err != nil || d <= 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			fmt.Sprintf("%q %s.", req.ConfigValue.ValueString(), v.Description(ctx)))
+			fmt.Sprintf("%s = %q: %s.", req.Path, req.ConfigValue.ValueString(), v.Description(ctx)))
 	}
 }

@@ -163,9 +163,10 @@ func (r Request) Owned(spec Spec, owner string, claim bool, manifest *Manifest) 
 }
 
 // ReadRequest reads the record and tombstone of cluster name in Ray
-// namespace ns and changes nothing.
-func ReadRequest(ns, name string) Request {
-	r := NewRequest(ActionRead, ns, nil, false, topology.PortRange{}, 0)
+// namespace ns and changes nothing. The result's Missing lists those of
+// groups that do not live in ns (the state API lists every namespace's).
+func ReadRequest(ns, name string, groups ...string) Request {
+	r := NewRequest(ActionRead, ns, namedGroups(groups), false, topology.PortRange{}, 0)
 	r.Ownership = &Ownership{KVNamespace: KVNamespace, Key: RecordKey(r.Namespace, name), TombstoneKey: TombstoneKey(r.Namespace, name)}
 	return r
 }

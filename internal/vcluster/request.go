@@ -132,11 +132,16 @@ func NewRequest(action, namespace string, groups []GroupRequest, useGPUs bool, p
 
 // DeleteRequest removes the named groups from namespace.
 func DeleteRequest(namespace string, names ...string) Request {
+	return NewRequest(ActionDelete, namespace, namedGroups(names), false, topology.PortRange{}, 0)
+}
+
+// namedGroups are groups known by name only (delete, read).
+func namedGroups(names []string) []GroupRequest {
 	groups := make([]GroupRequest, len(names))
 	for i, n := range names {
 		groups[i] = GroupRequest{Name: n}
 	}
-	return NewRequest(ActionDelete, namespace, groups, false, topology.PortRange{}, 0)
+	return groups
 }
 
 // Request is the driver request that runs action on the spec's groups,
@@ -250,7 +255,7 @@ type Result struct {
 	// Removed lists groups removed by this run: by delete, or, on a failed
 	// create, the groups the run had created and removed again.
 	Removed []string `json:"removed"`
-	// Missing lists named groups that do not exist (delete and inspect).
+	// Missing lists named groups that do not exist (delete, inspect and read).
 	Missing []string `json:"missing"`
 	// Pending lists the groups Ray had not placed when a create gave up;
 	// Nodes is the cluster's per-node view at that moment. Go explains the

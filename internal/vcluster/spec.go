@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -340,6 +341,20 @@ func UnifiedGroupName(cluster string) string { return cluster + "-unified" }
 
 // NodeGroupName is the name of logical node i's group.
 func NodeGroupName(cluster string, i int) string { return fmt.Sprintf("%s-node%d", cluster, i) }
+
+// NamedLike reports whether group is named like one of cluster's groups,
+// whatever the cluster's shape: "<cluster>-unified" or "<cluster>-node<i>".
+func NamedLike(cluster, group string) bool {
+	if group == UnifiedGroupName(cluster) {
+		return true
+	}
+	i, ok := strings.CutPrefix(group, cluster+"-node")
+	if !ok || i == "" {
+		return false
+	}
+	_, err := strconv.ParseUint(i, 10, 32)
+	return err == nil
+}
 
 func (s Spec) bundle(node int) topology.Resources {
 	b := topology.Resources{"CPU": float64(s.MaxColocatedWorkerGroups)}

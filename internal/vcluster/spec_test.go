@@ -217,3 +217,15 @@ func TestCheckSegments(t *testing.T) {
 		t.Fatal("no topology means no check:", err)
 	}
 }
+
+func TestNamedLike(t *testing.T) {
+	for group, want := range map[string]bool{
+		"vc-unified": true, "vc-node0": true, "vc-node12": true,
+		"vc-node": false, "vc-nodex": false, "vc-node-1": false, "vc-node+1": false, "vc2-node0": false,
+		"vc-unified2": false, "xvc-node0": false, "vc": false,
+	} {
+		if got := NamedLike("vc", group); got != want {
+			t.Errorf("NamedLike(vc, %q) = %v, want %v", group, got, want)
+		}
+	}
+}

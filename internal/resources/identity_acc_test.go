@@ -1,0 +1,71 @@
+package resources_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// The cluster's resource identity is its name and Ray namespace, and an
+// import block with identity = { name, namespace } instead of an id imports
+// it: the imported plan reads the cluster's groups from Ray. Resource
+// identity needs Terraform or OpenTofu 1.12; older CLIs skip this test.
+func TestAccIdentity_importBlock(t *testing.T) {
+	name := acctest.Name("ident")
+	identity := map[string]knownvalue.Check{
+		"name": knownvalue.StringExact(name), "namespace": knownvalue.StringExact(vcluster.DefaultNamespace),
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
+		// An import, even one only planned, takes the cluster's ownership
+		// (the record names the importing state), so this state's destroy
+		// only forgets it: a state that imports it for real removes it.
+		CheckDestroy: func(s *terraform.State) error {
+			w := acctest.NewWorkDir(t, plainConfig(name))
+			w.MustRun("import", "ray_virtual_cluster.t", name)
+			w.MustRun("destroy", "-auto-approve")
+			return acctest.CheckNoGroupsInRay(t, name)(s)
+		},
+		Steps: []resource.TestStep{
+			{
+				Config:            requiredTestProvider + plainConfig(name),
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(vcName, identity)},
+				Check:             acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
+			},
+			{
+				ResourceName:    vcName,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(vcName, at("placement_groups", 0, "name"), knownvalue.StringExact(name+"-node0")),
+					plancheck.ExpectKnownValue(vcName, at("placement_groups", 1, "state"), knownvalue.StringExact("CREATED")),
+					plancheck.ExpectKnownValue(vcName, at("bundle_ct_per_node_list"), knownvalue.ListExact(
+						[]knownvalue.Check{knownvalue.Int64Exact(1), knownvalue.Int64Exact(1)})),
+				}},
+			},
+			{
+				// An identity naming another namespace than the provider's is
+				// refused before anything is read or claimed.
+				ResourceName:           vcName,
+				ImportState:            true,
+				ImportStateKind:        resource.ImportBlockWithResourceIdentity,
+				ImportStateConfigExact: true,
+				Config: requiredTestProvider + plainConfig(name) + fmt.Sprintf("\nimport {\n  to       = %s\n  identity = { name = %q, namespace = \"elsewhere\" }\n}\n",
+					vcName, name),
+				ExpectError: wrappedRE("Import identity names another Ray namespace", `identity.namespace is "elsewhere"`,
+					`provider works in Ray namespace "`+vcluster.DefaultNamespace+`"`),
+			},
+		},
+	})
+}

@@ -1,0 +1,92 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// checkNameFree fails the plan of a new cluster whose name Ray already uses
+// in the namespace: the groups of another state's cluster (their record
+// names the owner), or groups without a record, made outside this provider
+// (e.g. by NeMo-RL itself). Its apply would fail on them; the plan says so
+// first. The shared group list tells whether any group is named like the
+// cluster at no cost; only then one short read job asks for the record and
+// which of those groups live in this Ray namespace (the state API lists
+// every namespace's groups). It reports whether the name is free.
+func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementGroup) bool {
+	data := p.r.data
+	if data.PlannedHere(spec.Namespace, spec.Name, "") {
+		return true // the create half of a replacement: the groups are the cluster's own
+	}
+	var alike []string
+	state := map[string]string{}
+	for _, g := range live {
+		if vcluster.NamedLike(spec.Name, g.Name) && state[g.Name] == "" {
+			alike = append(alike, g.Name)
+			state[g.Name] = g.State
+		}
+	}
+	if len(alike) == 0 {
+		return true
+	}
+	slices.Sort(alike)
+	ctx, cancel := context.WithTimeout(p.ctx, virtualClusterReadTimeout)
+	defer cancel()
+	res, err := driver.Run(ctx, data.Client, data.PythonExecutable, vcluster.ReadRequest(spec.Namespace, spec.Name, alike...),
+		driver.RunOptions{RuntimeEnv: data.RuntimeEnv, BackgroundCleanup: true})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		p.resp.Diagnostics.AddAttributeWarning(path.Root("name"), "Cannot check who owns placement groups of this name",
+			fmt.Sprintf("Ray lists placement groups named like %q (%s), but reading the cluster's record failed: %v\n\n"+
+				"The apply checks again before creating anything.", spec.Name, strings.Join(alike, ", "), err))
+		return true
+	}
+	var present []string
+	for _, name := range alike {
+		if !slices.Contains(res.Missing, name) {
+			present = append(present, fmt.Sprintf("%q (%s)", name, state[name]))
+		}
+	}
+	tflog.Info(p.ctx, "placement groups named like the new cluster", map[string]any{"name": spec.Name,
+		"in_namespace": len(present), "elsewhere": len(res.Missing), "record": res.Record != nil})
+	if len(present) == 0 || (res.Record != nil && data.PlannedHere(spec.Namespace, spec.Name, res.Record.Owner)) {
+		return true // they live in other Ray namespaces, or belong to a cluster of this configuration's state
+	}
+	groups := strings.Join(present, ", ")
+	if rec := res.Record; rec != nil {
+		owner := vcluster.OtherOwner{Owner: rec.Owner, CreatedAt: rec.CreatedAt}
+		p.resp.Diagnostics.AddAttributeError(path.Root("name"), "Virtual cluster owned by another Terraform state",
+			fmt.Sprintf("Ray namespace %q already holds virtual cluster %q, owned by %s, with placement groups %s. "+
+				"Creating it here would fail at apply, so the plan stops; nothing was created or changed.\n\n"+
+				"To manage that cluster from this configuration instead, import it (this takes ownership: the other "+
+				"state's destroy then only forgets the cluster). %s\n\nOtherwise give this cluster another name.",
+				spec.Namespace, spec.Name, owner.Describe(), groups, importHint(spec)))
+		return false
+	}
+	p.resp.Diagnostics.AddAttributeError(path.Root("name"), "Placement groups of this name already exist",
+		fmt.Sprintf("Ray namespace %q already has placement groups named like virtual cluster %q: %s. They have no "+
+			"ownership record, so they were made outside this provider (for example by NeMo-RL's RayVirtualCluster or "+
+			"a plain ray.util.placement_group call). Creating %q would collide with them, so the plan stops; nothing "+
+			"was created or changed.\n\nRemove them, give this cluster another name, or adopt them (import writes the "+
+			"record and takes ownership). %s", spec.Namespace, spec.Name, groups, spec.Name, importHint(spec)))
+	return false
+}
+
+// importHint shows how to import cluster spec into this configuration.
+func importHint(spec vcluster.Spec) string {
+	return fmt.Sprintf("With the CLI:\n  terraform import ray_virtual_cluster.<label> %s\nor with an import block:\n"+
+		"  import {\n    to = ray_virtual_cluster.<label>\n    id = %q\n  }\n"+
+		"(Terraform >= 1.12 and OpenTofu >= 1.12 also take identity = { name = %q, namespace = %q } instead of id.)",
+		spec.Name, spec.Name, spec.Name, spec.Namespace)
+}
