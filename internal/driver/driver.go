@@ -260,6 +260,7 @@ func decodeResult(payload string) (*Result, error) {
 	if !res.OK && res.Error == nil {
 		res.Error = &ResultError{Kind: KindInternal, Message: "driver reported failure without an error"}
 	}
+	res.WordError()
 	return &res, nil
 }
 

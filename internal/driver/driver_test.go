@@ -168,6 +168,8 @@ func TestEntrypointValidates(t *testing.T) {
 		"zero bundle":    valid(func(s *Spec) { s.Groups[0].Bundles = []map[string]float64{{"CPU": 0}} }),
 		"negative":       valid(func(s *Spec) { s.Groups[0].Bundles = []map[string]float64{{"CPU": -1}} }),
 		"port range":     valid(func(s *Spec) { s.Probe.PortRangeLow, s.Probe.PortRangeHigh = 2000, 2000 }),
+		"no version":     valid(func(s *Spec) { s.Version = 0 }),
+		"long run id":    valid(func(s *Spec) { s.RunID = strings.Repeat("r", 129) }),
 	}
 	for name, s := range bad {
 		if _, err := Entrypoint("python", s); err == nil {
@@ -420,24 +422,28 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		return string(out)
 	}
 	group := func(m map[string]any) map[string]any { return m["groups"].([]any)[0].(map[string]any) }
+	// The driver checks the version and each field's type; Request.Validate
+	// (TestSpecValidate) the values.
 	for spec, want := range map[string]string{
-		valid(func(m map[string]any) { m["action"] = "explode" }):                                  "unknown action",
-		valid(func(m map[string]any) { delete(m, "contract") }):                                    "contract must be an object",
-		valid(func(m map[string]any) { m["contract"].(map[string]any)["domain_prefix"] = "" }):     "contract.domain_prefix",
-		valid(func(m map[string]any) { m["contract"].(map[string]any)["port_tries"] = 1.5 }):       "contract.port_tries",
-		valid(func(m map[string]any) { m["namespace"] = "" }):                                      "namespace must be",
-		valid(func(m map[string]any) { m["ready_timeout_seconds"] = 0 }):                           "ready_timeout_seconds",
-		valid(func(m map[string]any) { m["groups"] = []any{} }):                                    "non-empty list",
-		valid(func(m map[string]any) { group(m)["name"] = "" }):                                    "empty name",
-		valid(func(m map[string]any) { m["groups"] = append(m["groups"].([]any), group(m)) }):      "listed twice",
-		valid(func(m map[string]any) { group(m)["strategy"] = nil }):                               "strategy must be",
-		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": 0}} }):    "requests no resources",
-		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": true}} }): "non-negative numbers",
-		valid(func(m map[string]any) {
-			m["probe"].(map[string]any)["port_range_low"] = 9
-			m["probe"].(map[string]any)["port_range_high"] = 3
-		}): "port range",
-		`[1, 2]`: "JSON object",
+		valid(func(m map[string]any) { m["version"] = vcluster.RequestVersion + 1 }):               "request version 2",
+		valid(func(m map[string]any) { delete(m, "version") }):                                     "field version must be a JSON integer",
+		valid(func(m map[string]any) { m["action"] = "explode" }):                                  "field action must be a JSON one of create",
+		valid(func(m map[string]any) { delete(m, "contract") }):                                    "field contract must be a JSON object",
+		valid(func(m map[string]any) { delete(m["contract"].(map[string]any), "domain_prefix") }):  "contract.domain_prefix must be a JSON string",
+		valid(func(m map[string]any) { m["contract"].(map[string]any)["port_tries"] = 1.5 }):       "contract.port_tries must be a JSON integer",
+		valid(func(m map[string]any) { m["contract"].(map[string]any)["amount_unit"] = "x" }):      "contract.amount_unit must be a JSON number",
+		valid(func(m map[string]any) { m["namespace"] = 3 }):                                       "field namespace must be",
+		valid(func(m map[string]any) { m["ready_timeout_seconds"] = "soon" }):                      "ready_timeout_seconds must be a JSON number",
+		valid(func(m map[string]any) { m["groups"] = map[string]any{} }):                           "field groups must be a JSON list",
+		valid(func(m map[string]any) { m["groups"] = []any{"a"} }):                                 "groups[0] must be a JSON object",
+		valid(func(m map[string]any) { group(m)["name"] = nil }):                                   "groups[0].name must be a JSON string",
+		valid(func(m map[string]any) { group(m)["strategy"] = nil }):                               "groups[0].strategy must be",
+		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": true}} }): "groups[0].bundles must be a JSON list of resource maps",
+		valid(func(m map[string]any) { group(m)["bundle_label_selector"] = []any{1} }):             "bundle_label_selector must be a JSON list of string maps",
+		valid(func(m map[string]any) { m["probe"].(map[string]any)["port_range_low"] = "9" }):      "probe.port_range_low must be a JSON integer",
+		valid(func(m map[string]any) { m["ownership"] = map[string]any{"key": "k"} }):              "ownership.kv_namespace must be",
+		valid(func(m map[string]any) { m["rank_order"] = map[string]any{"segment_size": 2} }):      "rank_order.gpus_per_node must be",
+		`[1, 2]`: "the request must be a JSON object",
 	} {
 		t.Run(want, func(t *testing.T) {
 			t.Parallel()

@@ -101,7 +101,16 @@ const (
 	driverProbeBatch        = 256 // nodes probed at once (one task each in flight)
 	driverMinProbeSeconds   = 60
 	driverRemoveWaitSeconds = 60
+	// A group removed while a create waits for it is created again at most
+	// this often; after that the removal is reported instead of fought.
+	driverMaxRecreates = 3
+	// A delete removes one name at most this often (a name resolves to one
+	// live group at a time; this stops one that keeps coming back).
+	driverMaxRemovalsPerName = 16
 )
+
+// RequestVersion is the driver request format (Request.Version).
+const RequestVersion = 1
 
 // DriverContract is the contract constants every request carries.
 func DriverContract() Contract {
@@ -120,5 +129,8 @@ func DriverContract() Contract {
 		MinProbeSeconds:     driverMinProbeSeconds,
 		RemoveWaitSeconds:   driverRemoveWaitSeconds,
 		RankLabelDigits:     maxRankLabelDigits,
+		AmountUnit:          AmountUnit,
+		MaxRecreates:        driverMaxRecreates,
+		MaxRemovalsPerName:  driverMaxRemovalsPerName,
 	}
 }

@@ -174,6 +174,8 @@ func ReadRequest(ns, name string) Request {
 type OtherOwner struct {
 	Owner     string `json:"owner"`
 	CreatedAt string `json:"created_at"`
+	// HasRecord is false for groups without any record.
+	HasRecord bool `json:"has_record,omitempty"`
 }
 
 // Describe names the other owner for a message.
