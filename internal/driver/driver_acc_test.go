@@ -58,7 +58,7 @@ func (e *accEnv) spec(action string, groups ...Group) Spec {
 	for i := range groups {
 		groups[i].Name = e.prefix + groups[i].Name
 	}
-	return Spec{Action: action, Namespace: e.ns, ReadyTimeoutSeconds: 60, Groups: groups,
+	return Spec{Version: vcluster.RequestVersion, Action: action, Namespace: e.ns, ReadyTimeoutSeconds: 60, Groups: groups,
 		Probe: Probe{UseGPUs: true, PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
 }
 
@@ -138,7 +138,7 @@ func (e *accEnv) cleanup() {
 		gs = append(gs, Group{Name: n})
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Name < gs[j].Name })
-	spec := Spec{Action: ActionDelete, Namespace: e.ns, Groups: gs, ReadyTimeoutSeconds: 60,
+	spec := Spec{Version: vcluster.RequestVersion, Action: ActionDelete, Namespace: e.ns, Groups: gs, ReadyTimeoutSeconds: 60,
 		Probe: Probe{PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
 	if _, err := Run(context.Background(), e.client, e.python, spec, RunOptions{}); err != nil {
 		t.Errorf("cleanup delete: %v", err)
