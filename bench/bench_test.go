@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
@@ -270,7 +271,7 @@ type fakeJobs struct {
 
 func (f *fakeJobs) SubmitJob(_ context.Context, req rayclient.JobSubmitRequest) (*rayclient.JobSubmitResponse, error) {
 	ep := strings.TrimSpace(req.Entrypoint)
-	raw, err := driver.DecodeSpecArg(strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'"))
+	raw, err := drivertest.DecodeSpecArg(strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'"))
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -133,7 +134,7 @@ func SubmittedSpecs(events []ProxyEvent) ([]driver.Spec, error) {
 		}
 		ep := strings.TrimSpace(req.Entrypoint)
 		arg := strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'")
-		raw, err := driver.DecodeSpecArg(arg)
+		raw, err := drivertest.DecodeSpecArg(arg)
 		if err != nil {
 			return nil, err
 		}

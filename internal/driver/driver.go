@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -139,20 +138,6 @@ func EncodeSpecArg(specJSON []byte) string {
 	_, _ = w.Write(specJSON)
 	_ = w.Close()
 	return base64.StdEncoding.EncodeToString(buf.Bytes())
-}
-
-// DecodeSpecArg reverses EncodeSpecArg.
-func DecodeSpecArg(arg string) ([]byte, error) {
-	packed, err := base64.StdEncoding.DecodeString(arg)
-	if err != nil {
-		return nil, err
-	}
-	r, err := zlib.NewReader(bytes.NewReader(packed))
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
 }
 
 // singleQuote always quotes, so that even a value shaped like NAME=value is

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -44,7 +45,7 @@ func shellWords(t *testing.T, cmd string) []string {
 
 func decodeSpecArg(t *testing.T, arg string) map[string]any {
 	t.Helper()
-	raw, err := DecodeSpecArg(arg)
+	raw, err := drivertest.DecodeSpecArg(arg)
 	if err != nil {
 		t.Fatalf("spec arg is not base64 zlib: %v", err)
 	}

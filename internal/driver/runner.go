@@ -43,6 +43,36 @@ type RunOptions struct {
 	// exit). A record left behind when the process exits first is deleted
 	// by a later Run (see orphanAge).
 	BackgroundCleanup bool
+	// Timing is the runner's waits around Ray's job bookkeeping; nil means
+	// DefaultRunTiming. Tests against a fake job API, which has no job
+	// monitor, set a zero RunTiming.
+	Timing *RunTiming
+}
+
+// RunTiming holds the waits Run keeps for Ray's job bookkeeping.
+type RunTiming struct {
+	// RecordSettle is how long deleting a job record waits after the
+	// supervisor is gone (Ray's JOB_MONITOR_LOOP_PERIOD_S is 1s).
+	RecordSettle time.Duration
+	// WriteBackCheck is when the delete looks for a record Ray's monitor
+	// wrote back (it writes at most one, within about 2s); 0 never looks.
+	WriteBackCheck time.Duration
+	// GhostSlack is added to twice the ready timeout to bound a driver's
+	// run (start-up and removal): how long a driver of a job Ray lost may
+	// still be running.
+	GhostSlack time.Duration
+}
+
+// DefaultRunTiming is the timing Run uses against a real Ray.
+func DefaultRunTiming() RunTiming {
+	return RunTiming{RecordSettle: 1500 * time.Millisecond, WriteBackCheck: 3 * time.Second, GhostSlack: time.Minute}
+}
+
+func (o RunOptions) timing() RunTiming {
+	if o.Timing != nil {
+		return *o.Timing
+	}
+	return DefaultRunTiming()
 }
 
 const (
@@ -447,12 +477,10 @@ func (r *runner) lostByRay(ctx context.Context, job *rayclient.JobDetails) bool 
 const entrypointHeader = "Running entrypoint for job "
 
 // driverDeadline bounds a driver's run: placement wait and probes are each
-// bounded by the ready timeout, plus ghostSlack for start-up and removal.
+// bounded by the ready timeout, plus GhostSlack for start-up and removal.
 func (r *runner) driverDeadline() time.Duration {
-	return 2*time.Duration(r.spec.ReadyTimeoutSeconds)*time.Second + ghostSlack
+	return 2*time.Duration(r.spec.ReadyTimeoutSeconds)*time.Second + r.opts.timing().GhostSlack
 }
-
-var ghostSlack = time.Minute
 
 // deliver hands progress lines of this run not seen before to OnProgress.
 func (r *runner) deliver(logs string) {
@@ -594,12 +622,13 @@ func (r *runner) deleteRecord(ctx context.Context) {
 			return
 		}
 	}
-	if !sleepCtx(dctx, recordSettle) {
+	timing := r.opts.timing()
+	if !sleepCtx(dctx, timing.RecordSettle) {
 		return
 	}
-	if _, err := r.api.DeleteJob(dctx, r.id); err == nil && writeBackCheck > 0 {
+	if _, err := r.api.DeleteJob(dctx, r.id); err == nil && timing.WriteBackCheck > 0 {
 		go func(id string) {
-			time.Sleep(writeBackCheck)
+			time.Sleep(timing.WriteBackCheck)
 			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 			defer cancel()
 			if _, err := r.api.GetJob(cctx, id); err == nil {
@@ -608,14 +637,6 @@ func (r *runner) deleteRecord(ctx context.Context) {
 		}(r.id)
 	}
 }
-
-// recordSettle is how long deleteRecord waits after the supervisor is gone
-// (Ray's JOB_MONITOR_LOOP_PERIOD_S is 1s); writeBackCheck is when it looks
-// for a record written back (the monitor writes at most one, within ~2s).
-var (
-	recordSettle   = 1500 * time.Millisecond
-	writeBackCheck = 3 * time.Second
-)
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {

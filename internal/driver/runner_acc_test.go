@@ -144,7 +144,7 @@ func TestAccRunnerReconcilesLostSubmitResponse(t *testing.T) {
 // supervisor actor with plain Ray (ray.kill), or with killDriver SIGKILLs
 // the supervisor's process and the driver, as the OOM killer would. It
 // returns what happened.
-func (e *accEnv) loseSupervisor(t *testing.T, spec Spec, killDriver bool) lossOutcome {
+func (e *accEnv) loseSupervisor(t *testing.T, spec Spec, killDriver bool, timing *RunTiming) lossOutcome {
 	t.Helper()
 	gcs, py := plainray.GCSAddress(), plainray.Python(t)
 	var once sync.Once
@@ -184,7 +184,7 @@ else:
 		return err
 	}
 	start := time.Now()
-	res, err := Run(context.Background(), api, e.python, spec, RunOptions{PollInterval: 100 * time.Millisecond})
+	res, err := Run(context.Background(), api, e.python, spec, RunOptions{PollInterval: 100 * time.Millisecond, Timing: timing})
 	if kerr := <-killed; kerr != nil {
 		t.Fatal(kerr)
 	}
@@ -215,7 +215,7 @@ func (e *accEnv) neverFits(timeout int) Spec {
 // its result reported, instead of a second driver racing it.
 func TestAccRunnerWaitsForDriverRayLost(t *testing.T) {
 	e := newAccEnv(t)
-	o := e.loseSupervisor(t, e.neverFits(10), false)
+	o := e.loseSupervisor(t, e.neverFits(10), false, nil)
 	res, err, subs := o.res, o.err, o.submits
 	launches := 1 // the surviving driver's result is used
 	if !o.supervisorDied {
@@ -233,10 +233,9 @@ func TestAccRunnerWaitsForDriverRayLost(t *testing.T) {
 // is the relaunched driver's.
 func TestAccRunnerRelaunchesJobRayLost(t *testing.T) {
 	e := newAccEnv(t)
-	old := ghostSlack
-	ghostSlack = 5 * time.Second
-	defer func() { ghostSlack = old }()
-	o := e.loseSupervisor(t, e.neverFits(15), true)
+	timing := DefaultRunTiming()
+	timing.GhostSlack = 5 * time.Second
+	o := e.loseSupervisor(t, e.neverFits(15), true, &timing)
 	res, err, subs := o.res, o.err, o.submits
 	var de *DriverError
 	if len(subs) != 2 || !errors.As(err, &de) || (de.Kind != KindTimeout && de.Kind != KindInfeasible) ||

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -240,16 +239,9 @@ func loseJob(j *fakeJob, errorType string) {
 	j.details.Message = "Job supervisor actor died"
 }
 
-var fastOpts = RunOptions{PollInterval: time.Millisecond}
-
-func TestMain(m *testing.M) {
-	if os.Getenv("TF_ACC") == "" {
-		// The fake has no job monitor to wait for, and its lost drivers
-		// never live on.
-		recordSettle, writeBackCheck, ghostSlack = 0, 0, 0
-	}
-	os.Exit(m.Run())
-}
+// fastOpts: the fake has no job monitor to wait for, and its lost drivers
+// never live on.
+var fastOpts = RunOptions{PollInterval: time.Millisecond, Timing: &RunTiming{}}
 
 func TestRunSuccess(t *testing.T) {
 	f := newFake(succeedAfter(3))
@@ -480,16 +472,15 @@ func TestRunWaitsForDriverRayLost(t *testing.T) {
 			loseJob(j, "JOB_SUPERVISOR_ACTOR_DIED")
 		}
 	})
-	old := ghostSlack
-	ghostSlack = time.Minute
-	defer func() { ghostSlack = old }()
+	slow := fastOpts
+	slow.Timing = &RunTiming{GhostSlack: time.Minute}
 	logs := 0
 	f.onLogs = func(j *fakeJob) {
 		if logs++; logs == 3 {
 			j.log(resultLine(j.runID, false, `"g"`))
 		}
 	}
-	_, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
+	_, err := Run(context.Background(), f, "python", createSpec("g"), slow)
 	var de *DriverError
 	if !errors.As(err, &de) || f.count("submit ") != 1 {
 		t.Fatalf("err = %v, calls = %v", err, f.calls)

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -174,7 +175,7 @@ func checkEntrypoint(t *testing.T, action, ep string, ds driver.Spec) {
 	if sub[1] != refBootstrap {
 		t.Fatalf("%s: the bootstrap depends on the input", action)
 	}
-	raw, err := driver.DecodeSpecArg(sub[2])
+	raw, err := drivertest.DecodeSpecArg(sub[2])
 	if err != nil {
 		t.Fatalf("%s: spec argument is not base64: %v", action, err)
 	}

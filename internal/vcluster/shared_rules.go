@@ -34,12 +34,12 @@ var SharedRules = []SharedRule{
 	{
 		Rule: "resource amounts are equal (Ray's unit of 1e-4)", Go: "vcluster.SameAmount, SameResources",
 		Python: "driver.py same_amount, same_bundle",
-		Tests: []string{"internal/vcluster/match_test.go:TestMatchVectors", "internal/driver/topology_parity_test.go:TestDriverMatchRuleMatchesGo"},
+		Tests:  []string{"internal/vcluster/match_test.go:TestMatchVectors", "internal/driver/topology_parity_test.go:TestDriverMatchRuleMatchesGo"},
 	},
 	{
 		Rule: "a live group matches its record (id, state, bundle count, nodes)", Go: "vcluster.MatchRecorded",
 		Python: "raytf_attach/cluster.py live_mismatches",
-		Tests: []string{"internal/vcluster/match_test.go:TestMatchVectors", "python/tests/test_live_match.py:test_live_match_vectors"},
+		Tests:  []string{"internal/vcluster/match_test.go:TestMatchVectors", "python/tests/test_live_match.py:test_live_match_vectors"},
 	},
 	{
 		Rule: "the cluster record's format (schema versions)", Go: "vcluster.Manifest, ParseManifest",
