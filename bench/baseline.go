@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 //go:embed baseline.py
@@ -179,12 +179,12 @@ func (b *Baseline) call(cmd map[string]any) (BaselineTimes, error) {
 
 // Cycle creates the groups, waits until they are ready, removes them and
 // waits until they are removed.
-func (b *Baseline) Cycle(groups []driver.Group) (BaselineTimes, error) {
+func (b *Baseline) Cycle(groups []vcluster.RequestGroup) (BaselineTimes, error) {
 	return b.call(map[string]any{"op": "cycle", "groups": groups})
 }
 
 // Create creates the groups and waits until they are ready; they stay.
-func (b *Baseline) Create(groups []driver.Group) (BaselineTimes, error) {
+func (b *Baseline) Create(groups []vcluster.RequestGroup) (BaselineTimes, error) {
 	return b.call(map[string]any{"op": "create", "groups": groups})
 }
 
@@ -215,7 +215,7 @@ func (b *Baseline) Stop() {
 
 // ColdCreate runs one fresh python process that imports ray, connects,
 // creates the groups and waits for them (they outlive it).
-func (b *Baseline) ColdCreate(groups []driver.Group) (BaselineTimes, error) {
+func (b *Baseline) ColdCreate(groups []vcluster.RequestGroup) (BaselineTimes, error) {
 	raw, _ := json.Marshal(groups)
 	return b.cold("cold-create", string(raw))
 }

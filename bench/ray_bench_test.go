@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -67,12 +66,12 @@ func BenchmarkRayProviderApply(b *testing.B) {
 				spec := PerNodeGPUCluster(fmt.Sprintf("%s-b%02d-%d", prefix, n, i), n)
 				b.StartTimer()
 				cr, err := RunProvider(ctx, c, vcluster.DefaultPythonExecutable,
-					DriverSpec(driver.ActionCreate, vcluster.DefaultNamespace, spec, ReadyTimeout), spec, true, 0)
+					DriverSpec(vcluster.ActionCreate, vcluster.DefaultNamespace, spec, ReadyTimeout), spec, true, 0)
 				if err != nil {
 					b.Fatalf("create: %v", err)
 				}
 				dr, err := RunProvider(ctx, c, vcluster.DefaultPythonExecutable,
-					DriverSpec(driver.ActionDelete, vcluster.DefaultNamespace, spec, ReadyTimeout), spec, false, 0)
+					DriverSpec(vcluster.ActionDelete, vcluster.DefaultNamespace, spec, ReadyTimeout), spec, false, 0)
 				if err != nil {
 					b.Fatalf("delete: %v", err)
 				}

@@ -19,12 +19,12 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-func createSpec(names ...string) Spec {
+func createSpec(names ...string) vcluster.Request {
 	groups := make([]vcluster.GroupRequest, len(names))
 	for i, n := range names {
 		groups[i] = vcluster.GroupRequest{Name: n, Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}}}
 	}
-	return vcluster.NewRequest(ActionCreate, "ns", groups, true, topology.PortRange{}, 0)
+	return vcluster.NewRequest(vcluster.ActionCreate, "ns", groups, true, topology.PortRange{}, 0)
 }
 
 // shellWords splits a command line the way sh does for the quoting forms
@@ -150,27 +150,27 @@ func TestEntrypointValidates(t *testing.T) {
 	if _, err := Entrypoint("python", vcluster.DeleteRequest("", "x")); err != nil {
 		t.Fatal(err)
 	}
-	valid := func(mutate func(*Spec)) Spec {
+	valid := func(mutate func(*vcluster.Request)) vcluster.Request {
 		s := createSpec("x")
 		mutate(&s)
 		return s
 	}
-	bad := map[string]Spec{
-		"unknown action": valid(func(s *Spec) { s.Action = "destroy" }),
-		"no action":      valid(func(s *Spec) { s.Action = "" }),
-		"no namespace":   valid(func(s *Spec) { s.Namespace = "" }),
-		"no timeout":     valid(func(s *Spec) { s.ReadyTimeoutSeconds = 0 }),
-		"no contract":    valid(func(s *Spec) { s.Contract = vcluster.Contract{} }),
-		"no groups":      valid(func(s *Spec) { s.Groups = nil }),
-		"empty name":     valid(func(s *Spec) { s.Groups[0].Name = " " }),
-		"duplicate":      valid(func(s *Spec) { s.Groups = append(s.Groups, s.Groups[0]) }),
-		"no bundles":     valid(func(s *Spec) { s.Groups[0].Bundles = nil }),
-		"bad strategy":   valid(func(s *Spec) { s.Groups[0].Strategy = "SCATTER" }),
-		"zero bundle":    valid(func(s *Spec) { s.Groups[0].Bundles = []map[string]float64{{"CPU": 0}} }),
-		"negative":       valid(func(s *Spec) { s.Groups[0].Bundles = []map[string]float64{{"CPU": -1}} }),
-		"port range":     valid(func(s *Spec) { s.Probe.PortRangeLow, s.Probe.PortRangeHigh = 2000, 2000 }),
-		"no version":     valid(func(s *Spec) { s.Version = 0 }),
-		"long run id":    valid(func(s *Spec) { s.RunID = strings.Repeat("r", 129) }),
+	bad := map[string]vcluster.Request{
+		"unknown action": valid(func(s *vcluster.Request) { s.Action = "destroy" }),
+		"no action":      valid(func(s *vcluster.Request) { s.Action = "" }),
+		"no namespace":   valid(func(s *vcluster.Request) { s.Namespace = "" }),
+		"no timeout":     valid(func(s *vcluster.Request) { s.ReadyTimeoutSeconds = 0 }),
+		"no contract":    valid(func(s *vcluster.Request) { s.Contract = vcluster.Contract{} }),
+		"no groups":      valid(func(s *vcluster.Request) { s.Groups = nil }),
+		"empty name":     valid(func(s *vcluster.Request) { s.Groups[0].Name = " " }),
+		"duplicate":      valid(func(s *vcluster.Request) { s.Groups = append(s.Groups, s.Groups[0]) }),
+		"no bundles":     valid(func(s *vcluster.Request) { s.Groups[0].Bundles = nil }),
+		"bad strategy":   valid(func(s *vcluster.Request) { s.Groups[0].Strategy = "SCATTER" }),
+		"zero bundle":    valid(func(s *vcluster.Request) { s.Groups[0].Bundles = []map[string]float64{{"CPU": 0}} }),
+		"negative":       valid(func(s *vcluster.Request) { s.Groups[0].Bundles = []map[string]float64{{"CPU": -1}} }),
+		"port range":     valid(func(s *vcluster.Request) { s.Probe.PortRangeLow, s.Probe.PortRangeHigh = 2000, 2000 }),
+		"no version":     valid(func(s *vcluster.Request) { s.Version = 0 }),
+		"long run id":    valid(func(s *vcluster.Request) { s.RunID = strings.Repeat("r", 129) }),
 	}
 	for name, s := range bad {
 		if _, err := Entrypoint("python", s); err == nil {
@@ -230,7 +230,7 @@ func TestParseResultOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.OK || res.Action != ActionCreate || res.RayVersion != "2.60.0" || len(res.Groups) != 1 {
+	if !res.OK || res.Action != vcluster.ActionCreate || res.RayVersion != "2.60.0" || len(res.Groups) != 1 {
 		t.Fatalf("bad result: %+v", res)
 	}
 	g := res.Groups[0]
@@ -255,8 +255,8 @@ func TestParseResultFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var de *DriverError
-	if !errors.As(res.Err(), &de) || de.Kind != KindTimeout || !strings.Contains(de.Message, `"vc-node1"`) {
+	var de *vcluster.DriverError
+	if !errors.As(res.Err(), &de) || de.Kind != vcluster.KindTimeout || !strings.Contains(de.Message, `"vc-node1"`) {
 		t.Fatalf("Err() = %#v", res.Err())
 	}
 	// ok=false without an error object still yields a DriverError.
@@ -264,7 +264,7 @@ func TestParseResultFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.As(res.Err(), &de) || de.Kind != KindInternal {
+	if !errors.As(res.Err(), &de) || de.Kind != vcluster.KindInternal {
 		t.Fatalf("Err() = %#v", res.Err())
 	}
 }
@@ -396,7 +396,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		t.Skip("no python3")
 	}
 	stub := writeRayStub(t)
-	run := func(t *testing.T, specJSON string) (*Result, int) {
+	run := func(t *testing.T, specJSON string) (*vcluster.Result, int) {
 		cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg([]byte(specJSON)))
 		cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
 		out, err := cmd.CombinedOutput()
@@ -410,7 +410,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		res, perr := ParseResult(string(out))
 		if perr != nil {
 			t.Errorf("spec %s: %v\n%s", specJSON, perr, out)
-			return &Result{}, code
+			return &vcluster.Result{}, code
 		}
 		return res, code
 	}
@@ -449,7 +449,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		t.Run(want, func(t *testing.T) {
 			t.Parallel()
 			res, code := run(t, spec)
-			if code != 1 || res.OK || res.Error == nil || res.Error.Kind != KindInvalid || !strings.Contains(res.Error.Message, want) {
+			if code != 1 || res.OK || res.Error == nil || res.Error.Kind != vcluster.KindInvalid || !strings.Contains(res.Error.Message, want) {
 				t.Errorf("spec %s: exit %d, result %+v %+v", spec, code, res, res.Error)
 			}
 		})
@@ -459,15 +459,15 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 	del.RunID = "r1"
 	raw, _ := json.Marshal(del)
 	res, code := run(t, string(raw))
-	if code != 1 || res.Error == nil || res.Error.Kind != KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
-		res.RunID != "r1" || res.Action != ActionDelete || res.RayVersion != "stub" {
+	if code != 1 || res.Error == nil || res.Error.Kind != vcluster.KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
+		res.RunID != "r1" || res.Action != vcluster.ActionDelete || res.RayVersion != "stub" {
 		t.Errorf("ray.init failure: exit %d, %+v %+v", code, res, res.Error)
 	}
 	// Not base64 at all.
 	cmd := exec.Command(py, "-c", bootstrapCode(), "%%%")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
 	out, _ := cmd.CombinedOutput()
-	if res, err := ParseResult(string(out)); err != nil || res.Error == nil || res.Error.Kind != KindInvalid {
+	if res, err := ParseResult(string(out)); err != nil || res.Error == nil || res.Error.Kind != vcluster.KindInvalid {
 		t.Errorf("garbage spec: %v %+v\n%s", err, res, out)
 	}
 }

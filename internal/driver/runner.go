@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // JobAPI is the part of the Ray job API that Run needs; *rayclient.Client
@@ -135,7 +136,7 @@ const (
 // tail of its log. The finished job record is deleted (best effort), once
 // Ray's supervisor actor for it is gone, and so are records of this
 // provider's jobs that ended more than orphanAge ago.
-func Run(ctx context.Context, api JobAPI, python string, spec Spec, opts RunOptions) (*Result, error) {
+func Run(ctx context.Context, api JobAPI, python string, spec vcluster.Request, opts RunOptions) (*vcluster.Result, error) {
 	if api == nil {
 		return nil, errors.New("driver: no Ray job API client")
 	}
@@ -177,7 +178,7 @@ func Run(ctx context.Context, api JobAPI, python string, spec Spec, opts RunOpti
 type runner struct {
 	api       JobAPI
 	python    string
-	spec      Spec
+	spec      vcluster.Request
 	opts      RunOptions
 	key       string // specKey(spec)
 	id        string // submission id of the current launch
@@ -198,7 +199,7 @@ func newRunID() string {
 
 // specKey identifies spec, whatever its RunID: Runs of equal specs attach to
 // each other's jobs.
-func specKey(spec Spec) string {
+func specKey(spec vcluster.Request) string {
 	spec.RunID = ""
 	raw, _ := json.Marshal(spec) // map keys are sorted by encoding/json
 	sum := sha256.Sum256(raw)
@@ -211,7 +212,7 @@ var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9]+`)
 // spec: raytf_<action>_<group names>_<run id>, the names for people reading
 // the dashboard, the run id to make it unique. It uses only [A-Za-z0-9_-]
 // and is at most 100 chars.
-func SubmissionID(spec Spec) string {
+func SubmissionID(spec vcluster.Request) string {
 	slugOf := func(s string) string { return strings.Trim(unsafeIDChars.ReplaceAllString(s, "-"), "-") }
 	names := make([]string, 0, len(spec.Groups))
 	for _, g := range spec.Groups {
@@ -248,7 +249,7 @@ func (r *runner) describe() string {
 	return fmt.Sprintf("placement group driver job %q (%s %s)", r.id, r.spec.Action, groupNames(r.spec))
 }
 
-func groupNames(spec Spec) string {
+func groupNames(spec vcluster.Request) string {
 	names := make([]string, 0, len(spec.Groups))
 	for _, g := range spec.Groups {
 		names = append(names, fmt.Sprintf("%q", g.Name))
@@ -499,7 +500,7 @@ func (r *runner) deliver(logs string) {
 }
 
 // finish turns a terminal job into the result.
-func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*Result, error) {
+func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*vcluster.Result, error) {
 	logs, lerr := r.logs, error(nil)
 	if logs == "" {
 		logs, lerr = r.api.GetJobLogs(ctx, r.id)
@@ -507,7 +508,7 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*Result
 	if lerr == nil {
 		r.deliver(logs)
 	}
-	var res *Result
+	var res *vcluster.Result
 	perr := lerr
 	if lerr == nil {
 		res, perr = parseResult(logs, r.runID)
@@ -549,7 +550,7 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*Result
 }
 
 // cancelled stops the job after ctx ended and reports what happened.
-func (r *runner) cancelled(ctx context.Context, cause error) (*Result, error) {
+func (r *runner) cancelled(ctx context.Context, cause error) (*vcluster.Result, error) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 	defer cancel()
 	_, serr := r.api.StopJob(sctx, r.id)
