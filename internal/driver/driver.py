@@ -137,7 +137,7 @@ SHAPE = {
     "version": "int", "action": "str", "namespace": "str", "ready_timeout_seconds": "num", "groups": "list",
     "probe": "obj", "contract": "obj", "ownership": "?obj", "rank_order": "?obj", "run_id": "?str",
 }
-GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "bundles", "bundle_label_selector": "?selectors",
+GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_label_selector": "?selectors",
                "topology_strategy": "?strmap"}
 PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj"}
 TOPOLOGY_SHAPE = {"domain_label": "?str", "rank_label": "?str"}
