@@ -42,9 +42,15 @@ var SharedRules = []SharedRule{
 		Tests:  []string{"internal/vcluster/match_test.go:TestMatchVectors", "python/tests/test_live_match.py:test_live_match_vectors"},
 	},
 	{
-		Rule: "the cluster record's format (schema versions)", Go: "vcluster.Manifest, ParseManifest",
+		Rule: "the cluster record's format (schema versions 1 and 2)", Go: "vcluster.Manifest, DeclaredSpec",
 		Python: "raytf_attach/record.py parse_record",
-		Tests: []string{"internal/resources/virtual_cluster_data_source_test.go:TestVirtualClusterDataSourceFromRecord",
-			"python/tests/test_record.py:test_parses_per_node_record"},
+		Tests: []string{"internal/vcluster/manifest_test.go:TestManifestVersions",
+			"internal/resources/virtual_cluster_data_source_test.go:TestVirtualClusterDataSourceFromRecord",
+			"python/tests/test_record.py:test_reads_v1_and_v2_records"},
+	},
+	{
+		Rule: "the record's placement: group ids, bundles in rank order, master address and port", Go: "vcluster.NewManifest of NewPlacement",
+		Python: "driver.py placed_record",
+		Tests:  []string{"internal/driver/topology_parity_test.go:TestDriverRecordMatchesGo"},
 	},
 }
