@@ -46,8 +46,9 @@ REQUEST_VERSION = 1
 CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
                 "state_missing", "group_resource_marker")
 CONTRACT_INT = ("topo_rank_unknown", "port_tries", "port_rounds", "probe_batch", "min_probe_seconds",
-                "remove_wait_seconds", "rank_label_digits", "max_recreates", "max_removals_per_name")
-CONTRACT_FLOAT = ("amount_unit",)
+                "remove_wait_seconds", "min_remove_wait_seconds", "rank_label_digits", "max_recreates",
+                "max_removals_per_name", "gcs_call_seconds")
+CONTRACT_FLOAT = ("amount_unit", "probe_gpu_fraction")
 
 
 class DriverError(Exception):
@@ -481,7 +482,7 @@ def _fire(run, t, ports, spec, excluded):
     wants_gpu = spec["use_gpus"] and t["resources"].get("GPU", 0.0) > 0
     return run.probe_task.options(
         num_cpus=0,
-        num_gpus=0.01 if wants_gpu else 0,
+        num_gpus=run.c["probe_gpu_fraction"] if wants_gpu else 0,
         scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=t["pg"], placement_group_bundle_index=t["index"]),
     ).remote(spec["port_low"], spec["port_high"], sorted(excluded), run.c["port_tries"], ports)
 
@@ -880,7 +881,7 @@ def do_delete(run, spec):
         while hit is not None and gone < run.c["max_removals_per_name"]:
             groups.remove(hit)
             gone += 1
-            wait_removed(groups, name, hit, min(run.c["remove_wait_seconds"], max(10.0, spec["timeout"])))
+            wait_removed(groups, name, hit, min(run.c["remove_wait_seconds"], max(run.c["min_remove_wait_seconds"], spec["timeout"])))
             hit = groups.find(name)
         (removed if gone else missing).append(name)
         progress(run, "removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
@@ -905,7 +906,7 @@ class GcsDirect:
     driver). Used only when its first call works; otherwise the driver
     falls back to ray.init (e.g. an authentication it cannot present)."""
 
-    def __init__(self, address, namespace, state_removed):
+    def __init__(self, address, namespace, state_removed, call_seconds):
         import importlib
         import importlib.util
         import types
@@ -925,11 +926,12 @@ class GcsDirect:
         self.pg = stubs.PlacementGroupInfoGcsServiceStub(channel)
         self.namespace = namespace
         self.state_removed = state_removed
+        self.call_seconds = call_seconds
         self.metadata = auth_metadata()
         self.version = ray_version_of(root)
 
     def call(self, method, request):
-        reply = method(request, timeout=30, metadata=self.metadata)
+        reply = method(request, timeout=self.call_seconds, metadata=self.metadata)
         if reply.status.code not in (STATUS_OK, STATUS_NOT_FOUND):
             raise DriverError("internal", "gcs_status", status=reply.status.code, detail=reply.status.message)
         return reply
@@ -1000,7 +1002,7 @@ def connect_direct(run, spec):
     if spec["action"] not in DIRECT_ACTIONS or "://" in address or ":" not in address:
         return False
     try:
-        gcs = GcsDirect(address, spec["namespace"], run.c["state_removed"])
+        gcs = GcsDirect(address, spec["namespace"], run.c["state_removed"], run.c["gcs_call_seconds"])
         own = spec["own"]
         if own:  # the first call doubles as the connection check
             gcs.kv_get(own["key"], own["kv_namespace"])

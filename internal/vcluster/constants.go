@@ -107,6 +107,9 @@ const (
 	// A delete removes one name at most this often (a name resolves to one
 	// live group at a time; this stops one that keeps coming back).
 	driverMaxRemovalsPerName = 16
+	driverMinRemoveWait      = 10
+	driverGCSCallSeconds     = 30
+	driverProbeGPUFraction   = 0.01
 )
 
 // RequestVersion is the driver request format (Request.Version).
@@ -115,22 +118,25 @@ const RequestVersion = 1
 // DriverContract is the contract constants every request carries.
 func DriverContract() Contract {
 	return Contract{
-		DomainPrefix:        topology.NVLinkDomainPrefix,
-		DomainUnknown:       topology.NVLinkDomainUnknown,
-		TopoRankKey:         topology.TopoRankKey,
-		TopoRankUnknown:     topology.TopoRankUnknown,
-		StateCreated:        rayclient.PlacementGroupStateCreated,
-		StateRemoved:        rayclient.PlacementGroupStateRemoved,
-		StateMissing:        StateMissing,
-		GroupResourceMarker: GroupResourceMarker,
-		PortTries:           driverPortTries,
-		PortRounds:          driverPortRounds,
-		ProbeBatch:          driverProbeBatch,
-		MinProbeSeconds:     driverMinProbeSeconds,
-		RemoveWaitSeconds:   driverRemoveWaitSeconds,
-		RankLabelDigits:     maxRankLabelDigits,
-		AmountUnit:          AmountUnit,
-		MaxRecreates:        driverMaxRecreates,
-		MaxRemovalsPerName:  driverMaxRemovalsPerName,
+		DomainPrefix:         topology.NVLinkDomainPrefix,
+		DomainUnknown:        topology.NVLinkDomainUnknown,
+		TopoRankKey:          topology.TopoRankKey,
+		TopoRankUnknown:      topology.TopoRankUnknown,
+		StateCreated:         rayclient.PlacementGroupStateCreated,
+		StateRemoved:         rayclient.PlacementGroupStateRemoved,
+		StateMissing:         StateMissing,
+		GroupResourceMarker:  GroupResourceMarker,
+		PortTries:            driverPortTries,
+		PortRounds:           driverPortRounds,
+		ProbeBatch:           driverProbeBatch,
+		MinProbeSeconds:      driverMinProbeSeconds,
+		RemoveWaitSeconds:    driverRemoveWaitSeconds,
+		RankLabelDigits:      maxRankLabelDigits,
+		AmountUnit:           AmountUnit,
+		MaxRecreates:         driverMaxRecreates,
+		MaxRemovalsPerName:   driverMaxRemovalsPerName,
+		MinRemoveWaitSeconds: driverMinRemoveWait,
+		GCSCallSeconds:       driverGCSCallSeconds,
+		ProbeGPUFraction:     driverProbeGPUFraction,
 	}
 }

@@ -101,6 +101,12 @@ type Contract struct {
 	// a name that keeps coming back.
 	MaxRecreates       int `json:"max_recreates"`
 	MaxRemovalsPerName int `json:"max_removals_per_name"`
+	// MinRemoveWaitSeconds is the least a delete waits for one group's
+	// removal; GCSCallSeconds bounds one direct GCS call; ProbeGPUFraction is
+	// the GPU share a probe task takes to learn its bundle's GPU id.
+	MinRemoveWaitSeconds int     `json:"min_remove_wait_seconds"`
+	GCSCallSeconds       int     `json:"gcs_call_seconds"`
+	ProbeGPUFraction     float64 `json:"probe_gpu_fraction"`
 }
 
 // NewRequest builds a complete request for groups (names only are needed
