@@ -120,3 +120,31 @@ func TestAccVirtualCluster_importUnknownNamesID(t *testing.T) {
 		},
 	)
 }
+
+// Groups without a record (made outside this provider) import as before,
+// with a warning that names the arguments the import could not recover;
+// the import writes a record that keeps them from then on.
+func TestAccLifecycle_importWithoutRecordWarns(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("norec")
+	removeGroupsAtCleanup(t, name)
+	acctest.CreateGroupsOutOfBand(t, name+"-node0", name+"-node1")
+	dir := acctest.NewWorkDir(t, fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = [1, 1]
+}`, name))
+	out := dir.MustRun("import", "ray_virtual_cluster.t", name)
+	if !strings.Contains(out, "Import could not recover every argument") || !strings.Contains(out, vcluster.AttrNumGPUsPerNode) ||
+		!strings.Contains(out, vcluster.AttrSelectNodes) {
+		t.Errorf("import of unrecorded groups did not warn about what it could not recover:\n%s", out)
+	}
+	if rec := acctest.ReadRecord(t, name); rec == nil || rec.SchemaVersion != vcluster.ManifestSchemaVersion || len(rec.Groups) != 2 {
+		t.Errorf("record after import: %+v", rec)
+	}
+	dir.MustRun("destroy", "-auto-approve")
+	if groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name); err != nil || len(groups) > 0 {
+		t.Errorf("groups left after destroy: %v %v", groups, err)
+	}
+}
