@@ -76,18 +76,18 @@ type Manifest struct {
 
 // Declared is what a configuration declared beyond the fields version 1
 // already recorded (with them, every argument of ray_virtual_cluster):
-// absent (nil) where the configuration left an argument unset. Import
-// restores a declaration from it.
+// null where the configuration left an argument unset (an empty list stays
+// empty). Import restores a declaration from it.
 type Declared struct {
-	SegmentSize             *int                 `json:"segment_size,omitempty"`
-	NodeResourceConstraints []map[string]float64 `json:"node_resource_constraints,omitempty"`
+	SegmentSize             *int                 `json:"segment_size"`
+	NodeResourceConstraints []map[string]float64 `json:"node_resource_constraints"`
 	ReadyTimeout            string               `json:"ready_timeout,omitempty"`
 	SelectNodes             bool                 `json:"select_nodes,omitempty"`
 	Pinning                 string               `json:"pinning,omitempty"`
-	SelectedNodeIDs         []string             `json:"selected_node_ids,omitempty"`
-	ExcludeNodeIDs          []string             `json:"exclude_node_ids,omitempty"`
-	NodeLabelSelectors      []map[string]string  `json:"node_label_selectors,omitempty"`
-	TopologyStrategy        map[string]string    `json:"topology_strategy,omitempty"`
+	SelectedNodeIDs         []string             `json:"selected_node_ids"`
+	ExcludeNodeIDs          []string             `json:"exclude_node_ids"`
+	NodeLabelSelectors      []map[string]string  `json:"node_label_selectors"`
+	TopologyStrategy        map[string]string    `json:"topology_strategy"`
 	TopologyLabels          *TopologySource      `json:"topology_labels,omitempty"`
 	// CapacityCheck is the capacity_check argument (issue 17.2).
 	CapacityCheck string `json:"capacity_check,omitempty"`
