@@ -152,8 +152,11 @@ func NewManifest(spec Spec, owner, providerVersion string, p Placement) Manifest
 	if spec.Topology != (TopologySource{}) {
 		m.TopologyLabels = &spec.Topology
 	}
-	for _, c := range spec.NodeResourceConstraints {
-		m.NodeResourceConstraints = append(m.NodeResourceConstraints, c)
+	if spec.NodeResourceConstraints != nil {
+		m.NodeResourceConstraints = make([]map[string]float64, len(spec.NodeResourceConstraints))
+		for i, c := range spec.NodeResourceConstraints {
+			m.NodeResourceConstraints[i] = c
+		}
 	}
 	placed := map[string]PlacedGroup{}
 	for _, g := range p.Groups {
@@ -254,8 +257,11 @@ func (m *Manifest) DeclaredSpec() (spec Spec, unrecovered []string) {
 	if d.TopologyLabels != nil {
 		spec.Topology = *d.TopologyLabels
 	}
-	for _, c := range d.NodeResourceConstraints {
-		spec.NodeResourceConstraints = append(spec.NodeResourceConstraints, c)
+	if d.NodeResourceConstraints != nil {
+		spec.NodeResourceConstraints = make([]topology.Resources, len(d.NodeResourceConstraints))
+		for i, c := range d.NodeResourceConstraints {
+			spec.NodeResourceConstraints[i] = c
+		}
 	}
 	return spec, nil
 }
