@@ -125,7 +125,7 @@ func liveCheck(ctx context.Context, c *rayclient.Client, spec vcluster.Spec) err
 
 // ProviderRun is one traced driver.Run.
 type ProviderRun struct {
-	Result *driver.Result
+	Result *vcluster.Result
 	// Phases as computed with the interpreter estimate RunProvider got; see
 	// Recompute.
 	Phases   Phases
@@ -148,7 +148,7 @@ func (r *ProviderRun) Recompute(interp time.Duration) error {
 
 // RunProvider runs one driver action the way the resource does and traces it.
 // For create, the resource's pre-create live check is included (withLive).
-func RunProvider(ctx context.Context, c *Client, python string, ds driver.Spec, spec vcluster.Spec,
+func RunProvider(ctx context.Context, c *Client, python string, ds vcluster.Request, spec vcluster.Spec,
 	withLive bool, interp time.Duration) (*ProviderRun, error) {
 	var live time.Duration
 	before := c.RequestCount()
@@ -218,16 +218,16 @@ func (r *ProviderRun) resplit(interp time.Duration, into *Phases) {
 // providerCycle is the provider's create of spec (after the resource's live
 // check) and then its delete, each traced.
 func (cfg *ApplyConfig) providerCycle(ctx context.Context, spec vcluster.Spec, interp time.Duration) (cr, dr *ProviderRun, err error) {
-	cr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(driver.ActionCreate, cfg.Namespace, spec, ReadyTimeout), spec, true, interp)
+	cr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(vcluster.ActionCreate, cfg.Namespace, spec, ReadyTimeout), spec, true, interp)
 	if err != nil {
 		cfg.cleanupProvider(spec)
-		var de *driver.DriverError
-		if errors.As(err, &de) && (de.Kind == driver.KindTimeout || de.Kind == driver.KindInfeasible) {
+		var de *vcluster.DriverError
+		if errors.As(err, &de) && (de.Kind == vcluster.KindTimeout || de.Kind == vcluster.KindInfeasible) {
 			return nil, nil, fmt.Errorf("%w: %v", errBusy, err)
 		}
 		return nil, nil, fmt.Errorf("provider create: %w", err)
 	}
-	dr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(driver.ActionDelete, cfg.Namespace, spec, ReadyTimeout), spec, false, interp)
+	dr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(vcluster.ActionDelete, cfg.Namespace, spec, ReadyTimeout), spec, false, interp)
 	if err != nil {
 		cfg.cleanupProvider(spec)
 		return nil, nil, fmt.Errorf("provider delete: %w", err)
@@ -236,8 +236,8 @@ func (cfg *ApplyConfig) providerCycle(ctx context.Context, spec vcluster.Spec, i
 }
 
 // renamed returns groups with from replaced by to in their names.
-func renamed(groups []driver.Group, from, to string) []driver.Group {
-	out := make([]driver.Group, len(groups))
+func renamed(groups []vcluster.RequestGroup, from, to string) []vcluster.RequestGroup {
+	out := make([]vcluster.RequestGroup, len(groups))
 	for i, g := range groups {
 		out[i] = g
 		out[i].Name = strings.Replace(g.Name, from, to, 1)
@@ -245,7 +245,7 @@ func renamed(groups []driver.Group, from, to string) []driver.Group {
 	return out
 }
 
-func groupNames(groups []driver.Group) []string {
+func groupNames(groups []vcluster.RequestGroup) []string {
 	names := make([]string, len(groups))
 	for i, g := range groups {
 		names[i] = g.Name

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -185,12 +184,12 @@ func (b *Baseline) call(cmd map[string]any) (BaselineTimes, error) {
 
 // Cycle creates the groups, waits until they are ready, removes them and
 // waits until they are removed.
-func (b *Baseline) Cycle(groups []driver.Group) (BaselineTimes, error) {
+func (b *Baseline) Cycle(groups []vcluster.RequestGroup) (BaselineTimes, error) {
 	return b.call(map[string]any{"op": "cycle", "groups": groups})
 }
 
 // Create creates the groups and waits until they are ready; they stay.
-func (b *Baseline) Create(groups []driver.Group) (BaselineTimes, error) {
+func (b *Baseline) Create(groups []vcluster.RequestGroup) (BaselineTimes, error) {
 	return b.call(map[string]any{"op": "create", "groups": groups})
 }
 

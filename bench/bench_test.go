@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // These tests need no Ray: they check the bench's own bookkeeping.
@@ -76,7 +78,7 @@ func TestPerNodeClusterSpec(t *testing.T) {
 	if issues := spec.Validate(); len(issues) != 0 {
 		t.Fatalf("spec does not validate: %+v", issues)
 	}
-	ds := DriverSpec(driver.ActionCreate, "terraform-ray", spec, ReadyTimeout)
+	ds := DriverSpec(vcluster.ActionCreate, "terraform-ray", spec, ReadyTimeout)
 	if err := ds.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestPerNodeClusterSpec(t *testing.T) {
 	}
 }
 
-func submitEvent(t *testing.T, spec driver.Spec) ProxyEvent {
+func submitEvent(t *testing.T, spec vcluster.Request) ProxyEvent {
 	t.Helper()
 	ep, err := driver.Entrypoint("python", spec)
 	if err != nil {
@@ -270,11 +272,11 @@ type fakeJobs struct {
 
 func (f *fakeJobs) SubmitJob(_ context.Context, req rayclient.JobSubmitRequest) (*rayclient.JobSubmitResponse, error) {
 	ep := strings.TrimSpace(req.Entrypoint)
-	raw, err := driver.DecodeSpecArg(strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'"))
+	raw, err := drivertest.DecodeSpecArg(strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'"))
 	if err != nil {
 		return nil, err
 	}
-	var s driver.Spec
+	var s vcluster.Request
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err
 	}

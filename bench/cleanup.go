@@ -57,10 +57,7 @@ func Sweep(c *rayclient.Client, base *Baseline, python, namespace, prefix string
 		if len(still) == 0 {
 			break
 		}
-		spec := driver.Spec{Action: driver.ActionDelete, Namespace: ns}
-		for _, n := range still {
-			spec.Groups = append(spec.Groups, driver.Group{Name: n})
-		}
+		spec := vcluster.DeleteRequest(ns, still...)
 		if _, err := driver.Run(ctx, c, python, spec, driver.RunOptions{}); err != nil {
 			return left, err
 		}

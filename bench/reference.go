@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -57,7 +56,7 @@ func parseRefCycle(line string) (RefCycle, error) {
 }
 
 // ReferenceCycle runs the reference's work once in the serving driver.
-func (b *Baseline) ReferenceCycle(groups []driver.Group, useGPUs bool) (RefCycle, error) {
+func (b *Baseline) ReferenceCycle(groups []vcluster.RequestGroup, useGPUs bool) (RefCycle, error) {
 	line, err := b.exchange(map[string]any{"op": "cycle", "groups": groups, "use_gpus": useGPUs})
 	if err != nil {
 		return RefCycle{}, err
@@ -66,7 +65,7 @@ func (b *Baseline) ReferenceCycle(groups []driver.Group, useGPUs bool) (RefCycle
 }
 
 // ReferenceCold runs the reference's work in a fresh python process.
-func (b *Baseline) ReferenceCold(groups []driver.Group, useGPUs bool) (RefCycle, error) {
+func (b *Baseline) ReferenceCold(groups []vcluster.RequestGroup, useGPUs bool) (RefCycle, error) {
 	raw, _ := json.Marshal(groups)
 	line, start, end, err := b.runCold("cold", string(raw), fmt.Sprint(useGPUs))
 	if err != nil {
@@ -194,7 +193,7 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 	if err := WaitUntilPlaceable(ctx, a.Client.Client, spec, a.Wait, a.logf); err != nil {
 		return s, err
 	}
-	groups := DriverSpec(driver.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
+	groups := DriverSpec(vcluster.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
 	busy := func(err error) error {
 		if err != nil && (strings.Contains(err.Error(), "Timeout") || strings.Contains(err.Error(), "not ready")) {
 			return fmt.Errorf("%w: %v", errBusy, err)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
@@ -110,7 +109,7 @@ func RunRefresh(ctx context.Context, cfg RefreshConfig) (*RefreshResult, error) 
 func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *CountingProxy, logf func(string, ...any)) (RefreshRow, error) {
 	row := RefreshRow{Clusters: n, Groups: n * cfg.GroupsPerCluster}
 	clusters := make([]standIn, n)
-	var live []driver.Group
+	var live []vcluster.RequestGroup
 	var names []string
 	for i := range clusters {
 		spec := PerNodeCPUCluster(fmt.Sprintf("%s-r%02d-c%02d", cfg.Prefix, n, i), cfg.GroupsPerCluster)
@@ -120,7 +119,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 			for j := range bundles {
 				bundles[j] = map[string]float64{"CPU": LiveBundleCPU}
 			}
-			live = append(live, driver.Group{Name: g.Name, Strategy: g.Strategy, Bundles: bundles})
+			live = append(live, vcluster.RequestGroup{Name: g.Name, Strategy: g.Strategy, Bundles: bundles})
 			names = append(names, g.Name)
 		}
 	}

@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // DriverSpec is the resource's own translation (vcluster.Spec.Request); the
 // tofu measurement cross-checks it against what the provider binary submits.
-func DriverSpec(action, namespace string, spec vcluster.Spec, ready time.Duration) driver.Spec {
+func DriverSpec(action, namespace string, spec vcluster.Spec, ready time.Duration) vcluster.Request {
 	spec.Namespace, spec.ReadyTimeout = namespace, ready
 	return spec.Request(action)
 }

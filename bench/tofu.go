@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/devprovider"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -103,8 +103,8 @@ func (w *Workspace) Run(ctx context.Context, dir string, args ...string) (time.D
 
 // SubmittedSpecs decodes the driver specs of the job submissions among
 // events (the entrypoint's last word is the base64 spec).
-func SubmittedSpecs(events []ProxyEvent) ([]driver.Spec, error) {
-	var out []driver.Spec
+func SubmittedSpecs(events []ProxyEvent) ([]vcluster.Request, error) {
+	var out []vcluster.Request
 	for _, e := range events {
 		if e.Route != "POST /api/jobs/" {
 			continue
@@ -115,11 +115,11 @@ func SubmittedSpecs(events []ProxyEvent) ([]driver.Spec, error) {
 		}
 		ep := strings.TrimSpace(req.Entrypoint)
 		arg := strings.Trim(ep[strings.LastIndexByte(ep, ' ')+1:], "'")
-		raw, err := driver.DecodeSpecArg(arg)
+		raw, err := drivertest.DecodeSpecArg(arg)
 		if err != nil {
 			return nil, err
 		}
-		var s driver.Spec
+		var s vcluster.Request
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, err
 		}
@@ -130,7 +130,7 @@ func SubmittedSpecs(events []ProxyEvent) ([]driver.Spec, error) {
 
 // SpecMatches reports whether the spec the provider submitted equals the
 // bench's DriverSpec (see SpecDiff).
-func SpecMatches(submitted, bench driver.Spec) bool { return len(SpecDiff(submitted, bench)) == 0 }
+func SpecMatches(submitted, bench vcluster.Request) bool { return len(SpecDiff(submitted, bench)) == 0 }
 
 // SpecDiff lists the top-level request keys whose values differ between the
 // spec the provider submitted and the bench's DriverSpec. Both are complete
@@ -138,8 +138,8 @@ func SpecMatches(submitted, bench driver.Spec) bool { return len(SpecDiff(submit
 // Ignored: RunID (per run) and Ownership: the bench acts on bare groups, so
 // its runs skip the cluster record (a few KV calls inside the same job) and
 // leave no records or tombstones in a shared cluster's KV.
-func SpecDiff(submitted, bench driver.Spec) []string {
-	fields := func(s driver.Spec) map[string]any {
+func SpecDiff(submitted, bench vcluster.Request) []string {
+	fields := func(s vcluster.Request) map[string]any {
 		s.RunID, s.Ownership = "", nil
 		raw, _ := json.Marshal(s)
 		var m map[string]any
@@ -296,7 +296,7 @@ func RunTofu(ctx context.Context, cfg TofuConfig) (*TofuResult, error) {
 	specs, err := SubmittedSpecs(res.Apply.Events)
 	if err == nil && len(specs) > 0 {
 		res.Submitted = len(specs)
-		res.SpecDiff = SpecDiff(specs[0], DriverSpec(driver.ActionCreate, vcluster.DefaultNamespace, spec, ReadyTimeout))
+		res.SpecDiff = SpecDiff(specs[0], DriverSpec(vcluster.ActionCreate, vcluster.DefaultNamespace, spec, ReadyTimeout))
 		res.SpecChecked = len(res.SpecDiff) == 0
 	}
 	res.Destroy, err = destroy()

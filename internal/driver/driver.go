@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,33 +37,6 @@ import (
 
 //go:embed driver.py
 var driverSource []byte
-
-// The request and result types are the contract's wire format, owned by
-// vcluster; these names keep the driver's API.
-type (
-	// Spec is the driver's input (see vcluster.Request).
-	Spec         = vcluster.Request
-	Group        = vcluster.RequestGroup
-	Probe        = vcluster.Probe
-	Result       = vcluster.Result
-	ResultError  = vcluster.ResultError
-	GroupResult  = vcluster.GroupResult
-	BundleResult = vcluster.BundleResult
-	DriverError  = vcluster.DriverError
-)
-
-// Actions and error kinds of the driver (defined by vcluster).
-const (
-	ActionCreate  = vcluster.ActionCreate
-	ActionDelete  = vcluster.ActionDelete
-	ActionInspect = vcluster.ActionInspect
-
-	KindTimeout    = vcluster.KindTimeout
-	KindInfeasible = vcluster.KindInfeasible
-	KindConflict   = vcluster.KindConflict
-	KindInvalid    = vcluster.KindInvalid
-	KindInternal   = vcluster.KindInternal
-)
 
 const (
 	resultMarker   = "RAYTF_RESULT"
@@ -109,7 +81,7 @@ func bootstrapCode() string {
 
 // Entrypoint returns the shell command line of a driver job running spec
 // with the given python executable (e.g. "python", or an absolute path).
-func Entrypoint(python string, spec Spec) (string, error) {
+func Entrypoint(python string, spec vcluster.Request) (string, error) {
 	if strings.TrimSpace(python) == "" {
 		return "", errors.New("driver: python executable must not be empty")
 	}
@@ -139,20 +111,6 @@ func EncodeSpecArg(specJSON []byte) string {
 	_, _ = w.Write(specJSON)
 	_ = w.Close()
 	return base64.StdEncoding.EncodeToString(buf.Bytes())
-}
-
-// DecodeSpecArg reverses EncodeSpecArg.
-func DecodeSpecArg(arg string) ([]byte, error) {
-	packed, err := base64.StdEncoding.DecodeString(arg)
-	if err != nil {
-		return nil, err
-	}
-	r, err := zlib.NewReader(bytes.NewReader(packed))
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
 }
 
 // singleQuote always quotes, so that even a value shaped like NAME=value is
@@ -201,14 +159,14 @@ func payloadAfter(re *regexp.Regexp, line string, last bool) (string, bool) {
 // holds the RAYTF_RESULT marker. Other log lines and ANSI escapes are
 // ignored. It returns ErrNoResult (errors.Is) when there is no such line,
 // and a descriptive error when the last one is not a valid result.
-func ParseResult(logs string) (*Result, error) {
+func ParseResult(logs string) (*vcluster.Result, error) {
 	return parseResult(logs, "")
 }
 
 // parseResult is ParseResult restricted to result lines of one run when
 // runID is set: lines of other runs are skipped, and a garbled line is only
 // reported when no line of the run is found.
-func parseResult(logs, runID string) (*Result, error) {
+func parseResult(logs, runID string) (*vcluster.Result, error) {
 	if !strings.Contains(logs, resultMarker) {
 		return nil, ErrNoResult
 	}
@@ -242,7 +200,7 @@ func parseResult(logs, runID string) (*Result, error) {
 	return nil, ErrNoResult
 }
 
-func decodeResult(payload string) (*Result, error) {
+func decodeResult(payload string) (*vcluster.Result, error) {
 	var probe struct {
 		OK     *bool   `json:"ok"`
 		Action *string `json:"action"`
@@ -253,13 +211,14 @@ func decodeResult(payload string) (*Result, error) {
 	if probe.OK == nil || probe.Action == nil {
 		return nil, fmt.Errorf("ray placement group driver: result line lacks \"ok\" or \"action\": %s", snippet(payload))
 	}
-	var res Result
+	var res vcluster.Result
 	if err := json.Unmarshal([]byte(payload), &res); err != nil {
 		return nil, fmt.Errorf("ray placement group driver: malformed result line (%v): %s", err, snippet(payload))
 	}
 	if !res.OK && res.Error == nil {
-		res.Error = &ResultError{Kind: KindInternal, Message: "driver reported failure without an error"}
+		res.Error = &vcluster.ResultError{Kind: vcluster.KindInternal, Message: "driver reported failure without an error"}
 	}
+	res.WordError()
 	return &res, nil
 }
 

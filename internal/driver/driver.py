@@ -40,41 +40,55 @@ def import_ray():
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 ACTIONS = ("create", "delete", "inspect", "record", "read")
+# The request format this driver reads (vcluster.RequestVersion).
+REQUEST_VERSION = 1
 # Contract constants, filled from spec["contract"]; the driver has none of its own.
 CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
                 "state_missing", "group_resource_marker")
 CONTRACT_INT = ("topo_rank_unknown", "port_tries", "port_rounds", "probe_batch", "min_probe_seconds",
-                "remove_wait_seconds", "rank_label_digits")
-C = {}
-# Where node topology comes from (spec.probe.topology): a label key per field,
-# or "" for the contract's resources.
-TOPO = {"domain_label": "", "rank_label": ""}
+                "remove_wait_seconds", "min_remove_wait_seconds", "rank_label_digits", "max_recreates",
+                "max_removals_per_name", "gcs_call_seconds")
+CONTRACT_FLOAT = ("amount_unit", "probe_gpu_fraction")
 
 
 class DriverError(Exception):
-    def __init__(self, kind, message):
-        Exception.__init__(self, message)
+    """A failure as facts: kind, a code and the values Go words it from
+    (vcluster.ResultError.Describe); the driver writes no sentence."""
+
+    def __init__(self, kind, code, **facts):
+        Exception.__init__(self, code)
         self.kind = kind
-        self.message = message
+        self.code = code
+        self.facts = facts
 
 
-# Groups created by this run (name -> PlacementGroup), plus names whose
-# placement_group() call was in flight; removed again if the run fails.
-CREATED = {}
-INFLIGHT = set()
-# Set when a create gives up waiting: the pending group names and the
-# cluster's per-node view, for Go to explain the shortage.
-FAILURE_VIEW = {}
-# The record key this run created (removed again if the run fails).
-NEW_RECORD = []
-STOP_SIGNAL = []
-RUN = {"id": ""}  # spec.run_id, echoed on every output line
-T0 = time.monotonic()
+class Run:
+    """Everything one driver run keeps: the request's contract and topology
+    source, what it created (removed again if it fails), what Go needs to
+    explain a failure, and the connections it made."""
+
+    def __init__(self):
+        self.id = ""  # spec.run_id, echoed on every output line
+        self.t0 = time.monotonic()
+        self.spec = None
+        self.c = {}  # the contract constants
+        self.topo = {"domain_label": "", "rank_label": ""}  # spec.probe.topology
+        # Groups created by this run (name -> PlacementGroup), plus names whose
+        # placement_group() call was in flight; removed again if the run fails.
+        self.created = {}
+        self.inflight = set()
+        # Set when a create gives up waiting: the pending group names and the
+        # cluster's per-node view, for Go to explain the shortage.
+        self.failure = {}
+        self.new_record = False  # this run created the record (removed again if it fails)
+        self.stop_signal = None
+        self.probe_task = None  # the remote version of _probe_in_bundle, made once ray is imported
+        self.gcs = None  # the GcsDirect a delete, record or read runs on, when it could connect
 
 
-def emit(tag, payload, leading_newline=False):
-    if RUN["id"]:
-        payload = dict(payload, run_id=RUN["id"])
+def emit(run, tag, payload, leading_newline=False):
+    if run.id:
+        payload = dict(payload, run_id=run.id)
     line = "%s %s\n" % (tag, json.dumps(payload, sort_keys=True, separators=(",", ":")))
     if leading_newline:
         line = "\n" + line  # never share a line with partial output
@@ -82,164 +96,114 @@ def emit(tag, payload, leading_newline=False):
     sys.stdout.flush()
 
 
-def progress(phase, **fields):
+def progress(run, phase, **fields):
     fields["phase"] = phase
-    fields["elapsed"] = round(time.monotonic() - T0, 3)
-    emit("RAYTF_PROGRESS", fields)
+    fields["elapsed"] = round(time.monotonic() - run.t0, 3)
+    emit(run, "RAYTF_PROGRESS", fields)
 
 
 # ---------------------------------------------------------------- spec
+#
+# Go builds and validates every request (vcluster.Request.Validate); the
+# driver checks only the version and that each field has its type.
 
 
 def _is_number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def load_spec(argv):
-    if len(argv) < 2:
-        raise DriverError("invalid", "missing spec argument")
-    try:
-        spec = json.loads(zlib.decompress(base64.b64decode(argv[1], validate=True)).decode("utf-8"))
-    except Exception as e:  # noqa: BLE001
-        raise DriverError("invalid", "spec is not base64-encoded zlib-compressed JSON: %s" % e)
-    if not isinstance(spec, dict):
-        raise DriverError("invalid", "spec must be a JSON object")
-    run_id = spec.get("run_id")
-    if isinstance(run_id, str) and len(run_id) <= 128:
-        RUN["id"] = run_id
-    return normalize_spec(spec)
-
-
 def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def load_contract(raw):
-    if not isinstance(raw, dict):
-        raise DriverError("invalid", "contract must be an object")
-    for k in CONTRACT_STR:
-        if not isinstance(raw.get(k), str) or not raw[k]:
-            raise DriverError("invalid", "contract.%s must be a non-empty string" % k)
-    for k in CONTRACT_INT:
-        if not _is_int(raw.get(k)):
-            raise DriverError("invalid", "contract.%s must be an integer" % k)
-    C.clear()
-    C.update({k: raw[k] for k in CONTRACT_STR + CONTRACT_INT})
+def _is_str_map(v):
+    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
 
 
-def load_topology(raw):
-    raw = raw or {}
-    if not isinstance(raw, dict):
-        raise DriverError("invalid", "probe.topology must be an object")
-    for k in TOPO:
-        v = raw.get(k, "")
-        if not isinstance(v, str):
-            raise DriverError("invalid", "probe.topology.%s must be a string" % k)
-        TOPO[k] = v
+# field -> (type check, expected type name for the report); "?" marks an optional field.
+TYPES = {
+    "str": (lambda v: isinstance(v, str), "string"),
+    "int": (_is_int, "integer"),
+    "num": (_is_number, "number"),
+    "bool": (lambda v: isinstance(v, bool), "boolean"),
+    "list": (lambda v: isinstance(v, list), "list"),
+    "obj": (lambda v: isinstance(v, dict), "object"),
+    "strmap": (_is_str_map, "string map"),
+    "bundles": (lambda v: isinstance(v, list) and all(
+        isinstance(b, dict) and all(isinstance(k, str) and _is_number(x) for k, x in b.items()) for b in v),
+        "list of resource maps"),
+    "selectors": (lambda v: isinstance(v, list) and all(_is_str_map(m) for m in v), "list of string maps"),
+}
+SHAPE = {
+    "version": "int", "action": "str", "namespace": "str", "ready_timeout_seconds": "num", "groups": "list",
+    "probe": "obj", "contract": "obj", "ownership": "?obj", "rank_order": "?obj", "run_id": "?str",
+}
+GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_label_selector": "?selectors",
+               "topology_strategy": "?strmap"}
+PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj"}
+TOPOLOGY_SHAPE = {"domain_label": "?str", "rank_label": "?str"}
+OWNERSHIP_SHAPE = {"kv_namespace": "str", "key": "str", "tombstone_key": "str", "owner": "str", "claim": "bool",
+                   "manifest": "?obj"}
+RANK_ORDER_SHAPE = {"segment_size": "?int", "gpus_per_node": "int"}
+CONTRACT_SHAPE = dict([(k, "str") for k in CONTRACT_STR] + [(k, "int") for k in CONTRACT_INT] +
+                      [(k, "num") for k in CONTRACT_FLOAT])
 
 
-def normalize_spec(spec):
-    """Checks the request's types; Go has filled and validated every value."""
-    action = spec.get("action")
-    if action not in ACTIONS:
-        raise DriverError("invalid", "unknown action %r (want one of %s)" % (action, ", ".join(ACTIONS)))
-    load_contract(spec.get("contract"))
-    ns = spec.get("namespace")
-    if not isinstance(ns, str) or not ns:
-        raise DriverError("invalid", "namespace must be a non-empty string")
-    timeout = spec.get("ready_timeout_seconds")
-    if not _is_number(timeout) or timeout <= 0:
-        raise DriverError("invalid", "ready_timeout_seconds must be a positive number")
-    probe = spec.get("probe")
-    if not isinstance(probe, dict) or not isinstance(probe.get("use_gpus"), bool):
-        raise DriverError("invalid", "probe must be an object with a boolean use_gpus")
-    load_topology(probe.get("topology"))
-    low, high = probe.get("port_range_low"), probe.get("port_range_high")
-    if not (_is_int(low) and _is_int(high) and 0 < low < high <= 65536):
-        raise DriverError("invalid", "port range [%r, %r) is invalid" % (low, high))
-    groups = spec.get("groups")
-    # read looks up the record by its key alone; every other action names groups.
-    if not isinstance(groups, list) or (not groups and action != "read"):
-        raise DriverError("invalid", "groups must be a non-empty list")
-    seen = set()
-    out_groups = []
-    for i, g in enumerate(groups):
+def check_shape(obj, shape, where):
+    """Raises when a field of obj is absent (unless optional) or of another type."""
+    for key, kind in shape.items():
+        optional = kind.startswith("?")
+        ok, want = TYPES[kind.lstrip("?")]
+        v = obj.get(key)
+        if v is None and optional:
+            continue
+        if not ok(v):
+            raise DriverError("invalid", "request_field", field=where + key, want=want)
+
+
+def load_spec(run, argv):
+    if len(argv) < 2:
+        raise DriverError("invalid", "no_request")
+    try:
+        spec = json.loads(zlib.decompress(base64.b64decode(argv[1], validate=True)).decode("utf-8"))
+    except Exception as e:  # noqa: BLE001
+        raise DriverError("invalid", "undecodable", detail=str(e))
+    if not isinstance(spec, dict):
+        raise DriverError("invalid", "request_field", field="request", want="object")
+    if isinstance(spec.get("run_id"), str):
+        run.id = spec["run_id"]
+    check_shape(spec, SHAPE, "")
+    if spec["version"] != REQUEST_VERSION:
+        raise DriverError("invalid", "request_version", version=spec["version"], reads=REQUEST_VERSION)
+    if spec["action"] not in ACTIONS:
+        raise DriverError("invalid", "request_field", field="action", want="one of " + ", ".join(ACTIONS))
+    check_shape(spec["contract"], CONTRACT_SHAPE, "contract.")
+    check_shape(spec["probe"], PROBE_SHAPE, "probe.")
+    check_shape(spec["probe"]["topology"], TOPOLOGY_SHAPE, "probe.topology.")
+    for i, g in enumerate(spec["groups"]):
         if not isinstance(g, dict):
-            raise DriverError("invalid", "groups[%d] must be an object" % i)
-        name = g.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise DriverError("invalid", "groups[%d] has an empty name" % i)
-        if name in seen:
-            raise DriverError("invalid", "group name %s is listed twice" % json.dumps(name))
-        seen.add(name)
-        strategy, bundles = g.get("strategy"), g.get("bundles")
-        if action == "create":
-            if not isinstance(strategy, str) or not strategy:
-                raise DriverError("invalid", "group %s: strategy must be a non-empty string" % json.dumps(name))
-            if not isinstance(bundles, list) or not bundles:
-                raise DriverError("invalid", "group %s: bundles must be a non-empty list" % json.dumps(name))
-            for j, b in enumerate(bundles):
-                if not isinstance(b, dict) or not all(
-                    isinstance(k, str) and k and _is_number(v) and v >= 0 for k, v in b.items()
-                ):
-                    raise DriverError(
-                        "invalid",
-                        "group %s bundle %d must map resource names to non-negative numbers" % (json.dumps(name), j),
-                    )
-                if not any(v > 0 for v in b.values()):
-                    raise DriverError("invalid", "group %s bundle %d requests no resources" % (json.dumps(name), j))
-        selector = g.get("bundle_label_selector")
-        if selector is not None and not (
-            isinstance(selector, list) and len(selector) == len(bundles or [])
-            and all(isinstance(m, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in m.items())
-                    for m in selector)):
-            raise DriverError("invalid", "group %s: bundle_label_selector must be one string map per bundle" % json.dumps(name))
-        topo = g.get("topology_strategy")
-        if topo is not None and not (
-            isinstance(topo, dict) and topo and all(isinstance(k, str) and isinstance(v, str) for k, v in topo.items())):
-            raise DriverError("invalid", "group %s: topology_strategy must be a non-empty string map" % json.dumps(name))
-        out_groups.append({"name": name, "strategy": strategy, "bundles": bundles, "selector": selector, "topology_strategy": topo})
+            raise DriverError("invalid", "request_field", field="groups[%d]" % i, want="object")
+        check_shape(g, GROUP_SHAPE, "groups[%d]." % i)
+    if spec.get("ownership") is not None:
+        check_shape(spec["ownership"], OWNERSHIP_SHAPE, "ownership.")
+    if spec.get("rank_order") is not None:
+        check_shape(spec["rank_order"], RANK_ORDER_SHAPE, "rank_order.")
+    run.c = dict(spec["contract"])
+    run.topo = {k: spec["probe"]["topology"].get(k) or "" for k in run.topo}
+    probe_spec = spec["probe"]
     return {
-        "action": action,
-        "namespace": ns,
-        "timeout": float(timeout),
-        "groups": out_groups,
-        "use_gpus": probe["use_gpus"],
-        "port_low": low,
-        "port_high": high,
-        "own": load_ownership(spec.get("ownership"), action),
-        "rank_order": load_rank_order(spec.get("rank_order")),
+        "action": spec["action"],
+        "namespace": spec["namespace"],
+        "timeout": float(spec["ready_timeout_seconds"]),
+        "groups": [{"name": g["name"], "strategy": g["strategy"], "bundles": g["bundles"],
+                    "selector": g.get("bundle_label_selector"), "topology_strategy": g.get("topology_strategy")}
+                   for g in spec["groups"]],
+        "use_gpus": probe_spec["use_gpus"],
+        "port_low": probe_spec["port_range_low"],
+        "port_high": probe_spec["port_range_high"],
+        "own": spec.get("ownership"),
+        "rank_order": spec.get("rank_order"),
     }
-
-
-def load_rank_order(raw):
-    if raw is None:
-        return None
-    seg = raw.get("segment_size") if isinstance(raw, dict) else None
-    if not (isinstance(raw, dict) and _is_int(raw.get("gpus_per_node")) and raw["gpus_per_node"] >= 1
-            and (seg is None or (_is_int(seg) and seg >= 1))):
-        raise DriverError("invalid", "rank_order must have gpus_per_node >= 1 and segment_size null or >= 1")
-    return {"segment_size": seg, "gpus_per_node": raw["gpus_per_node"]}
-
-
-def load_ownership(own, action):
-    if own is None:
-        if action in ("record", "read"):
-            raise DriverError("invalid", "%s needs ownership" % action)
-        return None
-    if not isinstance(own, dict):
-        raise DriverError("invalid", "ownership must be an object")
-    for k in ("kv_namespace", "key", "tombstone_key"):
-        if not isinstance(own.get(k), str) or not own[k]:
-            raise DriverError("invalid", "ownership.%s must be a non-empty string" % k)
-    if not isinstance(own.get("owner"), str) or not isinstance(own.get("claim"), bool):
-        raise DriverError("invalid", "ownership.owner must be a string and ownership.claim a boolean")
-    manifest = own.get("manifest")
-    if manifest is not None and not (isinstance(manifest, dict) and isinstance(manifest.get("groups"), list)):
-        raise DriverError("invalid", "ownership.manifest must be a record object")
-    if action == "record" and manifest is None:
-        raise DriverError("invalid", "record needs ownership.manifest")
-    return own
 
 
 # ---------------------------------------------------------------- helpers
@@ -250,21 +214,16 @@ def norm_bundle(b):
     return {str(k): float(v) for k, v in b.items() if float(v) > 0}
 
 
-def same_amount(a, b):
-    # Ray stores resource quantities in 1e-4 fixed point.
-    return abs(a - b) <= 1e-4 + 1e-9 * max(abs(a), abs(b))
+def same_amount(run, a, b):
+    # vcluster.SameAmount: less than one of Ray's amount units apart.
+    unit = run.c["amount_unit"]
+    return abs(a / unit - b / unit) < 1 - 1e-6
 
 
-def same_bundle(a, b):
-    return set(a) == set(b) and all(same_amount(a[k], b[k]) for k in a)
-
-
-def fmt_amount(v):
-    return str(int(v)) if float(v).is_integer() else ("%.4f" % v).rstrip("0")
-
-
-def fmt_resources(res):
-    return "{%s}" % ", ".join("%s: %s" % (json.dumps(k), fmt_amount(res[k])) for k in sorted(res))
+def same_bundle(run, a, b):
+    # vcluster.SameResources: an amount below one unit is absent for Ray.
+    keys = set(a) | set(b)
+    return all(same_amount(run, a.get(k, 0.0), b.get(k, 0.0)) for k in keys)
 
 
 def table_bundles(table):
@@ -272,14 +231,14 @@ def table_bundles(table):
     return [norm_bundle(bundles[k]) for k in sorted(bundles, key=int)]
 
 
-def lookup(name):
+def lookup(run, name):
     """Returns (PlacementGroup, table) for a live named group, else None."""
     try:
         pg = get_placement_group(name)
     except ValueError:
         return None
     table = placement_group_table(pg)
-    if not table or table.get("state") == C["state_removed"]:
+    if not table or table.get("state") == run.c["state_removed"]:
         return None
     return pg, table
 
@@ -298,12 +257,12 @@ def is_detached(pg):
         return None
 
 
-def is_resource_key(k):
+def is_resource_key(run, k):
     # Skip the per-placement-group bookkeeping resources (not node capacity).
-    return C["group_resource_marker"] not in k
+    return run.c["group_resource_marker"] not in k
 
 
-def cluster_view():
+def cluster_view(run):
     """Returns {node_id: {"ip", "total", "free", "resources"}} for live nodes."""
     nodes = {}
     for n in ray.nodes():
@@ -314,7 +273,7 @@ def cluster_view():
             "ip": n.get("NodeManagerAddress", ""),
             "resources": res,
             "labels": n.get("Labels") or {},
-            "total": {k: float(v) for k, v in res.items() if is_resource_key(k)},
+            "total": {k: float(v) for k, v in res.items() if is_resource_key(run, k)},
             "free": None,
         }
     try:
@@ -322,7 +281,7 @@ def cluster_view():
     except Exception:  # noqa: BLE001
         free = {}
     for nid, info in nodes.items():
-        info["free"] = {k: float(v) for k, v in (free.get(nid) or {}).items() if is_resource_key(k)}
+        info["free"] = {k: float(v) for k, v in (free.get(nid) or {}).items() if is_resource_key(run, k)}
     return nodes
 
 
@@ -332,28 +291,29 @@ def node_view(nodes):
             for nid, info in sorted(nodes.items())]
 
 
-def rank_from_label(v):
+def rank_from_label(run, v):
     # Same rule as Go's vcluster.ParseRankLabel: only ASCII digits, else unknown.
-    if isinstance(v, str) and 0 < len(v) <= C["rank_label_digits"] and all("0" <= c <= "9" for c in v):
+    if isinstance(v, str) and 0 < len(v) <= run.c["rank_label_digits"] and all("0" <= c <= "9" for c in v):
         return int(v)
-    return C["topo_rank_unknown"]
+    return run.c["topo_rank_unknown"]
 
 
-def node_topology(node):
+def node_topology(run, node):
     """(domain, rank) of a cluster_view entry, from labels or resources as the request says."""
+    c = run.c
     resources, labels = node.get("resources") or {}, node.get("labels") or {}
-    domains = sorted(k for k in resources if k.startswith(C["domain_prefix"]))
-    domain = domains[0] if domains else C["domain_unknown"]
-    if TOPO["domain_label"]:
-        domain = labels.get(TOPO["domain_label"]) or C["domain_unknown"]
-    key = C["topo_rank_key"]
-    if TOPO["rank_label"]:
-        rank = rank_from_label(labels.get(TOPO["rank_label"]))
+    domains = sorted(k for k in resources if k.startswith(c["domain_prefix"]))
+    domain = domains[0] if domains else c["domain_unknown"]
+    if run.topo["domain_label"]:
+        domain = labels.get(run.topo["domain_label"]) or c["domain_unknown"]
+    key = c["topo_rank_key"]
+    if run.topo["rank_label"]:
+        rank = rank_from_label(run, labels.get(run.topo["rank_label"]))
     else:
         try:
-            rank = int(resources[key]) if key in resources else C["topo_rank_unknown"]
+            rank = int(resources[key]) if key in resources else c["topo_rank_unknown"]
         except (TypeError, ValueError):
-            rank = C["topo_rank_unknown"]
+            rank = c["topo_rank_unknown"]
     return domain, rank
 
 
@@ -364,9 +324,9 @@ def now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def kv_get(own, key):
-    if GCS:
-        raw = GCS[0].kv_get(key, own["kv_namespace"])
+def kv_get(run, own, key):
+    if run.gcs:
+        raw = run.gcs.kv_get(key, own["kv_namespace"])
     else:
         raw = internal_kv._internal_kv_get(key, namespace=own["kv_namespace"])
     if not raw:
@@ -378,17 +338,17 @@ def kv_get(own, key):
     return value if isinstance(value, dict) else None
 
 
-def kv_put(own, key, value):
+def kv_put(run, own, key, value):
     raw = json.dumps(value, sort_keys=True)
-    if GCS:
-        GCS[0].kv_put(key, raw, own["kv_namespace"])
+    if run.gcs:
+        run.gcs.kv_put(key, raw, own["kv_namespace"])
     else:
         internal_kv._internal_kv_put(key, raw, overwrite=True, namespace=own["kv_namespace"])
 
 
-def kv_del(own, key):
-    if GCS:
-        GCS[0].kv_del(key, own["kv_namespace"])
+def kv_del(run, own, key):
+    if run.gcs:
+        run.gcs.kv_del(key, own["kv_namespace"])
     else:
         internal_kv._internal_kv_del(key, namespace=own["kv_namespace"])
 
@@ -401,17 +361,13 @@ def is_ours(own, record):
 
 
 def other_owner(record):
+    """The facts Go describes another owner from (vcluster.OtherOwner)."""
     record = record or {}
-    return {"owner": str(record.get("owner") or ""), "created_at": str(record.get("created_at") or "")}
+    return {"owner": str(record.get("owner") or ""), "created_at": str(record.get("created_at") or ""),
+            "has_record": bool(record)}
 
 
-def describe_owner(record):
-    if record is None:
-        return "created outside this provider, no ownership record"
-    return "created %s" % (record.get("created_at") or "at an unknown time")
-
-
-def topology_order(bundles, rank_order):
+def topology_order(run, bundles, rank_order):
     """Rank order of a unified GPU cluster's bundles, sorted as Go's
     topology.SortBundleIndicesByTopology sorts them (a parity test runs both),
     so the record needs no second job. None when incomplete segments would
@@ -420,9 +376,9 @@ def topology_order(bundles, rank_order):
     keys = [(-1 if b["gpu_id"] is None else b["gpu_id"], b["nvlink_domain"], b["topo_rank"], b["node_id"] or "")
             for b in bundles]
     indices = list(range(len(keys)))
-    if all(d == C["domain_unknown"] and r == C["topo_rank_unknown"] for _, d, r, _ in keys):
+    if all(d == run.c["domain_unknown"] and r == run.c["topo_rank_unknown"] for _, d, r, _ in keys):
         return sorted(indices, key=lambda i: (keys[i][3], keys[i][0]))
-    seg, gpus = rank_order["segment_size"], rank_order["gpus_per_node"]
+    seg, gpus = rank_order.get("segment_size"), rank_order["gpus_per_node"]
     if seg is not None:
         by_domain = {}
         for i in indices:
@@ -441,10 +397,12 @@ def topology_order(bundles, rank_order):
     return sorted(indices, key=lambda i: (lowest[keys[i][1]], keys[i][2], keys[i][0]))
 
 
-def natural_manifest(own, groups_out, record, rank_order=None):
-    """The record of the probed groups: in rank order when rank_order asks
-    for the topology sort and it keeps every bundle, else in natural order
-    (Go rewrites it when its order differs)."""
+def placed_record(run, own, groups_out, record, rank_order=None):
+    """Go's record (ownership.manifest) with the placement facts this run
+    observed: the owner and times, each group's id, the probed bundles (in
+    rank order when rank_order asks for the topology sort and it keeps every
+    bundle, else in natural order; Go rewrites a record whose order differs),
+    and the first-ranked bundle's address and port as the master's."""
     m = dict(own["manifest"])
     m["owner"] = own["owner"]
     stamp = now()
@@ -462,7 +420,7 @@ def natural_manifest(own, groups_out, record, rank_order=None):
                 "gpu_id": b["gpu_id"], "nvlink_domain": b["nvlink_domain"], "topo_rank": b["topo_rank"],
                 "port": b["port"],
             })
-    order = topology_order(bundles, rank_order) if rank_order and bundles else None
+    order = topology_order(run, bundles, rank_order) if rank_order and bundles else None
     if order is not None:
         bundles = [dict(bundles[gi], rank=rank) for rank, gi in enumerate(order)]
     m["groups"], m["bundles"] = groups, bundles
@@ -476,7 +434,8 @@ def natural_manifest(own, groups_out, record, rank_order=None):
 
 
 def _bind_free_ports(low, high, excluded, tries, count):
-    # count distinct ports in [low, high) that could be bound just now, none excluded.
+    # count distinct ports in [low, high) that could be bound just now, none
+    # excluded; None when tries random attempts found no port for one of them.
     taken = set(excluded)
     ports = []
     for _ in range(count):
@@ -494,7 +453,7 @@ def _bind_free_ports(low, high, excluded, tries, count):
             finally:
                 s.close()
         else:
-            raise RuntimeError("no free port in [%d, %d) after %d attempts" % (low, high, tries))
+            return None
         taken.add(port)
         ports.append(port)
     return ports
@@ -517,18 +476,15 @@ def _probe_in_bundle(low, high, excluded, tries, count):
     }
 
 
-PROBE_TASK = []  # the remote version of _probe_in_bundle, made once ray is imported
-
-
-def _fire(t, ports, spec, excluded):
-    if not PROBE_TASK:
-        PROBE_TASK.append(ray.remote(max_retries=0)(_probe_in_bundle))
+def _fire(run, t, ports, spec, excluded):
+    if run.probe_task is None:
+        run.probe_task = ray.remote(max_retries=0)(_probe_in_bundle)
     wants_gpu = spec["use_gpus"] and t["resources"].get("GPU", 0.0) > 0
-    return PROBE_TASK[0].options(
+    return run.probe_task.options(
         num_cpus=0,
-        num_gpus=0.01 if wants_gpu else 0,
+        num_gpus=run.c["probe_gpu_fraction"] if wants_gpu else 0,
         scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=t["pg"], placement_group_bundle_index=t["index"]),
-    ).remote(spec["port_low"], spec["port_high"], sorted(excluded), C["port_tries"], ports)
+    ).remote(spec["port_low"], spec["port_high"], sorted(excluded), run.c["port_tries"], ports)
 
 
 class NodeProbes:
@@ -557,7 +513,7 @@ def _wait_one(inflight, deadline):
                 ray.cancel(r, force=True)
             except Exception:  # noqa: BLE001
                 pass
-        raise DriverError("timeout", "%d probe task(s) did not finish in time" % len(inflight))
+        raise DriverError("timeout", "probe_timeout", tasks=len(inflight))
     ready, _ = ray.wait(list(inflight), num_returns=1, timeout=min(1.0, left))
     out = []
     for r in ready:
@@ -565,18 +521,19 @@ def _wait_one(inflight, deadline):
             out.append((r, ray.get(r)))
         except ray.exceptions.RayError as e:
             lines = [l for l in str(e).splitlines() if l.strip()]
-            raise DriverError("internal", "probe task failed: %s" % (lines[-1].strip() if lines else type(e).__name__))
+            raise DriverError("internal", "probe_failed", detail=lines[-1].strip() if lines else type(e).__name__)
     return out
 
 
-def probe(targets, spec, nodes):
+def probe(run, targets, spec, nodes):
     """Fills node/gpu/port/topology into each target bundle; ports unique per IP.
 
     Nodes are probed in parallel (at most probe_batch at once), each node's
     tasks in sequence (NodeProbes)."""
     if not targets:
         return
-    deadline = time.monotonic() + max(C["min_probe_seconds"], spec["timeout"])
+    c = run.c
+    deadline = time.monotonic() + max(c["min_probe_seconds"], spec["timeout"])
     by_node = {}
     for t in targets:
         t["node_ip"] = nodes.get(t.get("node_id"), {}).get("ip")
@@ -586,28 +543,31 @@ def probe(targets, spec, nodes):
     taken = {}  # node ip -> ports assigned so far
     inflight = {}  # ref -> (NodeProbes, target, targets whose ports it returns)
     reported = time.monotonic()
+    no_port = DriverError("internal", "no_free_port", low=spec["port_low"], high=spec["port_high"], tries=c["port_tries"],
+                          rounds=c["port_rounds"])
 
     def fire(node):
         item = node.next()
         if item is None:
             return
         t, port_for = item
-        inflight[_fire(t, len(port_for), spec, taken.get(t.get("node_ip"), ()))] = (node, t, port_for)
+        inflight[_fire(run, t, len(port_for), spec, taken.get(t.get("node_ip"), ()))] = (node, t, port_for)
 
     while waiting or inflight:
-        while waiting and len(inflight) < C["probe_batch"]:
+        while waiting and len(inflight) < c["probe_batch"]:
             fire(waiting.pop(0))
         for ref, r in _wait_one(inflight, deadline):
             node, t, port_for = inflight.pop(ref)
+            if r["ports"] is None:
+                raise no_port
             t.update(node_id=r["node_id"], node_ip=r["node_ip"], gpu_id=r["gpu_id"])
             ports = taken.setdefault(r["node_ip"], set())
             for pt, port in zip(port_for, r["ports"]):
                 pt["node_ip"] = r["node_ip"]
                 if port in ports:  # another node on this IP took it meanwhile
                     pt["tries"] += 1
-                    if pt["tries"] >= C["port_rounds"]:
-                        raise DriverError("internal", "could not find a unique free port in [%d, %d) after %d rounds" % (
-                            spec["port_low"], spec["port_high"], C["port_rounds"]))
+                    if pt["tries"] >= c["port_rounds"]:
+                        raise no_port
                     node.queue.append((pt, [pt]))
                     continue
                 ports.add(port)
@@ -615,24 +575,24 @@ def probe(targets, spec, nodes):
             fire(node)
         if time.monotonic() - reported >= 0.5 or not (waiting or inflight):
             reported = time.monotonic()
-            progress("probing", ready=sum(1 for x in targets if x["port"]), total=len(targets))
+            progress(run, "probing", ready=sum(1 for x in targets if x["port"]), total=len(targets))
     for t in targets:
         t.pop("tries", None)
-        domain, rank = node_topology(nodes.get(t["node_id"], {}))
+        domain, rank = node_topology(run, nodes.get(t["node_id"], {}))
         t["nvlink_domain"], t["topo_rank"] = domain, rank
 
 
-def group_result(name, pg, table, created, nodes):
+def group_result(run, name, pg, table, created, nodes):
     bundles = []
     to_node = table.get("bundles_to_node_id") or {}
     for i, res in enumerate(table_bundles(table)):
         nid = to_node.get(i) or to_node.get(str(i)) or ""
-        domain, rank = node_topology(nodes.get(nid, {}))
+        domain, rank = node_topology(run, nodes.get(nid, {}))
         bundles.append({
             "index": i, "resources": res, "node_id": nid,
             "node_ip": nodes.get(nid, {}).get("ip", ""), "gpu_id": None,
-            "nvlink_domain": domain if nid else C["domain_unknown"],
-            "topo_rank": rank if nid else C["topo_rank_unknown"],
+            "nvlink_domain": domain if nid else run.c["domain_unknown"],
+            "topo_rank": rank if nid else run.c["topo_rank_unknown"],
             "port": 0, "pg": pg,
         })
     return {
@@ -642,17 +602,17 @@ def group_result(name, pg, table, created, nodes):
     }
 
 
-def probe_groups(entries, spec):
-    nodes = cluster_view()
+def probe_groups(run, entries, spec):
+    nodes = cluster_view(run)
     targets = []
     out = []
     for name, pg, created in entries:
-        g = group_result(name, pg, placement_group_table(pg), created, nodes)
+        g = group_result(run, name, pg, placement_group_table(pg), created, nodes)
         out.append(g)
-        if g["state"] == C["state_created"]:
+        if g["state"] == run.c["state_created"]:
             targets.extend(g["bundles"])
-    progress("probing", ready=0, total=len(targets))
-    probe(targets, spec, nodes)
+    progress(run, "probing", ready=0, total=len(targets))
+    probe(run, targets, spec, nodes)
     for g in out:
         for b in g["bundles"]:
             b.pop("pg", None)
@@ -662,32 +622,30 @@ def probe_groups(entries, spec):
 # ---------------------------------------------------------------- actions
 
 
-def diff_group(want, table, pg):
+def diff_group(run, want, table, pg):
+    """How a live group differs from the wanted one, as facts (Go words
+    them: vcluster.GroupDifference)."""
     diffs = []
     if table.get("strategy") != want["strategy"]:
-        diffs.append("strategy %s (want %s)" % (table.get("strategy"), want["strategy"]))
+        diffs.append({"field": "strategy", "have": table.get("strategy"), "want": want["strategy"]})
     have = table_bundles(table)
     wanted = [norm_bundle(b) for b in want["bundles"]]
     if len(have) != len(wanted):
-        diffs.append("%d bundles (want %d)" % (len(have), len(wanted)))
+        diffs.append({"field": "bundle_count", "have": len(have), "want": len(wanted)})
     else:
         for i, (h, w) in enumerate(zip(have, wanted)):
-            if not same_bundle(h, w):
-                diffs.append("bundle %d %s (want %s)" % (i, fmt_resources(h), fmt_resources(w)))
+            if not same_bundle(run, h, w):
+                diffs.append({"field": "bundle", "index": i, "have_resources": h, "want_resources": w})
     if is_detached(pg) is False:
-        diffs.append("lifetime (existing group is not detached and dies with its creator)")
+        diffs.append({"field": "lifetime"})
     return diffs
 
 
-# A group removed while this run waits for it is created again at most this
-# often; after that the removal is reported instead of fought.
-MAX_RECREATES = 3
-
-
-def wait_ready(entries, spec):
+def wait_ready(run, entries, spec):
     """Waits for every group; returns the entries, with any group that was
     removed meanwhile (e.g. by the cleanup of a killed earlier run whose group
-    this run adopted) replaced by a new one."""
+    this run adopted) replaced by a new one, at most max_recreates times per
+    group (after that the removal is reported instead of fought)."""
     deadline = time.monotonic() + spec["timeout"]
     wanted = {g["name"]: g for g in spec["groups"]}
     entries = list(entries)
@@ -706,17 +664,17 @@ def wait_ready(entries, spec):
             except Exception as e:  # noqa: BLE001
                 i = refs[ref]
                 name = entries[i][0]
-                if type(e).__name__ != "TaskPlacementGroupRemoved" or recreated.get(name, 0) >= MAX_RECREATES:
+                if type(e).__name__ != "TaskPlacementGroupRemoved" or recreated.get(name, 0) >= run.c["max_recreates"]:
                     raise
                 recreated[name] = recreated.get(name, 0) + 1
-                pg, created = replace_removed(wanted[name])
+                pg, created = replace_removed(run, wanted[name])
                 entries[i] = (name, pg, created)
                 new_ref = pg.ready()
                 refs[new_ref] = i
                 pending.append(new_ref)
         if total - len(pending) != last:
             last = total - len(pending)
-            progress("waiting", ready=last, total=total)
+            progress(run, "waiting", ready=last, total=total)
     if not pending:
         return entries
     late = [entries[refs[r]][:2] for r in pending]
@@ -727,57 +685,51 @@ def wait_ready(entries, spec):
             infeasible = infeasible or stats.get("scheduling_state") == "INFEASIBLE"
         except Exception:  # noqa: BLE001
             pass
-    FAILURE_VIEW["pending"] = [name for name, _ in late]
+    run.failure["pending"] = [name for name, _ in late]
     try:
-        FAILURE_VIEW["nodes"] = node_view(cluster_view())
-    except Exception as e:  # noqa: BLE001
+        run.failure["nodes"] = node_view(cluster_view(run))
+    except Exception:  # noqa: BLE001
         traceback.print_exc()
-        FAILURE_VIEW["nodes"] = []
-        print("could not read the cluster's resources: %s" % e)
-    raise DriverError(
-        "infeasible" if infeasible else "timeout",
-        "%d of %d placement group(s) not ready after %gs (%s)" % (
-            len(late), total, spec["timeout"],
-            "Ray marked them infeasible" if infeasible else "still pending"),
-    )
+        run.failure["nodes"] = []
+    raise DriverError("infeasible" if infeasible else "timeout", "not_ready", late=len(late), total=total,
+                      seconds=spec["timeout"], infeasible=infeasible)
 
 
-def replace_removed(g):
+def replace_removed(run, g):
     """Returns (group, created by this run) for a group removed during the
     wait: the same-shaped group someone made meanwhile, else a new one."""
     name = g["name"]
-    hit = lookup(name)
+    hit = lookup(run, name)
     if hit:
-        diffs = diff_group(g, hit[1], hit[0])
+        diffs = diff_group(run, g, hit[1], hit[0])
         if diffs:
-            raise DriverError("conflict", "group %s was replaced during the wait by one with different %s" % (
-                json.dumps(name), ", ".join(diffs)))
-        CREATED.pop(name, None)  # someone else's: never this run's to clean up
-    pg = hit[0] if hit else create_group(g)
-    progress("recreated", name=name, adopted=bool(hit))
+            raise DriverError("conflict", "replaced_during_wait", group=name, differences=diffs)
+        run.created.pop(name, None)  # someone else's: never this run's to clean up
+    pg = hit[0] if hit else create_group(run, g)
+    progress(run, "recreated", name=name, adopted=bool(hit))
     return pg, not hit
 
 
-def claim_for_create(spec, found):
+def claim_for_create(run, spec, found):
     """Checks that existing groups are this state's and records the owner
     before any group is created; returns the record found."""
     own = spec["own"]
-    record = kv_get(own, own["key"])
+    record = kv_get(run, own, own["key"])
     if any(found.values()) and not is_ours(own, record) and not own["claim"]:
-        raise DriverError("conflict", "placement groups of %s already exist in namespace %s (%s); import it or choose another name" % (
-            json.dumps(own["manifest"]["name"]), spec["namespace"], describe_owner(record)))
+        raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
+                          other=other_owner(record))
     if not is_ours(own, record):
-        NEW_RECORD.append(own["key"])
-    prelim = natural_manifest(own, [], record if is_ours(own, record) else None)
-    kv_put(own, own["key"], prelim)
-    kv_del(own, own["tombstone_key"])
+        run.new_record = True
+    prelim = placed_record(run, own, [], record if is_ours(own, record) else None)
+    kv_put(run, own, own["key"], prelim)
+    kv_del(run, own, own["tombstone_key"])
     return record if is_ours(own, record) else None
 
 
-def create_group(g):
+def create_group(run, g):
     """Creates one detached group of the spec and remembers it for cleanup."""
     name = g["name"]
-    INFLIGHT.add(name)
+    run.inflight.add(name)
     try:
         # Optional arguments only when set, so Ray versions without them still work.
         kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
@@ -788,141 +740,136 @@ def create_group(g):
             kwargs["strategy"] = g["strategy"]
         pg = placement_group(bundles=g["bundles"], name=name, lifetime="detached", **kwargs)
     except Exception as e:  # noqa: BLE001
-        INFLIGHT.discard(name)
+        run.inflight.discard(name)
         if "already exists" in str(e):
-            raise DriverError("conflict", "group %s was created concurrently by someone else" % json.dumps(name))
+            raise DriverError("conflict", "created_concurrently", group=name)
         raise
-    CREATED[name] = pg
-    INFLIGHT.discard(name)
+    run.created[name] = pg
+    run.inflight.discard(name)
     return pg
 
 
-def do_create(spec):
+def do_create(run, spec):
     groups = spec["groups"]
-    progress("lookup", total=len(groups))
-    found = {g["name"]: lookup(g["name"]) for g in groups}
-    record = claim_for_create(spec, found) if spec["own"] else None
+    progress(run, "lookup", total=len(groups))
+    found = {g["name"]: lookup(run, g["name"]) for g in groups}
+    record = claim_for_create(run, spec, found) if spec["own"] else None
     conflicts = []
     for g in groups:
         hit = found[g["name"]]
         if hit:
-            d = diff_group(g, hit[1], hit[0])
+            d = diff_group(run, g, hit[1], hit[0])
             if d:
-                conflicts.append("group %s exists with different %s" % (json.dumps(g["name"]), ", ".join(d)))
+                conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
-        raise DriverError("conflict", "; ".join(conflicts))
+        raise DriverError("conflict", "groups_differ", groups=conflicts)
     entries = []
     for g in groups:
         name = g["name"]
         if found[name]:
             entries.append((name, found[name][0], False))
             continue
-        entries.append((name, create_group(g), True))
-    progress("created", created=len(CREATED), adopted=len(entries) - len(CREATED), total=len(entries))
-    entries = wait_ready(entries, spec)
-    out = {"groups": probe_groups(entries, spec)}
+        entries.append((name, create_group(run, g), True))
+    progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
+    entries = wait_ready(run, entries, spec)
+    out = {"groups": probe_groups(run, entries, spec)}
     if spec["own"]:
-        out["record"] = natural_manifest(spec["own"], out["groups"], record, spec["rank_order"])
-        kv_put(spec["own"], spec["own"]["key"], out["record"])
+        out["record"] = placed_record(run, spec["own"], out["groups"], record, spec["rank_order"])
+        kv_put(run, spec["own"], spec["own"]["key"], out["record"])
     return out
 
 
-def do_inspect(spec):
+def do_inspect(run, spec):
     own = spec["own"]
-    record = kv_get(own, own["key"]) if own else None
+    record = kv_get(run, own, own["key"]) if own else None
     writes = own is not None and own.get("manifest") is not None
     previous = None
     if writes and not is_ours(own, record):
         if not own["claim"]:
-            raise DriverError("conflict", "the placement groups of %s in namespace %s now belong to %s; this state leaves them alone" % (
-                json.dumps(own["manifest"]["name"]), spec["namespace"], describe_other(record)))
+            raise DriverError("conflict", "taken_over", cluster=own["manifest"]["name"], namespace=spec["namespace"],
+                              other=other_owner(record))
         previous = other_owner(record)
     entries, missing = [], []
     for g in spec["groups"]:
-        hit = lookup(g["name"])
+        hit = lookup(run, g["name"])
         if hit:
             entries.append((g["name"], hit[0], False))
         else:
             missing.append(g["name"])
-    probed = {g["name"]: g for g in probe_groups(entries, spec)} if entries else {}
+    probed = {g["name"]: g for g in probe_groups(run, entries, spec)} if entries else {}
     out = []
     for g in spec["groups"]:
         if g["name"] in probed:
             out.append(probed[g["name"]])
         else:
-            out.append({"name": g["name"], "id": "", "state": C["state_missing"], "strategy": "",
+            out.append({"name": g["name"], "id": "", "state": run.c["state_missing"], "strategy": "",
                         "created": False, "missing": True, "bundles": []})
     result = {"groups": out, "missing": missing}
     if own:
-        result["tombstone"] = kv_get(own, own["tombstone_key"])
+        result["tombstone"] = kv_get(run, own, own["tombstone_key"])
         if writes and not missing:
-            record = natural_manifest(own, out, record if previous is None else None, spec["rank_order"])
+            record = placed_record(run, own, out, record if previous is None else None, spec["rank_order"])
             if previous is not None:
                 record["created_at"] = previous["created_at"] or record["created_at"]
                 result["previous_owner"] = previous
-            kv_put(own, own["key"], record)
+            kv_put(run, own, own["key"], record)
         result["record"] = record
     return result
 
 
-def describe_other(record):
-    if record is None:
-        return "groups without an ownership record"
-    return "another Terraform state (owner %s..., created %s)" % (
-        str(record.get("owner") or "")[:8], record.get("created_at") or "at an unknown time")
-
-
-def do_record(spec):
+def do_record(run, spec):
     own = spec["own"]
-    record = kv_get(own, own["key"])
+    record = kv_get(run, own, own["key"])
     if not is_ours(own, record):
-        raise DriverError("conflict", "the record %s now belongs to %s; not rewritten" % (own["key"], describe_other(record)))
+        raise DriverError("conflict", "record_taken", key=own["key"], other=other_owner(record))
     m = dict(own["manifest"])
     m["owner"] = own["owner"]
     m["created_at"] = (record or {}).get("created_at") or now()
     m["updated_at"] = now()
-    kv_put(own, own["key"], m)
+    kv_put(run, own, own["key"], m)
     return {"record": m}
 
 
-def do_read(spec):
+def do_read(run, spec):
     """Returns the record and tombstone as they are, and which of the named
     groups do not live in this namespace; writes nothing."""
     own = spec["own"]
-    groups = GCS[0] if GCS else RayGroups
-    return {"record": kv_get(own, own["key"]), "tombstone": kv_get(own, own["tombstone_key"]),
+    groups = run.gcs or RayGroups(run)
+    return {"record": kv_get(run, own, own["key"]), "tombstone": kv_get(run, own, own["tombstone_key"]),
             "missing": [g["name"] for g in spec["groups"] if groups.find(g["name"]) is None]}
 
 
 class RayGroups:
     """Named groups through ray.util (after ray.init)."""
 
-    @staticmethod
-    def find(name):
-        hit = lookup(name)
+    def __init__(self, run):
+        self.run = run
+
+    def find(self, name):
+        hit = lookup(self.run, name)
         return hit[0] if hit else None
 
     @staticmethod
     def remove(pg):
         remove_placement_group(pg)
 
-    @staticmethod
-    def removed(pg):
-        return (placement_group_table(pg) or {}).get("state", C["state_removed"]) == C["state_removed"]
+    def removed(self, pg):
+        removed = self.run.c["state_removed"]
+        return (placement_group_table(pg) or {}).get("state", removed) == removed
 
 
 def wait_removed(groups, name, handle, seconds):
     deadline = time.monotonic() + seconds
     while not groups.removed(handle):
         if time.monotonic() > deadline:
-            raise DriverError("timeout", "placement group %s not %s after %gs" % (json.dumps(name), C["state_removed"], seconds))
+            raise DriverError("timeout", "not_removed", group=name, seconds=seconds)
         time.sleep(0.05)
 
 
-def do_delete(spec):
+def do_delete(run, spec):
     own = spec["own"]
-    groups = GCS[0] if GCS else RayGroups
-    record = kv_get(own, own["key"]) if own else None
+    groups = run.gcs or RayGroups(run)
+    record = kv_get(run, own, own["key"]) if own else None
     if own and not is_ours(own, record):
         # Not this state's cluster: touch nothing.
         return {"other_owner": other_owner(record),
@@ -932,24 +879,26 @@ def do_delete(spec):
         name = g["name"]
         gone = 0
         hit = groups.find(name)
-        while hit is not None and gone < 16:  # a name resolves to one live group at a time
+        # A name resolves to one live group at a time; the bound stops a
+        # name that keeps coming back.
+        while hit is not None and gone < run.c["max_removals_per_name"]:
             groups.remove(hit)
             gone += 1
-            wait_removed(groups, name, hit, min(C["remove_wait_seconds"], max(10.0, spec["timeout"])))
+            wait_removed(groups, name, hit, min(run.c["remove_wait_seconds"], max(run.c["min_remove_wait_seconds"], spec["timeout"])))
             hit = groups.find(name)
         (removed if gone else missing).append(name)
-        progress("removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
+        progress(run, "removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
     if own:
-        kv_del(own, own["key"])
-        kv_put(own, own["tombstone_key"], {"deleted_by": own["owner"], "deleted_at": now(),
-                                            "record_owner": other_owner(record)["owner"],
-                                            "record_created_at": other_owner(record)["created_at"]})
+        kv_del(run, own, own["key"])
+        previous = other_owner(record)
+        kv_put(run, own, own["tombstone_key"], {"deleted_by": own["owner"], "deleted_at": now(),
+                                                 "record_owner": previous["owner"],
+                                                 "record_created_at": previous["created_at"]})
     return {"removed": removed, "missing": missing}
 
 
 # ---------------------------------------------------------------- GCS without ray (delete, record)
 
-GCS = []  # the GcsDirect a delete runs on, when it could connect
 GENERATED = "_raytf_ray_generated"  # Ray's generated gRPC modules, loaded without ray/__init__
 STATUS_OK, STATUS_NOT_FOUND = 0, 17  # ray::StatusCode
 
@@ -960,7 +909,7 @@ class GcsDirect:
     driver). Used only when its first call works; otherwise the driver
     falls back to ray.init (e.g. an authentication it cannot present)."""
 
-    def __init__(self, address, namespace):
+    def __init__(self, address, namespace, state_removed, call_seconds):
         import importlib
         import importlib.util
         import types
@@ -979,13 +928,15 @@ class GcsDirect:
         self.kv = stubs.InternalKVGcsServiceStub(channel)
         self.pg = stubs.PlacementGroupInfoGcsServiceStub(channel)
         self.namespace = namespace
+        self.state_removed = state_removed
+        self.call_seconds = call_seconds
         self.metadata = auth_metadata()
         self.version = ray_version_of(root)
 
     def call(self, method, request):
-        reply = method(request, timeout=30, metadata=self.metadata)
+        reply = method(request, timeout=self.call_seconds, metadata=self.metadata)
         if reply.status.code not in (STATUS_OK, STATUS_NOT_FOUND):
-            raise DriverError("internal", "GCS answered %d: %s" % (reply.status.code, reply.status.message))
+            raise DriverError("internal", "gcs_status", status=reply.status.code, detail=reply.status.message)
         return reply
 
     def kv_get(self, key, ns):
@@ -1005,7 +956,7 @@ class GcsDirect:
         if not reply.HasField("placement_group_table_data"):
             return None
         data = reply.placement_group_table_data
-        if not data.placement_group_id or self.states.Name(data.state) == C["state_removed"]:
+        if not data.placement_group_id or self.states.Name(data.state) == self.state_removed:
             return None
         return data.placement_group_id
 
@@ -1015,7 +966,7 @@ class GcsDirect:
     def removed(self, pg_id):
         reply = self.call(self.pg.GetPlacementGroup, self.pb.GetPlacementGroupRequest(placement_group_id=pg_id))
         return (not reply.HasField("placement_group_table_data")
-                or self.states.Name(reply.placement_group_table_data.state) == C["state_removed"])
+                or self.states.Name(reply.placement_group_table_data.state) == self.state_removed)
 
 
 def auth_metadata():
@@ -1047,14 +998,14 @@ def ray_version_of(root):
 DIRECT_ACTIONS = ("delete", "record", "read")
 
 
-def connect_direct(spec):
-    """Connects a delete, record or read to the GCS without ray; False (and a note
-    in the log) when that does not work, so the caller uses ray.init."""
+def connect_direct(run, spec):
+    """Connects a delete, record or read to the GCS without ray; False (and a
+    log line) when that does not work, so the caller uses ray.init."""
     address = os.environ.get("RAY_ADDRESS", "")
     if spec["action"] not in DIRECT_ACTIONS or "://" in address or ":" not in address:
         return False
     try:
-        gcs = GcsDirect(address, spec["namespace"])
+        gcs = GcsDirect(address, spec["namespace"], run.c["state_removed"], run.c["gcs_call_seconds"])
         own = spec["own"]
         if own:  # the first call doubles as the connection check
             gcs.kv_get(own["key"], own["kv_namespace"])
@@ -1063,43 +1014,43 @@ def connect_direct(spec):
     except Exception as e:  # noqa: BLE001
         print("direct GCS connection unavailable (%s: %s); using ray.init" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
         return False
-    GCS.append(gcs)
+    run.gcs = gcs
     return True
 
 
 # ---------------------------------------------------------------- main
 
 
-def cleanup():
+def cleanup(run):
     """Removes the groups this run created; returns their names."""
     names = []
-    for name, pg in list(CREATED.items()):
+    for name, pg in list(run.created.items()):
         try:
             remove_placement_group(pg)
             names.append(name)
         except Exception:  # noqa: BLE001
             pass
-        CREATED.pop(name, None)
-    for name in list(INFLIGHT):  # interrupted inside placement_group()
+        run.created.pop(name, None)
+    for name in list(run.inflight):  # interrupted inside placement_group()
         try:
-            hit = lookup(name)
+            hit = lookup(run, name)
             if hit:
                 remove_placement_group(hit[0])
                 names.append(name)
         except Exception:  # noqa: BLE001
             pass
-        INFLIGHT.discard(name)
+        run.inflight.discard(name)
     return names
 
 
-def drop_new_record(spec):
+def drop_new_record(run):
     """Removes the record this failed run wrote for a cluster that was not there."""
-    own = (spec or {}).get("own")
-    if not own or not NEW_RECORD:
+    own = (run.spec or {}).get("own")
+    if not own or not run.new_record:
         return
     try:
-        if is_ours(own, kv_get(own, own["key"])):
-            kv_del(own, own["key"])
+        if is_ours(own, kv_get(run, own, own["key"])):
+            kv_del(run, own, own["key"])
     except Exception:  # noqa: BLE001
         traceback.print_exc()
 
@@ -1113,25 +1064,31 @@ def ignore_signals():
             pass
 
 
-def on_signal(signum, frame):
-    if STOP_SIGNAL:
-        return
-    STOP_SIGNAL.append(signum)
-    ignore_signals()
-    raise KeyboardInterrupt  # Ray converts this cleanly inside ray.get/wait
+def signal_handler(run):
+    def on_signal(signum, frame):
+        if run.stop_signal is not None:
+            return
+        run.stop_signal = signum
+        ignore_signals()
+        raise KeyboardInterrupt  # Ray converts this cleanly inside ray.get/wait
+
+    return on_signal
+
+
+ACTION_FUNCS = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record, "read": do_read}
 
 
 def main():
+    run = Run()
     result = {"ok": False, "action": "", "error": None, "groups": [], "removed": [], "missing": [],
               "ray_version": ""}
     code = 1
-    spec = None
     try:
-        spec = load_spec(sys.argv)
+        run.spec = spec = load_spec(run, sys.argv)
         result["action"] = spec["action"]
         imports = 0.0
-        if connect_direct(spec):
-            result["ray_version"] = GCS[0].version
+        if connect_direct(run, spec):
+            result["ray_version"] = run.gcs.version
         else:
             t = time.monotonic()
             import_ray()
@@ -1139,36 +1096,31 @@ def main():
             result["ray_version"] = ray.__version__
             ray.init(namespace=spec["namespace"], log_to_driver=False)
         # ray.init installs its own SIGTERM handler; ours must come after it.
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
-        progress("started", action=spec["action"], groups=len(spec["groups"]), imports=round(imports, 3),
-                 connect="gcs" if GCS else "ray.init")
-        action = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record,
-                  "read": do_read}[spec["action"]]
-        result.update(action(spec))
+        signal.signal(signal.SIGTERM, signal_handler(run))
+        signal.signal(signal.SIGINT, signal_handler(run))
+        progress(run, "started", action=spec["action"], groups=len(spec["groups"]), imports=round(imports, 3),
+                 connect="gcs" if run.gcs else "ray.init")
+        result.update(ACTION_FUNCS[spec["action"]](run, spec))
         ignore_signals()
         result["ok"] = True
         code = 0
     except BaseException as e:  # noqa: BLE001
         ignore_signals()
-        if STOP_SIGNAL:
-            kind, msg = "internal", "driver stopped by signal %d" % STOP_SIGNAL[0]
+        if run.stop_signal is not None:
+            error = {"kind": "internal", "code": "stopped", "facts": {"signal": run.stop_signal}}
         elif isinstance(e, DriverError):
-            kind, msg = e.kind, e.message
+            error = {"kind": e.kind, "code": e.code, "facts": e.facts}
         elif isinstance(e, (KeyboardInterrupt, SystemExit)):
-            kind, msg = "internal", "driver interrupted (%s)" % type(e).__name__
+            error = {"kind": "internal", "code": "interrupted", "facts": {"type": type(e).__name__}}
         else:
-            kind, msg = "internal", "%s: %s" % (type(e).__name__, e)
+            error = {"kind": "internal", "code": "exception", "facts": {"type": type(e).__name__, "detail": str(e)}}
             traceback.print_exc()
-        removed = cleanup()
-        drop_new_record(spec)
-        if removed:
-            msg += "; removed group(s) created by this run: %s" % ", ".join(json.dumps(n) for n in removed)
-        result["removed"] = result["removed"] + removed
+        result["removed"] = result["removed"] + cleanup(run)
+        drop_new_record(run)
         result["groups"] = []
-        result["error"] = {"kind": kind, "message": msg}
-        result.update(FAILURE_VIEW)
-    emit("RAYTF_RESULT", result, leading_newline=True)
+        result["error"] = error
+        result.update(run.failure)
+    emit(run, "RAYTF_RESULT", result, leading_newline=True)
     sys.stdout.flush()
     sys.stderr.flush()
     # The groups are detached and outlive us: skipping ray.shutdown() saves

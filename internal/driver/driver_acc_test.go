@@ -54,16 +54,16 @@ func newAccEnv(t *testing.T) *accEnv {
 	return e
 }
 
-func (e *accEnv) spec(action string, groups ...Group) Spec {
+func (e *accEnv) spec(action string, groups ...vcluster.RequestGroup) vcluster.Request {
 	for i := range groups {
 		groups[i].Name = e.prefix + groups[i].Name
 	}
-	return Spec{Action: action, Namespace: e.ns, ReadyTimeoutSeconds: 60, Groups: groups,
-		Probe: Probe{UseGPUs: true, PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
+	return vcluster.Request{Version: vcluster.RequestVersion, Action: action, Namespace: e.ns, ReadyTimeoutSeconds: 60, Groups: groups,
+		Probe: vcluster.Probe{UseGPUs: true, PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
 }
 
 type timedRun struct {
-	res          *Result
+	res          *vcluster.Result
 	err          error
 	total        time.Duration
 	firstOutput  time.Duration // until the first progress line was seen
@@ -71,7 +71,7 @@ type timedRun struct {
 	connect      string // how the driver reached Ray ("started" line)
 }
 
-func (e *accEnv) run(ctx context.Context, spec Spec) timedRun {
+func (e *accEnv) run(ctx context.Context, spec vcluster.Request) timedRun {
 	var mu sync.Mutex
 	start := time.Now()
 	tr := timedRun{}
@@ -91,7 +91,7 @@ func (e *accEnv) run(ctx context.Context, spec Spec) timedRun {
 	return tr
 }
 
-func (e *accEnv) mustRun(t *testing.T, spec Spec) timedRun {
+func (e *accEnv) mustRun(t *testing.T, spec vcluster.Request) timedRun {
 	t.Helper()
 	tr := e.run(context.Background(), spec)
 	if tr.err != nil {
@@ -100,7 +100,7 @@ func (e *accEnv) mustRun(t *testing.T, spec Spec) timedRun {
 	return tr
 }
 
-func names(spec Spec) []string {
+func names(spec vcluster.Request) []string {
 	out := make([]string, len(spec.Groups))
 	for i, g := range spec.Groups {
 		out[i] = g.Name
@@ -133,13 +133,13 @@ func (e *accEnv) cleanup() {
 	if len(left) == 0 {
 		return
 	}
-	var gs []Group
+	var gs []vcluster.RequestGroup
 	for n := range left {
-		gs = append(gs, Group{Name: n})
+		gs = append(gs, vcluster.RequestGroup{Name: n})
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Name < gs[j].Name })
-	spec := Spec{Action: ActionDelete, Namespace: e.ns, Groups: gs, ReadyTimeoutSeconds: 60,
-		Probe: Probe{PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
+	spec := vcluster.Request{Version: vcluster.RequestVersion, Action: vcluster.ActionDelete, Namespace: e.ns, Groups: gs, ReadyTimeoutSeconds: 60,
+		Probe: vcluster.Probe{PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
 	if _, err := Run(context.Background(), e.client, e.python, spec, RunOptions{}); err != nil {
 		t.Errorf("cleanup delete: %v", err)
 	}
@@ -188,7 +188,7 @@ func gpuBundles(n int, extra map[string]float64) []map[string]float64 {
 }
 
 // checkProbe verifies the probe data of a CREATED result.
-func checkProbe(t *testing.T, res *Result, spec Spec) {
+func checkProbe(t *testing.T, res *vcluster.Result, spec vcluster.Request) {
 	t.Helper()
 	if len(res.Groups) != len(spec.Groups) {
 		t.Fatalf("got %d groups, want %d", len(res.Groups), len(spec.Groups))
@@ -251,25 +251,25 @@ func same(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
 func TestAccDriver(t *testing.T) {
 	e := newAccEnv(t)
 	racks := []string{"nvlink_domain_rackA", "nvlink_domain_rackA", "nvlink_domain_rackB", "nvlink_domain_rackB"}
-	perNode := func() Spec {
-		var gs []Group
+	perNode := func() vcluster.Request {
+		var gs []vcluster.RequestGroup
 		for i, r := range racks {
-			gs = append(gs, Group{Name: fmt.Sprintf("vc-node%d", i), Strategy: "PACK", Bundles: gpuBundles(2, map[string]float64{r: 0.001})})
+			gs = append(gs, vcluster.RequestGroup{Name: fmt.Sprintf("vc-node%d", i), Strategy: "PACK", Bundles: gpuBundles(2, map[string]float64{r: 0.001})})
 		}
-		return e.spec(ActionCreate, gs...)
+		return e.spec(vcluster.ActionCreate, gs...)
 	}
 
 	t.Run("create one group", func(t *testing.T) {
-		spec := e.spec(ActionCreate, Group{Name: "single", Strategy: "PACK", Bundles: gpuBundles(1, nil)})
+		spec := e.spec(vcluster.ActionCreate, vcluster.RequestGroup{Name: "single", Strategy: "PACK", Bundles: gpuBundles(1, nil)})
 		tr := e.mustRun(t, spec)
 		checkProbe(t, tr.res, spec)
 		t.Logf("TIMING create 1 group: total %v, first driver output after %v, progress %v", tr.total.Round(time.Millisecond), tr.firstOutput.Round(time.Millisecond), tr.progressSeen)
 		del := spec
-		del.Action = ActionDelete
+		del.Action = vcluster.ActionDelete
 		e.mustRun(t, del)
 	})
 
-	var first *Result
+	var first *vcluster.Result
 	t.Run("create per-node groups", func(t *testing.T) {
 		spec := perNode()
 		tr := e.mustRun(t, spec)
@@ -314,8 +314,8 @@ func TestAccDriver(t *testing.T) {
 		spec := perNode()
 		spec.Groups[1].Bundles[0]["CPU"] = 2
 		tr := e.run(context.Background(), spec)
-		var de *DriverError
-		if !errors.As(tr.err, &de) || de.Kind != KindConflict || !strings.Contains(de.Message, spec.Groups[1].Name) {
+		var de *vcluster.DriverError
+		if !errors.As(tr.err, &de) || de.Kind != vcluster.KindConflict || !strings.Contains(de.Message, spec.Groups[1].Name) {
 			t.Fatalf("err = %v", tr.err)
 		}
 		t.Logf("conflict message: %s", de.Message)
@@ -325,7 +325,7 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("inspect", func(t *testing.T) {
-		spec := e.spec(ActionInspect, Group{Name: "vc-node0"}, Group{Name: "vc-node3"}, Group{Name: "does-not-exist"})
+		spec := e.spec(vcluster.ActionInspect, vcluster.RequestGroup{Name: "vc-node0"}, vcluster.RequestGroup{Name: "vc-node3"}, vcluster.RequestGroup{Name: "does-not-exist"})
 		tr := e.mustRun(t, spec)
 		res := tr.res
 		if len(res.Groups) != 3 || len(res.Missing) != 1 || res.Missing[0] != e.prefix+"does-not-exist" {
@@ -347,7 +347,7 @@ func TestAccDriver(t *testing.T) {
 	t.Run("back-to-back identical runs", func(t *testing.T) {
 		// Each run has a submission id of its own, so none waits for the
 		// teardown of the one before.
-		spec := e.spec(ActionInspect, Group{Name: "vc-node2"})
+		spec := e.spec(vcluster.ActionInspect, vcluster.RequestGroup{Name: "vc-node2"})
 		for i := 0; i < 4; i++ {
 			tr := e.mustRun(t, spec)
 			if len(tr.res.Groups) != 1 || tr.res.Groups[0].ID != first.Groups[2].ID {
@@ -358,7 +358,7 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("unified STRICT_SPREAD", func(t *testing.T) {
-		spec := e.spec(ActionCreate, Group{Name: "vc-unified", Strategy: "STRICT_SPREAD", Bundles: gpuBundles(4, nil)})
+		spec := e.spec(vcluster.ActionCreate, vcluster.RequestGroup{Name: "vc-unified", Strategy: "STRICT_SPREAD", Bundles: gpuBundles(4, nil)})
 		tr := e.mustRun(t, spec)
 		checkProbe(t, tr.res, spec)
 		ips := map[string]bool{}
@@ -372,13 +372,13 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("infeasible times out and leaves nothing", func(t *testing.T) {
-		spec := e.spec(ActionCreate,
-			Group{Name: "fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
-			Group{Name: "huge", Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 1, "GPU": 99}}})
+		spec := e.spec(vcluster.ActionCreate,
+			vcluster.RequestGroup{Name: "fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
+			vcluster.RequestGroup{Name: "huge", Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 1, "GPU": 99}}})
 		spec.ReadyTimeoutSeconds = 5
 		tr := e.run(context.Background(), spec)
-		var de *DriverError
-		if !errors.As(tr.err, &de) || (de.Kind != KindInfeasible && de.Kind != KindTimeout) {
+		var de *vcluster.DriverError
+		if !errors.As(tr.err, &de) || (de.Kind != vcluster.KindInfeasible && de.Kind != vcluster.KindTimeout) {
 			t.Fatalf("err = %v", tr.err)
 		}
 		// The driver reports what is pending and the per-node view; Go explains it.
@@ -403,9 +403,9 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("stopped job leaves nothing", func(t *testing.T) {
-		spec := e.spec(ActionCreate,
-			Group{Name: "stop-fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
-			Group{Name: "stop-huge", Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 99}}})
+		spec := e.spec(vcluster.ActionCreate,
+			vcluster.RequestGroup{Name: "stop-fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
+			vcluster.RequestGroup{Name: "stop-huge", Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 99}}})
 		spec.ReadyTimeoutSeconds = 300
 		// Stopped once the driver has created its groups, however slowly
 		// the job started.
@@ -439,8 +439,8 @@ func TestAccDriver(t *testing.T) {
 
 	t.Run("delete twice", func(t *testing.T) {
 		spec := perNode()
-		spec.Action = ActionDelete
-		spec.Groups = append(spec.Groups, Group{Name: e.prefix + "vc-unified"})
+		spec.Action = vcluster.ActionDelete
+		spec.Groups = append(spec.Groups, vcluster.RequestGroup{Name: e.prefix + "vc-unified"})
 		tr := e.mustRun(t, spec)
 		if len(tr.res.Removed) != 5 || len(tr.res.Missing) != 0 {
 			t.Fatalf("first delete = %+v", tr.res)

@@ -14,16 +14,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-func createSpec(names ...string) Spec {
+func createSpec(names ...string) vcluster.Request {
 	groups := make([]vcluster.GroupRequest, len(names))
 	for i, n := range names {
 		groups[i] = vcluster.GroupRequest{Name: n, Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}}}
 	}
-	return vcluster.NewRequest(ActionCreate, "ns", groups, true, topology.PortRange{}, 0)
+	return vcluster.NewRequest(vcluster.ActionCreate, "ns", groups, true, topology.PortRange{}, 0)
 }
 
 // shellWords splits a command line the way sh does for the quoting forms
@@ -44,7 +45,7 @@ func shellWords(t *testing.T, cmd string) []string {
 
 func decodeSpecArg(t *testing.T, arg string) map[string]any {
 	t.Helper()
-	raw, err := DecodeSpecArg(arg)
+	raw, err := drivertest.DecodeSpecArg(arg)
 	if err != nil {
 		t.Fatalf("spec arg is not base64 zlib: %v", err)
 	}
@@ -149,25 +150,27 @@ func TestEntrypointValidates(t *testing.T) {
 	if _, err := Entrypoint("python", vcluster.DeleteRequest("", "x")); err != nil {
 		t.Fatal(err)
 	}
-	valid := func(mutate func(*Spec)) Spec {
+	valid := func(mutate func(*vcluster.Request)) vcluster.Request {
 		s := createSpec("x")
 		mutate(&s)
 		return s
 	}
-	bad := map[string]Spec{
-		"unknown action": valid(func(s *Spec) { s.Action = "destroy" }),
-		"no action":      valid(func(s *Spec) { s.Action = "" }),
-		"no namespace":   valid(func(s *Spec) { s.Namespace = "" }),
-		"no timeout":     valid(func(s *Spec) { s.ReadyTimeoutSeconds = 0 }),
-		"no contract":    valid(func(s *Spec) { s.Contract = vcluster.Contract{} }),
-		"no groups":      valid(func(s *Spec) { s.Groups = nil }),
-		"empty name":     valid(func(s *Spec) { s.Groups[0].Name = " " }),
-		"duplicate":      valid(func(s *Spec) { s.Groups = append(s.Groups, s.Groups[0]) }),
-		"no bundles":     valid(func(s *Spec) { s.Groups[0].Bundles = nil }),
-		"bad strategy":   valid(func(s *Spec) { s.Groups[0].Strategy = "SCATTER" }),
-		"zero bundle":    valid(func(s *Spec) { s.Groups[0].Bundles = []map[string]float64{{"CPU": 0}} }),
-		"negative":       valid(func(s *Spec) { s.Groups[0].Bundles = []map[string]float64{{"CPU": -1}} }),
-		"port range":     valid(func(s *Spec) { s.Probe.PortRangeLow, s.Probe.PortRangeHigh = 2000, 2000 }),
+	bad := map[string]vcluster.Request{
+		"unknown action": valid(func(s *vcluster.Request) { s.Action = "destroy" }),
+		"no action":      valid(func(s *vcluster.Request) { s.Action = "" }),
+		"no namespace":   valid(func(s *vcluster.Request) { s.Namespace = "" }),
+		"no timeout":     valid(func(s *vcluster.Request) { s.ReadyTimeoutSeconds = 0 }),
+		"no contract":    valid(func(s *vcluster.Request) { s.Contract = vcluster.Contract{} }),
+		"no groups":      valid(func(s *vcluster.Request) { s.Groups = nil }),
+		"empty name":     valid(func(s *vcluster.Request) { s.Groups[0].Name = " " }),
+		"duplicate":      valid(func(s *vcluster.Request) { s.Groups = append(s.Groups, s.Groups[0]) }),
+		"no bundles":     valid(func(s *vcluster.Request) { s.Groups[0].Bundles = nil }),
+		"bad strategy":   valid(func(s *vcluster.Request) { s.Groups[0].Strategy = "SCATTER" }),
+		"zero bundle":    valid(func(s *vcluster.Request) { s.Groups[0].Bundles = []map[string]float64{{"CPU": 0}} }),
+		"negative":       valid(func(s *vcluster.Request) { s.Groups[0].Bundles = []map[string]float64{{"CPU": -1}} }),
+		"port range":     valid(func(s *vcluster.Request) { s.Probe.PortRangeLow, s.Probe.PortRangeHigh = 2000, 2000 }),
+		"no version":     valid(func(s *vcluster.Request) { s.Version = 0 }),
+		"long run id":    valid(func(s *vcluster.Request) { s.RunID = strings.Repeat("r", 129) }),
 	}
 	for name, s := range bad {
 		if _, err := Entrypoint("python", s); err == nil {
@@ -227,7 +230,7 @@ func TestParseResultOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.OK || res.Action != ActionCreate || res.RayVersion != "2.60.0" || len(res.Groups) != 1 {
+	if !res.OK || res.Action != vcluster.ActionCreate || res.RayVersion != "2.60.0" || len(res.Groups) != 1 {
 		t.Fatalf("bad result: %+v", res)
 	}
 	g := res.Groups[0]
@@ -252,8 +255,8 @@ func TestParseResultFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var de *DriverError
-	if !errors.As(res.Err(), &de) || de.Kind != KindTimeout || !strings.Contains(de.Message, `"vc-node1"`) {
+	var de *vcluster.DriverError
+	if !errors.As(res.Err(), &de) || de.Kind != vcluster.KindTimeout || !strings.Contains(de.Message, `"vc-node1"`) {
 		t.Fatalf("Err() = %#v", res.Err())
 	}
 	// ok=false without an error object still yields a DriverError.
@@ -261,7 +264,7 @@ func TestParseResultFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.As(res.Err(), &de) || de.Kind != KindInternal {
+	if !errors.As(res.Err(), &de) || de.Kind != vcluster.KindInternal {
 		t.Fatalf("Err() = %#v", res.Err())
 	}
 }
@@ -393,7 +396,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		t.Skip("no python3")
 	}
 	stub := writeRayStub(t)
-	run := func(t *testing.T, specJSON string) (*Result, int) {
+	run := func(t *testing.T, specJSON string) (*vcluster.Result, int) {
 		cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg([]byte(specJSON)))
 		cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
 		out, err := cmd.CombinedOutput()
@@ -407,7 +410,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		res, perr := ParseResult(string(out))
 		if perr != nil {
 			t.Errorf("spec %s: %v\n%s", specJSON, perr, out)
-			return &Result{}, code
+			return &vcluster.Result{}, code
 		}
 		return res, code
 	}
@@ -420,29 +423,33 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		return string(out)
 	}
 	group := func(m map[string]any) map[string]any { return m["groups"].([]any)[0].(map[string]any) }
+	// The driver checks the version and each field's type; Request.Validate
+	// (TestSpecValidate) the values.
 	for spec, want := range map[string]string{
-		valid(func(m map[string]any) { m["action"] = "explode" }):                                  "unknown action",
-		valid(func(m map[string]any) { delete(m, "contract") }):                                    "contract must be an object",
-		valid(func(m map[string]any) { m["contract"].(map[string]any)["domain_prefix"] = "" }):     "contract.domain_prefix",
-		valid(func(m map[string]any) { m["contract"].(map[string]any)["port_tries"] = 1.5 }):       "contract.port_tries",
-		valid(func(m map[string]any) { m["namespace"] = "" }):                                      "namespace must be",
-		valid(func(m map[string]any) { m["ready_timeout_seconds"] = 0 }):                           "ready_timeout_seconds",
-		valid(func(m map[string]any) { m["groups"] = []any{} }):                                    "non-empty list",
-		valid(func(m map[string]any) { group(m)["name"] = "" }):                                    "empty name",
-		valid(func(m map[string]any) { m["groups"] = append(m["groups"].([]any), group(m)) }):      "listed twice",
-		valid(func(m map[string]any) { group(m)["strategy"] = nil }):                               "strategy must be",
-		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": 0}} }):    "requests no resources",
-		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": true}} }): "non-negative numbers",
-		valid(func(m map[string]any) {
-			m["probe"].(map[string]any)["port_range_low"] = 9
-			m["probe"].(map[string]any)["port_range_high"] = 3
-		}): "port range",
-		`[1, 2]`: "JSON object",
+		valid(func(m map[string]any) { m["version"] = vcluster.RequestVersion + 1 }):               "request version 2",
+		valid(func(m map[string]any) { delete(m, "version") }):                                     "field version must be a JSON integer",
+		valid(func(m map[string]any) { m["action"] = "explode" }):                                  "field action must be a JSON one of create",
+		valid(func(m map[string]any) { delete(m, "contract") }):                                    "field contract must be a JSON object",
+		valid(func(m map[string]any) { delete(m["contract"].(map[string]any), "domain_prefix") }):  "contract.domain_prefix must be a JSON string",
+		valid(func(m map[string]any) { m["contract"].(map[string]any)["port_tries"] = 1.5 }):       "contract.port_tries must be a JSON integer",
+		valid(func(m map[string]any) { m["contract"].(map[string]any)["amount_unit"] = "x" }):      "contract.amount_unit must be a JSON number",
+		valid(func(m map[string]any) { m["namespace"] = 3 }):                                       "field namespace must be",
+		valid(func(m map[string]any) { m["ready_timeout_seconds"] = "soon" }):                      "ready_timeout_seconds must be a JSON number",
+		valid(func(m map[string]any) { m["groups"] = map[string]any{} }):                           "field groups must be a JSON list",
+		valid(func(m map[string]any) { m["groups"] = []any{"a"} }):                                 "groups[0] must be a JSON object",
+		valid(func(m map[string]any) { group(m)["name"] = nil }):                                   "groups[0].name must be a JSON string",
+		valid(func(m map[string]any) { group(m)["strategy"] = nil }):                               "groups[0].strategy must be",
+		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": true}} }): "groups[0].bundles must be a JSON list of resource maps",
+		valid(func(m map[string]any) { group(m)["bundle_label_selector"] = []any{1} }):             "bundle_label_selector must be a JSON list of string maps",
+		valid(func(m map[string]any) { m["probe"].(map[string]any)["port_range_low"] = "9" }):      "probe.port_range_low must be a JSON integer",
+		valid(func(m map[string]any) { m["ownership"] = map[string]any{"key": "k"} }):              "ownership.kv_namespace must be",
+		valid(func(m map[string]any) { m["rank_order"] = map[string]any{"segment_size": 2} }):      "rank_order.gpus_per_node must be",
+		`[1, 2]`: "the request must be a JSON object",
 	} {
 		t.Run(want, func(t *testing.T) {
 			t.Parallel()
 			res, code := run(t, spec)
-			if code != 1 || res.OK || res.Error == nil || res.Error.Kind != KindInvalid || !strings.Contains(res.Error.Message, want) {
+			if code != 1 || res.OK || res.Error == nil || res.Error.Kind != vcluster.KindInvalid || !strings.Contains(res.Error.Message, want) {
 				t.Errorf("spec %s: exit %d, result %+v %+v", spec, code, res, res.Error)
 			}
 		})
@@ -452,15 +459,15 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 	del.RunID = "r1"
 	raw, _ := json.Marshal(del)
 	res, code := run(t, string(raw))
-	if code != 1 || res.Error == nil || res.Error.Kind != KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
-		res.RunID != "r1" || res.Action != ActionDelete || res.RayVersion != "stub" {
+	if code != 1 || res.Error == nil || res.Error.Kind != vcluster.KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
+		res.RunID != "r1" || res.Action != vcluster.ActionDelete || res.RayVersion != "stub" {
 		t.Errorf("ray.init failure: exit %d, %+v %+v", code, res, res.Error)
 	}
 	// Not base64 at all.
 	cmd := exec.Command(py, "-c", bootstrapCode(), "%%%")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
 	out, _ := cmd.CombinedOutput()
-	if res, err := ParseResult(string(out)); err != nil || res.Error == nil || res.Error.Kind != KindInvalid {
+	if res, err := ParseResult(string(out)); err != nil || res.Error == nil || res.Error.Kind != vcluster.KindInvalid {
 		t.Errorf("garbage spec: %v %+v\n%s", err, res, out)
 	}
 }

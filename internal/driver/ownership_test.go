@@ -80,7 +80,7 @@ func (w *ownershipWorld) kv() map[string]string {
 	return out
 }
 
-func (w *ownershipWorld) run(req Spec) *Result {
+func (w *ownershipWorld) run(req vcluster.Request) *vcluster.Result {
 	w.t.Helper()
 	raw, _ := json.Marshal(req)
 	cmd := exec.Command(w.py, "-c", bootstrapCode(), EncodeSpecArg(raw))
@@ -93,13 +93,13 @@ func (w *ownershipWorld) run(req Spec) *Result {
 	return res
 }
 
-func (w *ownershipWorld) deleteAs(owner string) *Result {
-	return w.run(w.spec.Request(ActionDelete).Owned(w.spec, owner, false, nil))
+func (w *ownershipWorld) deleteAs(owner string) *vcluster.Result {
+	return w.run(w.spec.Request(vcluster.ActionDelete).Owned(w.spec, owner, false, nil))
 }
 
-func (w *ownershipWorld) createAs(owner string) *Result {
+func (w *ownershipWorld) createAs(owner string) *vcluster.Result {
 	m := vcluster.NewManifest(w.spec, owner, "test", vcluster.Placement{})
-	return w.run(w.spec.Request(ActionCreate).Owned(w.spec, owner, false, &m))
+	return w.run(w.spec.Request(vcluster.ActionCreate).Owned(w.spec, owner, false, &m))
 }
 
 func TestDriverDeleteLeavesOtherOwnersGroupsAlone(t *testing.T) {
@@ -143,7 +143,7 @@ func TestDriverDeleteByOwnerLeavesTombstone(t *testing.T) {
 		t.Fatalf("tombstone %q: %v", kv[w.tomb], err)
 	}
 	// Inspect reports it, for a state that finds its cluster gone.
-	res = w.run(w.spec.Request(ActionInspect).Owned(w.spec, "former", false, nil))
+	res = w.run(w.spec.Request(vcluster.ActionInspect).Owned(w.spec, "former", false, nil))
 	if !res.OK || res.Tombstone == nil || res.Tombstone.DeletedBy != "mine" {
 		t.Fatalf("inspect: %+v", res)
 	}
@@ -154,7 +154,7 @@ func TestDriverCreateRefusesGroupsItDoesNotOwn(t *testing.T) {
 	w.groups = []string{"vc-node0"}
 	w.setRecord("other")
 	res := w.createAs("mine")
-	if res.OK || res.Error == nil || res.Error.Kind != KindConflict ||
+	if res.OK || res.Error == nil || res.Error.Kind != vcluster.KindConflict ||
 		res.Error.Message != `placement groups of "vc" already exist in namespace terraform-ray (created 2026-12-02T18:00:00Z); import it or choose another name` {
 		t.Fatalf("create over another owner's groups: %+v %+v", res, res.Error)
 	}
@@ -163,7 +163,7 @@ func TestDriverCreateRefusesGroupsItDoesNotOwn(t *testing.T) {
 	}
 	_ = os.Remove(w.kvFile)
 	res = w.createAs("mine")
-	if res.OK || res.Error == nil || res.Error.Kind != KindConflict || !strings.Contains(res.Error.Message, "no ownership record") {
+	if res.OK || res.Error == nil || res.Error.Kind != vcluster.KindConflict || !strings.Contains(res.Error.Message, "no ownership record") {
 		t.Fatalf("create over unrecorded groups: %+v %+v", res, res.Error)
 	}
 	if len(w.kv()) != 0 {
@@ -175,8 +175,8 @@ func TestDriverUpdateRefusesAnotherOwnersCluster(t *testing.T) {
 	w := newOwnershipWorld(t)
 	w.setRecord("other")
 	m := vcluster.NewManifest(w.spec, "mine", "test", vcluster.Placement{})
-	res := w.run(w.spec.Request(ActionInspect).Owned(w.spec, "mine", false, &m))
-	if res.OK || res.Error == nil || res.Error.Kind != KindConflict || !strings.Contains(res.Error.Message, "another Terraform state (owner other") {
+	res := w.run(w.spec.Request(vcluster.ActionInspect).Owned(w.spec, "mine", false, &m))
+	if res.OK || res.Error == nil || res.Error.Kind != vcluster.KindConflict || !strings.Contains(res.Error.Message, "another Terraform state (owner other") {
 		t.Fatalf("update of another owner's cluster: %+v %+v", res, res.Error)
 	}
 }
@@ -197,7 +197,7 @@ func TestDriverRecordRewritesOnlyItsOwnRecord(t *testing.T) {
 	}
 	w.setRecord("other")
 	res = w.run(w.spec.Request(vcluster.ActionRecord).Owned(w.spec, "mine", false, &m))
-	if res.OK || res.Error == nil || res.Error.Kind != KindConflict {
+	if res.OK || res.Error == nil || res.Error.Kind != vcluster.KindConflict {
 		t.Fatalf("record over another owner's: %+v", res)
 	}
 }

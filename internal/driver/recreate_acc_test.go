@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Guarantee: a group removed while a create waits for it (as the cleanup of
@@ -32,8 +33,8 @@ func TestAccDriverRecreatesGroupRemovedDuringWait(t *testing.T) {
 	if !slices.Contains(phases, "waiting") {
 		t.Fatalf("the driver never reported waiting; err = %v", err)
 	}
-	var de *DriverError
-	if !errors.As(err, &de) || (de.Kind != KindTimeout && de.Kind != KindInfeasible) {
+	var de *vcluster.DriverError
+	if !errors.As(err, &de) || (de.Kind != vcluster.KindTimeout && de.Kind != vcluster.KindInfeasible) {
 		t.Fatalf("err = %v, want the never-fitting group's timeout or infeasible error", err)
 	}
 	if !slices.Contains(phases, "recreated") {

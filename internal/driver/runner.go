@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // JobAPI is the part of the Ray job API that Run needs; *rayclient.Client
@@ -43,6 +44,36 @@ type RunOptions struct {
 	// exit). A record left behind when the process exits first is deleted
 	// by a later Run (see orphanAge).
 	BackgroundCleanup bool
+	// Timing is the runner's waits around Ray's job bookkeeping; nil means
+	// DefaultRunTiming. Tests against a fake job API, which has no job
+	// monitor, set a zero RunTiming.
+	Timing *RunTiming
+}
+
+// RunTiming holds the waits Run keeps for Ray's job bookkeeping.
+type RunTiming struct {
+	// RecordSettle is how long deleting a job record waits after the
+	// supervisor is gone (Ray's JOB_MONITOR_LOOP_PERIOD_S is 1s).
+	RecordSettle time.Duration
+	// WriteBackCheck is when the delete looks for a record Ray's monitor
+	// wrote back (it writes at most one, within about 2s); 0 never looks.
+	WriteBackCheck time.Duration
+	// GhostSlack is added to twice the ready timeout to bound a driver's
+	// run (start-up and removal): how long a driver of a job Ray lost may
+	// still be running.
+	GhostSlack time.Duration
+}
+
+// DefaultRunTiming is the timing Run uses against a real Ray.
+func DefaultRunTiming() RunTiming {
+	return RunTiming{RecordSettle: 1500 * time.Millisecond, WriteBackCheck: 3 * time.Second, GhostSlack: time.Minute}
+}
+
+func (o RunOptions) timing() RunTiming {
+	if o.Timing != nil {
+		return *o.Timing
+	}
+	return DefaultRunTiming()
 }
 
 const (
@@ -105,7 +136,7 @@ const (
 // tail of its log. The finished job record is deleted (best effort), once
 // Ray's supervisor actor for it is gone, and so are records of this
 // provider's jobs that ended more than orphanAge ago.
-func Run(ctx context.Context, api JobAPI, python string, spec Spec, opts RunOptions) (*Result, error) {
+func Run(ctx context.Context, api JobAPI, python string, spec vcluster.Request, opts RunOptions) (*vcluster.Result, error) {
 	if api == nil {
 		return nil, errors.New("driver: no Ray job API client")
 	}
@@ -147,7 +178,7 @@ func Run(ctx context.Context, api JobAPI, python string, spec Spec, opts RunOpti
 type runner struct {
 	api       JobAPI
 	python    string
-	spec      Spec
+	spec      vcluster.Request
 	opts      RunOptions
 	key       string // specKey(spec)
 	id        string // submission id of the current launch
@@ -168,7 +199,7 @@ func newRunID() string {
 
 // specKey identifies spec, whatever its RunID: Runs of equal specs attach to
 // each other's jobs.
-func specKey(spec Spec) string {
+func specKey(spec vcluster.Request) string {
 	spec.RunID = ""
 	raw, _ := json.Marshal(spec) // map keys are sorted by encoding/json
 	sum := sha256.Sum256(raw)
@@ -181,7 +212,7 @@ var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9]+`)
 // spec: raytf_<action>_<group names>_<run id>, the names for people reading
 // the dashboard, the run id to make it unique. It uses only [A-Za-z0-9_-]
 // and is at most 100 chars.
-func SubmissionID(spec Spec) string {
+func SubmissionID(spec vcluster.Request) string {
 	slugOf := func(s string) string { return strings.Trim(unsafeIDChars.ReplaceAllString(s, "-"), "-") }
 	names := make([]string, 0, len(spec.Groups))
 	for _, g := range spec.Groups {
@@ -218,7 +249,7 @@ func (r *runner) describe() string {
 	return fmt.Sprintf("placement group driver job %q (%s %s)", r.id, r.spec.Action, groupNames(r.spec))
 }
 
-func groupNames(spec Spec) string {
+func groupNames(spec vcluster.Request) string {
 	names := make([]string, 0, len(spec.Groups))
 	for _, g := range spec.Groups {
 		names = append(names, fmt.Sprintf("%q", g.Name))
@@ -447,12 +478,10 @@ func (r *runner) lostByRay(ctx context.Context, job *rayclient.JobDetails) bool 
 const entrypointHeader = "Running entrypoint for job "
 
 // driverDeadline bounds a driver's run: placement wait and probes are each
-// bounded by the ready timeout, plus ghostSlack for start-up and removal.
+// bounded by the ready timeout, plus GhostSlack for start-up and removal.
 func (r *runner) driverDeadline() time.Duration {
-	return 2*time.Duration(r.spec.ReadyTimeoutSeconds)*time.Second + ghostSlack
+	return 2*time.Duration(r.spec.ReadyTimeoutSeconds)*time.Second + r.opts.timing().GhostSlack
 }
-
-var ghostSlack = time.Minute
 
 // deliver hands progress lines of this run not seen before to OnProgress.
 func (r *runner) deliver(logs string) {
@@ -471,7 +500,7 @@ func (r *runner) deliver(logs string) {
 }
 
 // finish turns a terminal job into the result.
-func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*Result, error) {
+func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*vcluster.Result, error) {
 	logs, lerr := r.logs, error(nil)
 	if logs == "" {
 		logs, lerr = r.api.GetJobLogs(ctx, r.id)
@@ -479,7 +508,7 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*Result
 	if lerr == nil {
 		r.deliver(logs)
 	}
-	var res *Result
+	var res *vcluster.Result
 	perr := lerr
 	if lerr == nil {
 		res, perr = parseResult(logs, r.runID)
@@ -521,7 +550,7 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*Result
 }
 
 // cancelled stops the job after ctx ended and reports what happened.
-func (r *runner) cancelled(ctx context.Context, cause error) (*Result, error) {
+func (r *runner) cancelled(ctx context.Context, cause error) (*vcluster.Result, error) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 	defer cancel()
 	_, serr := r.api.StopJob(sctx, r.id)
@@ -594,12 +623,13 @@ func (r *runner) deleteRecord(ctx context.Context) {
 			return
 		}
 	}
-	if !sleepCtx(dctx, recordSettle) {
+	timing := r.opts.timing()
+	if !sleepCtx(dctx, timing.RecordSettle) {
 		return
 	}
-	if _, err := r.api.DeleteJob(dctx, r.id); err == nil && writeBackCheck > 0 {
+	if _, err := r.api.DeleteJob(dctx, r.id); err == nil && timing.WriteBackCheck > 0 {
 		go func(id string) {
-			time.Sleep(writeBackCheck)
+			time.Sleep(timing.WriteBackCheck)
 			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 			defer cancel()
 			if _, err := r.api.GetJob(cctx, id); err == nil {
@@ -608,14 +638,6 @@ func (r *runner) deleteRecord(ctx context.Context) {
 		}(r.id)
 	}
 }
-
-// recordSettle is how long deleteRecord waits after the supervisor is gone
-// (Ray's JOB_MONITOR_LOOP_PERIOD_S is 1s); writeBackCheck is when it looks
-// for a record written back (the monitor writes at most one, within ~2s).
-var (
-	recordSettle   = 1500 * time.Millisecond
-	writeBackCheck = 3 * time.Second
-)
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // fakeAPI mimics the Ray job API closely enough for Run: job records with
@@ -240,16 +240,9 @@ func loseJob(j *fakeJob, errorType string) {
 	j.details.Message = "Job supervisor actor died"
 }
 
-var fastOpts = RunOptions{PollInterval: time.Millisecond}
-
-func TestMain(m *testing.M) {
-	if os.Getenv("TF_ACC") == "" {
-		// The fake has no job monitor to wait for, and its lost drivers
-		// never live on.
-		recordSettle, writeBackCheck, ghostSlack = 0, 0, 0
-	}
-	os.Exit(m.Run())
-}
+// fastOpts: the fake has no job monitor to wait for, and its lost drivers
+// never live on.
+var fastOpts = RunOptions{PollInterval: time.Millisecond, Timing: &RunTiming{}}
 
 func TestRunSuccess(t *testing.T) {
 	f := newFake(succeedAfter(3))
@@ -349,7 +342,7 @@ func TestRunSubmitErrors(t *testing.T) {
 	if f.liveStops != 0 {
 		t.Errorf("calls = %v", f.calls)
 	}
-	if _, err := Run(context.Background(), f, "python", Spec{Action: "nope"}, fastOpts); err == nil {
+	if _, err := Run(context.Background(), f, "python", vcluster.Request{Action: "nope"}, fastOpts); err == nil {
 		t.Fatal("invalid spec accepted")
 	}
 	if _, err := Run(context.Background(), nil, "python", createSpec("g"), fastOpts); err == nil {
@@ -428,8 +421,8 @@ func TestRunDriverError(t *testing.T) {
 		j.details.Message = "Job entrypoint command failed with exit code 1"
 	})
 	res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
-	var de *DriverError
-	if !errors.As(err, &de) || de.Kind != KindTimeout || !strings.Contains(de.Message, `needs {"GPU": 1}`) {
+	var de *vcluster.DriverError
+	if !errors.As(err, &de) || de.Kind != vcluster.KindTimeout || !strings.Contains(de.Message, `needs {"GPU": 1}`) {
 		t.Fatalf("err = %v", err)
 	}
 	if res == nil || len(res.Removed) != 1 {
@@ -480,17 +473,16 @@ func TestRunWaitsForDriverRayLost(t *testing.T) {
 			loseJob(j, "JOB_SUPERVISOR_ACTOR_DIED")
 		}
 	})
-	old := ghostSlack
-	ghostSlack = time.Minute
-	defer func() { ghostSlack = old }()
+	slow := fastOpts
+	slow.Timing = &RunTiming{GhostSlack: time.Minute}
 	logs := 0
 	f.onLogs = func(j *fakeJob) {
 		if logs++; logs == 3 {
 			j.log(resultLine(j.runID, false, `"g"`))
 		}
 	}
-	_, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
-	var de *DriverError
+	_, err := Run(context.Background(), f, "python", createSpec("g"), slow)
+	var de *vcluster.DriverError
 	if !errors.As(err, &de) || f.count("submit ") != 1 {
 		t.Fatalf("err = %v, calls = %v", err, f.calls)
 	}
@@ -657,7 +649,7 @@ func TestSubmissionID(t *testing.T) {
 	long := createSpec(names...)
 	long.Action = "create;rm -rf /"
 	long.RunID = strings.Repeat("r", 100)
-	for _, s := range []Spec{a, long, createSpec("🚀"), {Action: "../../etc", Groups: []Group{{Name: "@@@"}}}} {
+	for _, s := range []vcluster.Request{a, long, createSpec("🚀"), {Action: "../../etc", Groups: []vcluster.RequestGroup{{Name: "@@@"}}}} {
 		if id := SubmissionID(s); len(id) > 100 || !submissionIDRE.MatchString(id) {
 			t.Errorf("unsafe id %q", id)
 		}

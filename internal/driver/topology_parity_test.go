@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -46,11 +47,12 @@ func TestDriverTopologyMatchesGo(t *testing.T) {
 	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "cases": cases})
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
-load_contract(spec["contract"])
+run = Run()
+run.c = spec["contract"]
 out = []
 for c in spec["cases"]:
-    load_topology(c["source"])
-    out.append(list(node_topology({"resources": c["resources"], "labels": c["labels"]})))
+    run.topo = {k: c["source"].get(k) or "" for k in run.topo}
+    out.append(list(node_topology(run, {"resources": c["resources"], "labels": c["labels"]})))
 print(json.dumps(out))
 `)
 	var got [][2]any
@@ -134,8 +136,9 @@ func TestDriverRankOrderMatchesGo(t *testing.T) {
 	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "cases": cases})
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
-load_contract(spec["contract"])
-print(json.dumps([topology_order(c["bundles"], c["rank_order"]) for c in spec["cases"]]))
+run = Run()
+run.c = spec["contract"]
+print(json.dumps([topology_order(run, c["bundles"], c["rank_order"]) for c in spec["cases"]]))
 `)
 	var got [][]int
 	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(cases) {
@@ -163,6 +166,123 @@ print(json.dumps([topology_order(c["bundles"], c["rank_order"]) for c in spec["c
 		}
 		if fmt.Sprint(got[i]) != fmt.Sprint(want) {
 			t.Fatalf("case %d (%+v): driver %v, Go %v", i, c, got[i], want)
+		}
+	}
+}
+
+// TestDriverMatchRuleMatchesGo runs driver.py's amount comparison over the
+// vectors vcluster.SameAmount and SameResources are tested with
+// (python/tests/testdata/live_match.json): a group the driver adopts as
+// matching is one refresh finds no drift in.
+func TestDriverMatchRuleMatchesGo(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "python", "tests", "testdata", "live_match.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors struct {
+		Amounts []struct {
+			A, B float64
+			Same bool
+		} `json:"amounts"`
+		Resources []struct {
+			A, B map[string]float64
+			Same bool
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &vectors); err != nil {
+		t.Fatal(err)
+	}
+	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "vectors": vectors})
+	out := runDriverHarness(t, py, input, `
+spec = json.loads(sys.stdin.read())
+run = Run()
+run.c = spec["contract"]
+v = spec["vectors"]
+print(json.dumps({
+    "amounts": [same_amount(run, c["A"], c["B"]) and same_amount(run, c["B"], c["A"]) for c in v["amounts"]],
+    "resources": [same_bundle(run, norm_bundle(c["A"]), norm_bundle(c["B"])) for c in v["resources"]],
+}))
+`)
+	var got struct{ Amounts, Resources []bool }
+	if err := json.Unmarshal(out, &got); err != nil || len(got.Amounts) != len(vectors.Amounts) || len(got.Resources) != len(vectors.Resources) {
+		t.Fatalf("driver output %s: %v", out, err)
+	}
+	for i, c := range vectors.Amounts {
+		if got.Amounts[i] != c.Same || vcluster.SameAmount(c.A, c.B) != c.Same {
+			t.Errorf("amounts %v vs %v: driver %v, Go %v, want %v", c.A, c.B, got.Amounts[i], vcluster.SameAmount(c.A, c.B), c.Same)
+		}
+	}
+	for i, c := range vectors.Resources {
+		if got.Resources[i] != c.Same || vcluster.SameResources(c.A, c.B) != c.Same {
+			t.Errorf("resources %v vs %v: driver %v, want %v", c.A, c.B, got.Resources[i], c.Same)
+		}
+	}
+}
+
+// TestDriverRecordMatchesGo: the record the driver writes after a create
+// (Go's template plus the placement it observed, placed_record) is the one
+// Go builds from the same result (vcluster.NewManifest of NewPlacement),
+// for per-node and unified GPU clusters.
+func TestDriverRecordMatchesGo(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	seg := 1
+	specs := []vcluster.Spec{
+		{Name: "pn", BundleCtPerNode: []int{2, 1}, UseGPUs: true, NumGPUsPerNode: 2, MaxColocatedWorkerGroups: 1},
+		{Name: "un", BundleCtPerNode: []int{2, 2}, UseGPUs: true, NumGPUsPerNode: 2, MaxColocatedWorkerGroups: 1, UseUnifiedPG: true, SegmentSize: &seg},
+	}
+	type harnessCase struct {
+		Own       vcluster.Ownership     `json:"own"`
+		Groups    []vcluster.GroupResult `json:"groups"`
+		RankOrder *vcluster.RankOrder    `json:"rank_order"`
+	}
+	var cases []harnessCase
+	var want []vcluster.Manifest
+	for _, s := range specs {
+		s = s.WithDefaults()
+		res := &vcluster.Result{}
+		node := 0
+		for _, g := range s.Groups() {
+			gr := vcluster.GroupResult{Name: g.Name, ID: "id-" + g.Name, State: "CREATED", Strategy: g.Strategy}
+			for i := range g.Bundles {
+				gpu := i % 2
+				// Nodes in reverse rank order, so the unified cluster's order differs from its natural one.
+				gr.Bundles = append(gr.Bundles, vcluster.BundleResult{Index: i, NodeID: fmt.Sprintf("n%d", node/2), NodeIP: fmt.Sprintf("10.0.0.%d", node/2),
+					GPUID: &gpu, NVLinkDomain: "nvlink_domain_d" + fmt.Sprint(node/2), TopoRank: 9 - node/2, Port: 1400 + node})
+				node++
+			}
+			res.Groups = append(res.Groups, gr)
+		}
+		p, issues := vcluster.NewPlacement(s, res)
+		if vcluster.HasError(issues) {
+			t.Fatalf("%s: %v", s.Name, issues)
+		}
+		template := vcluster.NewManifest(s, "owner", "test", vcluster.Placement{})
+		req := s.Request(vcluster.ActionCreate).Owned(s, "owner", false, &template)
+		cases = append(cases, harnessCase{Own: *req.Ownership, Groups: res.Groups, RankOrder: req.RankOrder})
+		want = append(want, vcluster.NewManifest(s, "owner", "test", p))
+	}
+	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "cases": cases})
+	out := runDriverHarness(t, py, input, `
+spec = json.loads(sys.stdin.read())
+run = Run()
+run.c = spec["contract"]
+print(json.dumps([placed_record(run, c["own"], c["groups"], None, c["rank_order"]) for c in spec["cases"]]))
+`)
+	var got []vcluster.Manifest
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(want) {
+		t.Fatalf("driver output %s: %v", out, err)
+	}
+	for i := range want {
+		got[i].CreatedAt, got[i].UpdatedAt = "", ""
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("%s:\ndriver %+v\n    Go %+v", specs[i].Name, got[i], want[i])
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -142,7 +143,7 @@ func FuzzDriverEntrypoint(f *testing.F) {
 		if rt <= 0 {
 			t.Fatalf("readyTimeout(%q) = %s, want > 0", ready, rt)
 		}
-		for _, action := range []string{driver.ActionCreate, driver.ActionDelete, driver.ActionInspect} {
+		for _, action := range []string{vcluster.ActionCreate, vcluster.ActionDelete, vcluster.ActionInspect} {
 			ds := spec.Request(action)
 			if len(ds.Groups) != len(groups) {
 				t.Fatalf("%s: driver spec has %d groups, the cluster %d", action, len(ds.Groups), len(groups))
@@ -165,7 +166,7 @@ func FuzzDriverEntrypoint(f *testing.F) {
 	})
 }
 
-func checkEntrypoint(t *testing.T, action, ep string, ds driver.Spec) {
+func checkEntrypoint(t *testing.T, action, ep string, ds vcluster.Request) {
 	t.Helper()
 	sub := safeEntrypoint.FindStringSubmatch(ep)
 	if sub == nil {
@@ -174,11 +175,11 @@ func checkEntrypoint(t *testing.T, action, ep string, ds driver.Spec) {
 	if sub[1] != refBootstrap {
 		t.Fatalf("%s: the bootstrap depends on the input", action)
 	}
-	raw, err := driver.DecodeSpecArg(sub[2])
+	raw, err := drivertest.DecodeSpecArg(sub[2])
 	if err != nil {
 		t.Fatalf("%s: spec argument is not base64: %v", action, err)
 	}
-	var got driver.Spec
+	var got vcluster.Request
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatalf("%s: spec argument is not the JSON of a spec: %v", action, err)
 	}
@@ -214,7 +215,7 @@ func TestDriverEntrypointSeeds(t *testing.T) {
 	if !known || d.HasError() {
 		t.Fatalf("clusterSpec: known=%v %v", known, d)
 	}
-	ds := spec.Request(driver.ActionCreate)
+	ds := spec.Request(vcluster.ActionCreate)
 	ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, ds)
 	if err != nil {
 		t.Fatal(err)
@@ -222,5 +223,5 @@ func TestDriverEntrypointSeeds(t *testing.T) {
 	if strings.Contains(ep, "touch") || strings.Contains(ep, "$(id)") {
 		t.Fatal("user input in the entrypoint")
 	}
-	checkEntrypoint(t, driver.ActionCreate, ep, ds)
+	checkEntrypoint(t, vcluster.ActionCreate, ep, ds)
 }

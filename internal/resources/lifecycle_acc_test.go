@@ -402,15 +402,7 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	acctest.PreCheck(t)
 	name := acctest.Name("import")
-	t.Cleanup(func() {
-		if groups, _ := acctest.LiveGroups(context.Background(), acctest.Client(t), name); len(groups) > 0 {
-			var names []string
-			for _, g := range groups {
-				names = append(names, g.Name)
-			}
-			acctest.RemoveGroupsOutOfBand(t, names...)
-		}
-	})
+	removeGroupsAtCleanup(t, name)
 	first := acctest.NewWorkDir(t, plainConfig(name))
 	first.MustRun("apply", "-auto-approve")
 	var ids map[string]string
@@ -496,5 +488,20 @@ resource "ray_virtual_cluster" "t" {
 			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
 			checkBundleNodesInRay(t, name, []int{2, 2}, &selected),
 		),
+	})
+}
+
+// removeGroupsAtCleanup removes, out of band, whatever groups of cluster
+// name a test that runs its own working directories leaves behind.
+func removeGroupsAtCleanup(t *testing.T, name string) {
+	t.Helper()
+	t.Cleanup(func() {
+		if groups, _ := acctest.LiveGroups(context.Background(), acctest.Client(t), name); len(groups) > 0 {
+			var names []string
+			for _, g := range groups {
+				names = append(names, g.Name)
+			}
+			acctest.RemoveGroupsOutOfBand(t, names...)
+		}
 	})
 }

@@ -269,11 +269,9 @@ func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []raycl
 // liveProblems lists, per recorded group, why it is not usable as recorded:
 // missing, recreated, not CREATED, or with bundles on other nodes.
 func liveProblems(rec *vcluster.Manifest, live []rayclient.PlacementGroup) []string {
-	byID := make(map[string]rayclient.PlacementGroup, len(live))
-	byName := make(map[string]rayclient.PlacementGroup, len(live))
+	byName := make(map[string][]rayclient.PlacementGroup, len(live))
 	for _, g := range live {
-		byID[g.PlacementGroupID] = g
-		byName[g.Name] = g
+		byName[g.Name] = append(byName[g.Name], g)
 	}
 	recordedNode := map[string]map[int]string{}
 	for _, b := range rec.Bundles {
@@ -288,32 +286,34 @@ func liveProblems(rec *vcluster.Manifest, live []rayclient.PlacementGroup) []str
 			problems = append(problems, fmt.Sprintf("%s is being created: the owner's apply has not finished", rg.Name))
 			continue
 		}
-		g, ok := byID[rg.ID]
-		if !ok {
-			if other, found := byName[rg.Name]; found {
-				problems = append(problems, fmt.Sprintf("%s was recreated outside Terraform: its id is %s, the record says %s",
-					rg.Name, other.PlacementGroupID, rg.ID))
-			} else {
-				problems = append(problems, fmt.Sprintf("%s (id %s) is missing: removed outside Terraform", rg.Name, rg.ID))
-			}
-			continue
-		}
-		switch g.State {
-		case rayclient.PlacementGroupStateCreated:
-		case rayclient.PlacementGroupStateRescheduling:
-			problems = append(problems, fmt.Sprintf("%s is %s: a node holding its bundles died and Ray is placing them again", rg.Name, g.State))
-			continue
-		default:
-			problems = append(problems, fmt.Sprintf("%s is %s, not %s", rg.Name, g.State, rayclient.PlacementGroupStateCreated))
-			continue
-		}
-		for _, b := range g.Bundles {
-			if want, ok := recordedNode[rg.Name][b.BundleIndex]; ok && b.NodeID != want {
-				problems = append(problems, fmt.Sprintf("%s bundle %d is on node %s, the record says %s", rg.Name, b.BundleIndex, b.NodeID, want))
-			}
-		}
+		_, mismatches := vcluster.MatchRecorded(vcluster.RecordedGroup{ID: rg.ID, BundleCount: rg.BundleCount, BundleNodes: recordedNode[rg.Name]}, byName[rg.Name])
+		problems = append(problems, describeMismatches(rg, mismatches)...)
 	}
 	return problems
+}
+
+// describeMismatches words the ways a recorded group differs from Ray's: a
+// group that is gone, recreated or not CREATED says only that.
+func describeMismatches(rg vcluster.ManifestGroup, mismatches []vcluster.LiveMismatch) []string {
+	var out []string
+	for _, m := range mismatches {
+		switch m.Kind {
+		case vcluster.MismatchMissing:
+			return []string{fmt.Sprintf("%s (id %s) is missing: removed outside Terraform", rg.Name, rg.ID)}
+		case vcluster.MismatchRecreated:
+			return []string{fmt.Sprintf("%s was recreated outside Terraform: its id is %s, the record says %s", rg.Name, m.LiveID, rg.ID)}
+		case vcluster.MismatchState:
+			if m.State == rayclient.PlacementGroupStateRescheduling {
+				return []string{fmt.Sprintf("%s is %s: a node holding its bundles died and Ray is placing them again", rg.Name, m.State)}
+			}
+			return []string{fmt.Sprintf("%s is %s, not %s", rg.Name, m.State, rayclient.PlacementGroupStateCreated)}
+		case vcluster.MismatchBundleCount:
+			out = append(out, fmt.Sprintf("%s has %d bundles, the record says %d", rg.Name, m.BundleCount, rg.BundleCount))
+		case vcluster.MismatchMoved:
+			out = append(out, fmt.Sprintf("%s bundle %d is on node %s, the record says %s", rg.Name, m.Bundle, m.To, m.From))
+		}
+	}
+	return out
 }
 
 // dataModelFromRecord is the data source's value for a checked record.

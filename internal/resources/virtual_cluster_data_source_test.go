@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,7 +104,7 @@ func TestVirtualClusterDataSourceErrors(t *testing.T) {
 		}, []string{"Virtual cluster not found", `"train-node0" (CREATED)`, "terraform import"}},
 		{"newer schema", func(rec **vcluster.Manifest, _ **vcluster.Tombstone, _ *[]rayclient.PlacementGroup) {
 			(*rec).SchemaVersion = vcluster.ManifestSchemaVersion + 1
-		}, []string{"too new", "schema_version 2", "upgrade"}},
+		}, []string{"too new", fmt.Sprintf("schema_version %d", vcluster.ManifestSchemaVersion+1), "upgrade"}},
 		{"unreadable", func(rec **vcluster.Manifest, _ **vcluster.Tombstone, _ *[]rayclient.PlacementGroup) {
 			*rec = &vcluster.Manifest{}
 		}, []string{"unreadable", "not a cluster record"}},

@@ -3,6 +3,8 @@ package resources
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -10,9 +12,12 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-// readImported rebuilds the configuration attributes of an imported cluster
-// from the groups Ray holds, then probes them like a create would. It returns
-// false (with an error) when Ray has no group of that name.
+// readImported restores the configuration attributes of an imported
+// cluster from its record in Ray's KV (every declared argument, schema
+// version 2), or, for groups without such a record, rebuilds what it can
+// from the groups Ray holds and warns about the rest; then it probes the
+// groups like a create would. It returns false (with an error) when the
+// import id names no cluster.
 func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClusterModel, diags *diag.Diagnostics) bool {
 	name := m.Name.ValueString()
 	live, err := r.data.Live.Groups(ctx)
@@ -28,10 +33,31 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 			counts = append(counts, int(c))
 		}
 	}
+	id := importID(name, counts, m)
+	read, err := r.runDriver(ctx, vcluster.ReadRequest(m.Namespace.ValueString(), name))
+	if err == nil {
+		err = read.Err()
+	}
+	if err != nil {
+		diags.AddError("Cannot read the virtual cluster's record for import", err.Error())
+		return false
+	}
+	rec := read.Record
+	if rec != nil && rec.Name != name { // not a record this provider wrote for the name
+		rec = nil
+	}
+	var unrecovered []string
+	var declared vcluster.Spec
+	if rec != nil {
+		declared, unrecovered = rec.DeclaredSpec()
+		if counts == nil {
+			counts = declared.BundleCtPerNode
+		}
+	}
 	spec, found, err := vcluster.InferSpec(name, live, counts)
 	if !found {
-		diags.AddError("Nothing to import", fmt.Sprintf("Ray has no live placement group named %q or %q.",
-			vcluster.UnifiedGroupName(name), name+"-node<i>"))
+		diags.AddError("Nothing to import", fmt.Sprintf("The import id %q names no virtual cluster: Ray has no live placement group named %q or %q "+
+			"in namespace %s.", id, vcluster.UnifiedGroupName(name), name+"-node<i>", m.Namespace.ValueString()))
 		return false
 	}
 	if err != nil {
@@ -41,11 +67,44 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	spec.Namespace = m.Namespace.ValueString()
 	spec.InferNative(live)
 	spec.Topology = sourceOrDefault(r.data.TopologyLabels)
+	switch {
+	case rec != nil && rec.HasDeclaration():
+		inferred := spec
+		spec = declared
+		spec.Namespace = inferred.Namespace
+		spec.BundleCtPerNode = inferred.BundleCtPerNode // the id's split, when it gave one
+		if declared.Topology == (vcluster.TopologySource{}) {
+			spec.Topology = inferred.Topology
+		}
+	case rec != nil: // a version 1 record: its fields, the rest from Ray
+		spec.UseGPUs, spec.NumGPUsPerNode, spec.MaxColocatedWorkerGroups = declared.UseGPUs, declared.NumGPUsPerNode, declared.MaxColocatedWorkerGroups
+		spec.Strategy, spec.Ports = declared.Strategy, declared.Ports
+	default:
+		unrecovered = []string{vcluster.AttrNumGPUsPerNode, vcluster.AttrSegmentSize, vcluster.AttrPortRangeLow, vcluster.AttrPortRangeHigh,
+			vcluster.AttrSelectNodes, vcluster.AttrPinning, vcluster.AttrSelectedNodeIDs, vcluster.AttrExcludeNodeIDs, vcluster.AttrReadyTimeout,
+			vcluster.AttrTopologyLabels}
+		if spec.UseUnifiedPG && len(counts) == 0 {
+			unrecovered = append([]string{vcluster.AttrBundleCtPerNodeList}, unrecovered...)
+		}
+	}
 	m.ID = types.StringValue(name)
 	setConfigFromSpec(ctx, m, spec, diags)
 	m.TopologyLabels = topologyLabelsObject(r.data.TopologyLabels)
+	if rec.HasDeclaration() && rec.TopologyLabels != nil {
+		m.TopologyLabels = topologyLabelsObject(rec.TopologyLabels)
+	}
 	if diags.HasError() {
 		return false
+	}
+	if len(unrecovered) > 0 {
+		why := "Ray's internal KV has no record of it (its groups were made outside this provider)"
+		if rec != nil {
+			why = fmt.Sprintf("its record in Ray's KV has schema version %d, which does not keep them", rec.SchemaVersion)
+		}
+		diags.AddWarning("Import could not recover every argument",
+			fmt.Sprintf("%q was imported from its placement groups because %s. These arguments were set to their defaults or to "+
+				"what Ray reports, not necessarily to what was declared: %s. Compare the next plan with your configuration; "+
+				"the record this import writes keeps them from now on.", name, why, strings.Join(unrecovered, ", ")))
 	}
 	owner, err := vcluster.NewOwnerToken()
 	if err != nil {
@@ -73,4 +132,16 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 				vcluster.OwnerPrefix(owner), res.PreviousOwner.Describe()))
 	}
 	return !diags.HasError()
+}
+
+// importID is the import id as the user gave it.
+func importID(name string, counts []int, m *virtualClusterModel) string {
+	if m.BundleCtPerNodeList.IsNull() {
+		return name
+	}
+	parts := make([]string, len(counts))
+	for i, c := range counts {
+		parts[i] = strconv.Itoa(c)
+	}
+	return name + ":" + strings.Join(parts, ",")
 }

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -122,6 +123,13 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 	spec.Ports = topology.PortRange{Low: int(m.PortRangeLow.ValueInt64()), High: int(m.PortRangeHigh.ValueInt64())}
 	spec.Namespace = m.Namespace.ValueString()
 	spec.ReadyTimeout = readyTimeout(m)
+	if !m.ReadyTimeout.IsNull() && !m.ReadyTimeout.IsUnknown() {
+		spec.ReadyTimeoutText = m.ReadyTimeout.ValueString()
+	}
+	if !m.ExcludeNodeIDs.IsNull() && !m.ExcludeNodeIDs.IsUnknown() {
+		diags.Append(m.ExcludeNodeIDs.ElementsAs(ctx, &spec.ExcludeNodeIDs, false)...)
+		slices.Sort(spec.ExcludeNodeIDs)
+	}
 	spec.SelectNodes = boolOr(m.SelectNodes, def.SelectNodes)
 	spec.Pinning = m.Pinning.ValueString()
 	labels, d := TopologyLabelsFromObject(ctx, m.TopologyLabels)
@@ -196,10 +204,21 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluste
 	m.PortRangeLow = types.Int64Value(int64(spec.Ports.Low))
 	m.PortRangeHigh = types.Int64Value(int64(spec.Ports.High))
 	m.ReadyTimeout = types.StringValue(vcluster.DefaultReadyTimeoutText)
-	m.SelectNodes = types.BoolValue(false)
-	m.Pinning = types.StringValue(vcluster.DefaultPinning)
+	if spec.ReadyTimeoutText != "" {
+		m.ReadyTimeout = types.StringValue(spec.ReadyTimeoutText)
+	}
+	m.SelectNodes = types.BoolValue(spec.SelectNodes)
+	m.Pinning = types.StringValue(spec.Pinning)
 	m.ExcludeNodeIDs = types.SetNull(types.StringType)
+	if spec.ExcludeNodeIDs != nil {
+		m.ExcludeNodeIDs, d = types.SetValueFrom(ctx, types.StringType, spec.ExcludeNodeIDs)
+		diags.Append(d...)
+	}
 	m.SelectedNodeIDs = types.ListNull(types.StringType)
+	if spec.SelectedNodeIDs != nil {
+		m.SelectedNodeIDs, d = types.ListValueFrom(ctx, types.StringType, spec.SelectedNodeIDs)
+		diags.Append(d...)
+	}
 	m.NodeLabelSelectors = types.ListNull(selectorType)
 	if spec.NodeLabelSelectors != nil {
 		m.NodeLabelSelectors, d = types.ListValueFrom(ctx, selectorType, spec.NodeLabelSelectors)

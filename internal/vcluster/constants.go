@@ -101,24 +101,42 @@ const (
 	driverProbeBatch        = 256 // nodes probed at once (one task each in flight)
 	driverMinProbeSeconds   = 60
 	driverRemoveWaitSeconds = 60
+	// A group removed while a create waits for it is created again at most
+	// this often; after that the removal is reported instead of fought.
+	driverMaxRecreates = 3
+	// A delete removes one name at most this often (a name resolves to one
+	// live group at a time; this stops one that keeps coming back).
+	driverMaxRemovalsPerName = 16
+	driverMinRemoveWait      = 10
+	driverGCSCallSeconds     = 30
+	driverProbeGPUFraction   = 0.01
 )
+
+// RequestVersion is the driver request format (Request.Version).
+const RequestVersion = 1
 
 // DriverContract is the contract constants every request carries.
 func DriverContract() Contract {
 	return Contract{
-		DomainPrefix:        topology.NVLinkDomainPrefix,
-		DomainUnknown:       topology.NVLinkDomainUnknown,
-		TopoRankKey:         topology.TopoRankKey,
-		TopoRankUnknown:     topology.TopoRankUnknown,
-		StateCreated:        rayclient.PlacementGroupStateCreated,
-		StateRemoved:        rayclient.PlacementGroupStateRemoved,
-		StateMissing:        StateMissing,
-		GroupResourceMarker: GroupResourceMarker,
-		PortTries:           driverPortTries,
-		PortRounds:          driverPortRounds,
-		ProbeBatch:          driverProbeBatch,
-		MinProbeSeconds:     driverMinProbeSeconds,
-		RemoveWaitSeconds:   driverRemoveWaitSeconds,
-		RankLabelDigits:     maxRankLabelDigits,
+		DomainPrefix:         topology.NVLinkDomainPrefix,
+		DomainUnknown:        topology.NVLinkDomainUnknown,
+		TopoRankKey:          topology.TopoRankKey,
+		TopoRankUnknown:      topology.TopoRankUnknown,
+		StateCreated:         rayclient.PlacementGroupStateCreated,
+		StateRemoved:         rayclient.PlacementGroupStateRemoved,
+		StateMissing:         StateMissing,
+		GroupResourceMarker:  GroupResourceMarker,
+		PortTries:            driverPortTries,
+		PortRounds:           driverPortRounds,
+		ProbeBatch:           driverProbeBatch,
+		MinProbeSeconds:      driverMinProbeSeconds,
+		RemoveWaitSeconds:    driverRemoveWaitSeconds,
+		RankLabelDigits:      maxRankLabelDigits,
+		AmountUnit:           AmountUnit,
+		MaxRecreates:         driverMaxRecreates,
+		MaxRemovalsPerName:   driverMaxRemovalsPerName,
+		MinRemoveWaitSeconds: driverMinRemoveWait,
+		GCSCallSeconds:       driverGCSCallSeconds,
+		ProbeGPUFraction:     driverProbeGPUFraction,
 	}
 }

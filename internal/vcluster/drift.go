@@ -2,7 +2,6 @@ package vcluster
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +13,8 @@ import (
 type RecordedGroup struct {
 	ID          string
 	BundleNodes map[int]string // bundle index -> node id it was probed on
+	// BundleCount is the number of bundles the group has (0: unknown).
+	BundleCount int
 }
 
 // GroupCheck is one wanted group compared with what Ray reports.
@@ -36,12 +37,13 @@ func CompareGroups(want []GroupRequest, recorded map[string]RecordedGroup, live 
 	out := make([]GroupCheck, 0, len(want))
 	for _, w := range want {
 		rec := recorded[w.Name]
-		got, ok := pickGroup(liveByName[w.Name], rec.ID)
-		if !ok {
+		rec.BundleCount = len(w.Bundles)
+		got, mismatches := MatchRecorded(rec, liveByName[w.Name])
+		if len(mismatches) > 0 && mismatches[0].Kind == MismatchMissing {
 			out = append(out, GroupCheck{Want: w, Drift: "removed outside Terraform"})
 			continue
 		}
-		out = append(out, GroupCheck{Want: w, Live: got, Found: true, Drift: groupDrift(w, got, rec)})
+		out = append(out, GroupCheck{Want: w, Live: got, Found: true, Drift: groupDrift(w, got, rec, mismatches)})
 	}
 	return out
 }
@@ -59,56 +61,35 @@ func pickGroup(candidates []rayclient.PlacementGroup, id string) (rayclient.Plac
 	return rayclient.PlacementGroup{}, false
 }
 
-// groupDrift describes how a live group differs from the wanted one.
-func groupDrift(want GroupRequest, got rayclient.PlacementGroup, rec RecordedGroup) string {
+// groupDrift words how a live group differs from the wanted one: the
+// mismatches of MatchRecorded, and bundles that reserve other amounts.
+func groupDrift(want GroupRequest, got rayclient.PlacementGroup, rec RecordedGroup, mismatches []LiveMismatch) string {
 	var parts []string
-	if rec.ID != "" && got.PlacementGroupID != rec.ID {
-		parts = append(parts, fmt.Sprintf("recreated outside Terraform (id %s, recorded %s)", got.PlacementGroupID, rec.ID))
+	for _, m := range mismatches {
+		switch m.Kind {
+		case MismatchRecreated:
+			parts = append(parts, fmt.Sprintf("recreated outside Terraform (id %s, recorded %s)", m.LiveID, rec.ID))
+		case MismatchState:
+			parts = append(parts, fmt.Sprintf("Ray reports state %s", m.State))
+		case MismatchBundleCount:
+			parts = append(parts, fmt.Sprintf("has %d bundles, the configuration wants %d", m.BundleCount, len(want.Bundles)))
+		}
 	}
-	if got.State != rayclient.PlacementGroupStateCreated {
-		parts = append(parts, fmt.Sprintf("Ray reports state %s", got.State))
-	}
-	if len(got.Bundles) != len(want.Bundles) {
-		parts = append(parts, fmt.Sprintf("has %d bundles, the configuration wants %d", len(got.Bundles), len(want.Bundles)))
-	} else {
+	if len(got.Bundles) == len(want.Bundles) {
 		for i, b := range got.Bundles {
-			if !sameResources(b.UnitResources, want.Bundles[i]) {
+			if !SameResources(b.UnitResources, want.Bundles[i]) {
 				parts = append(parts, fmt.Sprintf("bundle %d reserves %s, the configuration wants %s", i, FormatResources(b.UnitResources), FormatResources(want.Bundles[i])))
 				break
 			}
 		}
 	}
-	if rec.ID == "" || got.PlacementGroupID == rec.ID {
-		for _, b := range got.Bundles {
-			if was, ok := rec.BundleNodes[b.BundleIndex]; ok && b.NodeID != "" && b.NodeID != was {
-				parts = append(parts, fmt.Sprintf("bundle %d moved from node %s to node %s (its address, GPU id and port are stale)",
-					b.BundleIndex, ShortID(was), ShortID(b.NodeID)))
-				break
-			}
-		}
+	// The first bundle moved says enough.
+	if i := slices.IndexFunc(mismatches, func(m LiveMismatch) bool { return m.Kind == MismatchMoved }); i >= 0 {
+		m := mismatches[i]
+		parts = append(parts, fmt.Sprintf("bundle %d moved from node %s to node %s (its address, GPU id and port are stale)",
+			m.Bundle, ShortID(m.From), ShortID(m.To)))
 	}
 	return strings.Join(parts, "; ")
-}
-
-func sameResources(a, b map[string]float64) bool {
-	nonZero := func(m map[string]float64) int {
-		n := 0
-		for _, v := range m {
-			if v != 0 {
-				n++
-			}
-		}
-		return n
-	}
-	if nonZero(a) != nonZero(b) {
-		return false
-	}
-	for k, v := range b {
-		if v != 0 && math.Abs(a[k]-v) > 1e-9 {
-			return false
-		}
-	}
-	return true
 }
 
 // FormatResources renders a resource map with sorted keys.

@@ -34,7 +34,8 @@ func TestGroupDrift(t *testing.T) {
 	}{"moved", rayclient.PlacementGroup{PlacementGroupID: "a", State: "CREATED", Bundles: moved},
 		RecordedGroup{ID: "a", BundleNodes: map[int]string{0: "node-old"}}, "bundle 0 moved from node node-old to node node-new"})
 	for _, c := range cases {
-		got := groupDrift(want, c.got, c.rec)
+		c.got.Name = want.Name
+		got := CompareGroups([]GroupRequest{want}, map[string]RecordedGroup{want.Name: c.rec}, []rayclient.PlacementGroup{c.got})[0].Drift
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: drift %q, want %q", c.name, got, c.want)
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
@@ -15,8 +16,10 @@ import (
 const (
 	// KVNamespace is the internal-KV namespace of the records.
 	KVNamespace = "terraform-provider-ray"
-	// ManifestSchemaVersion is the record format written by this provider.
-	ManifestSchemaVersion = 1
+	// ManifestSchemaVersion is the record format written by this provider:
+	// 2 adds every declared argument (Manifest.Declared), so import can
+	// restore the declaration. Version 1 records still read.
+	ManifestSchemaVersion = 2
 	ownerTokenBytes       = 16
 	ownerPrefixLength     = 8
 )
@@ -45,7 +48,8 @@ func OwnerPrefix(owner string) string {
 	return owner
 }
 
-// Manifest is the record of one cluster (schema_version 1).
+// Manifest is the record of one cluster (schema_version 2; a version 1
+// record has no Declared fields).
 type Manifest struct {
 	SchemaVersion            int              `json:"schema_version"`
 	Name                     string           `json:"name"`
@@ -67,7 +71,31 @@ type Manifest struct {
 	MasterPort               int              `json:"master_port"`
 	PortRangeLow             int              `json:"port_range_low"`
 	PortRangeHigh            int              `json:"port_range_high"`
+	Declared
 }
+
+// Declared is what a configuration declared beyond the fields version 1
+// already recorded (with them, every argument of ray_virtual_cluster):
+// null where the configuration left an argument unset (an empty list stays
+// empty). Import restores a declaration from it.
+type Declared struct {
+	SegmentSize             *int                 `json:"segment_size"`
+	NodeResourceConstraints []map[string]float64 `json:"node_resource_constraints"`
+	ReadyTimeout            string               `json:"ready_timeout,omitempty"`
+	SelectNodes             bool                 `json:"select_nodes,omitempty"`
+	Pinning                 string               `json:"pinning,omitempty"`
+	SelectedNodeIDs         []string             `json:"selected_node_ids"`
+	ExcludeNodeIDs          []string             `json:"exclude_node_ids"`
+	NodeLabelSelectors      []map[string]string  `json:"node_label_selectors"`
+	TopologyStrategy        map[string]string    `json:"topology_strategy"`
+	TopologyLabels          *TopologySource      `json:"topology_labels,omitempty"`
+	// CapacityCheck is the capacity_check argument (issue 17.2).
+	CapacityCheck string `json:"capacity_check,omitempty"`
+}
+
+// HasDeclaration reports whether the record holds the declaration (schema
+// version 2 and later).
+func (m *Manifest) HasDeclaration() bool { return m != nil && m.SchemaVersion >= 2 }
 
 // ManifestGroup is one placement group of the record.
 type ManifestGroup struct {
@@ -114,6 +142,21 @@ func NewManifest(spec Spec, owner, providerVersion string, p Placement) Manifest
 		Groups: []ManifestGroup{}, Bundles: []ManifestBundle{}, SortedBundleIndices: p.SortedBundleIndices(),
 		MasterAddress: p.MasterAddress, MasterPort: p.MasterPort,
 		PortRangeLow: spec.Ports.Low, PortRangeHigh: spec.Ports.High,
+		Declared: Declared{
+			SegmentSize: spec.SegmentSize, SelectNodes: spec.SelectNodes, Pinning: spec.Pinning,
+			SelectedNodeIDs: spec.SelectedNodeIDs, ExcludeNodeIDs: spec.ExcludeNodeIDs,
+			NodeLabelSelectors: spec.NodeLabelSelectors, TopologyStrategy: spec.TopologyStrategy,
+			ReadyTimeout: spec.ReadyTimeoutText,
+		},
+	}
+	if spec.Topology != (TopologySource{}) {
+		m.TopologyLabels = &spec.Topology
+	}
+	if spec.NodeResourceConstraints != nil {
+		m.NodeResourceConstraints = make([]map[string]float64, len(spec.NodeResourceConstraints))
+		for i, c := range spec.NodeResourceConstraints {
+			m.NodeResourceConstraints[i] = c
+		}
 	}
 	placed := map[string]PlacedGroup{}
 	for _, g := range p.Groups {
@@ -175,6 +218,8 @@ func ReadRequest(ns, name string, groups ...string) Request {
 type OtherOwner struct {
 	Owner     string `json:"owner"`
 	CreatedAt string `json:"created_at"`
+	// HasRecord is false for groups without any record.
+	HasRecord bool `json:"has_record,omitempty"`
 }
 
 // Describe names the other owner for a message.
@@ -187,4 +232,37 @@ func (o OtherOwner) Describe() string {
 		s += ", created " + o.CreatedAt
 	}
 	return s + ")"
+}
+
+// DeclaredSpec is the declaration the record keeps, and the arguments it
+// does not keep (a version 1 record lacks everything in Declared).
+func (m *Manifest) DeclaredSpec() (spec Spec, unrecovered []string) {
+	spec = Spec{
+		Name: m.Name, Namespace: m.Namespace, BundleCtPerNode: append([]int{}, m.BundleCtPerNodeList...),
+		UseGPUs: m.UseGPUs, NumGPUsPerNode: m.NumGPUsPerNode, MaxColocatedWorkerGroups: m.MaxColocatedWorkerGroups,
+		Strategy: m.PlacementGroupStrategy, UseUnifiedPG: m.UseUnifiedPG,
+		Ports: topology.PortRange{Low: m.PortRangeLow, High: m.PortRangeHigh},
+	}
+	if !m.HasDeclaration() {
+		return spec, []string{AttrSegmentSize, AttrNodeResourceConstraints, AttrSelectNodes, AttrPinning, AttrSelectedNodeIDs,
+			AttrExcludeNodeIDs, AttrNodeLabelSelectors, AttrTopologyStrategy, AttrTopologyLabels, AttrReadyTimeout}
+	}
+	d := m.Declared
+	spec.SegmentSize, spec.SelectNodes, spec.Pinning = d.SegmentSize, d.SelectNodes, d.Pinning
+	spec.SelectedNodeIDs, spec.ExcludeNodeIDs = d.SelectedNodeIDs, d.ExcludeNodeIDs
+	spec.NodeLabelSelectors, spec.TopologyStrategy = d.NodeLabelSelectors, d.TopologyStrategy
+	spec.ReadyTimeoutText = d.ReadyTimeout
+	if t, err := time.ParseDuration(d.ReadyTimeout); err == nil {
+		spec.ReadyTimeout = t
+	}
+	if d.TopologyLabels != nil {
+		spec.Topology = *d.TopologyLabels
+	}
+	if d.NodeResourceConstraints != nil {
+		spec.NodeResourceConstraints = make([]topology.Resources, len(d.NodeResourceConstraints))
+		for i, c := range d.NodeResourceConstraints {
+			spec.NodeResourceConstraints[i] = c
+		}
+	}
+	return spec, nil
 }

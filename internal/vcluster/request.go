@@ -14,6 +14,9 @@ import (
 // Request is the driver's input: every field is filled by NewRequest, and
 // driver.py applies no default of its own.
 type Request struct {
+	// Version is the request format (RequestVersion), the one value
+	// driver.py checks besides the fields' types.
+	Version int `json:"version"`
 	// Action is one of ActionCreate, ActionDelete, ActionInspect.
 	Action string `json:"action"`
 	// Namespace is the Ray namespace the named groups live in.
@@ -91,6 +94,19 @@ type Contract struct {
 	MinProbeSeconds     int    `json:"min_probe_seconds"`
 	RemoveWaitSeconds   int    `json:"remove_wait_seconds"`
 	RankLabelDigits     int    `json:"rank_label_digits"`
+	// AmountUnit is Ray's resource amount resolution (SameAmount).
+	AmountUnit float64 `json:"amount_unit"`
+	// MaxRecreates bounds how often a create makes a group again that was
+	// removed while it waited; MaxRemovalsPerName how often a delete removes
+	// a name that keeps coming back.
+	MaxRecreates       int `json:"max_recreates"`
+	MaxRemovalsPerName int `json:"max_removals_per_name"`
+	// MinRemoveWaitSeconds is the least a delete waits for one group's
+	// removal; GCSCallSeconds bounds one direct GCS call; ProbeGPUFraction is
+	// the GPU share a probe task takes to learn its bundle's GPU id.
+	MinRemoveWaitSeconds int     `json:"min_remove_wait_seconds"`
+	GCSCallSeconds       int     `json:"gcs_call_seconds"`
+	ProbeGPUFraction     float64 `json:"probe_gpu_fraction"`
 }
 
 // NewRequest builds a complete request for groups (names only are needed
@@ -109,6 +125,7 @@ func NewRequest(action, namespace string, groups []GroupRequest, useGPUs bool, p
 		ports.High = DefaultPorts.High
 	}
 	req := Request{
+		Version:             RequestVersion,
 		Action:              action,
 		Namespace:           namespace,
 		ReadyTimeoutSeconds: int(math.Max(1, math.Ceil(ready.Seconds()))),
@@ -165,6 +182,9 @@ func (s Spec) Request(action string) Request {
 // Validate checks that the request is complete and well-formed before it is
 // submitted: the driver trusts it. Spec.Validate holds the user-facing rules.
 func (r Request) Validate() error {
+	if r.Version != RequestVersion {
+		return fmt.Errorf("driver request: version %d, want %d; build requests with vcluster.NewRequest", r.Version, RequestVersion)
+	}
 	switch r.Action {
 	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead:
 	default:
@@ -276,10 +296,21 @@ type Result struct {
 	RunID string `json:"run_id,omitempty"`
 }
 
-// ResultError is the driver's error report.
+// ResultError is the driver's error report: a kind, and a code with the
+// facts Go words the message from (Describe; Result.WordError fills
+// Message).
 type ResultError struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind    string     `json:"kind"`
+	Code    string     `json:"code,omitempty"`
+	Facts   ErrorFacts `json:"facts"`
+	Message string     `json:"message,omitempty"`
+}
+
+// WordError fills the message of a failed result from its code and facts.
+func (r *Result) WordError() {
+	if r != nil && r.Error != nil && r.Error.Message == "" {
+		r.Error.Message = r.Error.Describe(r.Removed)
+	}
 }
 
 // NodeView is one alive node's resources as the driver saw them.

@@ -34,6 +34,12 @@ type Spec struct {
 	Namespace string
 	// ReadyTimeout bounds the wait for placement; 0 means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// ReadyTimeoutText is ready_timeout as declared ("" when unset), kept
+	// in the record so that import restores it verbatim.
+	ReadyTimeoutText string
+	// ExcludeNodeIDs are the nodes select_nodes may not choose (nil when
+	// unset); only the choice at create reads them.
+	ExcludeNodeIDs []string
 	// SelectNodes makes the cluster choose its nodes (ChooseNodes) at
 	// create; SelectedNodeIDs and SelectedNodeDomains then hold the choice,
 	// one per logical node, and Pinning how bundles are held to it.
@@ -81,6 +87,8 @@ const (
 	AttrSelectedNodeIDs          = "selected_node_ids"
 	AttrNodeLabelSelectors       = "node_label_selectors"
 	AttrTopologyStrategy         = "topology_strategy"
+	AttrExcludeNodeIDs           = "exclude_node_ids"
+	AttrReadyTimeout             = "ready_timeout"
 )
 
 // InvalidStrategySummary is the summary of a placement_group_strategy

@@ -4,6 +4,7 @@ import pytest
 from fakes import record_doc
 
 from raytf_attach import RecordInvalidError, UnsupportedSchemaVersionError, parse_record, record_key
+from raytf_attach.record import SCHEMA_VERSION
 
 
 def parse(doc):
@@ -33,8 +34,8 @@ def test_unknown_keys_ignored_and_null_gpu_ids():
 
 def test_newer_schema_version_is_refused():
     doc = record_doc()
-    doc["schema_version"] = 2
-    with pytest.raises(UnsupportedSchemaVersionError, match="schema_version 2 is newer"):
+    doc["schema_version"] = SCHEMA_VERSION + 1
+    with pytest.raises(UnsupportedSchemaVersionError, match=f"schema_version {SCHEMA_VERSION + 1} is newer"):
         parse(doc)
 
 
@@ -73,3 +74,15 @@ def test_team_note_example_shape():
     rec = parse_record(raw)
     assert rec.master_port == rec.bundles[0].port == 1423
     assert [g.node_index for g in rec.groups] == [0, 1]
+
+
+def test_reads_v1_and_v2_records():
+    # testdata/record_v2.json is record_v1.json with the declaration schema 2
+    # adds; internal/vcluster reads the same two files (TestManifestVersions).
+    from pathlib import Path
+
+    v1 = parse_record((Path(__file__).parent / "testdata" / "record_v1.json").read_bytes())
+    v2 = parse_record((Path(__file__).parent / "testdata" / "record_v2.json").read_bytes())
+    assert (v1.schema_version, v2.schema_version) == (1, 2)
+    assert v2.bundles == v1.bundles and v2.groups == v1.groups
+    assert v1.segment_size is None and v2.segment_size == 2

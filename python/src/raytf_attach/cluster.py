@@ -80,28 +80,75 @@ def attach(
     return attached_class()(record, live, ray_layer, probe_timeout_s)
 
 
+def live_mismatches(
+    recorded_id: str, bundle_count: int, bundle_nodes: dict, found: Optional[LiveGroup]
+) -> list[tuple]:
+    """How a live group differs from its record, the provider's rule
+    (internal/vcluster/match.go MatchRecorded; vectors in
+    tests/testdata/live_match.json): ("missing",), ("recreated", live id),
+    ("state", state), ("bundle_count", live count), ("moved", bundle, from, to)."""
+    if found is None:
+        return [("missing",)]
+    out: list[tuple] = []
+    recreated = bool(recorded_id) and found.id != recorded_id
+    if recreated:
+        out.append(("recreated", found.id))
+    if found.state != STATE_CREATED:
+        out.append(("state", found.state))
+    if bundle_count > 0 and found.bundle_count != bundle_count:
+        out.append(("bundle_count", found.bundle_count))
+    if not recreated:
+        for i in sorted(found.bundle_nodes):
+            was, now = bundle_nodes.get(i), found.bundle_nodes[i]
+            if was and now and now != was:
+                out.append(("moved", i, was, now))
+    return out
+
+
 def _verify_groups(record: ClusterRecord, layer: Any, ready_timeout_s: float, where: str) -> list[LiveGroup]:
+    recorded_nodes: dict = {g.name: {} for g in record.groups}
+    rank_of = {}
+    for b in record.bundles:
+        recorded_nodes[b.placement_group][b.bundle_index] = b.node_id
+        rank_of[(b.placement_group, b.bundle_index)] = b.rank
     live: list[LiveGroup] = []
+    found_all = []
     for g in record.groups:
         found = layer.find_group(g.name, record.namespace)
-        if found is None:
-            raise GroupMissingError(
-                f"{where}: placement group {g.name!r} (id {g.id}) no longer exists in Ray namespace "
-                f"{record.namespace!r}; it was removed outside Terraform, run `terraform apply` to recreate it"
-            )
-        if found.id != g.id:
-            raise GroupIdMismatchError(
-                f"{where}: placement group {g.name!r} has id {found.id} but Terraform created {g.id}; "
-                "it was recreated outside Terraform, so the recorded placement does not describe it. "
-                "Run `terraform apply` (or remove the foreign group) before attaching"
-            )
-        if found.bundle_count and found.bundle_count != g.bundle_count:
-            raise RecordInvalidError(
-                f"{where}: group {g.name!r} has {found.bundle_count} bundles, the record says {g.bundle_count}"
-            )
+        found_all.append((g, found, live_mismatches(g.id, g.bundle_count, recorded_nodes[g.name], found)))
+    for g, found, mismatches in found_all:
+        for m in mismatches:
+            if m[0] == "missing":
+                raise GroupMissingError(
+                    f"{where}: placement group {g.name!r} (id {g.id}) no longer exists in Ray namespace "
+                    f"{record.namespace!r}; it was removed outside Terraform, run `terraform apply` to recreate it"
+                )
+            if m[0] == "recreated":
+                raise GroupIdMismatchError(
+                    f"{where}: placement group {g.name!r} has id {m[1]} but Terraform created {g.id}; "
+                    "it was recreated outside Terraform, so the recorded placement does not describe it. "
+                    "Run `terraform apply` (or remove the foreign group) before attaching"
+                )
+            if m[0] == "bundle_count":
+                raise RecordInvalidError(f"{where}: group {g.name!r} has {m[1]} bundles, the record says {g.bundle_count}")
         live.append(found)
-    _require_created(live, where)
-    _require_same_nodes(record, live, where)
+    bad = [f"{g.name} ({m[1]})" for g, _, ms in found_all for m in ms if m[0] == "state"]
+    if bad:
+        raise GroupNotReadyError(
+            f"{where}: placement group(s) not ready: {', '.join(bad)}; RESCHEDULING means Ray is moving "
+            "bundles after a node failure, PENDING that resources are not free yet; retry later"
+        )
+    moved = [
+        f"rank {rank_of.get((g.name, m[1]))} ({g.name}[{m[1]}]) {m[2][:12]} -> {m[3][:12]}"
+        for g, _, ms in found_all
+        for m in ms
+        if m[0] == "moved"
+    ]
+    if moved:
+        raise PlacementChangedError(
+            f"{where}: Ray moved bundles since Terraform recorded them ({'; '.join(moved)}), so the recorded "
+            "rank order, GPU ids and ports are stale; run `terraform apply` to refresh the record"
+        )
     ready = layer.wait_ready([g.handle for g in live], ready_timeout_s)
     late = [g.name for g, ok in zip(live, ready) if not ok]
     if late:
@@ -110,29 +157,6 @@ def _verify_groups(record: ClusterRecord, layer: Any, ready_timeout_s: float, wh
             "Ray may be rescheduling them after a node failure, retry later"
         )
     return live
-
-
-def _require_created(live: list[LiveGroup], where: str) -> None:
-    bad = [f"{g.name} ({g.state})" for g in live if g.state != STATE_CREATED]
-    if bad:
-        raise GroupNotReadyError(
-            f"{where}: placement group(s) not ready: {', '.join(bad)}; RESCHEDULING means Ray is moving "
-            "bundles after a node failure, PENDING that resources are not free yet; retry later"
-        )
-
-
-def _require_same_nodes(record: ClusterRecord, live: list[LiveGroup], where: str) -> None:
-    nodes = {g.name: lg.bundle_nodes for g, lg in zip(record.groups, live)}
-    moved = []
-    for b in record.bundles:
-        now = nodes[b.placement_group].get(b.bundle_index)
-        if now and b.node_id and now != b.node_id:
-            moved.append(f"rank {b.rank} ({b.placement_group}[{b.bundle_index}]) {b.node_id[:12]} -> {now[:12]}")
-    if moved:
-        raise PlacementChangedError(
-            f"{where}: Ray moved bundles since Terraform recorded them ({'; '.join(moved)}), so the recorded "
-            "rank order, GPU ids and ports are stale; run `terraform apply` to refresh the record"
-        )
 
 
 class AttachedVirtualCluster:

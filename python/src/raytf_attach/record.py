@@ -17,7 +17,10 @@ KV_NAMESPACE = "terraform-provider-ray"
 DEFAULT_NAMESPACE = "terraform-ray"
 # Ray's state of a placed group (the state API's and ray.util's word).
 STATE_CREATED = "CREATED"
-SCHEMA_VERSION = 1
+# 2 adds every declared argument of the resource (select_nodes, pinning,
+# exclude_node_ids, ...: what `terraform import` restores); version 1 records
+# still read, and readers ignore the keys they do not use.
+SCHEMA_VERSION = 2
 
 
 def record_key(namespace: str, name: str) -> bytes:
@@ -70,7 +73,7 @@ class ClusterRecord:
     master_port: int
     port_range_low: int
     port_range_high: int
-    # Optional in schema 1: present when the resource sets them.
+    # Optional: present when the resource sets them (schema 2 keeps every declared argument).
     segment_size: Optional[int] = None
     node_resource_constraints: Optional[tuple[dict, ...]] = None
 

@@ -1,0 +1,201 @@
+package vcluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The driver reports a failure as facts (ResultError.Code and Facts); Go
+// writes every sentence a user reads from them (Describe).
+
+// Codes of ResultError.
+const (
+	CodeNoRequest           = "no_request"
+	CodeUndecodable         = "undecodable"
+	CodeRequestField        = "request_field"
+	CodeRequestVersion      = "request_version"
+	CodeGroupsExist         = "groups_exist"
+	CodeGroupsDiffer        = "groups_differ"
+	CodeTakenOver           = "taken_over"
+	CodeRecordTaken         = "record_taken"
+	CodeReplacedDuringWait  = "replaced_during_wait"
+	CodeCreatedConcurrently = "created_concurrently"
+	CodeNotReady            = "not_ready"
+	CodeNotRemoved          = "not_removed"
+	CodeProbeTimeout        = "probe_timeout"
+	CodeProbeFailed         = "probe_failed"
+	CodeNoFreePort          = "no_free_port"
+	CodeGCSStatus           = "gcs_status"
+	CodeStopped             = "stopped"
+	CodeInterrupted         = "interrupted"
+	CodeException           = "exception"
+)
+
+// ErrorFacts are the values of a driver failure; which are set depends on
+// the code.
+type ErrorFacts struct {
+	Field       string            `json:"field,omitempty"`
+	Want        string            `json:"want,omitempty"`
+	Detail      string            `json:"detail,omitempty"`
+	Type        string            `json:"type,omitempty"`
+	Version     int               `json:"version,omitempty"`
+	Reads       int               `json:"reads,omitempty"`
+	Cluster     string            `json:"cluster,omitempty"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Key         string            `json:"key,omitempty"`
+	Other       *OtherOwner       `json:"other,omitempty"`
+	Group       string            `json:"group,omitempty"`
+	Differences []GroupDifference `json:"differences,omitempty"`
+	Groups      []GroupConflict   `json:"groups,omitempty"`
+	Late        int               `json:"late,omitempty"`
+	Total       int               `json:"total,omitempty"`
+	Seconds     float64           `json:"seconds,omitempty"`
+	Infeasible  bool              `json:"infeasible,omitempty"`
+	Tasks       int               `json:"tasks,omitempty"`
+	Low         int               `json:"low,omitempty"`
+	High        int               `json:"high,omitempty"`
+	Tries       int               `json:"tries,omitempty"`
+	Rounds      int               `json:"rounds,omitempty"`
+	Status      int               `json:"status,omitempty"`
+	Signal      int               `json:"signal,omitempty"`
+}
+
+// GroupConflict is an existing group that differs from the wanted one.
+type GroupConflict struct {
+	Group       string            `json:"group"`
+	Differences []GroupDifference `json:"differences"`
+}
+
+// GroupDifference is one way an existing group differs: its strategy, its
+// bundle count, one bundle's resources, or its lifetime (not detached).
+type GroupDifference struct {
+	Field         string             `json:"field"`
+	Have          json.RawMessage    `json:"have,omitempty"`
+	Want          json.RawMessage    `json:"want,omitempty"`
+	Index         int                `json:"index,omitempty"`
+	HaveResources map[string]float64 `json:"have_resources,omitempty"`
+	WantResources map[string]float64 `json:"want_resources,omitempty"`
+}
+
+// Describe words one difference.
+func (d GroupDifference) Describe() string {
+	raw := func(m json.RawMessage) string {
+		var s string
+		if json.Unmarshal(m, &s) == nil {
+			return s
+		}
+		return string(m)
+	}
+	switch d.Field {
+	case "strategy":
+		return fmt.Sprintf("strategy %s (want %s)", raw(d.Have), raw(d.Want))
+	case "bundle_count":
+		return fmt.Sprintf("%s bundles (want %s)", raw(d.Have), raw(d.Want))
+	case "bundle":
+		return fmt.Sprintf("bundle %d %s (want %s)", d.Index, FormatResources(d.HaveResources), FormatResources(d.WantResources))
+	case "lifetime":
+		return "lifetime (existing group is not detached and dies with its creator)"
+	}
+	return d.Field
+}
+
+func describeDifferences(ds []GroupDifference) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.Describe()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeCreatedBy says who made groups that already exist.
+func describeCreatedBy(o *OtherOwner) string {
+	switch {
+	case o == nil || !o.HasRecord:
+		return "created outside this provider, no ownership record"
+	case o.CreatedAt == "":
+		return "created at an unknown time"
+	}
+	return "created " + o.CreatedAt
+}
+
+func describeOther(o *OtherOwner) string {
+	if o == nil {
+		return OtherOwner{}.Describe()
+	}
+	return o.Describe()
+}
+
+// Describe words the driver's failure; removed lists the groups the failed
+// run created and removed again.
+func (e ResultError) Describe(removed []string) string {
+	f := e.Facts
+	var msg string
+	switch e.Code {
+	case CodeNoRequest:
+		msg = "missing request argument"
+	case CodeUndecodable:
+		msg = "the request is not base64-encoded zlib-compressed JSON: " + f.Detail
+	case CodeRequestField:
+		if f.Field == "request" {
+			msg = "the request must be a JSON " + f.Want
+			break
+		}
+		msg = fmt.Sprintf("request field %s must be a JSON %s", f.Field, f.Want)
+	case CodeRequestVersion:
+		msg = fmt.Sprintf("request version %d, this driver reads version %d", f.Version, f.Reads)
+	case CodeGroupsExist:
+		msg = fmt.Sprintf("placement groups of %q already exist in namespace %s (%s); import it or choose another name",
+			f.Cluster, f.Namespace, describeCreatedBy(f.Other))
+	case CodeGroupsDiffer:
+		parts := make([]string, len(f.Groups))
+		for i, g := range f.Groups {
+			parts[i] = fmt.Sprintf("group %q exists with different %s", g.Group, describeDifferences(g.Differences))
+		}
+		msg = strings.Join(parts, "; ")
+	case CodeTakenOver:
+		msg = fmt.Sprintf("the placement groups of %q in namespace %s now belong to %s; this state leaves them alone",
+			f.Cluster, f.Namespace, describeOther(f.Other))
+	case CodeRecordTaken:
+		msg = fmt.Sprintf("the record %s now belongs to %s; not rewritten", f.Key, describeOther(f.Other))
+	case CodeReplacedDuringWait:
+		msg = fmt.Sprintf("group %q was replaced during the wait by one with different %s", f.Group, describeDifferences(f.Differences))
+	case CodeCreatedConcurrently:
+		msg = fmt.Sprintf("group %q was created concurrently by someone else", f.Group)
+	case CodeNotReady:
+		why := "still pending"
+		if f.Infeasible {
+			why = "Ray marked them infeasible"
+		}
+		msg = fmt.Sprintf("%d of %d placement group(s) not ready after %ss (%s)", f.Late, f.Total, seconds(f.Seconds), why)
+	case CodeNotRemoved:
+		msg = fmt.Sprintf("placement group %q not removed after %ss", f.Group, seconds(f.Seconds))
+	case CodeProbeTimeout:
+		msg = fmt.Sprintf("%d probe task(s) did not finish in time", f.Tasks)
+	case CodeProbeFailed:
+		msg = "probe task failed: " + f.Detail
+	case CodeNoFreePort:
+		msg = fmt.Sprintf("could not find a unique free port in [%d, %d) (%d attempts per probe, %d rounds)", f.Low, f.High, f.Tries, f.Rounds)
+	case CodeGCSStatus:
+		msg = fmt.Sprintf("GCS answered %d: %s", f.Status, f.Detail)
+	case CodeStopped:
+		msg = fmt.Sprintf("driver stopped by signal %d", f.Signal)
+	case CodeInterrupted:
+		msg = fmt.Sprintf("driver interrupted (%s)", f.Type)
+	case CodeException:
+		msg = f.Type + ": " + f.Detail
+	default:
+		msg = "driver failed (" + e.Code + ")"
+	}
+	if len(removed) > 0 {
+		quoted := make([]string, len(removed))
+		for i, n := range removed {
+			quoted[i] = strconv.Quote(n)
+		}
+		msg += "; removed group(s) created by this run: " + strings.Join(quoted, ", ")
+	}
+	return msg
+}
+
+func seconds(s float64) string { return strconv.FormatFloat(s, 'g', -1, 64) }

@@ -1,0 +1,56 @@
+package vcluster
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSharedRulesHaveParityTests(t *testing.T) {
+	root := repoRoot(t)
+	for _, r := range SharedRules {
+		if len(r.Tests) == 0 {
+			t.Errorf("%s: no parity test", r.Rule)
+		}
+		for _, test := range r.Tests {
+			path, name, _ := strings.Cut(test, ":")
+			src, err := os.ReadFile(filepath.Join(root, path))
+			if err != nil {
+				t.Errorf("%s: %v", r.Rule, err)
+				continue
+			}
+			if !strings.Contains(string(src), "func "+name+"(") && !strings.Contains(string(src), "def "+name+"(") {
+				t.Errorf("%s: %s has no %s", r.Rule, path, name)
+			}
+		}
+	}
+}
+
+// TestDriverContractFieldsMatch: driver.py reads exactly the fields
+// vcluster.Contract sends.
+func TestDriverContractFieldsMatch(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "internal/driver/driver.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var py []string
+	for _, m := range regexp.MustCompile(`(?s)CONTRACT_(?:STR|INT|FLOAT) = \(([^)]*)\)`).FindAllStringSubmatch(string(src), -1) {
+		for _, f := range regexp.MustCompile(`"([a-z_]+)"`).FindAllStringSubmatch(m[1], -1) {
+			py = append(py, f[1])
+		}
+	}
+	var goFields []string
+	ct := reflect.TypeOf(Contract{})
+	for i := range ct.NumField() {
+		goFields = append(goFields, strings.Split(ct.Field(i).Tag.Get("json"), ",")[0])
+	}
+	slices.Sort(py)
+	slices.Sort(goFields)
+	if !slices.Equal(py, goFields) {
+		t.Errorf("driver.py reads contract fields %v, vcluster.Contract sends %v", py, goFields)
+	}
+}
