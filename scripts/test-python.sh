@@ -9,10 +9,12 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$here/.."
 cache="${RAY_TF_CACHE:-$HOME/.cache/terraform-provider-ray}"
+# A virtualenv cut short while it was being made (two runs at once) has python but no pip.
+venv_ok() { "$1/bin/python" -m pip --version >/dev/null 2>&1; }
 if [ "${1:-}" = "--no-ray" ]; then
   shift
   venv="${RAYTF_ATTACH_VENV:-$cache/attach-venv-noray}"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  venv_ok "$venv" || { rm -rf "$venv"; python3 -m venv "$venv"; }
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root/python[test]" >&2
   cd "$root/python"
   exec "$venv/bin/python" -m pytest -p no:cacheprovider -m "not integration" "$@"
@@ -26,7 +28,7 @@ fi
 ray_py="$ray_bin/python"
 version="$("$ray_py" -c 'import ray; print(ray.__version__)')"
 venv="${RAYTF_ATTACH_VENV:-$cache/attach-venv-$version}"
-[ -x "$venv/bin/python" ] || "$ray_py" -m venv "$venv"
+venv_ok "$venv" || { rm -rf "$venv"; "$ray_py" -m venv "$venv"; }
 # The Ray virtualenv is itself a venv (--system-site-packages would not reach
 # it), so expose its packages to ours through a .pth file; Ray stays untouched.
 purelib='import sysconfig; print(sysconfig.get_paths()["purelib"])'
