@@ -45,6 +45,7 @@ type providerModel struct {
 	RetryWaitMax       types.String `tfsdk:"retry_wait_max"`
 	RequestTimeout     types.String `tfsdk:"request_timeout"`
 	TopologyLabels     types.Object `tfsdk:"topology_labels"`
+	CapacityCheck      types.String `tfsdk:"capacity_check"`
 }
 
 // anyUnknown reports whether a value the client needs is not known yet (it
@@ -52,7 +53,7 @@ type providerModel struct {
 func (m providerModel) anyUnknown() bool {
 	for _, v := range []interface{ IsUnknown() bool }{m.Address, m.Token, m.Headers, m.CAFile,
 		m.InsecureSkipVerify, m.Namespace, m.PythonExecutable, m.RuntimeEnvJSON, m.MaxRetries,
-		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout, m.TopologyLabels} {
+		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout, m.TopologyLabels, m.CapacityCheck} {
 		if v.IsUnknown() {
 			return true
 		}
@@ -136,6 +137,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	labels, d := resources.TopologyLabelsFromObject(ctx, m.TopologyLabels)
 	diags.Append(d...)
 	data.TopologyLabels = labels
+	data.CapacityCheck = m.CapacityCheck.ValueString()
 	return data, diags
 }
 

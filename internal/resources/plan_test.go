@@ -10,18 +10,47 @@ import (
 
 func TestClaimPortsReportsOverlaps(t *testing.T) {
 	d := &ProviderData{}
-	if clash := d.ClaimPorts("train", topology.PortRange{Low: 1400, High: 1999}); len(clash) != 0 {
+	if clash := d.ClaimPorts("train", topology.PortRange{Low: 1400, High: 1999}, nil); len(clash) != 0 {
 		t.Fatalf("first claim clashed: %v", clash)
 	}
-	if clash := d.ClaimPorts("infer", topology.PortRange{Low: 3000, High: 4999}); len(clash) != 0 {
+	if clash := d.ClaimPorts("infer", topology.PortRange{Low: 3000, High: 4999}, nil); len(clash) != 0 {
 		t.Fatalf("disjoint ranges clashed: %v", clash)
 	}
-	clash := d.ClaimPorts("policy", topology.PortRange{Low: 1900, High: 2100})
-	if len(clash) != 1 || !strings.HasPrefix(clash[0], "train [1400, 1999)") {
+	clash := d.ClaimPorts("policy", topology.PortRange{Low: 1900, High: 2100}, nil)
+	if len(clash) != 1 || !strings.HasPrefix(clash[0], "train [1400, 1999) on any node") {
 		t.Fatalf("overlap not reported: %v", clash)
 	}
-	if clash := d.ClaimPorts("train", topology.PortRange{Low: 1400, High: 1999}); len(clash) != 1 {
+	if clash := d.ClaimPorts("train", topology.PortRange{Low: 1400, High: 1999}, nil); len(clash) != 1 {
 		t.Fatalf("re-claiming the same cluster: %v", clash)
+	}
+}
+
+// Ports are unique per node only: clusters pinned to disjoint nodes (chained
+// select_nodes clusters) never clash; a clash names the node both may use.
+func TestClaimPortsOnlyWhereNodesMeet(t *testing.T) {
+	d := &ProviderData{}
+	same := topology.PortRange{Low: 1400, High: 1999}
+	if clash := d.ClaimPorts("train", same, []string{"n1", "n2"}); len(clash) != 0 {
+		t.Fatalf("first claim clashed: %v", clash)
+	}
+	if clash := d.ClaimPorts("inference", same, []string{"n3"}); len(clash) != 0 {
+		t.Fatalf("disjoint nodes clashed: %v", clash)
+	}
+	if clash := d.ClaimPorts("teacher", same, []string{"n4", "n5"}); len(clash) != 0 {
+		t.Fatalf("third chained cluster clashed: %v", clash)
+	}
+	clash := d.ClaimPorts("critic", same, []string{"n5", "n2"})
+	if len(clash) != 2 || clash[0] != "teacher [1400, 1999) on node n5" || clash[1] != "train [1400, 1999) on node n2" {
+		t.Fatalf("shared nodes not named: %v", clash)
+	}
+	// A cluster not pinned to its nodes may meet any of them.
+	clash = d.ClaimPorts("free", same, nil)
+	if len(clash) != 4 || clash[1] != "inference [1400, 1999) on node n3" || clash[0] != "critic [1400, 1999) on node n2, node n5" {
+		t.Fatalf("unpinned cluster: %v", clash)
+	}
+	if clash := d.ClaimPorts("wide", topology.PortRange{Low: 1000, High: 1500}, []string{"a", "b", "c", "d", "e"}); len(clash) != 1 ||
+		clash[0] != "free [1400, 1999) on node a, node b, node c and 2 more" {
+		t.Fatalf("many shared nodes: %v", clash)
 	}
 }
 

@@ -109,10 +109,14 @@ func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClus
 			}
 			spec.SelectedNodeDomains[i] = d
 		}
+		if why := spec.TakenSelectedNodes(snap); why != "" {
+			diags.AddAttributeError(path.Root("selected_node_ids"), "The selected nodes were taken since the plan", why)
+			return false
+		}
 		return true
 	}
 	exclude, _ := excludedNodes(ctx, *m)
-	ids, domains, issues := spec.ChooseLabelledNodes(topo, exclude, vcluster.NodeLabels(snap.Nodes))
+	ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, nil)
 	if addIssues(diags, issues); diags.HasError() {
 		return false
 	}
@@ -293,6 +297,7 @@ func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout
 	}
 	spec, _, d := clusterSpec(ctx, m)
 	diags.Append(d...)
+	spec.CapacityCheck = r.data.capacityCheck(m.CapacityCheck)
 	return ctx, cancel, m, spec, !diags.HasError()
 }
 
