@@ -5,6 +5,7 @@ package resources
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -40,6 +41,9 @@ type ProviderData struct {
 	ports   map[string]portClaim   // port ranges of the clusters planned so far
 	names   map[string][]nameClaim // "<namespace>/<name>" -> the clusters that planned it
 	planned map[string][]vcluster.GroupRequest
+
+	chooseMu sync.Mutex                         // one apply-time node choice at a time
+	chosen   map[string][]vcluster.GroupRequest // pinned groups of the clusters whose nodes this process chose
 
 	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
 }
@@ -79,21 +83,11 @@ func (d *ProviderData) ClaimName(namespace, name, identity string, replacing boo
 // ClaimCapacity records the groups a cluster about to be created plans to
 // place and returns those of the clusters planned before it in this run.
 func (d *ProviderData) ClaimCapacity(key string, groups []vcluster.GroupRequest) (others []vcluster.GroupRequest) {
-	others = d.PlannedCapacity(key)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.planned == nil {
 		d.planned = map[string][]vcluster.GroupRequest{}
 	}
-	d.planned[key] = groups
-	return others
-}
-
-// PlannedCapacity returns the groups of the clusters other than key planned
-// so far in this run, without recording anything.
-func (d *ProviderData) PlannedCapacity(key string) (others []vcluster.GroupRequest) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	keys := make([]string, 0, len(d.planned))
 	for k := range d.planned {
 		if k != key {
@@ -104,7 +98,37 @@ func (d *ProviderData) PlannedCapacity(key string) (others []vcluster.GroupReque
 	for _, k := range keys {
 		others = append(others, d.planned[k]...)
 	}
+	d.planned[key] = groups
 	return others
+}
+
+// ChooseNodes runs choose, which picks a cluster's nodes at apply, with the
+// pinned groups of the other clusters this process chose nodes for (their
+// groups may not be in Ray's list yet), one cluster at a time, and records
+// the groups it returns under key (nil records nothing). Two clusters
+// created in parallel thus never pick the same free nodes.
+func (d *ProviderData) ChooseNodes(key string, choose func(others []vcluster.GroupRequest) []vcluster.GroupRequest) {
+	d.chooseMu.Lock()
+	defer d.chooseMu.Unlock()
+	var others []vcluster.GroupRequest
+	for _, k := range slices.Sorted(maps.Keys(d.chosen)) {
+		if k != key {
+			others = append(others, d.chosen[k]...)
+		}
+	}
+	if groups := choose(others); groups != nil {
+		if d.chosen == nil {
+			d.chosen = map[string][]vcluster.GroupRequest{}
+		}
+		d.chosen[key] = groups
+	}
+}
+
+// ForgetChosen drops what ChooseNodes recorded for key (its create failed).
+func (d *ProviderData) ForgetChosen(key string) {
+	d.chooseMu.Lock()
+	defer d.chooseMu.Unlock()
+	delete(d.chosen, key)
 }
 
 // portClaim is one cluster's probed port range and the nodes its bundles

@@ -6,11 +6,14 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
@@ -98,15 +101,17 @@ func TestAccVirtualCluster_capacityCheckTotal(t *testing.T) {
 	counts := []int{2, 2}
 	groups := map[string]int{name + "-node0": 2, name + "-node1": 2}
 	var waitRemoved func()
-	t.Cleanup(func() {
-		if waitRemoved != nil {
-			waitRemoved()
-		}
-		plainray.RemoveGroups(t, holderNamespace, holder)
-	})
 	vcTest(t, name,
 		resource.TestStep{
-			PreConfig:   func() { plainray.CreateGroups(t, holderNamespace, gpuHolder(holder)) },
+			PreConfig: func() {
+				plainray.CreateGroups(t, holderNamespace, gpuHolder(holder))
+				t.Cleanup(func() {
+					if waitRemoved != nil {
+						waitRemoved()
+					}
+					plainray.RemoveGroups(t, holderNamespace, holder)
+				})
+			},
 			Config:      capacityConfig(name, counts, "", "", "120s"),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)cannot hold this virtual cluster.*not enough GPU: requested 4 GPU, 0 available`),
@@ -242,6 +247,10 @@ func TestAccVirtualCluster_selectNodesSeesOtherClusters(t *testing.T) {
 		},
 		resource.TestStep{
 			Config: a + b,
+			// B's choice goes around A's groups: final only at apply.
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectUnknownValue("ray_virtual_cluster.b", tfjsonpath.New("selected_node_ids")),
+			}},
 			Check: resource.ComposeAggregateTestCheckFunc(
 				checkOnDomain(t, name+"-a", "rackA"),
 				checkOnDomain(t, name+"-b", "rackB"),
@@ -255,4 +264,36 @@ func TestAccVirtualCluster_selectNodesSeesOtherClusters(t *testing.T) {
 				`.*held by "` + name + `-a-unified".*nvlink_domain_rackB:.*held by "` + name + `-b-unified"`),
 		},
 	)
+}
+
+// A saved plan chose rackA; another tenant (plain ray.util) takes rackA
+// before the apply: the apply fails before creating anything, naming the
+// nodes, the group now holding them and that the plan must be made again.
+func TestAccVirtualCluster_selectNodesSavedPlanTaken(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("saved")
+	holder := "tenant-" + name
+	w := acctest.NewWorkDir(t, selectCluster("b", name))
+	t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+	w.MustRun("plan", "-out=tfplan")
+	rackA := make([]map[string]float64, 2)
+	for i := range rackA {
+		rackA[i] = map[string]float64{"GPU": 4, "nvlink_domain_rackA": 0.001}
+	}
+	plainray.CreateGroups(t, holderNamespace, plainray.Group{Name: holder, Strategy: "STRICT_SPREAD", Bundles: rackA})
+	t.Cleanup(func() { plainray.RemoveGroups(t, holderNamespace, holder) })
+	out, err := w.Run("apply", "tfplan")
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, id := range domainNodes(t, "rackA") {
+		if !strings.Contains(flat, fmt.Sprintf(`node %s (held by "%s")`, id, holder)) {
+			t.Errorf("the apply output does not name node %s and its holder %s", id, holder)
+		}
+	}
+	if err == nil || !strings.Contains(flat, "run `terraform plan` again") {
+		t.Errorf("apply of the stale plan: err=%v; want a failure saying to plan again", err)
+	}
+	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
+		t.Errorf("the failed apply left groups: %v", err)
+	}
 }

@@ -203,14 +203,20 @@ func (p *planning) run() {
 			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
 			return // chosen at apply, once the excluded nodes are known
 		}
-		planned := data.PlannedCapacity(spec.Namespace + "/" + spec.Name)
-		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, planned)
+		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, nil)
 		if addIssues(diags, issues); diags.HasError() {
 			return
 		}
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
-		plan.SelectedNodeIDs, d = types.ListValueFrom(p.ctx, types.StringType, ids)
-		diags.Append(d...)
+		if why := spec.HeldChoice(snap, exclude, ids); why != "" {
+			// A choice around other tenants' groups could differ when the
+			// apply plans again (Terraform then rejects the changed value).
+			diags.AddAttributeWarning(path.Root(vcluster.AttrSelectedNodeIDs), "Nodes are chosen at apply", why)
+			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+		} else {
+			plan.SelectedNodeIDs, d = types.ListValueFrom(p.ctx, types.StringType, ids)
+			diags.Append(d...)
+		}
 	}
 	others := data.ClaimCapacity(spec.Namespace+"/"+spec.Name, spec.FeasibilityGroups())
 	checkLive(spec, snap, others, diags)

@@ -86,8 +86,9 @@ type nodeUse struct {
 }
 
 // nodeUses is every alive node's free resources under the spec's capacity
-// mode, minus the bundles that other clusters planned in this run pinned to
-// it (others), and which placement groups hold it.
+// mode, minus the bundles that others (clusters this process chose nodes for
+// and whose groups snap does not list yet) pinned to it, and which placement
+// groups hold it.
 func (s Spec) nodeUses(snap *Snapshot, others []GroupRequest) map[string]*nodeUse {
 	out := map[string]*nodeUse{}
 	for _, c := range s.checkedCapacity(snap) {
@@ -98,7 +99,9 @@ func (s Spec) nodeUses(snap *Snapshot, others []GroupRequest) map[string]*nodeUs
 		out[c.ID] = &nodeUse{free: maps.Clone(free), total: c.Total}
 	}
 	own := s.GroupNames()
+	listed := map[string]bool{}
 	for _, g := range snap.Groups {
+		listed[g.Name] = true
 		if own[g.Name] || g.State != rayclient.PlacementGroupStateCreated {
 			continue
 		}
@@ -114,6 +117,9 @@ func (s Spec) nodeUses(snap *Snapshot, others []GroupRequest) map[string]*nodeUs
 		return out
 	}
 	for _, g := range others {
+		if listed[g.Name] || own[g.Name] {
+			continue // counted from Ray's list
+		}
 		seen := map[string]bool{}
 		for _, b := range g.Bundles {
 			id := pinnedNode(b)
@@ -128,7 +134,7 @@ func (s Spec) nodeUses(snap *Snapshot, others []GroupRequest) map[string]*nodeUs
 			}
 			if !seen[id] {
 				seen[id] = true
-				u.holders = append(u.holders, fmt.Sprintf("%q (planned in this run)", g.Name))
+				u.holders = append(u.holders, fmt.Sprintf("%q (being created)", g.Name))
 			}
 		}
 	}
@@ -197,10 +203,10 @@ func readableMessage(msg string) string {
 
 // ChooseFreeNodes is ChooseLabelledNodes over the nodes that can hold the
 // cluster's largest logical node under its capacity mode: with
-// CapacityFree what other placement groups (and the clusters planned before
-// it in this run, others) leave free, else the nodes' totals. When no
-// complete segments remain, the error lists per NVLink domain the nodes
-// left out and the placement groups that hold them.
+// CapacityFree what other placement groups leave free (others: groups this
+// process is creating that snap does not list yet), else the nodes' totals.
+// When no complete segments remain, the error lists per NVLink domain the
+// nodes left out and the placement groups that hold them.
 func (s Spec) ChooseFreeNodes(snap *Snapshot, exclude map[string]bool, others []GroupRequest) (ids, domains []string, issues []Issue) {
 	topo := snap.TopologyFrom(s.Topology)
 	need := s.nodeDemand()
@@ -282,15 +288,48 @@ func formatResources(r topology.Resources) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// TakenSelectedNodes checks, under CapacityFree, that every node the plan
-// selected can still hold its logical node's bundles: another cluster may
-// have taken it since the plan. It returns "" when all can, else which
-// nodes cannot and the groups that now hold them.
-func (s Spec) TakenSelectedNodes(snap *Snapshot) string {
-	if s.capacityMode() != CapacityFree || !s.pinsNodes() {
+// HeldChoice says why ids (ChooseFreeNodes' choice) differ from the
+// reference's choice over every node (ChooseLabelledNodes): which of the
+// nodes it would take are held, and by which groups; "" when they agree.
+// A choice that depends on other tenants can change before the apply, so
+// the plan leaves it to the apply.
+func (s Spec) HeldChoice(snap *Snapshot, exclude map[string]bool, ids []string) string {
+	blind, _, issues := s.ChooseLabelledNodes(snap.TopologyFrom(s.Topology), exclude, NodeLabels(snap.Nodes))
+	if len(issues) > 0 || slices.Equal(blind, ids) {
 		return ""
 	}
 	uses := s.nodeUses(snap, nil)
+	need := s.nodeDemand()
+	var held []string
+	for _, id := range blind {
+		if u := uses[id]; u != nil && !slices.Contains(ids, id) {
+			if len(u.holders) > 0 {
+				held = append(held, fmt.Sprintf("node %s (held by %s)", id, strings.Join(u.holders, ", ")))
+			} else {
+				held = append(held, fmt.Sprintf("node %s", id))
+			}
+		}
+	}
+	what := "free"
+	if s.capacityMode() != CapacityFree {
+		what = "total"
+	}
+	return fmt.Sprintf("The reference's node order would choose %s, whose %s resources cannot hold %s. "+
+		"select_nodes chooses among the nodes that can (now %s) at apply, when the choice is final: "+
+		"other tenants may take or free nodes before then. If this is the apply of a saved plan that chose %s, "+
+		"they were taken since: run `terraform plan` again.", strings.Join(held, ", "), what, formatResources(need),
+		strings.Join(ids, ", "), strings.Join(blind, ", "))
+}
+
+// TakenSelectedNodes checks, under CapacityFree, that every node the plan
+// pinned the cluster to can still hold its logical node's bundles (others
+// as in ChooseFreeNodes): another cluster may have taken it since the plan. It returns "" when all can, else which
+// nodes cannot and the groups that now hold them.
+func (s Spec) TakenSelectedNodes(snap *Snapshot, others []GroupRequest) string {
+	if s.capacityMode() != CapacityFree || !s.pinsNodes() {
+		return ""
+	}
+	uses := s.nodeUses(snap, others)
 	ranks := map[string]topology.Node{}
 	for _, n := range snap.TopologyFrom(s.Topology) {
 		ranks[n.ID] = n

@@ -81,13 +81,19 @@ func TestChooseFreeNodesNamesHolders(t *testing.T) {
 	if strings.Contains(d, pinnedNodeResource) || strings.Contains(d, "node c1") {
 		t.Errorf("detail names a pin resource or an excluded node:\n%s", d)
 	}
-	// Clusters planned before it in this run hold the nodes they are pinned to.
-	planned := selectingSpec(4, 4)
-	planned.Name = "first"
-	planned.SelectedNodeIDs = []string{"b2", "b1"}
-	_, _, issues = selectingSpec(1, 1).ChooseFreeNodes(topoSnapshot(nil), map[string]bool{"a1": true, "a2": true}, planned.FeasibilityGroups())
-	if len(issues) != 1 || !strings.Contains(issues[0].Detail, `node b2 (topo_rank 4, GPU 0/4 free): held by "first-node0" (planned in this run)`) {
-		t.Fatalf("planned holder: %+v", issues)
+	// Clusters this process is creating hold the nodes they are pinned to,
+	// until Ray lists their groups (then counted once).
+	first := selectingSpec(4, 4)
+	first.Name = "first"
+	first.SelectedNodeIDs = []string{"b2", "b1"}
+	_, _, issues = selectingSpec(1, 1).ChooseFreeNodes(topoSnapshot(nil), map[string]bool{"a1": true, "a2": true}, first.FeasibilityGroups())
+	if len(issues) != 1 || !strings.Contains(issues[0].Detail, `node b2 (topo_rank 4, GPU 0/4 free): held by "first-node0" (being created)`) {
+		t.Fatalf("holder being created: %+v", issues)
+	}
+	listed := topoSnapshot(map[string]map[string]float64{"first-node0": {"b2": 2}})
+	if ids, _, issues := selectingSpec(1, 1).ChooseFreeNodes(listed, map[string]bool{"a1": true, "a2": true}, first.FeasibilityGroups()); len(issues) != 0 ||
+		!reflect.DeepEqual(ids, []string{"b2", "c1"}) { // b1 is held by first-node1, not listed yet
+		t.Fatalf("a group both listed and being created counts once: %v %+v", ids, issues)
 	}
 }
 
@@ -140,16 +146,16 @@ func TestCapacityModes(t *testing.T) {
 func TestTakenSelectedNodes(t *testing.T) {
 	s := selectingSpec(2, 2)
 	s.SelectedNodeIDs = []string{"a2", "a1"}
-	if why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"b1": 4}})); why != "" {
+	if why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"b1": 4}}), nil); why != "" {
 		t.Fatalf("nodes still free: %s", why)
 	}
-	why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"a1": 3}}))
+	why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"a1": 3}}), nil)
 	if !strings.Contains(why, `logical node 1 needs {CPU 2, GPU 2} on node a1 (topo_rank 3, GPU 1/4 free): held by "b-unified"`) ||
 		!strings.Contains(why, "plan` again") || strings.Contains(why, "node a2") {
 		t.Fatalf("taken node: %s", why)
 	}
 	s.CapacityCheck = CapacityTotal
-	if why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"a1": 3}})); why != "" {
+	if why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"a1": 3}}), nil); why != "" {
 		t.Fatalf("total waits instead: %s", why)
 	}
 }
@@ -162,5 +168,25 @@ func TestReadableMessageHidesPins(t *testing.T) {
 		`no node has that free (best: node d has (ray.io/node-id=abc) 0, GPU 0 free)`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A choice that other tenants' groups changed is named, so the plan can
+// leave it to the apply; an undisturbed choice is not.
+func TestHeldChoice(t *testing.T) {
+	s := selectingSpec(2, 2)
+	s.SegmentSize = ptr(2)
+	free := topoSnapshot(map[string]map[string]float64{"x": {"c1": 4}})
+	ids, _, _ := s.ChooseFreeNodes(free, nil, nil)
+	if why := s.HeldChoice(free, nil, ids); why != "" {
+		t.Fatalf("rackA is free: %s", why)
+	}
+	held := topoSnapshot(map[string]map[string]float64{"a-unified": {"a1": 4, "a2": 4}})
+	ids, _, _ = s.ChooseFreeNodes(held, nil, nil)
+	why := s.HeldChoice(held, nil, ids)
+	for _, want := range []string{`node a2 (held by "a-unified")`, `node a1 (held by "a-unified")`, "(now b2, b1) at apply"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("lacks %q: %s", want, why)
+		}
 	}
 }
