@@ -110,3 +110,35 @@ func TestClaimCapacityReturnsOtherClusters(t *testing.T) {
 		t.Fatalf("re-plan of a sees only b: %v", others)
 	}
 }
+
+// Apply-time node choices of one process see each other's groups (their
+// own key's excepted), and a failed create's are forgotten.
+func TestChooseNodesCountsOtherChoices(t *testing.T) {
+	d := &ProviderData{}
+	groupsOf := func(name string) []vcluster.GroupRequest { return []vcluster.GroupRequest{{Name: name}} }
+	d.ChooseNodes("ns/a", func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+		if len(others) != 0 {
+			t.Fatalf("first choice saw %v", others)
+		}
+		return groupsOf("a-unified")
+	})
+	d.ChooseNodes("ns/b", func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+		if len(others) != 1 || others[0].Name != "a-unified" {
+			t.Fatalf("second choice saw %v", others)
+		}
+		return nil // failed: records nothing
+	})
+	d.ChooseNodes("ns/a", func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+		if len(others) != 0 {
+			t.Fatalf("a cluster's own choice counted: %v", others)
+		}
+		return groupsOf("a-unified")
+	})
+	d.ForgetChosen("ns/a")
+	d.ChooseNodes("ns/c", func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+		if len(others) != 0 {
+			t.Fatalf("a forgotten choice counted: %v", others)
+		}
+		return nil
+	})
+}

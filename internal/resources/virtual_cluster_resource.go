@@ -67,6 +67,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	if checkLive(spec, snap, nil, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		r.data.ForgetChosen(spec.Namespace + "/" + spec.Name)
 		return
 	}
 	template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
