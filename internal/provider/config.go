@@ -50,6 +50,7 @@ type providerModel struct {
 	ConnectTimeout     types.String `tfsdk:"connect_timeout"`
 	PlanTimeout        types.String `tfsdk:"plan_timeout"`
 	TopologyLabels     types.Object `tfsdk:"topology_labels"`
+	CapacityCheck      types.String `tfsdk:"capacity_check"`
 }
 
 // anyUnknown reports whether a value the client needs is not known yet (it
@@ -57,7 +58,7 @@ type providerModel struct {
 func (m providerModel) anyUnknown() bool {
 	for _, v := range []interface{ IsUnknown() bool }{m.Address, m.Token, m.Headers, m.CAFile, m.CAPEM,
 		m.InsecureSkipVerify, m.Namespace, m.PythonExecutable, m.RuntimeEnvJSON, m.MaxRetries,
-		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout, m.ConnectTimeout, m.PlanTimeout, m.TopologyLabels} {
+		m.RetryWaitMin, m.RetryWaitMax, m.RequestTimeout, m.ConnectTimeout, m.PlanTimeout, m.TopologyLabels, m.CapacityCheck} {
 		if v.IsUnknown() {
 			return true
 		}
@@ -152,6 +153,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	labels, d := resources.TopologyLabelsFromObject(ctx, m.TopologyLabels)
 	diags.Append(d...)
 	data.TopologyLabels = labels
+	data.CapacityCheck = m.CapacityCheck.ValueString()
 	return data, diags
 }
 

@@ -141,6 +141,12 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				Validators: []validator.String{validators.DurationValidator{}},
 			},
 			vcluster.AttrTopologyLabels: resources.TopologyLabelsProviderAttribute(),
+			vcluster.AttrCapacityCheck: schema.StringAttribute{
+				MarkdownDescription: "Default `" + vcluster.AttrCapacityCheck + "` of every `ray_virtual_cluster`. " +
+					resources.CapacityCheckDescription + " Defaults to `" + vcluster.DefaultCapacityCheck + "`.",
+				Optional:   true,
+				Validators: []validator.String{stringvalidator.OneOf(vcluster.CapacityChecks...)},
+			},
 		},
 	}
 }

@@ -3,13 +3,17 @@
 package resources
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -24,6 +28,9 @@ type ProviderData struct {
 	RuntimeEnv       map[string]any
 	// Version is the provider's version, written into cluster records.
 	Version string
+	// CapacityCheck is the provider's capacity_check, the default of every
+	// cluster's ("" means vcluster.DefaultCapacityCheck).
+	CapacityCheck string
 	// TopologyLabels is the provider's topology_labels; nil for the resources.
 	TopologyLabels *vcluster.TopologySource
 
@@ -36,9 +43,12 @@ type ProviderData struct {
 	Live *vcluster.LiveView
 
 	mu      sync.Mutex
-	ports   map[string]topology.PortRange // port ranges of the clusters planned so far
-	names   map[string][]nameClaim        // "<namespace>/<name>" -> the clusters that planned it
+	ports   map[string]portClaim   // port ranges of the clusters planned so far
+	names   map[string][]nameClaim // "<namespace>/<name>" -> the clusters that planned it
 	planned map[string][]vcluster.GroupRequest
+
+	chooseMu sync.Mutex                         // one apply-time node choice at a time
+	chosen   map[string][]vcluster.GroupRequest // pinned groups of the clusters whose nodes this process chose
 
 	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
 	planReads  planReads       // planReadContext (planreads.go)
@@ -110,23 +120,102 @@ func (d *ProviderData) ClaimCapacity(key string, groups []vcluster.GroupRequest)
 	return others
 }
 
-// ClaimPorts records a cluster's port range and returns the clusters planned
-// earlier in this run whose ranges overlap it.
-func (d *ProviderData) ClaimPorts(name string, r topology.PortRange) []string {
+// ChooseNodes runs choose, which picks a cluster's nodes at apply, with the
+// pinned groups of the other clusters this process chose nodes for (their
+// groups may not be in Ray's list yet), one cluster at a time, and records
+// the groups it returns under key (nil records nothing). Two clusters
+// created in parallel thus never pick the same free nodes.
+func (d *ProviderData) ChooseNodes(key string, choose func(others []vcluster.GroupRequest) []vcluster.GroupRequest) {
+	d.chooseMu.Lock()
+	defer d.chooseMu.Unlock()
+	var others []vcluster.GroupRequest
+	for _, k := range slices.Sorted(maps.Keys(d.chosen)) {
+		if k != key {
+			others = append(others, d.chosen[k]...)
+		}
+	}
+	if groups := choose(others); groups != nil {
+		if d.chosen == nil {
+			d.chosen = map[string][]vcluster.GroupRequest{}
+		}
+		d.chosen[key] = groups
+	}
+}
+
+// ForgetChosen drops what ChooseNodes recorded for key (its create failed).
+func (d *ProviderData) ForgetChosen(key string) {
+	d.chooseMu.Lock()
+	defer d.chooseMu.Unlock()
+	delete(d.chosen, key)
+}
+
+// portClaim is one cluster's probed port range and the nodes its bundles
+// may use: nil when it is not pinned to known nodes (any node).
+type portClaim struct {
+	ports topology.PortRange
+	nodes []string
+}
+
+// maxNamedNodes is how many shared nodes a port-overlap warning names.
+const maxNamedNodes = 3
+
+// ClaimPorts records a cluster's port range and the nodes its bundles may
+// use (nil: any node) and returns the clusters planned earlier in this run
+// whose ranges overlap it on a node both may use, naming that node. Ports
+// are only unique per node, so clusters pinned to disjoint nodes never clash.
+func (d *ProviderData) ClaimPorts(name string, r topology.PortRange, nodes []string) []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.ports == nil {
-		d.ports = map[string]topology.PortRange{}
+		d.ports = map[string]portClaim{}
 	}
 	var clash []string
 	for other, o := range d.ports {
-		if other != name && o.Overlaps(r) {
-			clash = append(clash, fmt.Sprintf("%s %s", other, o))
+		if other == name || !o.ports.Overlaps(r) {
+			continue
+		}
+		shared, anyNode := sharedNodes(nodes, o.nodes)
+		switch {
+		case anyNode:
+			clash = append(clash, fmt.Sprintf("%s %s on any node", other, o.ports))
+		case len(shared) > 0:
+			where := "node " + strings.Join(shared[:min(len(shared), maxNamedNodes)], ", node ")
+			if len(shared) > maxNamedNodes {
+				where += fmt.Sprintf(" and %d more", len(shared)-maxNamedNodes)
+			}
+			clash = append(clash, fmt.Sprintf("%s %s on %s", other, o.ports, where))
 		}
 	}
 	sort.Strings(clash)
-	d.ports[name] = r
+	d.ports[name] = portClaim{ports: r, nodes: nodes}
 	return clash
+}
+
+// sharedNodes is the sorted nodes two clusters may both use (nil standing
+// for any node); anyNode is true when neither is pinned to known nodes.
+func sharedNodes(a, b []string) (shared []string, anyNode bool) {
+	switch {
+	case a == nil && b == nil:
+		return nil, true
+	case a == nil:
+		shared = slices.Clone(b)
+	case b == nil:
+		shared = slices.Clone(a)
+	default:
+		for _, id := range a {
+			if slices.Contains(b, id) {
+				shared = append(shared, id)
+			}
+		}
+	}
+	slices.Sort(shared)
+	return slices.Compact(shared), false
+}
+
+// capacityCheck is a cluster's capacity_check: its own when set, else the
+// provider's, else vcluster.DefaultCapacityCheck.
+func (d *ProviderData) capacityCheck(own types.String) string {
+	return cmp.Or(own.ValueString(), d.CapacityCheck, vcluster.DefaultCapacityCheck)
 }
 
 // NewProviderData bundles the configured client and driver settings.

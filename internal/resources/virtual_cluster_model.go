@@ -47,6 +47,7 @@ type virtualClusterModel struct {
 	TopologyStrategy         types.Map      `tfsdk:"topology_strategy"`
 	TopologyAssignments      types.Map      `tfsdk:"topology_assignments"`
 	TopologyLabels           types.Object   `tfsdk:"topology_labels"`
+	CapacityCheck            types.String   `tfsdk:"capacity_check"`
 	Timeouts                 timeouts.Value `tfsdk:"timeouts"`
 }
 

@@ -141,6 +141,7 @@ func (p *planning) run() {
 	}
 	spec, known, d := clusterSpec(p.ctx, *plan)
 	diags.Append(d...)
+	spec.CapacityCheck = data.capacityCheck(plan.CapacityCheck)
 	if !known || diags.HasError() || vcluster.HasError(spec.Validate()) {
 		return
 	}
@@ -163,12 +164,7 @@ func (p *planning) run() {
 				"destroying one would remove the other's. Give each cluster its own name.", spec.Name, spec.Namespace))
 		return
 	}
-	if clash := data.ClaimPorts(spec.Name, spec.Ports); len(clash) > 0 {
-		diags.AddAttributeWarning(path.Root("port_range_low"), "Port range overlaps another virtual cluster",
-			fmt.Sprintf("Cluster %q probes ports in %s, which overlaps %s. Bundles of both clusters on the same node "+
-				"may be handed the same port. Carve disjoint ranges, e.g. from provider::ray::port_ranges().",
-				spec.Name, spec.Ports, strings.Join(clash, ", ")))
-	}
+	defer p.claimPorts(&spec)      // once the nodes are chosen
 	if p.creating || p.replacing { // known from the configuration alone
 		plan.WorldSize, plan.NodeCount = types.Int64Value(int64(spec.WorldSize())), types.Int64Value(int64(spec.NodeCount()))
 	}
@@ -214,16 +210,37 @@ func (p *planning) run() {
 			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
 			return // chosen at apply, once the excluded nodes are known
 		}
-		ids, domains, issues := spec.ChooseLabelledNodes(snap.TopologyFrom(spec.Topology), exclude, vcluster.NodeLabels(snap.Nodes))
+		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, nil)
 		if addIssues(diags, issues); diags.HasError() {
 			return
 		}
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
-		plan.SelectedNodeIDs, d = types.ListValueFrom(p.ctx, types.StringType, ids)
-		diags.Append(d...)
+		if why := spec.HeldChoice(snap, exclude, ids); why != "" {
+			// A choice around other tenants' groups could differ when the
+			// apply plans again (Terraform then rejects the changed value).
+			diags.AddAttributeWarning(path.Root(vcluster.AttrSelectedNodeIDs), "Nodes are chosen at apply", why)
+			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+		} else {
+			plan.SelectedNodeIDs, d = types.ListValueFrom(p.ctx, types.StringType, ids)
+			diags.Append(d...)
+		}
 	}
 	others := data.ClaimCapacity(spec.Namespace+"/"+spec.Name, spec.FeasibilityGroups())
 	checkLive(spec, snap, others, diags)
+}
+
+// claimPorts warns when the cluster's port range overlaps that of another
+// cluster planned in this run on a node both can hold bundles on.
+func (p *planning) claimPorts(spec *vcluster.Spec) {
+	clash := p.r.data.ClaimPorts(spec.Name, spec.Ports, spec.PinnedNodes())
+	if len(clash) == 0 {
+		return
+	}
+	p.resp.Diagnostics.AddAttributeWarning(path.Root("port_range_low"), "Port range overlaps another virtual cluster",
+		fmt.Sprintf("Cluster %q probes ports in %s, which overlaps %s. Bundles of both clusters on that node "+
+			"may be handed the same port. Carve disjoint ranges, e.g. from provider::ray::port_ranges(), or pin "+
+			"the clusters to disjoint nodes (select_nodes with exclude_node_ids).",
+			spec.Name, spec.Ports, strings.Join(clash, "; ")))
 }
 
 // compareWithState decides between no change, an update and a replacement

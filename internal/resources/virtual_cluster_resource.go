@@ -67,11 +67,13 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	if checkLive(spec, snap, nil, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		r.data.ForgetChosen(spec.Namespace + "/" + spec.Name)
 		return
 	}
 	template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
 	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionCreate).Owned(spec, owner, false, &template))
 	if err != nil {
+		r.data.ForgetChosen(spec.Namespace + "/" + spec.Name)
 		r.cleanupAfterFailedCreate(ctx, spec, owner, err)
 		resp.Diagnostics.AddError("Cannot create the virtual cluster", createErrorDetail(spec, res, err))
 		return
@@ -91,15 +93,17 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 }
 
 // selectNodes fills the cluster's node choice: the plan's, when it made one
-// (its nodes must still be alive), else a choice made now.
+// (its nodes must still be alive and free), else a choice made now among
+// the nodes free now, the clusters this process is creating counted as
+// taken.
 func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
 	snap *vcluster.Snapshot, diags *diag.Diagnostics) bool {
-	topo := snap.TopologyFrom(spec.Topology)
-	domainOf := map[string]string{}
-	for _, n := range topo {
-		domainOf[n.ID] = n.Domain
-	}
+	key := spec.Namespace + "/" + spec.Name
 	if len(spec.SelectedNodeIDs) > 0 {
+		domainOf := map[string]string{}
+		for _, n := range snap.TopologyFrom(spec.Topology) {
+			domainOf[n.ID] = n.Domain
+		}
 		spec.SelectedNodeDomains = make([]string, len(spec.SelectedNodeIDs))
 		for i, id := range spec.SelectedNodeIDs {
 			d, alive := domainOf[id]
@@ -110,16 +114,29 @@ func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClus
 			}
 			spec.SelectedNodeDomains[i] = d
 		}
-		return true
+		r.data.ChooseNodes(key, func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+			if why := spec.TakenSelectedNodes(snap, others); why != "" {
+				diags.AddAttributeError(path.Root("selected_node_ids"), "The selected nodes were taken since the plan", why)
+				return nil
+			}
+			return spec.FeasibilityGroups()
+		})
+		return !diags.HasError()
 	}
 	exclude, _ := excludedNodes(ctx, *m)
-	ids, domains, issues := spec.ChooseLabelledNodes(topo, exclude, vcluster.NodeLabels(snap.Nodes))
-	if addIssues(diags, issues); diags.HasError() {
+	r.data.ChooseNodes(key, func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, others)
+		if addIssues(diags, issues); diags.HasError() {
+			return nil
+		}
+		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
+		return spec.FeasibilityGroups()
+	})
+	if diags.HasError() {
 		return false
 	}
-	spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
 	var d diag.Diagnostics
-	m.SelectedNodeIDs, d = types.ListValueFrom(ctx, types.StringType, ids)
+	m.SelectedNodeIDs, d = types.ListValueFrom(ctx, types.StringType, spec.SelectedNodeIDs)
 	diags.Append(d...)
 	return !diags.HasError()
 }
@@ -307,6 +324,7 @@ func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout
 	}
 	spec, _, d := clusterSpec(ctx, m)
 	diags.Append(d...)
+	spec.CapacityCheck = r.data.capacityCheck(m.CapacityCheck)
 	return ctx, cancel, m, spec, !diags.HasError()
 }
 

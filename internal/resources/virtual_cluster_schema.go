@@ -46,7 +46,7 @@ var replacingAttributes = []string{
 // when it comes to exclude a node the cluster holds.
 var inPlaceAttributes = []string{
 	"num_gpus_per_node", "segment_size", "port_range_low", "port_range_high", "ready_timeout", "timeouts",
-	"exclude_node_ids",
+	"exclude_node_ids", vcluster.AttrCapacityCheck,
 }
 
 var (
@@ -326,6 +326,12 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},
 			},
 			vcluster.AttrTopologyLabels: topologyLabelsResourceAttribute(),
+			vcluster.AttrCapacityCheck: schema.StringAttribute{
+				MarkdownDescription: CapacityCheckDescription + " Defaults to the provider's `" + vcluster.AttrCapacityCheck +
+					"`. Only the plan and the create look at it: changing it changes no placement group.",
+				Optional:   true,
+				Validators: []validator.String{stringvalidator.OneOf(vcluster.CapacityChecks...)},
+			},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true, Read: true,
@@ -337,6 +343,19 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 	}
 	requireReplace(resp.Schema.Attributes, replacingAttributes)
 }
+
+// CapacityCheckDescription explains the capacity_check values (resource
+// and provider attribute).
+var CapacityCheckDescription = fmt.Sprintf("What the plan and the create check the cluster against before any "+
+	"placement group is created: `%s` the resources free now (other placement groups count as taken; a plan "+
+	"that no longer fits fails); `%s` only the alive nodes' total resources, as NeMo-RL does (a cluster that "+
+	"fits the totals but not what is free plans, and the apply waits `ready_timeout` for Ray to place it, "+
+	"then fails and removes every group); `%s` no capacity at all, for autoscaling clusters where a pending "+
+	"placement group is what makes Ray add nodes (the shape and segment rules still apply, and the apply waits "+
+	"`ready_timeout`). With `select_nodes`, `%s` chooses among the nodes whose free resources hold a logical "+
+	"node's bundles, `%s` and `%s` among those that could hold them when empty.",
+	vcluster.CapacityFree, vcluster.CapacityTotal, vcluster.CapacityNone, vcluster.CapacityFree,
+	vcluster.CapacityTotal, vcluster.CapacityNone)
 
 // codeList renders values as "`a`, `b` or `c`".
 func codeList(values []string) string {

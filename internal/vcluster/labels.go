@@ -315,16 +315,16 @@ func withSelectors(capacity []topology.NodeCapacity, labels map[string]map[strin
 }
 
 // CheckTopologyStrategy reports whether the unified group fits inside one
-// value of each topology label, over what snap has free (the spec's own
-// groups not counted); it returns "" when it does or there is nothing to
-// check.
+// value of each topology label, over the capacity the spec's capacity mode
+// checks (checkedCapacity); it returns "" when it does or there is nothing
+// to check.
 func (s Spec) CheckTopologyStrategy(snap *Snapshot) string {
-	if len(s.TopologyStrategy) == 0 || !s.UseUnifiedPG {
+	if len(s.TopologyStrategy) == 0 || !s.UseUnifiedPG || s.capacityMode() == CapacityNone {
 		return ""
 	}
 	groups := s.FeasibilityGroups()
 	labels := NodeLabels(snap.Nodes)
-	capacity := snap.Capacity(s.GroupNames())
+	capacity := s.checkedCapacity(snap)
 	if hasLabelPins(groups) {
 		capacity = withLabelPins(capacity, snap.Nodes)
 	}

@@ -115,6 +115,15 @@ func (s Spec) pinSelector(n int) map[string]string {
 	return nil
 }
 
+// PinnedNodes lists the nodes the cluster's bundles are pinned to (select_nodes
+// with pinning = "node" and a known choice), or nil when they may use any node.
+func (s Spec) PinnedNodes() []string {
+	if !s.pinsNodes() {
+		return nil
+	}
+	return slices.Clone(s.SelectedNodeIDs)
+}
+
 func (s Spec) pinsNodes() bool {
 	return s.SelectNodes && s.Pinning == PinningNode && len(s.SelectedNodeIDs) == len(s.BundleCtPerNode)
 }
@@ -222,10 +231,18 @@ func withLabelPins(capacity []topology.NodeCapacity, nodes []rayclient.Node) []t
 	return out
 }
 
-// CheckSnapshotCapacity is CheckCapacity over what snap has free (the
-// spec's own groups not counted), with node labels when a pin needs them.
+// CheckSnapshotCapacity is CheckCapacity under the spec's capacity mode:
+// over what snap has free (the spec's own groups not counted) with the
+// others, over the alive nodes' totals alone (CapacityTotal), or not at all
+// (CapacityNone); with node labels when a pin needs them.
 func (s Spec) CheckSnapshotCapacity(snap *Snapshot, others []GroupRequest) (sh Shortage, togetherOnly bool) {
-	capacity := snap.Capacity(s.GroupNames())
+	switch s.capacityMode() {
+	case CapacityNone:
+		return Shortage{}, false
+	case CapacityTotal:
+		others = nil // they may leave: the apply waits for them
+	}
+	capacity := s.checkedCapacity(snap)
 	if hasLabelPins(s.FeasibilityGroups()) || hasLabelPins(others) {
 		capacity = withLabelPins(capacity, snap.Nodes)
 	}

@@ -36,6 +36,11 @@ const (
 // (capacity from the driver's NodeView).
 func ExplainShortage(groups []GroupRequest, capacity []topology.NodeCapacity) Shortage {
 	f := topology.CheckPlacement(groups, capacity)
+	for _, msgs := range [][]string{f.Errors, f.Warnings} {
+		for i, m := range msgs {
+			msgs[i] = readableMessage(m)
+		}
+	}
 	return Shortage{Errors: mergeByGroup(f.Errors), Warnings: mergeByGroup(f.Warnings), Nodes: CapacitySummary(capacity)}
 }
 

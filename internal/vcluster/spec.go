@@ -56,6 +56,8 @@ type Spec struct {
 	// Topology says where node domains and ranks come from (selection,
 	// feasibility, domain pinning and the driver's probe).
 	Topology TopologySource
+	// CapacityCheck is one of CapacityChecks; "" means DefaultCapacityCheck.
+	CapacityCheck string
 }
 
 // Issue is one validation finding tied to an attribute path.
@@ -267,6 +269,11 @@ func (s Spec) Validate() []Issue {
 	if s.SelectNodes && s.SelectedNodeIDs != nil && len(s.SelectedNodeIDs) != len(counts) {
 		bad(AttrSelectedNodeIDs, "Selected node count mismatch",
 			"%d selected nodes for %d logical nodes", len(s.SelectedNodeIDs), len(counts))
+	}
+
+	if s.CapacityCheck != "" && !slices.Contains(CapacityChecks, s.CapacityCheck) {
+		bad(AttrCapacityCheck, "Invalid capacity_check", "capacity_check %q must be one of %s",
+			s.CapacityCheck, strings.Join(CapacityChecks, ", "))
 	}
 
 	s.validateSelectors(bad)

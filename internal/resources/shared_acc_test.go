@@ -1,0 +1,299 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+)
+
+// Acceptance tests of a Ray cluster shared with other tenants (issue 17):
+// capacity_check modes and node selection that sees other groups. Other
+// tenants' groups are made out of band with plain ray.util calls.
+
+// holderNamespace is the Ray namespace of the out-of-band groups.
+const holderNamespace = "terraform-ray-acc-tenants"
+
+// gpuHolder is a group of another tenant holding every GPU of the five GPU
+// nodes (one STRICT_SPREAD bundle of 4 GPUs per node).
+func gpuHolder(name string) plainray.Group {
+	bundles := make([]map[string]float64, 5)
+	for i := range bundles {
+		bundles[i] = map[string]float64{"GPU": 4}
+	}
+	return plainray.Group{Name: name, Strategy: "STRICT_SPREAD", Bundles: bundles}
+}
+
+// capacityConfig is a per-node cluster of counts bundles per logical node
+// (one GPU each) with capacity_check (none when ""), and an optional
+// provider capacity_check.
+func capacityConfig(name string, counts []int, resourceMode, providerMode, readyTimeout string) string {
+	cfg := ""
+	if providerMode != "" {
+		cfg = fmt.Sprintf("provider \"ray\" {\n  capacity_check = %q\n}\n", providerMode)
+	}
+	cfg += fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = %s
+  num_gpus_per_node       = 4
+  port_range_low          = 1700
+  port_range_high         = 1800
+  ready_timeout           = %q
+`, name, hclInts(counts), readyTimeout)
+	if resourceMode != "" {
+		cfg += fmt.Sprintf("  capacity_check          = %q\n", resourceMode)
+	}
+	return cfg + "}\n"
+}
+
+// goroutineTB lets a helper that fails with Fatal run off the test
+// goroutine: Fatal records the failure with Errorf and ends the goroutine.
+type goroutineTB struct{ testing.TB }
+
+func (g goroutineTB) Fatal(args ...any) { g.Error(args...); runtime.Goexit() }
+func (g goroutineTB) Fatalf(format string, args ...any) {
+	g.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// removeWhenPending removes the holder group once Ray lists a group of
+// cluster name as PENDING (the apply is waiting for it), in the background;
+// the returned func waits until it has.
+func removeWhenPending(t *testing.T, name, holder string) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		client := acctest.Client(t)
+		for bound := time.Now().Add(3 * time.Minute); time.Now().Before(bound); time.Sleep(500 * time.Millisecond) {
+			groups, err := acctest.LiveGroups(context.Background(), client, name)
+			if err == nil && slices.ContainsFunc(groups, func(g rayclient.PlacementGroup) bool {
+				return g.State == rayclient.PlacementGroupStatePending
+			}) {
+				t.Logf("%s is pending: removing the other tenant's group %s", name, holder)
+				break
+			}
+		}
+		plainray.RemoveGroups(goroutineTB{t}, holderNamespace, holder)
+	}()
+	return func() { <-done }
+}
+
+// With another tenant's group holding every GPU: "free" (the default) fails
+// the plan; "total", from the provider or the resource, plans, and its apply
+// waits until the holder is removed during the wait, then succeeds.
+func TestAccVirtualCluster_capacityCheckTotal(t *testing.T) {
+	name := acctest.Name("captotal")
+	holder := "tenant-" + name
+	counts := []int{2, 2}
+	groups := map[string]int{name + "-node0": 2, name + "-node1": 2}
+	var waitRemoved func()
+	vcTest(t, name,
+		resource.TestStep{
+			PreConfig: func() {
+				plainray.CreateGroups(t, holderNamespace, gpuHolder(holder))
+				t.Cleanup(func() {
+					if waitRemoved != nil {
+						waitRemoved()
+					}
+					plainray.RemoveGroups(t, holderNamespace, holder)
+				})
+			},
+			Config:      capacityConfig(name, counts, "", "", "120s"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)cannot hold this virtual cluster.*not enough GPU: requested 4 GPU, 0 available`),
+		},
+		resource.TestStep{
+			Config:             capacityConfig(name, counts, "", "total", "120s"),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
+		resource.TestStep{
+			PreConfig: func() { waitRemoved = removeWhenPending(t, name, holder) },
+			Config:    capacityConfig(name, counts, "total", "", "120s"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(*terraform.State) error { waitRemoved(); return nil },
+				acctest.CheckGroupsInRay(t, name, groups),
+				resource.TestCheckResourceAttr(vcName, "capacity_check", "total"),
+			),
+		},
+	)
+}
+
+// "none" plans a cluster larger than the Ray cluster (24 GPUs of 20); its
+// apply waits ready_timeout, fails, and leaves no group behind in Ray.
+func TestAccVirtualCluster_capacityCheckNone(t *testing.T) {
+	name := acctest.Name("capnone")
+	counts := []int{4, 4, 4, 4, 4, 4}
+	noGroups := func() {
+		if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
+			t.Errorf("after the failed apply: %v", err)
+		}
+	}
+	vcTest(t, name,
+		resource.TestStep{
+			Config:      capacityConfig(name, counts, "", "", "5s"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)cannot hold this virtual cluster.*requested 24 GPU, 20 available`),
+		},
+		resource.TestStep{
+			Config:      capacityConfig(name, counts, "total", "", "5s"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)cannot hold this virtual cluster.*requested 24 GPU, 20 available`),
+		},
+		resource.TestStep{
+			Config:             capacityConfig(name, counts, "none", "", "5s"),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		},
+		resource.TestStep{
+			Config: capacityConfig(name, counts, "none", "", "5s"),
+			ExpectError: regexp.MustCompile(`(?s)Cannot create the virtual cluster.*not\s+ready\s+after\s+5s` +
+				`.*No\s+placement\s+group\s+of\s+this\s+cluster\s+was\s+left\s+behind`),
+		},
+		resource.TestStep{
+			PreConfig:   noGroups,
+			Config:      capacityConfig(name, counts, "sometimes", "", "5s"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)capacity_check.*value must be one of`),
+		},
+	)
+}
+
+// selectCluster is a select_nodes cluster of two logical nodes of 4 GPUs
+// in one 2-node NVLink segment (a whole domain of the test cluster).
+func selectCluster(label, name string) string {
+	return fmt.Sprintf(`
+resource "ray_virtual_cluster" %q {
+  name                    = %q
+  bundle_ct_per_node_list = [4, 4]
+  num_gpus_per_node       = 4
+  use_unified_pg          = true
+  segment_size            = 2
+  select_nodes            = true
+  port_range_low          = 1700
+  port_range_high         = 1800
+}
+`, label, name)
+}
+
+// domainNodes lists the ids of the alive nodes of NVLink domain rack (the
+// test cluster's nvlink_domain_<rack> resource).
+func domainNodes(t *testing.T, rack string) []string {
+	t.Helper()
+	nodes, err := acctest.Client(t).ListNodes(context.Background(), rayclient.ListOptions{
+		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}, Detail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, n := range nodes {
+		if n.ResourcesTotal["nvlink_domain_"+rack] > 0 {
+			ids = append(ids, n.NodeID)
+		}
+	}
+	return ids
+}
+
+// checkOnDomain asserts through Ray's state API that every bundle of
+// cluster name sits on a node of NVLink domain rack.
+func checkOnDomain(t *testing.T, name, rack string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		want := domainNodes(t, rack)
+		groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, g := range groups {
+			for _, b := range g.Bundles {
+				n++
+				if !slices.Contains(want, b.NodeID) {
+					return fmt.Errorf("bundle %d of %s is on node %s, want a node of %s %v", b.BundleIndex, g.Name, b.NodeID, rack, want)
+				}
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("no bundle of %s in Ray", name)
+		}
+		return nil
+	}
+}
+
+// Cluster A (select_nodes) fills rackA; cluster B, another name that does
+// not exclude A's nodes, plans onto the free rackB and applies; cluster C
+// then finds no free complete segment, and the plan error names the groups
+// holding each domain's nodes.
+func TestAccVirtualCluster_selectNodesSeesOtherClusters(t *testing.T) {
+	name := acctest.Name("tenants")
+	a, b := selectCluster("a", name+"-a"), selectCluster("b", name+"-b")
+	vcTest(t, name,
+		resource.TestStep{
+			Config: a,
+			Check:  checkOnDomain(t, name+"-a", "rackA"),
+		},
+		resource.TestStep{
+			Config: a + b,
+			// B's choice goes around A's groups: final only at apply.
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectUnknownValue("ray_virtual_cluster.b", tfjsonpath.New("selected_node_ids")),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkOnDomain(t, name+"-a", "rackA"),
+				checkOnDomain(t, name+"-b", "rackB"),
+			),
+		},
+		resource.TestStep{
+			Config:   a + b + selectCluster("c", name+"-c"),
+			PlanOnly: true,
+			ExpectError: regexp.MustCompile(`(?s)Cannot select nodes.*cannot form 1 complete segments of 2 nodes` +
+				`.*4 node\(s\) were left out: their free resources.*nvlink_domain_rackA:` +
+				`.*held by "` + name + `-a-unified".*nvlink_domain_rackB:.*held by "` + name + `-b-unified"`),
+		},
+	)
+}
+
+// A saved plan chose rackA; another tenant (plain ray.util) takes rackA
+// before the apply: the apply fails before creating anything, naming the
+// nodes, the group now holding them and that the plan must be made again.
+func TestAccVirtualCluster_selectNodesSavedPlanTaken(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("saved")
+	holder := "tenant-" + name
+	w := acctest.NewWorkDir(t, selectCluster("b", name))
+	t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+	w.MustRun("plan", "-out=tfplan")
+	rackA := make([]map[string]float64, 2)
+	for i := range rackA {
+		rackA[i] = map[string]float64{"GPU": 4, "nvlink_domain_rackA": 0.001}
+	}
+	plainray.CreateGroups(t, holderNamespace, plainray.Group{Name: holder, Strategy: "STRICT_SPREAD", Bundles: rackA})
+	t.Cleanup(func() { plainray.RemoveGroups(t, holderNamespace, holder) })
+	out, err := w.Run("apply", "tfplan")
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, id := range domainNodes(t, "rackA") {
+		if !strings.Contains(flat, fmt.Sprintf(`node %s (held by "%s")`, id, holder)) {
+			t.Errorf("the apply output does not name node %s and its holder %s", id, holder)
+		}
+	}
+	if err == nil || !strings.Contains(flat, "run `terraform plan` again") {
+		t.Errorf("apply of the stale plan: err=%v; want a failure saying to plan again", err)
+	}
+	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
+		t.Errorf("the failed apply left groups: %v", err)
+	}
+}

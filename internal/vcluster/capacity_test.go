@@ -1,0 +1,192 @@
+package vcluster
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// topoSnapshot is testTopo as Ray reports it: 4 CPUs and 4 GPUs per node
+// (the head none), domains and ranks as resources, and groups holding
+// bundles: group name -> node id -> GPUs (one bundle of {CPU 1, GPU n}).
+func topoSnapshot(held map[string]map[string]float64) *Snapshot {
+	snap := &Snapshot{}
+	for _, n := range testTopo {
+		total := map[string]float64{"CPU": 4, "GPU": 4, topology.TopoRankKey: float64(n.TopoRank)}
+		if n.Domain == topology.NVLinkDomainUnknown {
+			total["GPU"] = 0
+		} else {
+			total[n.Domain] = 1
+		}
+		snap.Nodes = append(snap.Nodes, rayclient.Node{NodeID: n.ID, ResourcesTotal: total})
+	}
+	for name, nodes := range held {
+		g := rayclient.PlacementGroup{Name: name, State: rayclient.PlacementGroupStateCreated}
+		for id, gpus := range nodes {
+			g.Bundles = append(g.Bundles, rayclient.Bundle{NodeID: id, UnitResources: map[string]float64{"CPU": 1, "GPU": gpus}})
+		}
+		snap.Groups = append(snap.Groups, g)
+	}
+	return snap
+}
+
+// Selection sees what other groups hold: nodes that cannot hold a logical
+// node are left out and the segments form from the rest, in order.
+func TestChooseFreeNodesSkipsHeldNodes(t *testing.T) {
+	s := selectingSpec(2, 2)
+	s.SegmentSize = ptr(2)
+	snap := topoSnapshot(map[string]map[string]float64{"other-unified": {"a2": 3, "a1": 4}})
+	ids, _, issues := s.ChooseFreeNodes(snap, nil, nil)
+	if len(issues) != 0 || !reflect.DeepEqual(ids, []string{"b2", "b1"}) {
+		t.Fatalf("free segment rackB: %v %+v", ids, issues)
+	}
+	// a2 keeps 1 GPU free: enough for logical nodes of one bundle.
+	one := selectingSpec(1, 1)
+	one.SegmentSize = ptr(2)
+	if ids, _, _ := one.ChooseFreeNodes(snap, nil, nil); !reflect.DeepEqual(ids, []string{"b2", "b1"}) {
+		t.Fatalf("a1 is full, so rackA has no complete segment: %v", ids)
+	}
+	// Its own groups do not count: a replacement frees them first.
+	s.Name = "other"
+	s.UseUnifiedPG = true
+	if ids, _, _ := s.ChooseFreeNodes(snap, nil, nil); !reflect.DeepEqual(ids, []string{"a2", "a1"}) {
+		t.Fatalf("own groups counted as taken: %v", ids)
+	}
+}
+
+// When the free nodes form no complete segments, the error names per
+// domain the busy nodes and the groups holding them, never a pin resource.
+func TestChooseFreeNodesNamesHolders(t *testing.T) {
+	s := selectingSpec(2, 2, 2, 2)
+	s.SegmentSize = ptr(2)
+	snap := topoSnapshot(map[string]map[string]float64{"a-unified": {"a1": 3, "a2": 3}, "a-node0": {"b1": 4}})
+	_, _, issues := s.ChooseFreeNodes(snap, map[string]bool{"c1": true}, nil)
+	if len(issues) != 1 || issues[0].Path != AttrSelectNodes {
+		t.Fatalf("issues: %+v", issues)
+	}
+	d := issues[0].Detail
+	for _, want := range []string{
+		"cannot form 2 complete segments", "exclude_node_ids", "3 node(s) were left out: their free resources",
+		"nvlink_domain_rackA:\n    node a2 (topo_rank 2, GPU 1/4 free): held by \"a-unified\"",
+		"node a1 (topo_rank 3, GPU 1/4 free): held by \"a-unified\"",
+		"nvlink_domain_rackB:\n    node b1 (topo_rank 5, GPU 0/4 free): held by \"a-node0\"",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("detail lacks %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d, pinnedNodeResource) || strings.Contains(d, "node c1") {
+		t.Errorf("detail names a pin resource or an excluded node:\n%s", d)
+	}
+	// Clusters this process is creating hold the nodes they are pinned to,
+	// until Ray lists their groups (then counted once).
+	first := selectingSpec(4, 4)
+	first.Name = "first"
+	first.SelectedNodeIDs = []string{"b2", "b1"}
+	_, _, issues = selectingSpec(1, 1).ChooseFreeNodes(topoSnapshot(nil), map[string]bool{"a1": true, "a2": true}, first.FeasibilityGroups())
+	if len(issues) != 1 || !strings.Contains(issues[0].Detail, `node b2 (topo_rank 4, GPU 0/4 free): held by "first-node0" (being created)`) {
+		t.Fatalf("holder being created: %+v", issues)
+	}
+	listed := topoSnapshot(map[string]map[string]float64{"first-node0": {"b2": 2}})
+	if ids, _, issues := selectingSpec(1, 1).ChooseFreeNodes(listed, map[string]bool{"a1": true, "a2": true}, first.FeasibilityGroups()); len(issues) != 0 ||
+		!reflect.DeepEqual(ids, []string{"b2", "c1"}) { // b1 is held by first-node1, not listed yet
+		t.Fatalf("a group both listed and being created counts once: %v %+v", ids, issues)
+	}
+}
+
+// Under total and none, nodes are chosen among those that could hold the
+// bundles when empty; the capacity check follows the mode.
+func TestCapacityModes(t *testing.T) {
+	snap := topoSnapshot(map[string]map[string]float64{"holder": {"a1": 4, "a2": 4, "b1": 4, "b2": 4, "c1": 4}})
+	s := selectingSpec(2, 2)
+	if _, _, issues := s.ChooseFreeNodes(snap, nil, nil); len(issues) != 1 {
+		t.Fatalf("free: every node is held: %+v", issues)
+	}
+	for _, mode := range []string{CapacityTotal, CapacityNone} {
+		s.CapacityCheck = mode
+		ids, _, issues := s.ChooseFreeNodes(snap, nil, nil)
+		if len(issues) != 0 || !reflect.DeepEqual(ids, []string{"a2", "a1"}) {
+			t.Fatalf("%s chooses by totals: %v %+v", mode, ids, issues)
+		}
+	}
+	big := selectingSpec(4, 4)
+	big.SelectNodes, big.CapacityCheck = false, CapacityTotal
+	if sh, _ := big.CheckSnapshotCapacity(snap, nil); len(sh.Errors) != 0 {
+		t.Fatalf("total: 8 GPUs fit the totals: %v", sh.Errors)
+	}
+	big.CapacityCheck = CapacityFree
+	if sh, _ := big.CheckSnapshotCapacity(snap, nil); len(sh.Errors) == 0 {
+		t.Fatal("free: nothing is free")
+	}
+	huge := big
+	huge.BundleCtPerNode = []int{4, 4, 4, 4, 4, 4, 4, 4}
+	huge.CapacityCheck = CapacityTotal
+	if sh, _ := huge.CheckSnapshotCapacity(snap, nil); len(sh.Errors) == 0 {
+		t.Fatal("total: 32 GPUs never fit 20")
+	}
+	huge.CapacityCheck = CapacityNone
+	if sh, _ := huge.CheckSnapshotCapacity(snap, nil); len(sh.Errors)+len(sh.Warnings) != 0 {
+		t.Fatalf("none checks nothing: %+v", sh)
+	}
+	huge.CapacityCheck = "later"
+	found := false
+	for _, is := range huge.Validate() {
+		found = found || (is.Path == AttrCapacityCheck && !is.Warning && strings.Contains(is.Detail, `"later"`))
+	}
+	if !found {
+		t.Fatalf("unknown mode not reported on %s: %+v", AttrCapacityCheck, huge.Validate())
+	}
+}
+
+// A saved plan whose nodes another cluster took since fails before any
+// group is created, naming the nodes and their new holders.
+func TestTakenSelectedNodes(t *testing.T) {
+	s := selectingSpec(2, 2)
+	s.SelectedNodeIDs = []string{"a2", "a1"}
+	if why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"b1": 4}}), nil); why != "" {
+		t.Fatalf("nodes still free: %s", why)
+	}
+	why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"a1": 3}}), nil)
+	if !strings.Contains(why, `logical node 1 needs {CPU 2, GPU 2} on node a1 (topo_rank 3, GPU 1/4 free): held by "b-unified"`) ||
+		!strings.Contains(why, "plan` again") || strings.Contains(why, "node a2") {
+		t.Fatalf("taken node: %s", why)
+	}
+	s.CapacityCheck = CapacityTotal
+	if why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"a1": 3}}), nil); why != "" {
+		t.Fatalf("total waits instead: %s", why)
+	}
+}
+
+func TestReadableMessageHidesPins(t *testing.T) {
+	in := `bundle 2 of group "x-unified" needs {"CPU":1,"GPU":1,"pinned_node:abc":0.0001,"label_selector:{\"k\":\"v\"}":0.0001}; ` +
+		`no node has that free (best: node d has pinned_node:abc 0, GPU 0 free)`
+	got := readableMessage(in)
+	want := `bundle 2 of group "x-unified" needs {"CPU":1,"GPU":1,"on ray.io/node-id=abc","on label selector {\"k\":\"v\"}"}; ` +
+		`no node has that free (best: node d has (ray.io/node-id=abc) 0, GPU 0 free)`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A choice that other tenants' groups changed is named, so the plan can
+// leave it to the apply; an undisturbed choice is not.
+func TestHeldChoice(t *testing.T) {
+	s := selectingSpec(2, 2)
+	s.SegmentSize = ptr(2)
+	free := topoSnapshot(map[string]map[string]float64{"x": {"c1": 4}})
+	ids, _, _ := s.ChooseFreeNodes(free, nil, nil)
+	if why := s.HeldChoice(free, nil, ids); why != "" {
+		t.Fatalf("rackA is free: %s", why)
+	}
+	held := topoSnapshot(map[string]map[string]float64{"a-unified": {"a1": 4, "a2": 4}})
+	ids, _, _ = s.ChooseFreeNodes(held, nil, nil)
+	why := s.HeldChoice(held, nil, ids)
+	for _, want := range []string{`node a2 (held by "a-unified")`, `node a1 (held by "a-unified")`, "(now b2, b1) at apply"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("lacks %q: %s", want, why)
+		}
+	}
+}
