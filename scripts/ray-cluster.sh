@@ -146,10 +146,22 @@ start() {
     wait_for_nodes "$(boot_count)"
     return
   fi
+  # On a busy machine `ray start` gives up after its fixed 30s wait for the GCS;
+  # what started is stopped and the cluster started once more.
+  local attempt
+  for attempt in 1 2; do
+    start_once && return 0
+    echo "!! Ray did not start (attempt $attempt); stopping what started" >&2
+    stop_cluster
+  done
+  return 1
+}
+
+start_once() {
   local i=0 name boot rest
   for row in "${NODES[@]}"; do
     read -r name boot rest <<<"$row"
-    if boots "$name" "$boot"; then ray_start_node "$i"; fi
+    if boots "$name" "$boot"; then ray_start_node "$i" || return 1; fi
     i=$((i + 1))
   done
   wait_for_nodes "$(boot_count)"

@@ -43,7 +43,8 @@ source "$here/env.sh"
 # Never the demo's cluster (make demo): the reliability tests restart the cluster they
 # test on, and the demo's groups hold most of its GPUs.
 if [ "${RAY_TF_IP_BASE:-10}" = "$RAY_TF_DEMO_IP_BASE" ] || [[ "${RAY_ADDRESS%/}" == *:"$RAY_TF_DEMO_DASHBOARD_PORT" ]]; then
-  echo "!! $RAY_ADDRESS is the demo's cluster (make demo); the tests use their own: unset RAY_ADDRESS" \
+  echo "!! $RAY_ADDRESS (ip base ${RAY_TF_IP_BASE:-10}) is the demo's cluster (make demo, RAY_TF_DEMO_* in scripts/env.sh);" \
+    "the tests use their own: unset RAY_ADDRESS" \
     "(or point RAY_TF_IP_BASE, RAY_TF_GCS_PORT, RAY_TF_DASHBOARD_PORT, RAY_TF_PORT_BASE at another cluster)" >&2
   exit 2
 fi

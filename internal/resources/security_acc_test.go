@@ -107,32 +107,25 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 		})
 	})
 
-	envName := acctest.Name("authenv")
-	t.Run("RAY_AUTH_TOKEN", func(t *testing.T) {
-		t.Setenv("RAY_AUTH_TOKEN", token)
-		resource.Test(t, resource.TestCase{
-			PreCheck:                 func() { acctest.PreCheckCLI(t) },
-			ProtoV6ProviderFactories: acctest.ProviderFactories,
-			CheckDestroy:             acctest.CheckNoGroupsAt(authRay, envName),
-			Steps: []resource.TestStep{
-				works(envName, hcl(provider(""), clusterTopology{}, cluster(envName))),
-			},
+	// Ray's token sources after the attribute, in its order: RAY_AUTH_TOKEN, the
+	// file RAY_AUTH_TOKEN_PATH names (its first line), then ~/.ray/auth_token.
+	for _, src := range []struct{ env, value, prefix string }{
+		{"RAY_AUTH_TOKEN", token, "authenv"},
+		{"RAY_AUTH_TOKEN_PATH", tokenFile, "authpath"},
+	} {
+		envName := acctest.Name(src.prefix)
+		t.Run(src.env, func(t *testing.T) {
+			t.Setenv(src.env, src.value)
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheckCLI(t) },
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				CheckDestroy:             acctest.CheckNoGroupsAt(authRay, envName),
+				Steps: []resource.TestStep{
+					works(envName, hcl(provider(""), clusterTopology{}, cluster(envName))),
+				},
+			})
 		})
-	})
-
-	// Ray's other token sources, in its order after RAY_AUTH_TOKEN: the file
-	// RAY_AUTH_TOKEN_PATH names (its first line), then ~/.ray/auth_token.
-	pathName := acctest.Name("authpath")
-	t.Run("RAY_AUTH_TOKEN_PATH", func(t *testing.T) {
-		t.Setenv("RAY_AUTH_TOKEN_PATH", tokenFile)
-		resource.Test(t, resource.TestCase{
-			ProtoV6ProviderFactories: acctest.ProviderFactories,
-			CheckDestroy:             acctest.CheckNoGroupsAt(authRay, pathName),
-			Steps: []resource.TestStep{
-				works(pathName, hcl(provider(""), clusterTopology{}, cluster(pathName))),
-			},
-		})
-	})
+	}
 	t.Run("~/.ray/auth_token", func(t *testing.T) {
 		if os.MkdirAll(filepath.Join(home, ".ray"), 0o700) != nil ||
 			os.WriteFile(filepath.Join(home, ".ray", "auth_token"), []byte(token+"\n"), 0o600) != nil {
