@@ -47,6 +47,7 @@ func silentAddress(t *testing.T) string {
 func TestAccVirtualCluster_planFailsWhenRayNeverAnswers(t *testing.T) {
 	addr := silentAddress(t)
 	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config:   fmt.Sprintf("provider \"ray\" {\n  address = %q\n}\n", addr) + virtualCluster{name: "silent", counts: []int{1}}.String(),
@@ -64,6 +65,7 @@ func TestAccProvider_badTimeouts(t *testing.T) {
 	for _, attr := range []string{"plan_timeout", "connect_timeout"} {
 		for _, value := range []string{"0s", "-5s"} {
 			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheckCLI(t) },
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
 				Steps: []resource.TestStep{{
 					Config: fmt.Sprintf("provider \"ray\" {\n  %s = %q\n}\n", attr, value) +

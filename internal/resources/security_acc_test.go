@@ -133,6 +133,7 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 		}
 		defer os.Remove(filepath.Join(home, ".ray", "auth_token"))
 		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheckCLI(t) },
 			ProtoV6ProviderFactories: acctest.ProviderFactories,
 			Steps: []resource.TestStep{{
 				Config: hcl(provider(""), clusterTopology{}),
