@@ -53,4 +53,8 @@ var SharedRules = []SharedRule{
 		Python: "driver.py placed_record",
 		Tests:  []string{"internal/driver/topology_parity_test.go:TestDriverRecordMatchesGo"},
 	},
+	{
+		Rule: "NeMo-RL's port bands", Go: "topology.DefaultPortRanges", Python: "raytf_attach/ports.py PORT_RANGES",
+		Tests: []string{"internal/topology/ports_test.go:TestDefaultPortRanges", "python/tests/test_port_bands.py:test_same_table_as_the_provider"},
+	},
 }
