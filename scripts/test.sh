@@ -57,7 +57,7 @@ case "$suite" in
   *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat" >&2; exit 2 ;;
 esac
 
-cli_version="$("$TF_ACC_TERRAFORM_PATH" version | sed -n 1p)"
+cli_version="$("$TF_ACC_TERRAFORM_PATH" version | awk '/^(Terraform|OpenTofu) v/ && !n++')"
 echo "=== cell: suite=$suite cli=\"$cli_version\" ray=$RAY_VERSION at $RAY_ADDRESS" >&2
 
 ray_version() { curl -fsS "$RAY_ADDRESS/api/version" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["ray_version"])' 2>/dev/null; }
