@@ -27,7 +27,10 @@ HERE = Path(__file__).resolve().parent
 TRAIN_PY = HERE.parents[1] / "examples" / "attach" / "train.py"
 PACKAGE_DIR = HERE.parent / "src" / "raytf_attach"
 TEST_NAMESPACE = "attach-it"
-PORT_LOW, PORT_HIGH = 41000, 41500  # clear of the test nodes' worker ports (20100-25999)
+# Below the kernel's ephemeral range (32768+), where any outgoing connection may hold a port
+# (the bind of a "busy" port then failed), and clear of the test nodes' ports (20000-26999),
+# the token cluster's (30000+) and the demo's (55000+).
+PORT_LOW, PORT_HIGH = 28000, 28500
 
 
 def gcs_address() -> str:
