@@ -45,7 +45,7 @@ const (
 
 // Progress is one RAYTF_PROGRESS line. Phases: started, lookup, created,
 // recreated (a group removed during the wait was created again),
-// waiting, probing, removing.
+// waiting, probing, removing, and result (a batch's request finished).
 type Progress struct {
 	Phase string `json:"phase"`
 	Ready int    `json:"ready,omitempty"`
@@ -53,6 +53,8 @@ type Progress struct {
 	RunID string `json:"run_id,omitempty"`
 	// Elapsed is seconds since the driver started.
 	Elapsed float64 `json:"elapsed,omitempty"`
+	// Result is a batch request's own result (phase result).
+	Result *vcluster.Result `json:"result,omitempty"`
 	// Raw holds the whole decoded line, including fields not listed here.
 	Raw map[string]any `json:"-"`
 }
@@ -214,9 +216,6 @@ func decodeResult(payload string) (*vcluster.Result, error) {
 	var res vcluster.Result
 	if err := json.Unmarshal([]byte(payload), &res); err != nil {
 		return nil, fmt.Errorf("ray placement group driver: malformed result line (%v): %s", err, snippet(payload))
-	}
-	if !res.OK && res.Error == nil {
-		res.Error = &vcluster.ResultError{Kind: vcluster.KindInternal, Message: "driver reported failure without an error"}
 	}
 	res.WordError()
 	return &res, nil

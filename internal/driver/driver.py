@@ -16,6 +16,7 @@ import random
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 import zlib
@@ -40,6 +41,7 @@ def import_ray():
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 ACTIONS = ("create", "delete", "inspect", "record", "read")
+BATCH = "batch"  # runs the requests in spec["batch"] concurrently, one result each
 # The request format this driver reads (vcluster.RequestVersion).
 REQUEST_VERSION = 1
 # Contract constants, filled from spec["contract"]; the driver has none of its own.
@@ -84,6 +86,33 @@ class Run:
         self.stop_signal = None
         self.probe_task = None  # the remote version of _probe_in_bundle, made once ray is imported
         self.gcs = None  # the GcsDirect a delete, record or read runs on, when it could connect
+        self.gate = Gate()  # shared by the requests of a batch
+
+
+class Gate:
+    """Group creation and record writes pass the gate; a stopped batch closes
+    it, so its cleanup sees everything the requests still running made."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def __enter__(self):
+        self.lock.acquire()
+        if self.closed:
+            self.lock.release()
+            raise DriverError("internal", "stopped", signal=0)
+        return self
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+    def close(self):
+        with self.lock:
+            self.closed = True
+
+
+EMIT_LOCK = threading.Lock()  # a batch's threads print whole lines
 
 
 def emit(run, tag, payload, leading_newline=False):
@@ -92,8 +121,9 @@ def emit(run, tag, payload, leading_newline=False):
     line = "%s %s\n" % (tag, json.dumps(payload, sort_keys=True, separators=(",", ":")))
     if leading_newline:
         line = "\n" + line  # never share a line with partial output
-    sys.stdout.write(line)
-    sys.stdout.flush()
+    with EMIT_LOCK:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def progress(run, phase, **fields):
@@ -138,6 +168,7 @@ SHAPE = {
     "version": "int", "action": "str", "namespace": "str", "ready_timeout_seconds": "num", "groups": "list",
     "probe": "obj", "contract": "obj", "ownership": "?obj", "rank_order": "?obj", "run_id": "?str",
 }
+BATCH_SHAPE = {"version": "int", "action": "str", "namespace": "str", "batch": "list", "run_id": "?str"}
 GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_label_selector": "?selectors",
                "topology_strategy": "?strmap"}
 PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj"}
@@ -161,7 +192,9 @@ def check_shape(obj, shape, where):
             raise DriverError("invalid", "request_field", field=where + key, want=want)
 
 
-def load_spec(run, argv):
+def load_request(run, argv):
+    """Decodes the command-line request; checks a batch's own fields (its
+    requests are read by parse_request, one by one)."""
     if len(argv) < 2:
         raise DriverError("invalid", "no_request")
     try:
@@ -172,22 +205,32 @@ def load_spec(run, argv):
         raise DriverError("invalid", "request_field", field="request", want="object")
     if isinstance(spec.get("run_id"), str):
         run.id = spec["run_id"]
-    check_shape(spec, SHAPE, "")
+    if spec.get("action") == BATCH:
+        check_shape(spec, BATCH_SHAPE, "")
+        if spec["version"] != REQUEST_VERSION:
+            raise DriverError("invalid", "request_version", version=spec["version"], reads=REQUEST_VERSION)
+    return spec
+
+
+def parse_request(run, spec, where=""):
+    if not isinstance(spec, dict):
+        raise DriverError("invalid", "request_field", field=where or "request", want="object")
+    check_shape(spec, SHAPE, where)
     if spec["version"] != REQUEST_VERSION:
         raise DriverError("invalid", "request_version", version=spec["version"], reads=REQUEST_VERSION)
     if spec["action"] not in ACTIONS:
-        raise DriverError("invalid", "request_field", field="action", want="one of " + ", ".join(ACTIONS))
-    check_shape(spec["contract"], CONTRACT_SHAPE, "contract.")
-    check_shape(spec["probe"], PROBE_SHAPE, "probe.")
-    check_shape(spec["probe"]["topology"], TOPOLOGY_SHAPE, "probe.topology.")
+        raise DriverError("invalid", "request_field", field=where + "action", want="one of " + ", ".join(ACTIONS))
+    check_shape(spec["contract"], CONTRACT_SHAPE, where + "contract.")
+    check_shape(spec["probe"], PROBE_SHAPE, where + "probe.")
+    check_shape(spec["probe"]["topology"], TOPOLOGY_SHAPE, where + "probe.topology.")
     for i, g in enumerate(spec["groups"]):
         if not isinstance(g, dict):
-            raise DriverError("invalid", "request_field", field="groups[%d]" % i, want="object")
-        check_shape(g, GROUP_SHAPE, "groups[%d]." % i)
+            raise DriverError("invalid", "request_field", field=where + "groups[%d]" % i, want="object")
+        check_shape(g, GROUP_SHAPE, where + "groups[%d]." % i)
     if spec.get("ownership") is not None:
-        check_shape(spec["ownership"], OWNERSHIP_SHAPE, "ownership.")
+        check_shape(spec["ownership"], OWNERSHIP_SHAPE, where + "ownership.")
     if spec.get("rank_order") is not None:
-        check_shape(spec["rank_order"], RANK_ORDER_SHAPE, "rank_order.")
+        check_shape(spec["rank_order"], RANK_ORDER_SHAPE, where + "rank_order.")
     run.c = dict(spec["contract"])
     run.topo = {k: spec["probe"]["topology"].get(k) or "" for k in run.topo}
     probe_spec = spec["probe"]
@@ -340,10 +383,11 @@ def kv_get(run, own, key):
 
 def kv_put(run, own, key, value):
     raw = json.dumps(value, sort_keys=True)
-    if run.gcs:
-        run.gcs.kv_put(key, raw, own["kv_namespace"])
-    else:
-        internal_kv._internal_kv_put(key, raw, overwrite=True, namespace=own["kv_namespace"])
+    with run.gate:
+        if run.gcs:
+            run.gcs.kv_put(key, raw, own["kv_namespace"])
+        else:
+            internal_kv._internal_kv_put(key, raw, overwrite=True, namespace=own["kv_namespace"])
 
 
 def kv_del(run, own, key):
@@ -729,16 +773,17 @@ def claim_for_create(run, spec, found):
 def create_group(run, g):
     """Creates one detached group of the spec and remembers it for cleanup."""
     name = g["name"]
-    run.inflight.add(name)
+    # Optional arguments only when set, so Ray versions without them still work.
+    kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
+    if g["topology_strategy"]:
+        # Ray takes the node-level strategy inside topology_strategy, never both.
+        kwargs["topology_strategy"] = g["topology_strategy"]
+    else:
+        kwargs["strategy"] = g["strategy"]
     try:
-        # Optional arguments only when set, so Ray versions without them still work.
-        kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
-        if g["topology_strategy"]:
-            # Ray takes the node-level strategy inside topology_strategy, never both.
-            kwargs["topology_strategy"] = g["topology_strategy"]
-        else:
-            kwargs["strategy"] = g["strategy"]
-        pg = placement_group(bundles=g["bundles"], name=name, lifetime="detached", **kwargs)
+        with run.gate:
+            run.inflight.add(name)
+            pg = placement_group(bundles=g["bundles"], name=name, lifetime="detached", **kwargs)
     except Exception as e:  # noqa: BLE001
         run.inflight.discard(name)
         if "already exists" in str(e):
@@ -1056,7 +1101,8 @@ def drop_new_record(run):
 
 
 def ignore_signals():
-    # Cleanup and the final report must not be interrupted half way.
+    # Cleanup and the final report must not be interrupted half way. Only
+    # the main thread may set handlers; a batch's threads leave them be.
     for s in (signal.SIGTERM, signal.SIGINT):
         try:
             signal.signal(s, signal.SIG_IGN)
@@ -1075,57 +1121,145 @@ def signal_handler(run):
     return on_signal
 
 
+def new_result(action):
+    return {"ok": False, "action": action, "error": None, "groups": [], "removed": [], "missing": [],
+            "ray_version": ""}
+
+
+def fail(run, result, e):
+    """Reports e in result and undoes what the run made."""
+    ignore_signals()
+    if run.stop_signal is not None:
+        error = {"kind": "internal", "code": "stopped", "facts": {"signal": run.stop_signal}}
+    elif isinstance(e, DriverError):
+        error = {"kind": e.kind, "code": e.code, "facts": e.facts}
+    elif isinstance(e, (KeyboardInterrupt, SystemExit)):
+        error = {"kind": "internal", "code": "interrupted", "facts": {"type": type(e).__name__}}
+    else:
+        error = {"kind": "internal", "code": "exception", "facts": {"type": type(e).__name__, "detail": str(e)}}
+        traceback.print_exc()
+    result["ok"] = False
+    result["removed"] = result["removed"] + cleanup(run)
+    drop_new_record(run)
+    result["groups"] = []
+    result["error"] = error
+    result.update(run.failure)
+
+
+def connect(run, specs, result):
+    """Connects for specs: straight to the GCS when every one of them allows
+    it, else through ray.init. Sets the result's Ray version; returns the
+    seconds spent importing ray."""
+    if all(s["action"] in DIRECT_ACTIONS for s in specs) and connect_direct(run, specs[0]):
+        result["ray_version"] = run.gcs.version
+        return 0.0
+    t = time.monotonic()
+    import_ray()
+    imports = time.monotonic() - t
+    result["ray_version"] = ray.__version__
+    ray.init(namespace=specs[0]["namespace"], log_to_driver=False)
+    return imports
+
+
+def install_signal_handlers(run):
+    # ray.init installs its own SIGTERM handler; ours must come after it.
+    signal.signal(signal.SIGTERM, signal_handler(run))
+    signal.signal(signal.SIGINT, signal_handler(run))
+
+
 ACTION_FUNCS = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record, "read": do_read}
+
+
+def run_single(run, request, result):
+    run.spec = spec = parse_request(run, request)
+    result["action"] = spec["action"]
+    imports = connect(run, [spec], result)
+    install_signal_handlers(run)
+    progress(run, "started", action=spec["action"], groups=len(spec["groups"]), imports=round(imports, 3),
+             connect="gcs" if run.gcs else "ray.init")
+    result.update(ACTION_FUNCS[spec["action"]](run, spec))
+    ignore_signals()
+    result["ok"] = True
+
+
+def run_batch(run, request, result):
+    """Runs a batch's requests in threads, each with its own Run and result:
+    one failing request fails (and cleans up) alone. A stop undoes every
+    request that has not finished."""
+    ops = []
+    for i, sub in enumerate(request["batch"]):
+        op = Run()
+        op.id, op.gate = "%s.%d" % (run.id, i), run.gate
+        op_result = new_result(sub.get("action", "") if isinstance(sub, dict) else "")
+        op_result["run_id"] = op.id
+        try:
+            op.spec = parse_request(op, sub, "batch[%d]." % i)
+        except DriverError as e:
+            fail(op, op_result, e)
+        ops.append((op, op_result))
+    result["batch"] = [r for _, r in ops]
+    todo = [op for op, _ in ops if op.spec]
+    if todo:
+        run.c = todo[0].c
+        connect(run, [op.spec for op in todo], result)
+    install_signal_handlers(run)
+    progress(run, "started", action=BATCH, requests=len(ops), connect="gcs" if run.gcs else "ray.init")
+    finished = set(i for i, (op, _) in enumerate(ops) if not op.spec)
+
+    def work(i, op, op_result):
+        op.gcs = run.gcs
+        op_result["ray_version"] = result["ray_version"]
+        try:
+            progress(op, "started", action=op.spec["action"], groups=len(op.spec["groups"]))
+            op_result.update(ACTION_FUNCS[op.spec["action"]](op, op.spec))
+            op_result["ok"] = True
+        except BaseException as e:  # noqa: BLE001
+            fail(op, op_result, e)
+        with run.gate.lock:
+            kept = not run.gate.closed
+            if kept:
+                finished.add(i)
+        if kept:  # Go hands it to its caller before the batch ends
+            progress(op, "result", result=op_result)
+
+    threads = [threading.Thread(target=work, args=(i, op, r), daemon=True)
+               for i, (op, r) in enumerate(ops) if op.spec]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)  # short joins, so a stop signal is handled at once
+    except BaseException:
+        ignore_signals()
+        run.gate.close()
+        for i, (op, op_result) in enumerate(ops):
+            if i not in finished:
+                op.stop_signal = run.stop_signal
+                fail(op, op_result, KeyboardInterrupt())
+        raise
+    ignore_signals()
+    result["ok"] = True
 
 
 def main():
     run = Run()
-    result = {"ok": False, "action": "", "error": None, "groups": [], "removed": [], "missing": [],
-              "ray_version": ""}
-    code = 1
+    result = new_result("")
     try:
-        run.spec = spec = load_spec(run, sys.argv)
-        result["action"] = spec["action"]
-        imports = 0.0
-        if connect_direct(run, spec):
-            result["ray_version"] = run.gcs.version
+        request = load_request(run, sys.argv)
+        if request.get("action") == BATCH:
+            result["action"] = BATCH
+            run_batch(run, request, result)
         else:
-            t = time.monotonic()
-            import_ray()
-            imports = time.monotonic() - t
-            result["ray_version"] = ray.__version__
-            ray.init(namespace=spec["namespace"], log_to_driver=False)
-        # ray.init installs its own SIGTERM handler; ours must come after it.
-        signal.signal(signal.SIGTERM, signal_handler(run))
-        signal.signal(signal.SIGINT, signal_handler(run))
-        progress(run, "started", action=spec["action"], groups=len(spec["groups"]), imports=round(imports, 3),
-                 connect="gcs" if run.gcs else "ray.init")
-        result.update(ACTION_FUNCS[spec["action"]](run, spec))
-        ignore_signals()
-        result["ok"] = True
-        code = 0
+            run_single(run, request, result)
     except BaseException as e:  # noqa: BLE001
-        ignore_signals()
-        if run.stop_signal is not None:
-            error = {"kind": "internal", "code": "stopped", "facts": {"signal": run.stop_signal}}
-        elif isinstance(e, DriverError):
-            error = {"kind": e.kind, "code": e.code, "facts": e.facts}
-        elif isinstance(e, (KeyboardInterrupt, SystemExit)):
-            error = {"kind": "internal", "code": "interrupted", "facts": {"type": type(e).__name__}}
-        else:
-            error = {"kind": "internal", "code": "exception", "facts": {"type": type(e).__name__, "detail": str(e)}}
-            traceback.print_exc()
-        result["removed"] = result["removed"] + cleanup(run)
-        drop_new_record(run)
-        result["groups"] = []
-        result["error"] = error
-        result.update(run.failure)
+        fail(run, result, e)
     emit(run, "RAYTF_RESULT", result, leading_newline=True)
     sys.stdout.flush()
     sys.stderr.flush()
     # The groups are detached and outlive us: skipping ray.shutdown() saves
     # about a second per job (and, when stopped, beats the supervisor's SIGKILL).
-    os._exit(code)
+    os._exit(0 if result["ok"] else 1)
 
 
 main()

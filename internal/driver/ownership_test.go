@@ -83,6 +83,12 @@ func (w *ownershipWorld) kv() map[string]string {
 func (w *ownershipWorld) run(req vcluster.Request) *vcluster.Result {
 	w.t.Helper()
 	raw, _ := json.Marshal(req)
+	return w.runRaw(raw)
+}
+
+// runRaw runs the driver on a request's JSON.
+func (w *ownershipWorld) runRaw(raw []byte) *vcluster.Result {
+	w.t.Helper()
 	cmd := exec.Command(w.py, "-c", bootstrapCode(), EncodeSpecArg(raw))
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+w.stub, "RAYTF_STUB_KV="+w.kvFile, "RAYTF_STUB_GROUPS="+strings.Join(w.groups, ","))
 	out, _ := cmd.CombinedOutput()

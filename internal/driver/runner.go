@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -62,11 +63,15 @@ type RunTiming struct {
 	// run (start-up and removal): how long a driver of a job Ray lost may
 	// still be running.
 	GhostSlack time.Duration
+	// TerminalWait bounds how long deleting a record waits for Ray to mark
+	// the job terminal after its driver printed the result; 0 never waits.
+	TerminalWait time.Duration
 }
 
 // DefaultRunTiming is the timing Run uses against a real Ray.
 func DefaultRunTiming() RunTiming {
-	return RunTiming{RecordSettle: 1500 * time.Millisecond, WriteBackCheck: 3 * time.Second, GhostSlack: time.Minute}
+	return RunTiming{RecordSettle: 1500 * time.Millisecond, WriteBackCheck: 3 * time.Second, GhostSlack: time.Minute,
+		TerminalWait: 5 * time.Second}
 }
 
 func (o RunOptions) timing() RunTiming {
@@ -96,7 +101,7 @@ const (
 	// taken to be abandoned (its Run deletes it within cleanupTimeout, unless
 	// the process exits first) and deleted by whichever Run comes next. A
 	// Run may read a job Ray lost for up to driverDeadline, hence lostAge.
-	orphanAge    = time.Minute
+	orphanAge    = cleanupTimeout + 5*time.Second
 	lostAge      = time.Hour
 	logTailLines = 25
 	logTailBytes = 4096
@@ -215,7 +220,7 @@ var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9]+`)
 func SubmissionID(spec vcluster.Request) string {
 	slugOf := func(s string) string { return strings.Trim(unsafeIDChars.ReplaceAllString(s, "-"), "-") }
 	names := make([]string, 0, len(spec.Groups))
-	for _, g := range spec.Groups {
+	for _, g := range requestGroups(spec) {
 		if n := slugOf(g.Name); n != "" {
 			names = append(names, n)
 		}
@@ -249,9 +254,20 @@ func (r *runner) describe() string {
 	return fmt.Sprintf("placement group driver job %q (%s %s)", r.id, r.spec.Action, groupNames(r.spec))
 }
 
+// requestGroups lists the groups spec acts on, those of a batch's requests
+// included.
+func requestGroups(spec vcluster.Request) []vcluster.RequestGroup {
+	groups := append([]vcluster.RequestGroup(nil), spec.Groups...)
+	for _, sub := range spec.Batch {
+		groups = append(groups, sub.Groups...)
+	}
+	return groups
+}
+
 func groupNames(spec vcluster.Request) string {
-	names := make([]string, 0, len(spec.Groups))
-	for _, g := range spec.Groups {
+	groups := requestGroups(spec)
+	names := make([]string, 0, len(groups))
+	for _, g := range groups {
 		names = append(names, fmt.Sprintf("%q", g.Name))
 	}
 	if len(names) > 5 {
@@ -490,7 +506,8 @@ func (r *runner) deliver(logs string) {
 	}
 	var mine []Progress
 	for _, p := range ParseProgress(logs) {
-		if r.runID == "" || p.RunID == r.runID {
+		// A batch's requests report under run ids "<run id>.<index>".
+		if r.runID == "" || p.RunID == r.runID || strings.HasPrefix(p.RunID, r.runID+".") {
 			mine = append(mine, p)
 		}
 	}
@@ -515,7 +532,11 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*vclust
 	}
 	if perr == nil {
 		if r.opts.BackgroundCleanup {
-			go r.deleteRecord(context.WithoutCancel(ctx))
+			background.Add(1)
+			go func() {
+				defer background.Done()
+				r.deleteRecord(context.WithoutCancel(ctx))
+			}()
 		} else {
 			r.deleteRecord(ctx)
 		}
@@ -581,6 +602,11 @@ func (r *runner) cancelled(ctx context.Context, cause error) (*vcluster.Result, 
 					b.WriteString("; the driver had already finished successfully, so its groups were kept")
 					r.deleteRecord(sctx)
 					return res, &cancelError{msg: b.String(), cause: cause}
+				} else if len(res.Batch) > 0 {
+					// Each request's result says what it kept or removed.
+					b.WriteString("; the driver undid every request of the batch that had not finished")
+					r.deleteRecord(sctx)
+					return res, &cancelError{msg: b.String(), cause: cause}
 				} else if len(res.Removed) > 0 {
 					fmt.Fprintf(&b, "; the driver removed the groups it had created (%s)", strings.Join(res.Removed, ", "))
 				} else {
@@ -614,6 +640,19 @@ func (e *cancelError) Unwrap() error { return e.cause }
 func (r *runner) deleteRecord(ctx context.Context) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	timing := r.opts.timing()
+	// Run returns on the driver's result line while Ray may show the job
+	// RUNNING for another half second; stopping it then would turn a
+	// successful job into a STOPPED one. So wait for its end first.
+	for deadline := time.Now().Add(timing.TerminalWait); time.Now().Before(deadline); {
+		job, err := r.api.GetJob(dctx, r.id)
+		if err != nil || rayclient.IsTerminalStatus(job.Status) {
+			break
+		}
+		if !sleepCtx(dctx, 100*time.Millisecond) {
+			return
+		}
+	}
 	for {
 		alive, err := r.api.StopJob(dctx, r.id)
 		if err != nil || !alive {
@@ -623,7 +662,6 @@ func (r *runner) deleteRecord(ctx context.Context) {
 			return
 		}
 	}
-	timing := r.opts.timing()
 	if !sleepCtx(dctx, timing.RecordSettle) {
 		return
 	}
@@ -684,4 +722,25 @@ func logTail(logs string) string {
 		keep[i], keep[j] = keep[j], keep[i]
 	}
 	return strings.Join(keep, "\n")
+}
+
+// background counts record deletions still running after their Run
+// returned (RunOptions.BackgroundCleanup).
+var background sync.WaitGroup
+
+// WaitBackground waits up to d for background record deletions, so that a
+// provider process about to exit leaves no job record of its own behind;
+// it reports whether they all finished.
+func WaitBackground(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		background.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
@@ -37,6 +38,9 @@ type ProviderData struct {
 	// PlanTimeout bounds each plan-time read (planReadContext); 0 means
 	// DefaultPlanTimeout.
 	PlanTimeout time.Duration
+
+	// Jobs runs driver requests, those arriving together in one Ray job.
+	Jobs *driver.Batcher
 
 	// Live is this process's view of the cluster: one group list shared by
 	// Reads and plan checks (dropped by writes), one snapshot per plan.
@@ -220,7 +224,8 @@ func (d *ProviderData) capacityCheck(own types.String) string {
 
 // NewProviderData bundles the configured client and driver settings.
 func NewProviderData(client *rayclient.Client, namespace, python, version string, runtimeEnv map[string]any) *ProviderData {
-	return &ProviderData{Client: client, Live: vcluster.NewLiveView(client), Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
+	jobs := driver.NewBatcher(client, python, driver.RunOptions{RuntimeEnv: runtimeEnv, BackgroundCleanup: true})
+	return &ProviderData{Client: client, Jobs: jobs, Live: vcluster.NewLiveView(client), Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
 }
 
 // providerDataFrom extracts ProviderData from Configure's request data.

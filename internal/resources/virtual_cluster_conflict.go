@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -41,8 +40,7 @@ func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementG
 	slices.Sort(alike)
 	ctx, cancel := context.WithTimeout(p.ctx, virtualClusterReadTimeout)
 	defer cancel()
-	res, err := driver.Run(ctx, data.Client, data.PythonExecutable, vcluster.ReadRequest(spec.Namespace, spec.Name, alike...),
-		driver.RunOptions{RuntimeEnv: data.RuntimeEnv, BackgroundCleanup: true})
+	res, err := data.Jobs.Run(ctx, vcluster.ReadRequest(spec.Namespace, spec.Name, alike...), nil)
 	if err == nil {
 		err = res.Err()
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -178,9 +177,7 @@ func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.Read
 	ctx, cancel := context.WithTimeout(ctx, virtualClusterReadTimeout)
 	defer cancel()
 	client := d.data.Client
-	res, err := driver.Run(ctx, client, d.data.PythonExecutable, vcluster.ReadRequest(ns, name), driver.RunOptions{
-		RuntimeEnv: d.data.RuntimeEnv, BackgroundCleanup: true,
-	})
+	res, err := d.data.Jobs.Run(ctx, vcluster.ReadRequest(ns, name), nil)
 	if err == nil {
 		err = res.Err()
 	}

@@ -22,12 +22,8 @@ func (r *virtualClusterResource) runDriver(ctx context.Context, req vcluster.Req
 		defer r.data.Live.InvalidateGroups()
 	}
 	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": req.Action, "groups": len(req.Groups)})
-	return driver.Run(ctx, r.data.Client, r.data.PythonExecutable, req, driver.RunOptions{
-		RuntimeEnv:        r.data.RuntimeEnv,
-		BackgroundCleanup: true,
-		OnProgress: func(p driver.Progress) {
-			tflog.Info(ctx, "placement progress", progressFields(p))
-		},
+	return r.data.Jobs.Run(ctx, req, func(p driver.Progress) {
+		tflog.Info(ctx, "placement progress", progressFields(p))
 	})
 }
 

@@ -76,6 +76,9 @@ const (
 	// ActionRead returns a cluster's record and tombstone and writes nothing
 	// (the ray_virtual_cluster data source).
 	ActionRead = "read"
+	// ActionBatch runs the requests in Request.Batch in one driver job,
+	// each with its own result (Result.Batch).
+	ActionBatch = "batch"
 )
 
 // Error kinds the driver reports (ResultError.Kind, DriverError.Kind).

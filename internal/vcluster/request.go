@@ -42,6 +42,40 @@ type Request struct {
 	// submission id is reused, so driver.Run sets a fresh RunID per
 	// submission to tell this run's lines from older ones.
 	RunID string `json:"run_id,omitempty"`
+	// Batch holds the requests of an ActionBatch, run concurrently by one
+	// driver; request i reports under run id RunID + "." + i.
+	Batch []Request `json:"batch,omitempty"`
+}
+
+// BatchRequest runs reqs in one driver job. They share a namespace (a
+// driver connects to Ray in one); the batch's ready timeout is the longest.
+func BatchRequest(reqs []Request) Request {
+	b := Request{Version: RequestVersion, Action: ActionBatch, Contract: DriverContract(), Batch: reqs,
+		Probe: Probe{PortRangeLow: DefaultPorts.Low, PortRangeHigh: DefaultPorts.High}}
+	for _, r := range reqs {
+		b.Namespace = r.Namespace
+		b.ReadyTimeoutSeconds = max(b.ReadyTimeoutSeconds, r.ReadyTimeoutSeconds)
+	}
+	return b
+}
+
+// validateBatch checks a batch and every request in it.
+func (r Request) validateBatch() error {
+	if len(r.Batch) == 0 || len(r.Groups) > 0 || r.Ownership != nil {
+		return errors.New("driver request: a batch holds requests only; build it with vcluster.BatchRequest")
+	}
+	for i, sub := range r.Batch {
+		if sub.Action == ActionBatch || sub.RunID != "" {
+			return fmt.Errorf("driver request: batch[%d] is a batch or carries its own run_id", i)
+		}
+		if sub.Namespace != r.Namespace {
+			return fmt.Errorf("driver request: batch[%d] is in namespace %q, the batch in %q", i, sub.Namespace, r.Namespace)
+		}
+		if err := sub.Validate(); err != nil {
+			return fmt.Errorf("batch[%d]: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // RankOrder is what the driver needs to sort bundles as
@@ -187,8 +221,15 @@ func (r Request) Validate() error {
 	}
 	switch r.Action {
 	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead:
+		if len(r.Batch) > 0 {
+			return fmt.Errorf("driver request: a %s request holds no batch", r.Action)
+		}
+	case ActionBatch:
+		if err := r.validateBatch(); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead)
+		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionBatch)
 	}
 	if o := r.Ownership; o != nil {
 		if o.KVNamespace == "" || o.Key == "" || o.TombstoneKey == "" {
@@ -203,7 +244,7 @@ func (r Request) Validate() error {
 	if r.Namespace == "" {
 		return errors.New("driver request: empty namespace")
 	}
-	if len(r.Groups) == 0 && r.Action != ActionRead {
+	if len(r.Groups) == 0 && r.Action != ActionRead && r.Action != ActionBatch {
 		return errors.New("driver request: no groups")
 	}
 	if r.ReadyTimeoutSeconds < 1 {
@@ -294,6 +335,8 @@ type Result struct {
 	RayVersion    string      `json:"ray_version"`
 	// RunID echoes Request.RunID.
 	RunID string `json:"run_id,omitempty"`
+	// Batch holds the result of each request of an ActionBatch, in order.
+	Batch []Result `json:"batch,omitempty"`
 }
 
 // ResultError is the driver's error report: a kind, and a code with the
@@ -308,8 +351,17 @@ type ResultError struct {
 
 // WordError fills the message of a failed result from its code and facts.
 func (r *Result) WordError() {
-	if r != nil && r.Error != nil && r.Error.Message == "" {
+	if r == nil {
+		return
+	}
+	if !r.OK && r.Error == nil {
+		r.Error = &ResultError{Kind: KindInternal, Message: "driver reported failure without an error"}
+	}
+	if r.Error != nil && r.Error.Message == "" {
 		r.Error.Message = r.Error.Describe(r.Removed)
+	}
+	for i := range r.Batch {
+		r.Batch[i].WordError()
 	}
 }
 

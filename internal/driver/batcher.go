@@ -1,0 +1,221 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// Batching bounds. Terraform starts the operations of independent
+// resources together (-parallelism, default 10), so they reach the
+// provider within milliseconds of each other; a Ray job costs a supervisor
+// actor, a driver process and Ray's import (1.3-1.6 s on an idle head), so
+// a wave of operations shares one job.
+const (
+	// BatchQuiet closes a wave when no request joined it for this long.
+	BatchQuiet = 200 * time.Millisecond
+	// BatchBound closes a wave at the latest this long after its first request.
+	BatchBound = time.Second
+	// BatchMax closes a wave at once when it holds this many requests.
+	BatchMax = 64
+)
+
+// Batcher runs driver requests that arrive close together in one Ray job
+// (vcluster.BatchRequest): requests of one namespace that arrive within
+// BatchQuiet of each other, at most BatchBound after the first, share a
+// wave. Each request still gets its own result and error, and a failing one
+// is undone alone by the driver. A wave of one runs as a plain Run.
+//
+// A request whose context ends waits for its wave: the driver bounds every
+// request by its ready timeout, and stopping the job would undo the other
+// requests too. The job is stopped when every request's context has ended
+// (Terraform's cancel), and each request then gets what the driver kept or
+// removed for it.
+type Batcher struct {
+	api    JobAPI
+	python string
+	opts   RunOptions
+	quiet  time.Duration
+	bound  time.Duration
+
+	mu   sync.Mutex
+	open map[string]*wave // by namespace
+}
+
+// NewBatcher returns a Batcher that submits to api with python and opts
+// (OnProgress is per request, see Run).
+func NewBatcher(api JobAPI, python string, opts RunOptions) *Batcher {
+	return &Batcher{api: api, python: python, opts: opts, quiet: BatchQuiet, bound: BatchBound, open: map[string]*wave{}}
+}
+
+// Unbatched makes b submit every request as its own job (the window is
+// zero): for measuring the batching and for tests that count jobs.
+func (b *Batcher) Unbatched() *Batcher {
+	b.quiet, b.bound = 0, 0
+	return b
+}
+
+type member struct {
+	ctx        context.Context
+	req        vcluster.Request
+	onProgress func(Progress)
+	done       chan outcome
+}
+
+type outcome struct {
+	res *vcluster.Result
+	err error
+}
+
+type wave struct {
+	members []*member
+	first   time.Time
+	timer   *time.Timer
+}
+
+// Run runs req, batched with the requests that arrive with it, and
+// returns its own result as driver.Run does. onProgress (may be nil)
+// receives req's progress lines.
+func (b *Batcher) Run(ctx context.Context, req vcluster.Request, onProgress func(Progress)) (*vcluster.Result, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	m := &member{ctx: ctx, req: req, onProgress: onProgress, done: make(chan outcome, 1)}
+	if b.quiet <= 0 {
+		b.launch(&wave{members: []*member{m}})
+	} else {
+		b.join(m)
+	}
+	o := <-m.done
+	return o.res, o.err
+}
+
+func (b *Batcher) join(m *member) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ns := m.req.Namespace
+	w := b.open[ns]
+	if w == nil {
+		w = &wave{first: time.Now()}
+		b.open[ns] = w
+		w.timer = time.AfterFunc(b.quiet, func() { b.close(ns, w) })
+	}
+	w.members = append(w.members, m)
+	if len(w.members) >= BatchMax {
+		w.timer.Stop()
+		delete(b.open, ns)
+		go b.launch(w)
+		return
+	}
+	w.timer.Reset(max(0, min(b.quiet, b.bound-time.Since(w.first))))
+}
+
+// close launches w unless it was launched already (a timer reset after it
+// fired calls close again).
+func (b *Batcher) close(ns string, w *wave) {
+	b.mu.Lock()
+	if b.open[ns] != w {
+		b.mu.Unlock()
+		return
+	}
+	delete(b.open, ns)
+	b.mu.Unlock()
+	b.launch(w)
+}
+
+func (b *Batcher) launch(w *wave) {
+	if len(w.members) == 1 {
+		m := w.members[0]
+		opts := b.opts
+		opts.OnProgress = m.onProgress
+		res, err := Run(m.ctx, b.api, b.python, m.req, opts)
+		m.done <- outcome{res, err}
+		return
+	}
+	reqs := make([]vcluster.Request, len(w.members))
+	for i, m := range w.members {
+		reqs[i] = m.req
+	}
+	ctx, cancel := allDone(w.members)
+	defer cancel()
+	answered := make([]bool, len(w.members))
+	opts := b.opts
+	// Progress reaches Run's caller on its goroutine, one line at a time.
+	opts.OnProgress = func(p Progress) {
+		i, ok := batchIndex(p.RunID)
+		if !ok || i >= len(w.members) || answered[i] {
+			return
+		}
+		m := w.members[i]
+		if p.Phase == phaseResult && p.Result != nil {
+			// A request that finished does not wait for the rest of its wave.
+			p.Result.WordError()
+			answered[i] = true
+			m.done <- outcome{p.Result, p.Result.Err()}
+			return
+		}
+		if m.onProgress != nil {
+			m.onProgress(p)
+		}
+	}
+	res, err := Run(ctx, b.api, b.python, vcluster.BatchRequest(reqs), opts)
+	for i, m := range w.members {
+		if !answered[i] {
+			m.done <- batchOutcome(res, err, i, len(w.members))
+		}
+	}
+}
+
+// phaseResult is the progress phase that carries a batch request's result.
+const phaseResult = "result"
+
+// allDone is a context that ends when every member's context has ended;
+// it keeps the first member's values (for logging).
+func allDone(members []*member) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(members[0].ctx))
+	go func() {
+		for _, m := range members {
+			select {
+			case <-m.ctx.Done():
+			case <-ctx.Done():
+				return
+			}
+		}
+		cancel()
+	}()
+	return ctx, cancel
+}
+
+// batchIndex is the request index of a batch run id "<run id>.<index>".
+func batchIndex(runID string) (int, bool) {
+	dot := strings.LastIndexByte(runID, '.')
+	if dot < 0 {
+		return 0, false
+	}
+	i, err := strconv.Atoi(runID[dot+1:])
+	return i, err == nil && i >= 0
+}
+
+// batchOutcome is request i's share of a batch's result: its own result
+// and error, plus the batch's error when the job was interrupted (as Run
+// returns a result together with the cancellation).
+func batchOutcome(res *vcluster.Result, err error, i, n int) outcome {
+	if res == nil || len(res.Batch) != n {
+		if err == nil {
+			err = errors.New("ray placement group driver: the batch's result does not list every request")
+		}
+		return outcome{nil, err}
+	}
+	sub := res.Batch[i]
+	own := sub.Err()
+	var driverErr *vcluster.DriverError
+	if own == nil && err != nil && !errors.As(err, &driverErr) {
+		own = err
+	}
+	return outcome{&sub, own}
+}

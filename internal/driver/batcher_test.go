@@ -1,0 +1,167 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// finishBatch ends a batch job of n requests: request i fails when
+// failing[i], the others succeed; request 1 reports progress first.
+func finishBatch(n int, failing map[int]bool) func(j *fakeJob) {
+	return func(j *fakeJob) {
+		if j.polls < 2 {
+			return
+		}
+		j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":"waiting","ready":1,"total":1,"run_id":"%s.1"}`+"\n", j.runID))
+		subs := make([]string, n)
+		for i := range subs {
+			line := strings.TrimSpace(resultLine(fmt.Sprintf("%s.%d", j.runID, i), !failing[i], ""))
+			subs[i] = strings.TrimPrefix(line, resultMarker+" ")
+		}
+		j.log(fmt.Sprintf("\nRAYTF_RESULT {\"ok\": true, \"action\": \"batch\", \"error\": null, \"groups\": [], \"removed\": [], "+
+			"\"missing\": [], \"ray_version\": \"2.60.0\", \"run_id\": %q, \"batch\": [%s]}\n", j.runID, strings.Join(subs, ",")))
+		j.end(rayclient.JobStatusSucceeded)
+	}
+}
+
+func runConcurrently(b *Batcher, specs []vcluster.Request, onProgress func(int, Progress)) ([]*vcluster.Result, []error) {
+	results, errs := make([]*vcluster.Result, len(specs)), make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, spec := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = b.Run(context.Background(), spec, func(p Progress) { onProgress(i, p) })
+		}()
+	}
+	wg.Wait()
+	return results, errs
+}
+
+// Guarantee: requests that arrive together run as one job, each with its
+// own result, error and progress.
+func TestBatcherRunsConcurrentRequestsInOneJob(t *testing.T) {
+	f := newFake(finishBatch(3, map[int]bool{1: true}))
+	b := NewBatcher(f, "python", fastOpts)
+	var mu sync.Mutex
+	progressOf := map[int]int{}
+	results, errs := runConcurrently(b, []vcluster.Request{createSpec("a"), createSpec("b"), createSpec("c")}, func(i int, p Progress) {
+		mu.Lock()
+		progressOf[i]++
+		mu.Unlock()
+	})
+	ids := f.submitted()
+	if len(ids) != 1 || !strings.HasPrefix(ids[0], "raytf_batch_") {
+		t.Fatalf("submissions = %v, want one batch job", ids)
+	}
+	// The members' order in the batch is their arrival order, so find each
+	// one's result by its failure.
+	failed := 0
+	for i := range results {
+		if results[i] == nil {
+			t.Fatalf("request %d: no result (%v)", i, errs[i])
+		}
+		if errs[i] != nil {
+			failed++
+			if !vcluster.IsKind(errs[i], vcluster.KindTimeout) || results[i].OK {
+				t.Errorf("request %d: %+v %v", i, results[i], errs[i])
+			}
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d requests failed, want 1: %v", failed, errs)
+	}
+	if total := progressOf[0] + progressOf[1] + progressOf[2]; total != 1 {
+		t.Errorf("progress lines delivered: %v, want one (to the batch's request 1)", progressOf)
+	}
+}
+
+// Guarantee: a request alone in its wave runs as before, a plain job.
+func TestBatcherLoneRequestRunsPlain(t *testing.T) {
+	f := newFake(succeedAfter(2))
+	res, err := NewBatcher(f, "python", fastOpts).Run(context.Background(), createSpec("g"), nil)
+	if err != nil || !res.OK {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if ids := f.submitted(); len(ids) != 1 || !strings.HasPrefix(ids[0], "raytf_create_g_") {
+		t.Errorf("submissions = %v", ids)
+	}
+}
+
+// Guarantee: Unbatched submits one job per request (the bench's baseline).
+func TestBatcherUnbatched(t *testing.T) {
+	f := newFake(succeedAfter(2))
+	b := NewBatcher(f, "python", fastOpts).Unbatched()
+	_, errs := runConcurrently(b, []vcluster.Request{createSpec("a"), createSpec("b")}, func(int, Progress) {})
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	if ids := f.submitted(); len(ids) != 2 {
+		t.Errorf("submissions = %v, want two", ids)
+	}
+}
+
+// Guarantee: an invalid request fails at once and never joins a wave.
+func TestBatcherRejectsInvalidRequest(t *testing.T) {
+	f := newFake(nil)
+	bad := createSpec("g")
+	bad.Version = 0
+	if _, err := NewBatcher(f, "python", fastOpts).Run(context.Background(), bad, nil); err == nil {
+		t.Fatal("invalid request accepted")
+	}
+	if len(f.submitted()) != 0 {
+		t.Error("submitted a job")
+	}
+}
+
+// Guarantee: driver.py runs a batch's requests each to its own result (the
+// stub "ray" of the ownership tests): a non-owner's delete leaves the
+// groups alone, the owner's record rewrite succeeds, and a malformed
+// request fails alone.
+func TestDriverRunsBatchRequestsSeparately(t *testing.T) {
+	w := newOwnershipWorld(t)
+	w.groups = []string{"vc-node0"}
+	w.setRecord("other")
+	m := vcluster.NewManifest(w.spec, "other", "test", vcluster.Placement{})
+	batch := vcluster.BatchRequest([]vcluster.Request{
+		w.spec.Request(vcluster.ActionDelete).Owned(w.spec, "mine", false, nil),
+		w.spec.Request(vcluster.ActionRecord).Owned(w.spec, "other", false, &m),
+		w.spec.Request(vcluster.ActionDelete),
+	})
+	batch.RunID = "b1"
+	if err := batch.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// Spoil the third request after validation, as a driver of another
+	// version would see it.
+	var raw map[string]any
+	encoded, _ := json.Marshal(batch)
+	_ = json.Unmarshal(encoded, &raw)
+	raw["batch"].([]any)[2].(map[string]any)["version"] = 99
+	encoded, _ = json.Marshal(raw)
+	res := w.runRaw(encoded)
+	if !res.OK || res.Action != vcluster.ActionBatch || len(res.Batch) != 3 {
+		t.Fatalf("batch result: %+v %+v", res, res.Error)
+	}
+	for i, sub := range res.Batch {
+		if sub.RunID != fmt.Sprintf("b1.%d", i) {
+			t.Errorf("request %d reports under run id %q", i, sub.RunID)
+		}
+	}
+	if sub := res.Batch[0]; !sub.OK || sub.OtherOwner == nil || sub.OtherOwner.Owner != "other" || len(sub.Removed) != 0 {
+		t.Errorf("non-owner's delete: %+v %+v", sub, sub.Error)
+	}
+	if sub := res.Batch[1]; !sub.OK || sub.Record == nil || sub.Record.Owner != "other" {
+		t.Errorf("owner's record: %+v %+v", sub, sub.Error)
+	}
+	if sub := res.Batch[2]; sub.OK || sub.Error == nil || sub.Error.Kind != vcluster.KindInvalid || !strings.Contains(sub.Error.Message, "99") {
+		t.Errorf("malformed request: %+v %+v", sub, sub.Error)
+	}
+}
