@@ -23,13 +23,18 @@ const (
 	BatchBound = time.Second
 	// BatchMax closes a wave at once when it holds this many requests.
 	BatchMax = 64
+	// batchSettle is how long a wave lingers once every operation in
+	// progress has a request in it, for operations about to start.
+	batchSettle = 20 * time.Millisecond
 )
 
 // Batcher runs driver requests that arrive close together in one Ray job
-// (vcluster.BatchRequest): requests of one namespace that arrive within
-// BatchQuiet of each other, at most BatchBound after the first, share a
-// wave. Each request still gets its own result and error, and a failing one
-// is undone alone by the driver. A wave of one runs as a plain Run.
+// (vcluster.BatchRequest): requests of one namespace share a wave, which
+// launches as soon as every operation in progress (Hold) has its request
+// in a wave, or when no request joined for BatchQuiet, at most BatchBound
+// after the first. So a lone apply waits for nothing. Each request still
+// gets its own result and error, and a failing one is undone alone by the
+// driver. A wave of one runs as a plain Run.
 //
 // A request whose context ends waits for its wave: the driver bounds every
 // request by its ready timeout, and stopping the job would undo the other
@@ -45,6 +50,28 @@ type Batcher struct {
 
 	mu   sync.Mutex
 	open map[string]*wave // by namespace
+	// active counts operations in progress (Hold), waiting the requests in
+	// open waves, running those in launched waves not yet answered.
+	active, waiting, running int
+}
+
+// Hold marks one resource operation in progress until release is called:
+// a wave does not wait for more requests once every operation in progress
+// has one in a wave.
+func (b *Batcher) Hold() (release func()) {
+	b.mu.Lock()
+	b.active++
+	b.scheduleLocked()
+	b.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.active--
+			b.scheduleLocked()
+		})
+	}
 }
 
 // NewBatcher returns a Batcher that submits to api with python and opts
@@ -87,6 +114,9 @@ func (b *Batcher) Run(ctx context.Context, req vcluster.Request, onProgress func
 	}
 	m := &member{ctx: ctx, req: req, onProgress: onProgress, done: make(chan outcome, 1)}
 	if b.quiet <= 0 {
+		b.mu.Lock()
+		b.running++
+		b.mu.Unlock()
 		b.launch(&wave{members: []*member{m}})
 	} else {
 		b.join(m)
@@ -106,26 +136,53 @@ func (b *Batcher) join(m *member) {
 		w.timer = time.AfterFunc(b.quiet, func() { b.close(ns, w) })
 	}
 	w.members = append(w.members, m)
+	b.waiting++
 	if len(w.members) >= BatchMax {
-		w.timer.Stop()
-		delete(b.open, ns)
-		go b.launch(w)
+		b.launchLocked(ns, w)
 		return
 	}
-	w.timer.Reset(max(0, min(b.quiet, b.bound-time.Since(w.first))))
+	b.scheduleLocked()
+}
+
+// scheduleLocked sets when the open waves launch: after batchSettle when
+// every operation in progress has its request in a wave (or is answered
+// by one already running), else when none joined for the quiet window,
+// within the bound.
+func (b *Batcher) scheduleLocked() {
+	allIn := b.waiting+b.running >= b.active
+	for _, w := range b.open {
+		wait := batchSettle
+		if !allIn {
+			wait = b.quiet
+		}
+		w.timer.Reset(max(0, min(wait, b.bound-time.Since(w.first))))
+	}
+}
+
+func (b *Batcher) launchLocked(ns string, w *wave) {
+	w.timer.Stop()
+	delete(b.open, ns)
+	b.waiting -= len(w.members)
+	b.running += len(w.members)
+	go b.launch(w)
 }
 
 // close launches w unless it was launched already (a timer reset after it
 // fired calls close again).
 func (b *Batcher) close(ns string, w *wave) {
 	b.mu.Lock()
-	if b.open[ns] != w {
-		b.mu.Unlock()
-		return
+	defer b.mu.Unlock()
+	if b.open[ns] == w {
+		b.launchLocked(ns, w)
 	}
-	delete(b.open, ns)
+}
+
+// answer hands m its outcome.
+func (b *Batcher) answer(m *member, o outcome) {
+	b.mu.Lock()
+	b.running--
 	b.mu.Unlock()
-	b.launch(w)
+	m.done <- o
 }
 
 func (b *Batcher) launch(w *wave) {
@@ -134,7 +191,7 @@ func (b *Batcher) launch(w *wave) {
 		opts := b.opts
 		opts.OnProgress = m.onProgress
 		res, err := Run(m.ctx, b.api, b.python, m.req, opts)
-		m.done <- outcome{res, err}
+		b.answer(m, outcome{res, err})
 		return
 	}
 	reqs := make([]vcluster.Request, len(w.members))
@@ -156,7 +213,7 @@ func (b *Batcher) launch(w *wave) {
 			// A request that finished does not wait for the rest of its wave.
 			p.Result.WordError()
 			answered[i] = true
-			m.done <- outcome{p.Result, p.Result.Err()}
+			b.answer(m, outcome{p.Result, p.Result.Err()})
 			return
 		}
 		if m.onProgress != nil {
@@ -166,7 +223,7 @@ func (b *Batcher) launch(w *wave) {
 	res, err := Run(ctx, b.api, b.python, vcluster.BatchRequest(reqs), opts)
 	for i, m := range w.members {
 		if !answered[i] {
-			m.done <- batchOutcome(res, err, i, len(w.members))
+			b.answer(m, batchOutcome(res, err, i, len(w.members)))
 		}
 	}
 }

@@ -26,8 +26,10 @@ func TestAccBatcherOneJobPerWave(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, spec := range specs {
 		wg.Add(1)
+		release := b.Hold()
 		go func() {
 			defer wg.Done()
+			defer release()
 			results[i], errs[i] = b.Run(context.Background(), spec, nil)
 			took[i] = time.Since(start)
 		}()
@@ -61,8 +63,10 @@ func TestAccBatcherOneJobPerWave(t *testing.T) {
 	wg = sync.WaitGroup{}
 	for _, name := range []string{"a", "b", "c"} {
 		wg.Add(1)
+		release := b.Hold()
 		go func() {
 			defer wg.Done()
+			defer release()
 			del := e.spec(vcluster.ActionDelete, vcluster.RequestGroup{Name: name})
 			if res, err := b.Run(context.Background(), del, nil); err != nil || len(res.Removed) != 1 {
 				t.Errorf("delete %s: %+v %v", name, res, err)
@@ -90,8 +94,10 @@ func TestAccBatcherOneJobPerWave(t *testing.T) {
 	stopped := make([]error, 2)
 	for i, spec := range []vcluster.Request{e.neverFits(60), e.cpuSpec("d", 60)} {
 		wg.Add(1)
+		release := b.Hold()
 		go func() {
 			defer wg.Done()
+			defer release()
 			_, stopped[i] = b.Run(ctx, spec, nil)
 		}()
 	}

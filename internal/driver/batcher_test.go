@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
@@ -31,13 +32,17 @@ func finishBatch(n int, failing map[int]bool) func(j *fakeJob) {
 	}
 }
 
+// runConcurrently runs specs as concurrent resource operations do: each
+// holds the batcher from before its request until after its answer.
 func runConcurrently(b *Batcher, specs []vcluster.Request, onProgress func(int, Progress)) ([]*vcluster.Result, []error) {
 	results, errs := make([]*vcluster.Result, len(specs)), make([]error, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
 		wg.Add(1)
+		release := b.Hold()
 		go func() {
 			defer wg.Done()
+			defer release()
 			results[i], errs[i] = b.Run(context.Background(), spec, func(p Progress) { onProgress(i, p) })
 		}()
 	}
@@ -83,15 +88,42 @@ func TestBatcherRunsConcurrentRequestsInOneJob(t *testing.T) {
 	}
 }
 
-// Guarantee: a request alone in its wave runs as before, a plain job.
+// Guarantee: a request alone in its wave runs as before, a plain job, and
+// waits for no window when no other operation is in progress.
 func TestBatcherLoneRequestRunsPlain(t *testing.T) {
 	f := newFake(succeedAfter(2))
-	res, err := NewBatcher(f, "python", fastOpts).Run(context.Background(), createSpec("g"), nil)
+	b := NewBatcher(f, "python", fastOpts)
+	release := b.Hold()
+	start := time.Now()
+	res, err := b.Run(context.Background(), createSpec("g"), nil)
+	release()
 	if err != nil || !res.OK {
 		t.Fatalf("%+v %v", res, err)
 	}
 	if ids := f.submitted(); len(ids) != 1 || !strings.HasPrefix(ids[0], "raytf_create_g_") {
 		t.Errorf("submissions = %v", ids)
+	}
+	if took := time.Since(start); took >= BatchQuiet {
+		t.Errorf("a lone request took %v: it waited for the batching window", took)
+	}
+}
+
+// Guarantee: an operation in progress that never sends a request holds a
+// wave back for the quiet window only.
+func TestBatcherQuietWindowBoundsTheWait(t *testing.T) {
+	f := newFake(succeedAfter(2))
+	b := NewBatcher(f, "python", fastOpts)
+	idle := b.Hold() // e.g. a refresh that needs no driver job
+	defer idle()
+	release := b.Hold()
+	start := time.Now()
+	res, err := b.Run(context.Background(), createSpec("g"), nil)
+	release()
+	if err != nil || !res.OK {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if took := time.Since(start); took < BatchQuiet || took > BatchBound+time.Second {
+		t.Errorf("took %v, want the quiet window (%v) and not much more", took, BatchQuiet)
 	}
 }
 

@@ -225,7 +225,13 @@ func (p *planning) run() {
 			diags.Append(d...)
 		}
 	}
-	others := data.ClaimCapacity(spec.Namespace+"/"+spec.Name, spec.FeasibilityGroups())
+	// A cluster that waits for capacity (capacity_check = "none", e.g. for
+	// an autoscaler) claims none from the clusters planned beside it.
+	var claim []vcluster.GroupRequest
+	if spec.CapacityCheck != vcluster.CapacityNone {
+		claim = spec.FeasibilityGroups()
+	}
+	others := data.ClaimCapacity(spec.Namespace+"/"+spec.Name, claim)
 	checkLive(spec, snap, others, diags)
 }
 
