@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -75,6 +76,8 @@ func StartProxy(target string) (*CountingProxy, error) {
 	p := &CountingProxy{URL: "http://" + ln.Addr().String(), ln: ln}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.Transport = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second}
+	// A provider that exits cancels its last background request: not news.
+	rp.ErrorLog = log.New(io.Discard, "", 0)
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ev := ProxyEvent{Method: r.Method, Route: Route(r.Method, r.URL.Path), Start: time.Now()}
 		if r.Method == http.MethodPost && r.URL.Path == "/api/jobs/" && r.Body != nil {

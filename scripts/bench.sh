@@ -4,8 +4,8 @@
 #
 #   scripts/bench.sh                      # everything in bench/README.md
 #   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
-#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, refresh, topo, topo-ref,
-#                                         # topoplan or all (default)
+#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, refresh, waves, topo,
+#                                         # topo-ref, topoplan or all (default)
 #
 # Uses the local Ray at $RAY_ADDRESS; starts the local cluster (scripts/ray-cluster.sh)
 # when none answers and stops it afterwards only if it started it.
@@ -24,7 +24,7 @@ part="${BENCH_PART:-all}"
 started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
-offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ]; }
+offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = waves ]; } # no test cluster needed
 if ! offline && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
   started=1 # set first: a start that fails half-way is cleaned up too
   "$here/ray-cluster.sh" start
@@ -57,6 +57,18 @@ done
 if ! offline; then
   "$out/raybench" -python "$RAY_BIN/python" -tofu "$tofu" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
     tee -a "$results" || status=$?
+fi
+# Part 5 needs 50 free CPUs for 50 one-bundle clusters: its own 3-node cluster of 24
+# logical CPUs each, beside the test cluster, stopped (by pid) when done.
+if [ "$part" = all ] || [ "$part" = waves ]; then
+  (
+    export RAY_TF_IP_BASE=220 RAY_TF_GCS_PORT=6530 RAY_TF_DASHBOARD_PORT=8430 RAY_TF_PORT_BASE=12000 \
+      RAY_TF_NODES="head rackA-1 rackA-2" RAY_TF_NODE_CPUS=24
+    trap '"$here/ray-cluster.sh" stop' EXIT
+    "$here/ray-cluster.sh" start
+    "$out/raybench" -terraform "$terraform" -address "http://127.0.0.1:$RAY_TF_DASHBOARD_PORT" -out "$out" "$@" waves |
+      tee -a "$results"
+  ) || status=$?
 fi
 if [ "$part" = all ] || [ "$part" = topo ]; then
   {

@@ -34,6 +34,7 @@
 #   RAY_TF_PORT_BASE       node i uses ports BASE+i*1000 .. BASE+i*1000+999 [20000]
 #   RAY_TF_TEMP_DIR        the head's --temp-dir, shared by its nodes [/tmp/raytf-<RAY_TF_IP_BASE>]
 #   RAY_TF_NODES           names of the nodes `start` boots, e.g. "head rackA-1 rackA-2" [the rows marked yes]
+#   RAY_TF_NODE_CPUS       logical CPUs of every node [the NODES table's column]
 #   e.g. RAY_TF_IP_BASE=60 RAY_TF_GCS_PORT=6479 RAY_TF_DASHBOARD_PORT=8365 RAY_TF_PORT_BASE=40000
 # stop-node kills with SIGTERM (Ray's raylet then leaves the cluster at once); with
 # RAY_TF_STOP_SIGNAL=KILL it is killed outright and Ray notices through its health checks.
@@ -121,6 +122,7 @@ wait_for_nodes() {
 ray_start_node() { # index: `ray start` for that node (the head when 0)
   local i=$1 name boot cpus gpus res labels
   read -r name boot cpus gpus res <<<"${NODES[$i]}"
+  cpus="${RAY_TF_NODE_CPUS:-$cpus}"
   labels=$(node_labels "$res")
   echo ">> starting Ray node $name at $(node_ip "$i") (CPU=$cpus GPU=$gpus $res, labels $labels)" >&2
   if [ "$i" -eq 0 ]; then

@@ -101,10 +101,14 @@ const (
 	// taken to be abandoned (its Run deletes it within cleanupTimeout, unless
 	// the process exits first) and deleted by whichever Run comes next. A
 	// Run may read a job Ray lost for up to driverDeadline, hence lostAge.
-	orphanAge    = cleanupTimeout + 5*time.Second
-	lostAge      = time.Hour
-	logTailLines = 25
-	logTailBytes = 4096
+	orphanAge = cleanupTimeout + 5*time.Second
+	// otherProcessAge replaces orphanAge for records of another provider
+	// process: a process deletes its own within seconds, unless it exits
+	// first (then its last record waits for the next run, this one).
+	otherProcessAge = 2 * time.Second
+	lostAge         = time.Hour
+	logTailLines    = 25
+	logTailBytes    = 4096
 )
 
 // Metadata keys of driver jobs: the spec key finds the job of an earlier,
@@ -115,7 +119,12 @@ const (
 	metaAction    = "raytf_action"
 	metaSpec      = "raytf_spec"
 	metaRun       = "raytf_run"
+	metaProcess   = "raytf_process"
 )
+
+// processToken tells this provider process's job records from those of
+// earlier processes.
+var processToken = newRunID()
 
 // Run executes spec as a Ray job and returns the driver's result.
 //
@@ -303,6 +312,9 @@ func (r *runner) lookup(ctx context.Context) []string {
 			}
 		case j.EndTime > 0:
 			age := orphanAge
+			if j.Metadata[metaProcess] != processToken {
+				age = otherProcessAge
+			}
 			if supervisorFailures[j.ErrorType] {
 				age = lostAge
 			}
@@ -369,6 +381,7 @@ func (r *runner) submit(ctx context.Context) error {
 			metaAction:    r.spec.Action,
 			metaSpec:      r.key,
 			metaRun:       r.runID,
+			metaProcess:   processToken,
 		},
 	})
 	if err == nil {

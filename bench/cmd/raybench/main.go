@@ -5,6 +5,7 @@
 //	raybench [flags] refresh   HTTP calls and time of refresh/plan for 1, 10, 50 clusters
 //	raybench [flags] tofu      one tofu apply + destroy of a 4-group cluster (CLI share)
 //	raybench [flags] reference provider create/delete vs the reference's own work (probes, ports), per layout and size
+//	raybench [flags] waves     apply + destroy of 1, 4, 12 and 50 clusters in one configuration
 //	raybench [flags] all       reference, tofu and refresh
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
 //	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
@@ -76,9 +77,12 @@ func run() int {
 	refTime := flag.Duration("ref-time", time.Second, "topo-ref: minimum time per function and size, per language")
 	planNodes := flag.String("plan-nodes", "1000,10000", "topoplan: alive nodes served by the stand-in dashboard")
 	planReps := flag.Int("plan-reps", 3, "topoplan: repetitions")
-	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan: terraform (or tofu) binary for the plans")
+	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan and waves: terraform (or tofu) binary")
+	waveSizes := flag.String("waves", "1,4,12,50", "waves: cluster counts (the first is the baseline)")
+	waveParallel := flag.String("waves-parallel", "50", "waves: counts also applied with -parallelism equal to the count")
+	waveReps := flag.Int("waves-reps", 3, "waves: repetitions")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|all|topo|topo-ref|topoplan\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|waves|all|topo|topo-ref|topoplan\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -99,7 +103,8 @@ func run() int {
 	}
 	wantRefresh, wantTofu := part == "refresh" || part == "all", part == "tofu" || part == "all"
 	wantReference := part == "reference" || part == "all"
-	if !wantRefresh && !wantTofu && !wantReference {
+	wantWaves := part == "waves"
+	if !wantRefresh && !wantTofu && !wantReference && !wantWaves {
 		flag.Usage()
 		return 2
 	}
@@ -197,6 +202,27 @@ func run() int {
 		} else {
 			bench.PrintTofu(os.Stdout, res)
 		}
+	}
+	if wantWaves && ctx.Err() == nil {
+		sizes, err := intList(*waveSizes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 2
+		}
+		parallel, err := intList(*waveParallel)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 2
+		}
+		log(">> waves: %v clusters (and %v at full parallelism) x %d repetitions", sizes, parallel, *waveReps)
+		start := time.Now()
+		rows, err := bench.RunWaves(ctx, bench.WavesConfig{CLI: *terraform, Dir: abs, Address: *address, Client: client.Client,
+			Sizes: sizes, Parallel: parallel, Reps: *waveReps, Prefix: prefix, Log: os.Stderr})
+		fmt.Printf("## 5. Many clusters in one apply (%s)\n\n", time.Since(start).Round(time.Second))
+		if err != nil {
+			fail("waves", err)
+		}
+		bench.PrintWaves(os.Stdout, rows)
 	}
 	if wantRefresh && ctx.Err() == nil {
 		cl, err := intList(*clusters)
