@@ -48,7 +48,7 @@ if [ "${1:-}" = "destroy" ]; then
   exit 0
 fi
 
-echo ">> CLI: $("$TF_ACC_TERRAFORM_PATH" version | awk '/^(Terraform|OpenTofu) v/ && !n++') ($TF_ACC_TERRAFORM_PATH); demo cluster $RAY_ADDRESS" >&2
+echo ">> CLI: $("$here/tool-version.sh" cli "$TF_ACC_TERRAFORM_PATH") ($TF_ACC_TERRAFORM_PATH); demo cluster $RAY_ADDRESS" >&2
 "$here/ray-cluster.sh" start
 echo ">> building the provider" >&2
 go build -o "$demo/bin/terraform-provider-ray" .

@@ -20,7 +20,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/.."
 # RAY_BIN, when set, must hold RAY_VERSION (the tests drive Ray with its Python too).
 if [ -n "${RAY_BIN:-}" ]; then
-  bin_version="$("$RAY_BIN/ray" --version 2>/dev/null | awk '{print $3}')"
+  bin_version="$("$here/tool-version.sh" ray "$RAY_BIN" || true)"
   if [ -z "${RAY_VERSION:-}" ]; then
     RAY_VERSION="$bin_version"
   elif [ "$bin_version" != "$RAY_VERSION" ]; then
@@ -57,7 +57,7 @@ case "$suite" in
   *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat" >&2; exit 2 ;;
 esac
 
-cli_version="$("$TF_ACC_TERRAFORM_PATH" version | awk '/^(Terraform|OpenTofu) v/ && !n++')"
+cli_version="$("$here/tool-version.sh" cli "$TF_ACC_TERRAFORM_PATH")"
 echo "=== cell: suite=$suite cli=\"$cli_version\" ray=$RAY_VERSION at $RAY_ADDRESS" >&2
 
 ray_version() { curl -fsS "$RAY_ADDRESS/api/version" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["ray_version"])' 2>/dev/null; }
