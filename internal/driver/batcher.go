@@ -80,6 +80,14 @@ func NewBatcher(api JobAPI, python string, opts RunOptions) *Batcher {
 	return &Batcher{api: api, python: python, opts: opts, quiet: BatchQuiet, bound: BatchBound, open: map[string]*wave{}}
 }
 
+// Reconfigure makes b submit to api with python and opts from now on (the
+// provider's Configure, once the client is known).
+func (b *Batcher) Reconfigure(api JobAPI, python string, opts RunOptions) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.api, b.python, b.opts = api, python, opts
+}
+
 // Unbatched makes b submit every request as its own job (the window is
 // zero): for measuring the batching and for tests that count jobs.
 func (b *Batcher) Unbatched() *Batcher {
@@ -186,11 +194,13 @@ func (b *Batcher) answer(m *member, o outcome) {
 }
 
 func (b *Batcher) launch(w *wave) {
+	b.mu.Lock()
+	api, python, opts := b.api, b.python, b.opts
+	b.mu.Unlock()
 	if len(w.members) == 1 {
 		m := w.members[0]
-		opts := b.opts
 		opts.OnProgress = m.onProgress
-		res, err := Run(m.ctx, b.api, b.python, m.req, opts)
+		res, err := Run(m.ctx, api, python, m.req, opts)
 		b.answer(m, outcome{res, err})
 		return
 	}
@@ -201,7 +211,6 @@ func (b *Batcher) launch(w *wave) {
 	ctx, cancel := allDone(w.members)
 	defer cancel()
 	answered := make([]bool, len(w.members))
-	opts := b.opts
 	// Progress reaches Run's caller on its goroutine, one line at a time.
 	opts.OnProgress = func(p Progress) {
 		i, ok := batchIndex(p.RunID)
@@ -220,7 +229,7 @@ func (b *Batcher) launch(w *wave) {
 			m.onProgress(p)
 		}
 	}
-	res, err := Run(ctx, b.api, b.python, vcluster.BatchRequest(reqs), opts)
+	res, err := Run(ctx, api, python, vcluster.BatchRequest(reqs), opts)
 	for i, m := range w.members {
 		if !answered[i] {
 			b.answer(m, batchOutcome(res, err, i, len(w.members)))

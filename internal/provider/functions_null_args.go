@@ -3,26 +3,17 @@ package provider
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
 // msgpackNil is the MessagePack encoding of nil: a null of any type.
 var msgpackNil = []byte{0xc0}
 
-// NewProtocol6Server serves the provider over plugin protocol 6, as
-// providerserver.NewProtocol6 does, and also accepts null function
-// arguments from OpenTofu. OpenTofu (checked on 1.10.6) sends a null argument
-// of an AllowNullValue parameter as an empty DynamicValue, which the framework
-// rejects before the function runs ("DynamicValue had no JSON or msgpack data
-// set"); Terraform (checked on 1.11.4) sends an encoded null. Use it wherever
-// the provider is served (main and the acceptance tests).
-func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
-	framework := providerserver.NewProtocol6(New(version)())
-	return func() tfprotov6.ProviderServer { return nullFunctionArgs{framework()} }
-}
-
 // nullFunctionArgs encodes the null function arguments OpenTofu leaves empty.
+// OpenTofu (checked on 1.10.6) sends a null argument of an AllowNullValue
+// parameter as an empty DynamicValue, which the framework rejects before the
+// function runs ("DynamicValue had no JSON or msgpack data set"); Terraform
+// (checked on 1.11.4) sends an encoded null.
 type nullFunctionArgs struct {
 	tfprotov6.ProviderServer
 }

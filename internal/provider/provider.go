@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/validators"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
@@ -28,11 +29,13 @@ var (
 
 type rayProvider struct {
 	version string
+	// jobs runs the driver jobs; shared with the protocol server, which
+	// counts the writes in progress (server.go).
+	jobs *driver.Batcher
 }
 
-// New returns a constructor for the provider, as providerserver expects.
-func New(version string) func() provider.Provider {
-	return func() provider.Provider { return &rayProvider{version: version} }
+func newProvider(version string) *rayProvider {
+	return &rayProvider{version: version, jobs: driver.NewBatcher(nil, "", driver.RunOptions{})}
 }
 
 func (p *rayProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -162,6 +165,7 @@ func (p *rayProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	if resp.Diagnostics.HasError() || data == nil {
 		return
 	}
+	data.UseJobs(p.jobs)
 	resp.DataSourceData = data
 	resp.ResourceData = data
 }

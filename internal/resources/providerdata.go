@@ -224,8 +224,17 @@ func (d *ProviderData) capacityCheck(own types.String) string {
 
 // NewProviderData bundles the configured client and driver settings.
 func NewProviderData(client *rayclient.Client, namespace, python, version string, runtimeEnv map[string]any) *ProviderData {
-	jobs := driver.NewBatcher(client, python, driver.RunOptions{RuntimeEnv: runtimeEnv, BackgroundCleanup: true})
-	return &ProviderData{Client: client, Jobs: jobs, Live: vcluster.NewLiveView(client), Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
+	d := &ProviderData{Client: client, Live: vcluster.NewLiveView(client), Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
+	d.UseJobs(driver.NewBatcher(nil, "", driver.RunOptions{}))
+	return d
+}
+
+// UseJobs makes jobs run this configuration's driver jobs (the provider
+// shares one batcher with its protocol server, which counts the writes in
+// progress).
+func (d *ProviderData) UseJobs(jobs *driver.Batcher) {
+	jobs.Reconfigure(d.Client, d.PythonExecutable, driver.RunOptions{RuntimeEnv: d.RuntimeEnv, BackgroundCleanup: true})
+	d.Jobs = jobs
 }
 
 // providerDataFrom extracts ProviderData from Configure's request data.

@@ -170,7 +170,6 @@ func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.Read
 	if resp.Diagnostics.HasError() || !requireConfigured(d.data, &resp.Diagnostics) {
 		return
 	}
-	defer d.data.Jobs.Hold()() // data sources read together share a Ray job
 	name, ns := m.Name.ValueString(), m.Namespace.ValueString()
 	if ns == "" {
 		ns = d.data.Namespace

@@ -312,15 +312,9 @@ func (r *virtualClusterResource) load(ctx context.Context, get getFunc, timeout 
 // begin is load plus the cluster shape the model describes.
 func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout func(timeouts.Value) timeoutFunc,
 	diags *diag.Diagnostics) (context.Context, context.CancelFunc, virtualClusterModel, vcluster.Spec, bool) {
-	ctx, cancelCtx, m, ok := r.load(ctx, get, timeout, diags)
+	ctx, cancel, m, ok := r.load(ctx, get, timeout, diags)
 	if !ok {
-		return ctx, cancelCtx, m, vcluster.Spec{}, false
-	}
-	// The writes Terraform runs together share a Ray job (driver.Batcher).
-	release := r.data.Jobs.Hold()
-	cancel := func() {
-		release()
-		cancelCtx()
+		return ctx, cancel, m, vcluster.Spec{}, false
 	}
 	if m.Namespace.IsNull() || m.Namespace.IsUnknown() || m.Namespace.ValueString() == "" {
 		m.Namespace = types.StringValue(r.data.Namespace)

@@ -1,0 +1,41 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+)
+
+// NewProtocol6Server serves the provider over plugin protocol 6, as
+// providerserver.NewProtocol6 does, and also accepts null function
+// arguments from OpenTofu (nullFunctionArgs) and counts the writes in
+// progress for the driver's batching. Use it wherever the provider is
+// served (main and the acceptance tests).
+func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
+	p := newProvider(version)
+	framework := providerserver.NewProtocol6(p)
+	return func() tfprotov6.ProviderServer { return server{nullFunctionArgs{framework()}, p.jobs} }
+}
+
+// server holds the driver's batcher (driver.Batcher.Hold) for every
+// resource write and data source read from the moment Terraform calls:
+// those Terraform runs together then share one Ray job, however long each
+// takes to decode its request and check the cluster before it reaches the
+// driver.
+type server struct {
+	nullFunctionArgs
+	jobs *driver.Batcher
+}
+
+func (s server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	defer s.jobs.Hold()()
+	return s.nullFunctionArgs.ApplyResourceChange(ctx, req)
+}
+
+func (s server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourceRequest) (*tfprotov6.ReadDataSourceResponse, error) {
+	defer s.jobs.Hold()()
+	return s.nullFunctionArgs.ReadDataSource(ctx, req)
+}
