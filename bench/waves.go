@@ -86,6 +86,9 @@ func RunWaves(ctx context.Context, cfg WavesConfig) ([]*WavesRow, error) {
 	}
 	for rep := range cfg.Reps {
 		for _, row := range rows {
+			if ctx.Err() != nil {
+				return rows, ctx.Err()
+			}
 			if err := row.measure(ctx, ws, proxy, cfg, rep); err != nil {
 				return rows, err
 			}
