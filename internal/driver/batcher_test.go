@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -195,5 +197,29 @@ func TestDriverRunsBatchRequestsSeparately(t *testing.T) {
 	}
 	if sub := res.Batch[2]; sub.OK || sub.Error == nil || sub.Error.Kind != vcluster.KindInvalid || !strings.Contains(sub.Error.Message, "99") {
 		t.Errorf("malformed request: %+v %+v", sub, sub.Error)
+	}
+}
+
+// Guarantee: when the batch cannot reach Ray (ray.init fails), every
+// request reports that failure as its own.
+func TestDriverBatchReportsConnectFailureForEachRequest(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	batch := vcluster.BatchRequest([]vcluster.Request{createSpec("a"), createSpec("b")})
+	batch.RunID = "b2"
+	raw, _ := json.Marshal(batch)
+	cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg(raw))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+writeRayStub(t))
+	out, _ := cmd.CombinedOutput()
+	res, err := ParseResult(string(out))
+	if err != nil || res.OK || len(res.Batch) != 2 {
+		t.Fatalf("%v %+v\n%s", err, res, out)
+	}
+	for i, sub := range res.Batch {
+		if sub.OK || sub.Error == nil || !strings.Contains(sub.Error.Message, "no cluster here") {
+			t.Errorf("request %d: %+v %+v", i, sub, sub.Error)
+		}
 	}
 }

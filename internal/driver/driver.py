@@ -1265,6 +1265,9 @@ def main():
             run_single(run, request, result)
     except BaseException as e:  # noqa: BLE001
         fail(run, result, e)
+        for op_result in result.get("batch", []):  # e.g. ray.init failed: the batch's error is theirs
+            if not op_result["ok"] and op_result["error"] is None:
+                op_result["error"] = result["error"]
     emit(run, "RAYTF_RESULT", result, leading_newline=True)
     sys.stdout.flush()
     sys.stderr.flush()
