@@ -46,6 +46,30 @@ func NewWorkspace(ctx context.Context, tofu, root string) (*Workspace, time.Dura
 	return &Workspace{Tofu: tofu, Root: root, RCFile: rc}, time.Since(start), nil
 }
 
+// proxiedWorkspace is a workspace whose configurations reach Ray at
+// address through a counting proxy (close it when done); build is the
+// provider's build time.
+func proxiedWorkspace(ctx context.Context, cli, root, address string) (*Workspace, *CountingProxy, time.Duration, error) {
+	ws, build, err := NewWorkspace(ctx, cli, root)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	proxy, err := StartProxy(address)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return ws, proxy, build, nil
+}
+
+// logTo returns a printf to w, one line per call; nil w discards.
+func logTo(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		if w != nil {
+			fmt.Fprintf(w, format+"\n", args...)
+		}
+	}
+}
+
 // ProviderHCL is the terraform and provider blocks of a bench configuration.
 func ProviderHCL(address string) string {
 	return fmt.Sprintf(`terraform {
@@ -242,16 +266,8 @@ func step(cmd string, wall time.Duration, ev []ProxyEvent) TofuStep {
 // RunTofu applies and destroys a per-node GPU cluster with the real CLI and
 // the locally built provider, counting its HTTP calls through a proxy.
 func RunTofu(ctx context.Context, cfg TofuConfig) (*TofuResult, error) {
-	logf := func(format string, args ...any) {
-		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, format+"\n", args...)
-		}
-	}
-	ws, build, err := NewWorkspace(ctx, cfg.Tofu, cfg.Dir)
-	if err != nil {
-		return nil, err
-	}
-	proxy, err := StartProxy(cfg.Address)
+	logf := logTo(cfg.Log)
+	ws, proxy, build, err := proxiedWorkspace(ctx, cfg.Tofu, cfg.Dir, cfg.Address)
 	if err != nil {
 		return nil, err
 	}

@@ -63,16 +63,8 @@ resource "ray_virtual_cluster" "c" {
 // RunWaves measures apply and destroy of each size, sizes interleaved per
 // repetition so that load drifts hit them alike.
 func RunWaves(ctx context.Context, cfg WavesConfig) ([]*WavesRow, error) {
-	logf := func(format string, args ...any) {
-		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, format+"\n", args...)
-		}
-	}
-	ws, _, err := NewWorkspace(ctx, cfg.CLI, cfg.Dir)
-	if err != nil {
-		return nil, err
-	}
-	proxy, err := StartProxy(cfg.Address)
+	logf := logTo(cfg.Log)
+	ws, proxy, _, err := proxiedWorkspace(ctx, cfg.CLI, cfg.Dir, cfg.Address)
 	if err != nil {
 		return nil, err
 	}

@@ -34,10 +34,18 @@ func finishBatch(n int, failing map[int]bool) func(j *fakeJob) {
 	}
 }
 
+// concurrentRuns are the outcomes of runConcurrently, by request.
+type concurrentRuns struct {
+	results []*vcluster.Result
+	errs    []error
+	took    []time.Duration // until each request was answered
+}
+
 // runConcurrently runs specs as concurrent resource operations do: each
 // holds the batcher from before its request until after its answer.
-func runConcurrently(b *Batcher, specs []vcluster.Request, onProgress func(int, Progress)) ([]*vcluster.Result, []error) {
-	results, errs := make([]*vcluster.Result, len(specs)), make([]error, len(specs))
+func runConcurrently(ctx context.Context, b *Batcher, specs []vcluster.Request, onProgress func(int, Progress)) concurrentRuns {
+	out := concurrentRuns{make([]*vcluster.Result, len(specs)), make([]error, len(specs)), make([]time.Duration, len(specs))}
+	start := time.Now()
 	var wg sync.WaitGroup
 	for i, spec := range specs {
 		wg.Add(1)
@@ -45,11 +53,16 @@ func runConcurrently(b *Batcher, specs []vcluster.Request, onProgress func(int, 
 		go func() {
 			defer wg.Done()
 			defer release()
-			results[i], errs[i] = b.Run(context.Background(), spec, func(p Progress) { onProgress(i, p) })
+			out.results[i], out.errs[i] = b.Run(ctx, spec, func(p Progress) {
+				if onProgress != nil {
+					onProgress(i, p)
+				}
+			})
+			out.took[i] = time.Since(start)
 		}()
 	}
 	wg.Wait()
-	return results, errs
+	return out
 }
 
 // Guarantee: requests that arrive together run as one job, each with its
@@ -59,11 +72,12 @@ func TestBatcherRunsConcurrentRequestsInOneJob(t *testing.T) {
 	b := NewBatcher(f, "python", fastOpts)
 	var mu sync.Mutex
 	progressOf := map[int]int{}
-	results, errs := runConcurrently(b, []vcluster.Request{createSpec("a"), createSpec("b"), createSpec("c")}, func(i int, p Progress) {
+	runs := runConcurrently(context.Background(), b, []vcluster.Request{createSpec("a"), createSpec("b"), createSpec("c")}, func(i int, p Progress) {
 		mu.Lock()
 		progressOf[i]++
 		mu.Unlock()
 	})
+	results, errs := runs.results, runs.errs
 	ids := f.submitted()
 	if len(ids) != 1 || !strings.HasPrefix(ids[0], "raytf_batch_") {
 		t.Fatalf("submissions = %v, want one batch job", ids)
@@ -87,6 +101,35 @@ func TestBatcherRunsConcurrentRequestsInOneJob(t *testing.T) {
 	}
 	if total := progressOf[0] + progressOf[1] + progressOf[2]; total != 1 {
 		t.Errorf("progress lines delivered: %v, want one (to the batch's request 1)", progressOf)
+	}
+}
+
+// Guarantee: a request whose result the driver reported is answered while
+// the rest of its batch still runs.
+func TestBatcherAnswersFinishedRequestBeforeTheBatchEnds(t *testing.T) {
+	finish := finishBatch(2, nil)
+	f := newFake(func(j *fakeJob) {
+		if j.polls == 2 {
+			line := strings.TrimSpace(resultLine(j.runID+".0", true, ""))
+			j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":"result","run_id":"%s.0","result":%s}`+"\n", j.runID,
+				strings.TrimPrefix(line, resultMarker+" ")))
+		}
+		if j.polls >= 12 {
+			finish(j)
+		}
+	})
+	b := NewBatcher(f, "python", fastOpts)
+	runs := runConcurrently(context.Background(), b, []vcluster.Request{createSpec("a"), createSpec("b")}, nil)
+	if runs.errs[0] != nil || runs.errs[1] != nil {
+		t.Fatal(runs.errs)
+	}
+	early, late := runs.took[0], runs.took[1]
+	if runs.results[0].RunID != "" && !strings.HasSuffix(runs.results[0].RunID, ".0") {
+		early, late = late, early
+	}
+	// Order, not time: the early answer came before the job's end (poll 12).
+	if early >= late {
+		t.Errorf("request .0 answered at %v, the rest of the batch at %v", early, late)
 	}
 }
 
@@ -133,7 +176,7 @@ func TestBatcherQuietWindowBoundsTheWait(t *testing.T) {
 func TestBatcherUnbatched(t *testing.T) {
 	f := newFake(succeedAfter(2))
 	b := NewBatcher(f, "python", fastOpts).Unbatched()
-	_, errs := runConcurrently(b, []vcluster.Request{createSpec("a"), createSpec("b")}, func(int, Progress) {})
+	errs := runConcurrently(context.Background(), b, []vcluster.Request{createSpec("a"), createSpec("b")}, nil).errs
 	if errs[0] != nil || errs[1] != nil {
 		t.Fatal(errs)
 	}
