@@ -569,10 +569,18 @@ def _wait_one(inflight, deadline):
     return out
 
 
-# The requests of a batch probe one after another: their tasks then reuse
-# the warm worker of each node instead of starting one per request and
-# node at once (50 one-bundle clusters on 3 nodes: 3 worker starts, not 50).
-PROBE_LOCK = threading.Lock()
+# The requests of a batch probe a node one after another: their tasks then
+# reuse the node's warm worker instead of starting one per request at once
+# (50 one-bundle clusters on 3 nodes: 3 worker starts, not 50). Requests on
+# other nodes probe in parallel.
+NODE_LOCKS = {}
+NODE_LOCKS_GUARD = threading.Lock()
+
+
+def node_locks(targets):
+    """The probe locks of the targets' nodes, in one order (no deadlock)."""
+    with NODE_LOCKS_GUARD:
+        return [NODE_LOCKS.setdefault(n, threading.Lock()) for n in sorted(set(t.get("node_id") or "" for t in targets))]
 
 
 def probe(run, targets, spec, nodes):
@@ -582,8 +590,14 @@ def probe(run, targets, spec, nodes):
     tasks in sequence (NodeProbes)."""
     if not targets:
         return
-    with PROBE_LOCK:
+    locks = node_locks(targets)
+    for lock in locks:
+        lock.acquire()
+    try:
         probe_nodes(run, targets, spec, nodes)
+    finally:
+        for lock in locks:
+            lock.release()
     for t in targets:
         t.pop("tries", None)
         domain, rank = node_topology(run, nodes.get(t["node_id"], {}))
