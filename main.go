@@ -6,11 +6,9 @@ import (
 	"log"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/provider"
 )
 
@@ -35,10 +33,6 @@ func main() {
 	if err := tf6server.Serve(Address, provider.NewProtocol6Server(version), opts...); err != nil {
 		log.Fatal(err.Error())
 	}
-	// Terraform gives a closing provider 2 s before it kills it: enough to
-	// delete the last job record in most runs; a record left behind is
-	// deleted by the next run (driver.Run's orphan sweep).
-	driver.WaitBackground(1500 * time.Millisecond)
 }
 
 // quietLogsUnlessAsked turns the plugin SDK's and the provider's logs off

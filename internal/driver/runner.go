@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -545,11 +544,9 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*vclust
 	}
 	if perr == nil {
 		if r.opts.BackgroundCleanup {
-			background.Add(1)
-			go func() {
-				defer background.Done()
-				r.deleteRecord(context.WithoutCancel(ctx))
-			}()
+			// Not awaited when the process exits: Terraform waits for a
+			// closing provider, and the next run deletes a record left.
+			go r.deleteRecord(context.WithoutCancel(ctx))
 		} else {
 			r.deleteRecord(ctx)
 		}
@@ -735,25 +732,4 @@ func logTail(logs string) string {
 		keep[i], keep[j] = keep[j], keep[i]
 	}
 	return strings.Join(keep, "\n")
-}
-
-// background counts record deletions still running after their Run
-// returned (RunOptions.BackgroundCleanup).
-var background sync.WaitGroup
-
-// WaitBackground waits up to d for background record deletions, so that a
-// provider process about to exit leaves no job record of its own behind;
-// it reports whether they all finished.
-func WaitBackground(d time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		background.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
-	}
 }
