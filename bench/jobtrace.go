@@ -34,6 +34,8 @@ type TracedJobs struct {
 	lastJob   *rayclient.JobDetails
 	lastLogs  string
 	procStart time.Time
+	// supStart is the job supervisor worker's start (Observe only).
+	supStart time.Time
 }
 
 var _ driver.JobAPI = (*TracedJobs)(nil)
