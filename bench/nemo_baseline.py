@@ -13,9 +13,11 @@
 #       The cold path above; prints one line with the phase times and time stamps.
 #
 # The module needs only Ray and the standard library, so it is imported as is
-# (no stubs). ray.init is baseline_common.connect, the same as
-# reference_baseline.py's (NeMo-RL's init_ray would add a runtime_env with the
-# whole environment).
+# (no stubs). Ray is joined with NeMo-RL's own init_ray (address "auto" =
+# $RAY_ADDRESS, set here to the GCS address; a runtime_env carrying the whole
+# environment, so the tasks run in workers of that environment). The checkout
+# goes on PYTHONPATH as well, which init_ray passes on: the workers unpickle
+# NeMo-RL's remote functions by module, as they would where nemo_rl is installed.
 import baseline_common as common  # first: it times `import ray`
 
 import os  # noqa: E402
@@ -32,7 +34,9 @@ src = os.environ.get("NEMO_RL_SRC", "")
 if not src:
     IMPORT_ERROR = "NEMO_RL_SRC is not set (point it at a NeMo-RL checkout)"
 else:
-    sys.path.insert(0, os.path.abspath(src))
+    src = os.path.abspath(src)
+    sys.path.insert(0, src)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
     try:
         import importlib
 
@@ -82,8 +86,28 @@ def cold(name, counts, gpus_per_node, unified):
     return t
 
 
-if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "check":
+def main():
+    op = sys.argv[1] if len(sys.argv) > 1 else ""
+    if op == "check":
         common.reply(check())
-    else:
-        common.main("usage: nemo_baseline.py check|cold ...", lambda cmd: {}, {"cold": cold})
+        return
+    if op != "cold" or len(sys.argv) != 8:
+        raise SystemExit("usage: nemo_baseline.py check|cold <gcs address> <namespace> <name> <counts> <gpus per node> <unified>")
+    out = {"import_s": common.T_IMPORTED - common.T_FIRST, "t_first": common.T_FIRST}
+    try:
+        if vc is None:
+            raise RuntimeError(IMPORT_ERROR)
+        t = time.time()
+        os.environ["RAY_ADDRESS"] = sys.argv[2]
+        vc.init_ray()
+        out["init_s"] = time.time() - t
+        out.update(cold(*sys.argv[4:]))
+        out["ok"] = True
+    except Exception as e:  # noqa: BLE001
+        out.update({"ok": False, "error": "%s: %s" % (type(e).__name__, e)})
+    out["t_last"] = time.time()
+    common.reply(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/devprovider"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
@@ -45,7 +48,7 @@ func (t *TracedJobs) Observe(ev ProxyEvent, body []byte) {
 	switch op {
 	case "submit":
 		if !failed {
-			t.procStart, t.supStart, t.lastJob = time.Time{}, time.Time{}, nil
+			t.procStart, t.supStart, t.resultAt, t.lastJob = time.Time{}, time.Time{}, time.Time{}, nil
 		}
 	case "get":
 		var j rayclient.JobDetails
@@ -68,6 +71,9 @@ func (t *TracedJobs) Observe(ev ProxyEvent, body []byte) {
 			}
 			if json.Unmarshal(body, &l) == nil {
 				t.lastLogs = l.Logs
+				if _, err := driver.ParseResult(l.Logs); err == nil && t.resultAt.IsZero() {
+					t.resultAt = ev.End
+				}
 			}
 		}
 	}
@@ -176,17 +182,10 @@ func traceCLI(ctx context.Context, ws *Workspace, proxy *CountingProxy, dir, com
 	c.CLIStart = ev[0].Start.Sub(start)
 	c.ProviderPre = submit.Sub(ev[0].Start)
 	progress := driver.ParseProgress(tr.lastLogs)
-	// driver.Run returns when a logs fetch holds the result line: the last
-	// logs call before the record clean-up (stop/delete) or the CLI's exit.
-	for _, e := range ev {
-		if e.Route == "GET /api/jobs/{id}/logs" && e.Start.After(submit) {
-			result = e.End
-		}
-	}
-	for _, e := range ev {
-		if (e.Route == "POST /api/jobs/{id}/stop" || e.Route == "DELETE /api/jobs/{id}") && e.Start.After(submit) && e.Start.Before(result) {
-			result = e.Start
-		}
+	// driver.Run returns on the first logs fetch that holds the result line.
+	result = tr.resultAt
+	if result.IsZero() {
+		return c, out, errors.New("no logs fetch held the driver's result")
 	}
 	p, err := tr.ComputePhases(submit, result, 0, progress, interp)
 	if err != nil {
@@ -217,7 +216,11 @@ type TraceConfig struct {
 	// own cold path beside each apply+destroy (nil: skipped).
 	Floor, NeMo *Baseline
 	Prefix      string
-	Sizes       []int // GPU bundles of one unified PACK cluster
+	// TodayRef is the source the "no slower than today" targets compare
+	// with: its provider is built from `git archive TodayRef` and applied
+	// and destroyed beside the current one ("" skips it).
+	TodayRef string
+	Sizes    []int // GPU bundles of one unified PACK cluster
 	Reps        int
 	Wait        time.Duration
 	Log         io.Writer
@@ -226,7 +229,9 @@ type TraceConfig struct {
 // TraceSample is one apply+destroy with its floors and NeMo-RL's cold path.
 type TraceSample struct {
 	Apply, Destroy CLIPhases
-	NeMo           NeMoCycle
+	// Today is the apply+destroy wall of the TodayRef provider (0: not run).
+	Today time.Duration
+	NeMo  NeMoCycle
 	// Floors: EmptyJob (submit until SUCCEEDED), Bare (placement_group() +
 	// ready in a warm driver), Worker (a fresh python: start-up, import ray,
 	// ray.init; the probes start one worker per node in parallel), Schema
@@ -265,6 +270,12 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 		return nil, err
 	}
 	defer proxy.Close()
+	var today *Workspace
+	if cfg.TodayRef != "" {
+		if today, err = todayWorkspace(ctx, cfg.CLI, cfg.Dir, cfg.TodayRef); err != nil {
+			return nil, err
+		}
+	}
 	results := make([]TraceResult, len(cfg.Sizes))
 	for rep := 0; rep < cfg.Reps; rep++ {
 		for i, n := range cfg.Sizes {
@@ -285,12 +296,24 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 				}
 				var out string
 				s.Apply, out, err = traceCLI(ctx, ws, proxy, dir, "apply", interp)
+				logf("   apply %ss (%v)", Sec(s.Apply.Wall), err)
 				var derr error
 				s.Destroy, _, derr = traceCLI(context.WithoutCancel(ctx), ws, proxy, dir, "destroy", interp)
 				if err != nil {
 					return fmt.Errorf("%w\n%s", err, tail(out, 20))
 				}
-				return derr
+				if derr != nil {
+					return derr
+				}
+				if tg, ok := TraceTargets[n]; ok && tg.Ratio == 0 && today != nil {
+					a, _, err := traceCLI(ctx, today, proxy, dir, "apply", interp)
+					d, _, derr := traceCLI(context.WithoutCancel(ctx), today, proxy, dir, "destroy", interp)
+					if err = errors.Join(err, derr); err != nil {
+						return fmt.Errorf("%s's provider: %w", cfg.TodayRef, err)
+					}
+					s.Today = a.Wall + d.Wall
+				}
+				return nil
 			}
 			other := func() error {
 				var err error
@@ -298,15 +321,16 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 					if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, true); err != nil {
 						return err
 					}
+					logf("   NeMo-RL cold %ss", Sec(s.NeMo.Wall))
 				}
 				groups := DriverSpec(vcluster.ActionCreate, BaselineNamespace, spec, ReadyTimeout).Groups
 				bare, err := cfg.Floor.Cycle(renamed(groups, name, name+"-floor"))
 				if err != nil {
-					return err
+					return fmt.Errorf("creation floor: %w", err)
 				}
 				s.Bare = secs(bare.Ready)
 				if s.EmptyJob, err = EmptyJob(ctx, cfg.Client, name+"-emptyjob"); err != nil {
-					return err
+					return fmt.Errorf("empty job: %w", err)
 				}
 				return nil
 			}
@@ -344,23 +368,44 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 }
 
 // TraceTargets are issue 20's targets for apply+destroy of a unified GPU
-// cluster, by bundles: a ratio to NeMo-RL's cold path (Ratio), or no slower
-// than the apply+destroy measured before the work on it (Today, at 0acd3a6 on
-// the bench machine; met within TodayNoise).
-var TraceTargets = map[int]struct {
-	Ratio float64
-	Today time.Duration
-}{
-	1:  {Today: 5400 * time.Millisecond},
-	4:  {Today: 5600 * time.Millisecond},
+// cluster, by bundles: a ratio to NeMo-RL's cold path (Ratio), or, Ratio 0,
+// no slower than the provider built from TraceConfig.TodayRef, applied and
+// destroyed beside it (met within TodayNoise).
+var TraceTargets = map[int]struct{ Ratio float64 }{
+	1:  {},
+	4:  {},
 	16: {Ratio: 0.35},
+}
+
+// DefaultTodayRef is the source before issue 20's work.
+const DefaultTodayRef = "0acd3a6"
+
+// todayWorkspace builds the provider of git ref into dir/today (from git
+// archive, so no worktree is registered) with its own CLI configuration.
+func todayWorkspace(ctx context.Context, cli, dir, ref string) (*Workspace, error) {
+	src := filepath.Join(dir, "today-src")
+	if err := os.RemoveAll(src); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return nil, err
+	}
+	archive := exec.CommandContext(ctx, "sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", ref, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("git archive %s: %w\n%s", ref, err, out)
+	}
+	rc, err := devprovider.Install(ctx, src, filepath.Join(dir, "today"))
+	if err != nil {
+		return nil, fmt.Errorf("building the provider of %s: %w", ref, err)
+	}
+	return &Workspace{Tofu: cli, Root: filepath.Join(dir, "today"), RCFile: rc}, nil
 }
 
 // TodayNoise is the run-to-run spread allowed for "no slower than today".
 const TodayNoise = 1.10
 
 // traceTarget returns the target text and whether it is met.
-func traceTarget(bundles int, total, nemo []time.Duration) (string, string) {
+func traceTarget(bundles int, total, nemo, today []time.Duration, todayRef string) (string, string) {
 	tg, ok := TraceTargets[bundles]
 	switch {
 	case !ok:
@@ -370,8 +415,11 @@ func traceTarget(bundles int, total, nemo []time.Duration) (string, string) {
 			return fmt.Sprintf("<= %.2fx NeMo-RL", tg.Ratio), "not measured (no NeMo-RL baseline)"
 		}
 		return fmt.Sprintf("<= %.2fx NeMo-RL", tg.Ratio), metText(float64(Median(total))/float64(Median(nemo)) <= tg.Ratio)
+	case len(today) == 0:
+		return "<= today", "not measured (no -today-ref)"
 	default:
-		return fmt.Sprintf("<= today (%ss, 0acd3a6)", Sec(tg.Today)), metText(float64(Median(total)) <= float64(tg.Today)*TodayNoise)
+		return fmt.Sprintf("<= today (%s: %ss) x %.2f", todayRef, Sec(Median(today)), TodayNoise),
+			metText(float64(Median(total)) <= float64(Median(today))*TodayNoise)
 	}
 }
 
@@ -384,7 +432,13 @@ func metText(ok bool) string {
 
 // PrintTrace prints the apply+destroy against NeMo-RL with the targets, the
 // phase trace of both commands, and each phase group against its floor.
-func PrintTrace(out io.Writer, results []TraceResult, cli, nemoSkipped string) {
+func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef string) {
+	var results []TraceResult
+	for _, r := range all {
+		if len(r.Samples) > 0 {
+			results = append(results, r)
+		}
+	}
 	if nemoSkipped != "" {
 		fmt.Fprintf(out, "NeMo-RL's own code: not measured (%s).\n\n", nemoSkipped)
 	}
@@ -393,9 +447,12 @@ func PrintTrace(out io.Writer, results []TraceResult, cli, nemoSkipped string) {
 		"(bench/nemo_baseline.py), paired and alternating in order. Medians; ratio = median of the per-repetition ratios (min-max).\n\n", cli, GPUsPerNode)
 	t := NewTable(out, "bundles", "logical nodes", "reps", "apply", "destroy", "apply+destroy", "NeMo-RL cold", "ratio", "target", "")
 	for _, r := range results {
-		var ap, de, tot, nc []time.Duration
+		var ap, de, tot, nc, td []time.Duration
 		for _, s := range r.Samples {
 			ap, de, tot = append(ap, s.Apply.Wall), append(de, s.Destroy.Wall), append(tot, s.Apply.Wall+s.Destroy.Wall)
+			if s.Today > 0 {
+				td = append(td, s.Today)
+			}
 			if s.NeMo.OK {
 				nc = append(nc, s.NeMo.Wall)
 			}
@@ -404,7 +461,7 @@ func PrintTrace(out io.Writer, results []TraceResult, cli, nemoSkipped string) {
 		if len(nc) == len(tot) && len(nc) > 0 {
 			ratio, nemo = RatioStats(tot, nc), Sec(Median(nc))
 		}
-		target, met := traceTarget(r.Bundles, tot, nc)
+		target, met := traceTarget(r.Bundles, tot, nc, td, todayRef)
 		t.Row(fmt.Sprint(r.Bundles), fmt.Sprint(r.Nodes), fmt.Sprint(len(r.Samples)), Sec(Median(ap)), Sec(Median(de)), Sec(Median(tot)),
 			nemo, ratio, target, met)
 	}

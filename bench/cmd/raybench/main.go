@@ -76,6 +76,7 @@ func run() int {
 	refSizes := flag.String("ref-sizes", "100,1000,10000", "topo-ref: synthetic cluster sizes (nodes)")
 	refTime := flag.Duration("ref-time", time.Second, "topo-ref: minimum time per function and size, per language")
 	planNodes := flag.String("plan-nodes", "1000,10000", "topoplan: alive nodes served by the stand-in dashboard")
+	todayRef := flag.String("today-ref", bench.DefaultTodayRef, "trace: git ref whose provider the 'no slower than today' rows run beside (empty: skip)")
 	traceReps := flag.Int("trace-reps", 3, "trace: repetitions of each apply+destroy")
 	planReps := flag.Int("plan-reps", 3, "topoplan: repetitions")
 	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan and trace: terraform (or tofu) binary")
@@ -219,12 +220,12 @@ func run() int {
 		log(">> trace: %s apply + destroy of %v unified bundles x %d", *terraform, sz, *traceReps)
 		start := time.Now()
 		res, err := bench.RunTrace(ctx, bench.TraceConfig{CLI: *terraform, Dir: abs, Address: *address, Client: client.Client,
-			Floor: base, NeMo: nemo, Prefix: prefix, Sizes: sz, Reps: *traceReps, Wait: *wait, Log: os.Stderr})
+			Floor: base, NeMo: nemo, Prefix: prefix, TodayRef: *todayRef, Sizes: sz, Reps: *traceReps, Wait: *wait, Log: os.Stderr})
 		if err != nil {
 			fail("trace", err)
 		}
 		fmt.Printf("## 1c. Phase trace of a real apply and destroy, against NeMo-RL's cold path (%s)\n\n", time.Since(start).Round(time.Second))
-		bench.PrintTrace(os.Stdout, res, filepath.Base(*terraform), nemoSkipped)
+		bench.PrintTrace(os.Stdout, res, filepath.Base(*terraform), nemoSkipped, *todayRef)
 	}
 	if wantRefresh && ctx.Err() == nil {
 		cl, err := intList(*clusters)
