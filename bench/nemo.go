@@ -63,11 +63,8 @@ func (b *Baseline) NeMoCold(name string, counts []int, gpusPerNode int, unified 
 	if err != nil {
 		return c, err
 	}
-	if err := json.Unmarshal([]byte(line), &c); err != nil {
-		return c, fmt.Errorf("NeMo-RL baseline: bad answer %q: %w", line, err)
-	}
-	if !c.OK {
-		return c, fmt.Errorf("NeMo-RL baseline: %s", c.Error)
+	if err := decodeAnswer("NeMo-RL baseline", line, &c); err != nil {
+		return c, err
 	}
 	first := time.Unix(0, int64(c.TFirst*1e9))
 	c.Wall = end.Sub(start)

@@ -46,14 +46,10 @@ type RefCycle struct {
 
 func parseRefCycle(line string) (RefCycle, error) {
 	var c RefCycle
-	if err := json.Unmarshal([]byte(line), &c); err != nil {
-		return c, fmt.Errorf("reference baseline: bad answer %q: %w", line, err)
-	}
-	if !c.OK {
-		return c, fmt.Errorf("reference baseline: %s", c.Error)
-	}
-	return c, nil
+	return c, decodeAnswer("reference baseline", line, &c)
 }
+
+func (c *RefCycle) failed() string { return failure(c.OK, c.Error) }
 
 // ReferenceCycle runs the reference's work once in the serving driver.
 func (b *Baseline) ReferenceCycle(groups []vcluster.RequestGroup, useGPUs bool) (RefCycle, error) {

@@ -242,11 +242,7 @@ func step(cmd string, wall time.Duration, ev []ProxyEvent) TofuStep {
 // RunTofu applies and destroys a per-node GPU cluster with the real CLI and
 // the locally built provider, counting its HTTP calls through a proxy.
 func RunTofu(ctx context.Context, cfg TofuConfig) (*TofuResult, error) {
-	logf := func(format string, args ...any) {
-		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, format+"\n", args...)
-		}
-	}
+	logf := logTo(cfg.Log)
 	ws, build, err := NewWorkspace(ctx, cfg.Tofu, cfg.Dir)
 	if err != nil {
 		return nil, err

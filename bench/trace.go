@@ -150,7 +150,10 @@ type CLIPhases struct {
 	// (supervisor set-up until the driver process started). Zero when the
 	// processes could not be read.
 	SupervisorStart, DriverSpawn time.Duration
-	Calls                        int
+	// Cleanup is from the result until the job record's DELETE ended
+	// (driver.Run's background clean-up; the CLI waits for the plugin).
+	Cleanup time.Duration
+	Calls   int
 }
 
 // traceCLI runs one CLI command through the proxy and splits it.
@@ -193,6 +196,11 @@ func traceCLI(ctx context.Context, ws *Workspace, proxy *CountingProxy, dir, com
 	}
 	c.Job = p
 	c.CLIEnd = end.Sub(result)
+	for _, e := range ev {
+		if e.Route == "DELETE /api/jobs/{id}" && e.End.After(result) {
+			c.Cleanup = e.End.Sub(result)
+		}
+	}
 	if p.Split && !tr.supStart.IsZero() {
 		var submitEnd time.Time
 		for _, e := range ev {
@@ -208,6 +216,15 @@ func traceCLI(ctx context.Context, ws *Workspace, proxy *CountingProxy, dir, com
 	return c, out, nil
 }
 
+// logTo returns a printf that writes lines to w (nothing when w is nil).
+func logTo(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		if w != nil {
+			fmt.Fprintf(w, format+"\n", args...)
+		}
+	}
+}
+
 // TraceConfig configures the phase trace of a real apply and destroy.
 type TraceConfig struct {
 	CLI, Dir, Address string
@@ -221,9 +238,9 @@ type TraceConfig struct {
 	// and destroyed beside the current one ("" skips it).
 	TodayRef string
 	Sizes    []int // GPU bundles of one unified PACK cluster
-	Reps        int
-	Wait        time.Duration
-	Log         io.Writer
+	Reps     int
+	Wait     time.Duration
+	Log      io.Writer
 }
 
 // TraceSample is one apply+destroy with its floors and NeMo-RL's cold path.
@@ -256,11 +273,7 @@ func unifiedHCL(spec vcluster.Spec) string {
 // and alternating in order, NeMo-RL's own cold path on the same shape and
 // the floors.
 func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
-	logf := func(format string, args ...any) {
-		if cfg.Log != nil {
-			fmt.Fprintf(cfg.Log, format+"\n", args...)
-		}
-	}
+	logf := logTo(cfg.Log)
 	ws, _, err := NewWorkspace(ctx, cfg.CLI, cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -469,12 +482,14 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 	fmt.Fprintln(out)
 
 	fmt.Fprintln(out, "Phase trace (medians, seconds). CLI start = exec until the provider's first request; provider before the job = "+
-		"version, live view and checks until the job submission; supervisor start = the submission's answer until Ray's job "+
-		"supervisor worker process started, driver spawn = until the driver's python process started (both from /proc on the local "+
+		"version, live view and checks until the job submission; supervisor process start = the submission's answer until Ray's job "+
+		"supervisor worker process started, supervisor boot + driver spawn = until the driver's python process started (the supervisor "+
+		"is itself a fresh python worker that imports ray and connects) (both from /proc on the local "+
 		"cluster); python+import ray .. probes from the driver's progress lines; record write + driver exit = the last progress "+
 		"line until the job's end (the create writes the cluster record there); poll lag = until a status poll saw the end; "+
-		"result fetch = the logs call that returned the result; CLI after the result = state write and exit. The job record's "+
-		"clean-up runs in the background after the result.")
+		"result fetch = the logs call that returned the result; CLI after the result = state write and exit, of which the "+
+		"job record's clean-up = until its DELETE ended (driver.Run runs it in the background after the result; the plugin does not "+
+		"exit before it).")
 	fmt.Fprintln(out)
 	header := []string{"phase"}
 	for _, r := range results {
@@ -489,8 +504,8 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 		{"CLI start", func(c CLIPhases) time.Duration { return c.CLIStart }},
 		{"provider before the job", func(c CLIPhases) time.Duration { return c.ProviderPre }},
 		{"job submit", func(c CLIPhases) time.Duration { return c.Job.Submit }},
-		{"supervisor start", func(c CLIPhases) time.Duration { return c.SupervisorStart }},
-		{"driver spawn", func(c CLIPhases) time.Duration {
+		{"supervisor process start", func(c CLIPhases) time.Duration { return c.SupervisorStart }},
+		{"supervisor boot + driver spawn", func(c CLIPhases) time.Duration {
 			if c.SupervisorStart == 0 {
 				return c.Job.JobStart
 			}
@@ -505,6 +520,7 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 		{"poll lag (job end seen)", func(c CLIPhases) time.Duration { return c.Job.PollLag }},
 		{"result fetch", func(c CLIPhases) time.Duration { return c.Job.ResultFetch }},
 		{"CLI after the result", func(c CLIPhases) time.Duration { return c.CLIEnd }},
+		{"  of which job record clean-up", func(c CLIPhases) time.Duration { return min(c.Cleanup, c.CLIEnd) }},
 		{"other (provider gaps)", func(c CLIPhases) time.Duration { return c.Job.Other + c.Job.DeleteRecord }},
 		{"total (wall)", func(c CLIPhases) time.Duration { return c.Wall }},
 	}
