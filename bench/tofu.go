@@ -239,15 +239,22 @@ func step(cmd string, wall time.Duration, ev []ProxyEvent) TofuStep {
 	return s
 }
 
+// proxiedWorkspace builds the provider into a workspace under dir and
+// starts a recording proxy in front of the dashboard at address.
+func proxiedWorkspace(ctx context.Context, cli, dir, address string) (*Workspace, time.Duration, *CountingProxy, error) {
+	ws, build, err := NewWorkspace(ctx, cli, dir)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	proxy, err := StartProxy(address)
+	return ws, build, proxy, err
+}
+
 // RunTofu applies and destroys a per-node GPU cluster with the real CLI and
 // the locally built provider, counting its HTTP calls through a proxy.
 func RunTofu(ctx context.Context, cfg TofuConfig) (*TofuResult, error) {
 	logf := logTo(cfg.Log)
-	ws, build, err := NewWorkspace(ctx, cfg.Tofu, cfg.Dir)
-	if err != nil {
-		return nil, err
-	}
-	proxy, err := StartProxy(cfg.Address)
+	ws, build, proxy, err := proxiedWorkspace(ctx, cfg.Tofu, cfg.Dir, cfg.Address)
 	if err != nil {
 		return nil, err
 	}

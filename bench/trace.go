@@ -274,11 +274,7 @@ func unifiedHCL(spec vcluster.Spec) string {
 // the floors.
 func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 	logf := logTo(cfg.Log)
-	ws, _, err := NewWorkspace(ctx, cfg.CLI, cfg.Dir)
-	if err != nil {
-		return nil, err
-	}
-	proxy, err := StartProxy(cfg.Address)
+	ws, _, proxy, err := proxiedWorkspace(ctx, cfg.CLI, cfg.Dir, cfg.Address)
 	if err != nil {
 		return nil, err
 	}
