@@ -173,13 +173,33 @@ func (b *Baseline) call(cmd map[string]any) (BaselineTimes, error) {
 	if err != nil {
 		return t, err
 	}
-	if err := json.Unmarshal([]byte(line), &t); err != nil {
-		return t, fmt.Errorf("python baseline: bad answer %q: %w", line, err)
+	return t, decodeAnswer("python baseline", line, &t)
+}
+
+// answer is a baseline's JSON answer line: failed is "" when it succeeded.
+type answer interface{ failed() string }
+
+func failure(ok bool, msg string) string {
+	switch {
+	case ok:
+		return ""
+	case msg == "":
+		return "failed"
 	}
-	if !t.OK {
-		return t, fmt.Errorf("python baseline: %s", t.Error)
+	return msg
+}
+
+func (t *BaselineTimes) failed() string { return failure(t.OK, t.Error) }
+
+// decodeAnswer decodes a baseline's answer line into v and reports its failure.
+func decodeAnswer(what, line string, v answer) error {
+	if err := json.Unmarshal([]byte(line), v); err != nil {
+		return fmt.Errorf("%s: bad answer %q: %w", what, line, err)
 	}
-	return t, nil
+	if msg := v.failed(); msg != "" {
+		return fmt.Errorf("%s: %s", what, msg)
+	}
+	return nil
 }
 
 // Cycle creates the groups, waits until they are ready, removes them and

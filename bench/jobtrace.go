@@ -34,6 +34,9 @@ type TracedJobs struct {
 	lastJob   *rayclient.JobDetails
 	lastLogs  string
 	procStart time.Time
+	// supStart is the job supervisor worker's start, resultAt the end of
+	// the first logs call holding the driver's result (Observe only).
+	supStart, resultAt time.Time
 }
 
 var _ driver.JobAPI = (*TracedJobs)(nil)

@@ -35,6 +35,9 @@ type CountingProxy struct {
 	ln     net.Listener
 	mu     sync.Mutex
 	events []ProxyEvent
+	// OnResponse, when set, gets every job-API request (/api/jobs/...)
+	// with its response body as soon as the answer was forwarded.
+	OnResponse func(ev ProxyEvent, body []byte)
 }
 
 var jobIDRoute = regexp.MustCompile(`^/api/jobs/[^/]+`)
@@ -51,6 +54,7 @@ type countingWriter struct {
 	http.ResponseWriter
 	status int
 	n      int64
+	keep   *bytes.Buffer // the response body, when kept
 }
 
 func (w *countingWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
@@ -60,6 +64,9 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.n += int64(n)
+	if w.keep != nil {
+		w.keep.Write(b[:n])
+	}
 	return n, err
 }
 
@@ -88,8 +95,17 @@ func StartProxy(target string) (*CountingProxy, error) {
 			r.ContentLength = int64(len(body))
 		}
 		cw := &countingWriter{ResponseWriter: w}
+		p.mu.Lock()
+		hook := p.OnResponse
+		p.mu.Unlock()
+		if hook != nil && strings.HasPrefix(r.URL.Path, "/api/jobs/") {
+			cw.keep = &bytes.Buffer{}
+		}
 		rp.ServeHTTP(cw, r)
 		ev.End, ev.Status, ev.Bytes = time.Now(), cw.status, cw.n
+		if cw.keep != nil {
+			hook(ev, decodeBody(w.Header().Get("Content-Encoding"), cw.keep.Bytes()))
+		}
 		p.mu.Lock()
 		p.events = append(p.events, ev)
 		p.mu.Unlock()
@@ -106,6 +122,13 @@ func (p *CountingProxy) Take() []ProxyEvent {
 	p.events = nil
 	sort.Slice(ev, func(i, j int) bool { return ev[i].Start.Before(ev[j].Start) })
 	return ev
+}
+
+// SetOnResponse sets (nil: clears) the OnResponse hook.
+func (p *CountingProxy) SetOnResponse(f func(ev ProxyEvent, body []byte)) {
+	p.mu.Lock()
+	p.OnResponse = f
+	p.mu.Unlock()
 }
 
 // Close stops the proxy.

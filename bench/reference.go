@@ -46,14 +46,10 @@ type RefCycle struct {
 
 func parseRefCycle(line string) (RefCycle, error) {
 	var c RefCycle
-	if err := json.Unmarshal([]byte(line), &c); err != nil {
-		return c, fmt.Errorf("reference baseline: bad answer %q: %w", line, err)
-	}
-	if !c.OK {
-		return c, fmt.Errorf("reference baseline: %s", c.Error)
-	}
-	return c, nil
+	return c, decodeAnswer("reference baseline", line, &c)
 }
+
+func (c *RefCycle) failed() string { return failure(c.OK, c.Error) }
 
 // ReferenceCycle runs the reference's work once in the serving driver.
 func (b *Baseline) ReferenceCycle(groups []vcluster.RequestGroup, useGPUs bool) (RefCycle, error) {
@@ -115,9 +111,12 @@ type ReferenceConfig struct {
 	// Ref serves reference_baseline.py (warm) and runs it cold; Floor is
 	// the bare-creation baseline (baseline.py), kept as the floor.
 	Ref, Floor *Baseline
-	Sizes      []int // bundles per cluster
-	Layouts    []Layout
-	Reps       int
+	// NeMo runs NeMo-RL's own RayVirtualCluster cold (nil: skipped, see
+	// NewNeMoBaseline).
+	NeMo    *Baseline
+	Sizes   []int // bundles per cluster
+	Layouts []Layout
+	Reps    int
 }
 
 // ReferenceSample is one repetition of one layout and size.
@@ -133,6 +132,9 @@ type ReferenceSample struct {
 	Floor           BaselineTimes
 	PlacementNodes  int
 	ProviderBundles int
+	// NeMo is NeMo-RL's own cold path on the same cluster shape (zero when
+	// the NeMo-RL baseline is skipped).
+	NeMo NeMoCycle
 }
 
 // ReferenceResult is every sample of one layout and size.
@@ -223,6 +225,14 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 		}
 		if s.Cold, err = cfg.Ref.ReferenceCold(renamed(groups, name, name+"-refcold"), true); err != nil {
 			return busy(err)
+		}
+		if cfg.NeMo != nil {
+			if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, layout == LayoutUnified); err != nil {
+				return busy(err)
+			}
+			if s.NeMo.Bundles != bundles {
+				return fmt.Errorf("NeMo-RL baseline: %d addresses for %d bundles", s.NeMo.Bundles, bundles)
+			}
 		}
 		if s.Floor, err = cfg.Floor.Cycle(renamed(groups, name, name+"-floor")); err != nil {
 			return busy(err)

@@ -4,8 +4,10 @@
 #
 #   scripts/bench.sh                      # everything in bench/README.md
 #   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
-#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, refresh, waves, topo,
+#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, topo,
 #                                         # topo-ref, topoplan or all (default)
+#   NEMO_RL_SRC=~/src/RL scripts/bench.sh # also run NeMo-RL's own RayVirtualCluster (reference,
+#                                         # trace); skipped with a message when unset
 #
 # Uses the local Ray at $RAY_ADDRESS; starts the local cluster (scripts/ray-cluster.sh)
 # when none answers and stops it afterwards only if it started it.
@@ -55,7 +57,7 @@ for p in topo-ref topoplan; do
   fi
 done
 if ! offline; then
-  "$out/raybench" -python "$RAY_BIN/python" -tofu "$tofu" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
+  "$out/raybench" -python "$RAY_BIN/python" -tofu "$tofu" -terraform "$terraform" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
     tee -a "$results" || status=$?
 fi
 # Part 5 needs 50 free CPUs for 50 one-bundle clusters: its own 3-node cluster of 24

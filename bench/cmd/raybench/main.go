@@ -5,8 +5,9 @@
 //	raybench [flags] refresh   HTTP calls and time of refresh/plan for 1, 10, 50 clusters
 //	raybench [flags] tofu      one tofu apply + destroy of a 4-group cluster (CLI share)
 //	raybench [flags] reference provider create/delete vs the reference's own work (probes, ports), per layout and size
+//	raybench [flags] trace     real apply + destroy of a unified cluster, phase by phase, against NeMo-RL's cold path
 //	raybench [flags] waves     apply + destroy of 1, 4, 12 and 50 clusters in one configuration
-//	raybench [flags] all       reference, tofu and refresh
+//	raybench [flags] all       reference, tofu, trace and refresh
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
 //	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
 //	raybench [flags] topoplan  the topology data source at 10,000 nodes against the stand-in dashboard
@@ -61,7 +62,7 @@ func intList(s string) ([]int, error) {
 
 func run() int {
 	address := flag.String("address", envOr("RAY_ADDRESS", "http://127.0.0.1:8265"), "Ray dashboard URL")
-	gcs := flag.String("gcs", "127.0.0.10:"+envOr("RAY_TF_GCS_PORT", "6379"), "GCS address the Python baseline passes to ray.init")
+	gcs := flag.String("gcs", "127.0.0."+envOr("RAY_TF_IP_BASE", "10")+":"+envOr("RAY_TF_GCS_PORT", "6379"), "GCS address the Python baseline passes to ray.init")
 	python := flag.String("python", filepath.Join(envOr("RAY_BIN", ""), "python"), "python with ray installed (for the baseline)")
 	jobPython := flag.String("job-python", vcluster.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
 	reps := flag.Int("reps", 5, "reference and tofu: repetitions per size")
@@ -76,13 +77,15 @@ func run() int {
 	refSizes := flag.String("ref-sizes", "100,1000,10000", "topo-ref: synthetic cluster sizes (nodes)")
 	refTime := flag.Duration("ref-time", time.Second, "topo-ref: minimum time per function and size, per language")
 	planNodes := flag.String("plan-nodes", "1000,10000", "topoplan: alive nodes served by the stand-in dashboard")
+	todayRef := flag.String("today-ref", bench.DefaultTodayRef, "trace: git ref whose provider the 'no slower than today' rows run beside (empty: skip)")
+	traceReps := flag.Int("trace-reps", 3, "trace: repetitions of each apply+destroy")
 	planReps := flag.Int("plan-reps", 3, "topoplan: repetitions")
-	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan and waves: terraform (or tofu) binary")
+	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan, trace and waves: terraform (or tofu) binary")
 	waveSizes := flag.String("waves", "1,4,12,50", "waves: cluster counts (the first is the baseline)")
 	waveParallel := flag.String("waves-parallel", "50", "waves: counts also applied with -parallelism equal to the count")
 	waveReps := flag.Int("waves-reps", 3, "waves: repetitions")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|waves|all|topo|topo-ref|topoplan\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|all|topo|topo-ref|topoplan\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -103,8 +106,9 @@ func run() int {
 	}
 	wantRefresh, wantTofu := part == "refresh" || part == "all", part == "tofu" || part == "all"
 	wantReference := part == "reference" || part == "all"
+	wantTrace := part == "trace" || part == "all"
 	wantWaves := part == "waves"
-	if !wantRefresh && !wantTofu && !wantReference && !wantWaves {
+	if !wantRefresh && !wantTofu && !wantReference && !wantTrace && !wantWaves {
 		flag.Usage()
 		return 2
 	}
@@ -144,7 +148,14 @@ func run() int {
 		}
 		defer ref.Stop()
 	}
-	if wantRefresh || wantReference {
+	var nemo *bench.Baseline
+	nemoSkipped := ""
+	if wantReference || wantTrace {
+		if nemo, nemoSkipped = bench.NewNeMoBaseline(*python, *gcs, abs); nemo == nil {
+			log(">> NeMo-RL baseline skipped: %s", nemoSkipped)
+		}
+	}
+	if wantRefresh || wantReference || wantTrace {
 		log(">> starting the Python baseline driver (ray.init(address=%q))", *gcs)
 		if err := base.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "raybench:", err)
@@ -184,12 +195,14 @@ func run() int {
 		start := time.Now()
 		res, err := bench.RunReference(ctx, bench.ReferenceConfig{Apply: &bench.ApplyConfig{Client: client,
 			JobPython: *jobPython, Namespace: vcluster.DefaultNamespace, Prefix: prefix, Wait: *wait, Log: os.Stderr},
-			Ref: ref, Floor: base, Sizes: sz, Layouts: layouts, Reps: *reps})
+			Ref: ref, Floor: base, NeMo: nemo, Sizes: sz, Layouts: layouts, Reps: *reps})
 		if err != nil {
 			fail("reference", err)
 		}
 		fmt.Printf("## 1. Create and delete against the reference's own work (%s)\n\n", time.Since(start).Round(time.Second))
 		bench.PrintReference(os.Stdout, res)
+		fmt.Printf("#### Against NeMo-RL's own code\n\n")
+		bench.PrintNeMo(os.Stdout, res, nemoSkipped)
 	}
 	if wantTofu && ctx.Err() == nil {
 		log(">> tofu apply + destroy of a 4-group cluster")
@@ -202,6 +215,22 @@ func run() int {
 		} else {
 			bench.PrintTofu(os.Stdout, res)
 		}
+	}
+	if wantTrace && ctx.Err() == nil {
+		sz, err := intList(*refBundles)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 2
+		}
+		log(">> trace: %s apply + destroy of %v unified bundles x %d", *terraform, sz, *traceReps)
+		start := time.Now()
+		res, err := bench.RunTrace(ctx, bench.TraceConfig{CLI: *terraform, Dir: abs, Address: *address, Client: client.Client,
+			Floor: base, NeMo: nemo, Prefix: prefix, TodayRef: *todayRef, Sizes: sz, Reps: *traceReps, Wait: *wait, Log: os.Stderr})
+		if err != nil {
+			fail("trace", err)
+		}
+		fmt.Printf("## 1c. Phase trace of a real apply and destroy, against NeMo-RL's cold path (%s)\n\n", time.Since(start).Round(time.Second))
+		bench.PrintTrace(os.Stdout, res, filepath.Base(*terraform), nemoSkipped, *todayRef)
 	}
 	if wantWaves && ctx.Err() == nil {
 		sizes, err := intList(*waveSizes)
