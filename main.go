@@ -5,6 +5,7 @@ import (
 	"flag"
 	"log"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
@@ -24,6 +25,7 @@ func main() {
 	flag.Parse()
 
 	quietLogsUnlessAsked()
+	collectLessOften()
 	var opts []tf6server.ServeOpt
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
@@ -47,5 +49,28 @@ func quietLogsUnlessAsked() {
 	}
 	for _, name := range []string{"TF_LOG_SDK", "TF_LOG_PROVIDER"} {
 		_ = os.Setenv(name, "OFF")
+	}
+}
+
+// gcPercent is the plugin's GOGC unless the environment sets one. A plugin
+// process serves one CLI command, and its live heap is small next to what
+// the framework's value conversions allocate on the way (every object is
+// rebuilt once per attribute while planning): at Go's default of 100, the
+// collector took about a third of the plugin's CPU when planning 50 clusters.
+const gcPercent = 400
+
+// gcMemoryLimit caps what gcPercent lets the heap grow to: above it the
+// collector runs as often as it must (the 10,000-node data source), unless
+// GOMEMLIMIT says otherwise.
+const gcMemoryLimit = 1 << 30
+
+// collectLessOften sets gcPercent and gcMemoryLimit where GOGC and
+// GOMEMLIMIT do not.
+func collectLessOften() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(gcMemoryLimit)
 	}
 }

@@ -96,10 +96,13 @@ func PrintSteady(out io.Writer, rows []SteadyRow) {
 		steadyNodes, rows[len(rows)-1].Summary)
 	ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2fx", float64(a)/float64(max(1, b))) }
 	t := NewTable(out, "clusters", "tofu plan s", "vs 1st row", "plan cpu s", "cpu vs 1st row", "GET placement_groups", "GET nodes")
+	wall, cpu := map[int]time.Duration{}, map[int]time.Duration{}
 	for _, r := range rows {
 		t.Row(fmt.Sprint(r.Clusters), Sec(r.Wall), ratio(r.Wall, rows[0].Wall), Sec(r.CPU), ratio(r.CPU, rows[0].CPU),
 			fmt.Sprint(r.GroupCalls), fmt.Sprint(r.NodeCalls))
+		wall[r.Clusters], cpu[r.Clusters] = r.Wall, r.CPU
 	}
 	t.Flush()
 	fmt.Fprintln(out)
+	PrintPlanScaleTarget(out, "steady state, \"No changes\"", wall, cpu)
 }

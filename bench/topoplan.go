@@ -255,6 +255,7 @@ func PrintTopoPlan(out io.Writer, results []TopoPlanResult) {
 	}
 	t.Flush()
 	fmt.Fprintln(out)
+	PrintTopoPlanTarget(out, results)
 }
 
 // serveLoopback serves h on a free loopback port until stop is called.

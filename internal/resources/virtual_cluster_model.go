@@ -262,6 +262,24 @@ func int64Or(v types.Int64, def int64) int64 {
 	return v.ValueInt64()
 }
 
+// sameModel reports whether two models hold equal values in every
+// attribute: then writing one where the framework already holds the other
+// (State.Set, Plan.Set) would change nothing, and is skipped. Such a write
+// converts the whole object, bundles and groups included, and walks it once
+// per attribute, which is much of the per-cluster CPU of a plan that has
+// nothing to change.
+func sameModel(a, b virtualClusterModel) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		x, okX := va.Field(i).Interface().(attr.Value)
+		y, okY := vb.Field(i).Interface().(attr.Value)
+		if !okX || !okY || !x.Equal(y) {
+			return false
+		}
+	}
+	return true
+}
+
 // changedAttributes lists which of the named attributes differ between two
 // models (by their tfsdk names).
 func changedAttributes(a, b virtualClusterModel, names []string) []string {

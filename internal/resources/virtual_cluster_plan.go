@@ -73,11 +73,14 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 	}
 	var labels types.Object
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(vcluster.AttrTopologyLabels), &labels)...)
+	planned := plan // what resp.Plan already holds
 	if p.planTopologyLabels(labels); resp.Diagnostics.HasError() {
 		return
 	}
 	p.run()
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if !sameModel(planned, plan) {
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	}
 }
 
 // upgradeState reads null select_nodes and pinning, from a state written

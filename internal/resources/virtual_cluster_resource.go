@@ -147,6 +147,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	if !ok {
 		return
 	}
+	read := m // what resp.State already holds
 	if m.Namespace.IsNull() || m.Namespace.ValueString() == "" {
 		m.Namespace = types.StringValue(r.data.Namespace)
 	}
@@ -185,7 +186,9 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	if !sameModel(read, m) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	}
 }
 
 // Update handles the attributes that do not change the groups themselves

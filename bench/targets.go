@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// The issue's targets that the plan parts check (#20 point 4): a plan of
+// many clusters against a plan of one, and the 10,000-node data source.
+const (
+	// PlanScaleTarget is the most a plan of PlanScaleClusters clusters may
+	// cost, as a multiple of the wall time of a plan of one.
+	PlanScaleTarget   = 2.5
+	PlanScaleClusters = 50
+	// TopoPlanTarget is the most `terraform plan` of the data source may
+	// take at TopoPlanNodes alive nodes (wall).
+	TopoPlanTarget = 1200 * time.Millisecond
+	TopoPlanNodes  = 10000
+)
+
+// Verdict is "met" or "not met".
+func Verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "not met"
+}
+
+// PrintPlanScaleTarget prints the plan-of-many target line from plan wall
+// times by cluster count (the first count is the one-cluster plan), or
+// nothing when the counts do not include 1 and PlanScaleClusters.
+func PrintPlanScaleTarget(out io.Writer, label string, wall, cpu map[int]time.Duration) {
+	one, many := wall[1], wall[PlanScaleClusters]
+	if one <= 0 || many <= 0 {
+		return
+	}
+	ratio := float64(many) / float64(one)
+	fmt.Fprintf(out, "**plan of %d vs 1** (%s): %.2fx wall (%ss vs %ss; CPU %ss vs %ss = %.2fx) (target <= %.1fx): **%s**\n\n",
+		PlanScaleClusters, label, ratio, Sec(many), Sec(one), Sec(cpu[PlanScaleClusters]), Sec(cpu[1]),
+		float64(cpu[PlanScaleClusters])/float64(max(1, cpu[1])), PlanScaleTarget, Verdict(ratio <= PlanScaleTarget))
+}
+
+// PrintTopoPlanTarget prints the data-source target line: the median plan
+// wall of the default configuration at TopoPlanNodes, or nothing when that
+// case was not planned.
+func PrintTopoPlanTarget(out io.Writer, results []TopoPlanResult) {
+	for _, r := range results {
+		if r.Nodes != TopoPlanNodes || r.Case.HCL != "" || len(r.Samples) == 0 || r.Samples[0].Plan == 0 {
+			continue
+		}
+		var wall, cpu []time.Duration
+		for _, s := range r.Samples {
+			wall, cpu = append(wall, s.Plan), append(cpu, s.PlanCPU)
+		}
+		lo, hi := MinMax(wall)
+		fmt.Fprintf(out, "**%s-node data source plan** (`data %q \"t\" {}`): %.2f s wall (%.2f-%.2f, CPU %.2f s) (target <= %.1f s): **%s**\n\n",
+			thousands(TopoPlanNodes), TopologyDataSource, Median(wall).Seconds(), lo.Seconds(), hi.Seconds(), Median(cpu).Seconds(),
+			TopoPlanTarget.Seconds(), Verdict(Median(wall) <= TopoPlanTarget))
+		return
+	}
+}
+
+// thousands renders n with comma separators (10000 -> "10,000").
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
