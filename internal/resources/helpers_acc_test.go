@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 )
 
 // Addresses of the resource and data source most tests declare.
@@ -241,8 +243,17 @@ func intBetween(low, high int64) knownvalue.Check {
 	})
 }
 
-// nodeIPRE matches the worker nodes of the local test cluster (rackA-1 to rackC-1).
-var nodeIPRE = regexp.MustCompile(`^127\.0\.0\.1[1-5]$`)
+// nodeIPRE matches the worker nodes of the local test cluster (rackA-1 to
+// rackC-1), wherever RAY_TF_IP_BASE puts it.
+var nodeIPRE = regexp.MustCompile(`^(` + strings.Join(workerIPs(), "|") + `)$`)
+
+func workerIPs() []string {
+	var out []string
+	for _, name := range []string{"rackA-1", "rackA-2", "rackB-1", "rackB-2", "rackC-1"} {
+		out = append(out, regexp.QuoteMeta(acctest.NodeIP(name)))
+	}
+	return out
+}
 
 // wrappedRE turns phrases into one regexp in which every space may be any run
 // of whitespace (the CLI wraps long diagnostics).
