@@ -153,15 +153,17 @@ func (b *Batcher) join(m *member) {
 }
 
 // scheduleLocked sets when the open waves launch: after batchSettle when
-// every operation in progress has its request in a wave (or is answered
-// by one already running), else when none joined for the quiet window,
-// within the bound.
+// every operation in progress has its request in a wave and no other wave
+// is running, else when none joined for the quiet window, within the
+// bound. While a wave runs, the operations Terraform starts as earlier ones
+// finish arrive one by one (-parallelism): the window gathers them into
+// one job instead of one job each.
 func (b *Batcher) scheduleLocked() {
-	allIn := b.waiting+b.running >= b.active
+	settle := b.waiting >= b.active && b.running == 0
 	for _, w := range b.open {
-		wait := batchSettle
-		if !allIn {
-			wait = b.quiet
+		wait := b.quiet
+		if settle {
+			wait = batchSettle
 		}
 		w.timer.Reset(max(0, min(wait, b.bound-time.Since(w.first))))
 	}
