@@ -20,7 +20,11 @@ const (
 	// BatchQuiet closes a wave when no request joined it for this long.
 	BatchQuiet = 200 * time.Millisecond
 	// BatchBound closes a wave at the latest this long after its first request.
-	BatchBound = time.Second
+	BatchBound = 2 * time.Second
+	// batchTrickle replaces BatchQuiet while another wave runs: the writes
+	// Terraform starts as earlier ones finish (-parallelism) arrive a few
+	// hundred ms apart, and a job costs more than gathering them.
+	batchTrickle = 600 * time.Millisecond
 	// BatchMax closes a wave at once when it holds this many requests.
 	BatchMax = 64
 	// batchSettle is how long a wave lingers once every operation in
@@ -159,10 +163,12 @@ func (b *Batcher) join(m *member) {
 // finish arrive one by one (-parallelism): the window gathers them into
 // one job instead of one job each.
 func (b *Batcher) scheduleLocked() {
-	settle := b.waiting >= b.active && b.running == 0
 	for _, w := range b.open {
 		wait := b.quiet
-		if settle {
+		switch {
+		case b.running > 0:
+			wait = max(wait, batchTrickle)
+		case b.waiting >= b.active:
 			wait = batchSettle
 		}
 		w.timer.Reset(max(0, min(wait, b.bound-time.Since(w.first))))
