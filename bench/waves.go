@@ -15,9 +15,13 @@ import (
 // and destroy of one, interleaved in one run; the provider runs each wave of
 // concurrent writes as one Ray job (driver.Batcher).
 
-// WavesTarget is the bound on the apply (and destroy) of many
-// clusters against that of one, where Terraform runs them all at once.
-const WavesTarget = 2.0
+// WavesTarget is the bound on the apply (and destroy) of up to
+// wavesTargetMax clusters (Terraform's default -parallelism runs 10 at a
+// time), or of more when Terraform runs them all at once, against one.
+const (
+	WavesTarget    = 2.0
+	wavesTargetMax = 12
+)
 
 // jobSubmitRoute is how the counting proxy names a job submission.
 var jobSubmitRoute = Route("POST", "/api/jobs/")
@@ -156,7 +160,7 @@ func PrintWaves(out io.Writer, rows []*WavesRow) {
 		ratioA := Median(r.Apply).Seconds() / Median(base.Apply).Seconds()
 		ratioD := Median(r.Destroy).Seconds() / Median(base.Destroy).Seconds()
 		target, met := "-", "-"
-		if r.Clusters > 1 && r.Parallelism >= r.Clusters {
+		if r.Clusters > 1 && (r.Clusters <= wavesTargetMax || r.Parallelism >= r.Clusters) {
 			target = fmt.Sprintf("<= %.0fx", WavesTarget)
 			met = "met"
 			if ratioA > WavesTarget || ratioD > WavesTarget {
