@@ -207,17 +207,20 @@ def load_request(run, argv):
         run.id = spec["run_id"]
     if spec.get("action") == BATCH:
         check_shape(spec, BATCH_SHAPE, "")
-        if spec["version"] != REQUEST_VERSION:
-            raise DriverError("invalid", "request_version", version=spec["version"], reads=REQUEST_VERSION)
+        check_version(spec)
     return spec
+
+
+def check_version(spec):
+    if spec["version"] != REQUEST_VERSION:
+        raise DriverError("invalid", "request_version", version=spec["version"], reads=REQUEST_VERSION)
 
 
 def parse_request(run, spec, where=""):
     if not isinstance(spec, dict):
         raise DriverError("invalid", "request_field", field=where or "request", want="object")
     check_shape(spec, SHAPE, where)
-    if spec["version"] != REQUEST_VERSION:
-        raise DriverError("invalid", "request_version", version=spec["version"], reads=REQUEST_VERSION)
+    check_version(spec)
     if spec["action"] not in ACTIONS:
         raise DriverError("invalid", "request_field", field=where + "action", want="one of " + ", ".join(ACTIONS))
     check_shape(spec["contract"], CONTRACT_SHAPE, where + "contract.")
