@@ -49,8 +49,6 @@ type Batcher struct {
 	api    JobAPI
 	python string
 	opts   RunOptions
-	quiet  time.Duration
-	bound  time.Duration
 
 	mu   sync.Mutex
 	open map[string]*wave // by namespace
@@ -81,7 +79,7 @@ func (b *Batcher) Hold() (release func()) {
 // NewBatcher returns a Batcher that submits to api with python and opts
 // (OnProgress is per request, see Run).
 func NewBatcher(api JobAPI, python string, opts RunOptions) *Batcher {
-	return &Batcher{api: api, python: python, opts: opts, quiet: BatchQuiet, bound: BatchBound, open: map[string]*wave{}}
+	return &Batcher{api: api, python: python, opts: opts, open: map[string]*wave{}}
 }
 
 // Reconfigure makes b submit to api with python and opts from now on (the
@@ -90,13 +88,6 @@ func (b *Batcher) Reconfigure(api JobAPI, python string, opts RunOptions) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.api, b.python, b.opts = api, python, opts
-}
-
-// Unbatched makes b submit every request as its own job (the window is
-// zero): for measuring the batching and for tests that count jobs.
-func (b *Batcher) Unbatched() *Batcher {
-	b.quiet, b.bound = 0, 0
-	return b
 }
 
 type member struct {
@@ -125,14 +116,7 @@ func (b *Batcher) Run(ctx context.Context, req vcluster.Request, onProgress func
 		return nil, err
 	}
 	m := &member{ctx: ctx, req: req, onProgress: onProgress, done: make(chan outcome, 1)}
-	if b.quiet <= 0 {
-		b.mu.Lock()
-		b.running++
-		b.mu.Unlock()
-		b.launch(&wave{members: []*member{m}})
-	} else {
-		b.join(m)
-	}
+	b.join(m)
 	o := <-m.done
 	return o.res, o.err
 }
@@ -145,7 +129,7 @@ func (b *Batcher) join(m *member) {
 	if w == nil {
 		w = &wave{first: time.Now()}
 		b.open[ns] = w
-		w.timer = time.AfterFunc(b.quiet, func() { b.close(ns, w) })
+		w.timer = time.AfterFunc(BatchQuiet, func() { b.close(ns, w) })
 	}
 	w.members = append(w.members, m)
 	b.waiting++
@@ -164,14 +148,14 @@ func (b *Batcher) join(m *member) {
 // one job instead of one job each.
 func (b *Batcher) scheduleLocked() {
 	for _, w := range b.open {
-		wait := b.quiet
+		wait := BatchQuiet
 		switch {
 		case b.running > 0:
-			wait = max(wait, batchTrickle)
+			wait = batchTrickle
 		case b.waiting >= b.active:
 			wait = batchSettle
 		}
-		w.timer.Reset(max(0, min(wait, b.bound-time.Since(w.first))))
+		w.timer.Reset(max(0, min(wait, BatchBound-time.Since(w.first))))
 	}
 }
 

@@ -172,19 +172,6 @@ func TestBatcherQuietWindowBoundsTheWait(t *testing.T) {
 	}
 }
 
-// Guarantee: Unbatched submits one job per request (the bench's baseline).
-func TestBatcherUnbatched(t *testing.T) {
-	f := newFake(succeedAfter(2))
-	b := NewBatcher(f, "python", fastOpts).Unbatched()
-	errs := runConcurrently(context.Background(), b, []vcluster.Request{createSpec("a"), createSpec("b")}, nil).errs
-	if errs[0] != nil || errs[1] != nil {
-		t.Fatal(errs)
-	}
-	if ids := f.submitted(); len(ids) != 2 {
-		t.Errorf("submissions = %v, want two", ids)
-	}
-}
-
 // Guarantee: an invalid request fails at once and never joins a wave.
 func TestBatcherRejectsInvalidRequest(t *testing.T) {
 	f := newFake(nil)
