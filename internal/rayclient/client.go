@@ -337,7 +337,7 @@ func (c *Client) decode(r request, resp *response, v any) error {
 	case bytes.Equal(trimmed, []byte("null")):
 		err = errors.New("null body")
 	default:
-		err = json.Unmarshal(trimmed, v)
+		err = unmarshal(trimmed, v)
 	}
 	if err == nil {
 		return nil
