@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -15,10 +16,19 @@ import (
 // the everyday plan, where refresh and the plan checks are all the work.
 type SteadyRow struct {
 	Clusters              int
-	Wall, CPU             time.Duration
+	Reps                  int
+	Wall, CPU             time.Duration // medians of the repetitions
 	NodeCalls, GroupCalls int64
 	Summary               string
+	// FloorWall and FloorCPU are the CLI's own floor (medians): a plan of
+	// as many built-in terraform_data resources, each holding the values
+	// of one cluster's state, so no provider plugin runs at all.
+	FloorWall, FloorCPU time.Duration
 }
+
+// steadyReps is how many plans of each size are timed, the provider's and
+// the CLI floor's alternating: one sample of a sub-second plan is noise.
+const steadyReps = 3
 
 // steadyNodes is the stand-in's size: enough CPUs for 50 clusters of 3
 // one-CPU bundles, so that nothing is short.
@@ -78,13 +88,73 @@ func steadyPlan(ctx context.Context, ws *Workspace, st *standin.Server, clusters
 	if err != nil {
 		return SteadyRow{}, err
 	}
-	n0, g0 := st.Requests(rayclient.PathNodes), st.Requests(rayclient.PathPlacementGroups)
+	floorDir, err := cliFloorDir(ctx, ws, state)
+	if err != nil {
+		return SteadyRow{}, err
+	}
+	row := SteadyRow{Clusters: len(clusters), Reps: steadyReps}
+	var wall, cpu, floorWall, floorCPU []time.Duration
+	for range steadyReps {
+		n0, g0 := st.Requests(rayclient.PathNodes), st.Requests(rayclient.PathPlacementGroups)
+		w, cpuUsed, out, err := noChangesPlan(ctx, ws, dir)
+		if err != nil {
+			return SteadyRow{}, fmt.Errorf("steady plan of %d clusters: %w", len(clusters), err)
+		}
+		wall, cpu = append(wall, w), append(cpu, cpuUsed)
+		row.Summary = Summary(out)
+		row.NodeCalls, row.GroupCalls = st.Requests(rayclient.PathNodes)-n0, st.Requests(rayclient.PathPlacementGroups)-g0
+		if w, cpuUsed, _, err = noChangesPlan(ctx, ws, floorDir); err != nil {
+			return SteadyRow{}, fmt.Errorf("CLI floor plan of %d terraform_data: %w", len(clusters), err)
+		}
+		floorWall, floorCPU = append(floorWall, w), append(floorCPU, cpuUsed)
+	}
+	row.Wall, row.CPU, row.FloorWall, row.FloorCPU = Median(wall), Median(cpu), Median(floorWall), Median(floorCPU)
+	return row, nil
+}
+
+// noChangesPlan runs one plan in dir that must find nothing to do.
+func noChangesPlan(ctx context.Context, ws *Workspace, dir string) (time.Duration, time.Duration, string, error) {
 	wall, code, out, err := ws.Run(ctx, dir, "plan", "-no-color", "-lock=false", "-detailed-exitcode")
 	if err != nil || code != 0 {
-		return SteadyRow{}, fmt.Errorf("steady plan of %d clusters exited %d (%v), want 0 (no changes):\n%s", len(clusters), code, err, tail(out, 40))
+		return 0, 0, out, fmt.Errorf("exited %d (%v), want 0 (no changes):\n%s", code, err, tail(out, 40))
 	}
-	return SteadyRow{Clusters: len(clusters), Wall: wall, CPU: ws.LastCPU, Summary: Summary(out),
-		NodeCalls: st.Requests(rayclient.PathNodes) - n0, GroupCalls: st.Requests(rayclient.PathPlacementGroups) - g0}, nil
+	return wall, ws.LastCPU, out, nil
+}
+
+// cliFloorDir writes and applies a configuration of the CLI's built-in
+// terraform_data, one per instance of state, whose triggers_replace is that
+// instance's attributes (stored once; input would be stored twice, as input
+// and output): the CLI decodes, evaluates and compares the same values as in
+// the provider's plan, with no plugin. It returns the workspace directory.
+func cliFloorDir(ctx context.Context, ws *Workspace, state string) (string, error) {
+	var parsed struct {
+		Resources []struct {
+			Instances []struct {
+				Attributes json.RawMessage `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(state), &parsed); err != nil || len(parsed.Resources) != 1 {
+		return "", fmt.Errorf("CLI floor: reading the generated state: %v", err)
+	}
+	instances := parsed.Resources[0].Instances
+	files := map[string]string{"main.tf": fmt.Sprintf(`
+resource "terraform_data" "c" {
+  count            = %d
+  triggers_replace = jsondecode(file(format("%%s/c%%d.json", path.module, count.index)))
+}
+`, len(instances))}
+	for i, inst := range instances {
+		files[fmt.Sprintf("c%d.json", i)] = string(inst.Attributes)
+	}
+	dir, err := ws.Dir(fmt.Sprintf("steady-floor-%d", len(instances)), files)
+	if err != nil {
+		return "", err
+	}
+	if _, code, out, err := ws.Run(ctx, dir, "apply", "-no-color", "-lock=false", "-auto-approve"); err != nil || code != 0 {
+		return "", fmt.Errorf("CLI floor apply exited %d (%v):\n%s", code, err, tail(out, 40))
+	}
+	return dir, nil
 }
 
 // PrintSteady prints the steady-state plan table.
@@ -95,14 +165,17 @@ func PrintSteady(out io.Writer, rows []SteadyRow) {
 	fmt.Fprintf(out, "`tofu plan` of clusters that match Ray exactly, against the stand-in dashboard (%d nodes) serving their groups: refresh of every cluster, then the plan checks; the CLI's answer is %q.\n\n",
 		steadyNodes, rows[len(rows)-1].Summary)
 	ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2fx", float64(a)/float64(max(1, b))) }
-	t := NewTable(out, "clusters", "tofu plan s", "vs 1st row", "plan cpu s", "cpu vs 1st row", "GET placement_groups", "GET nodes")
-	wall, cpu := map[int]time.Duration{}, map[int]time.Duration{}
+	t := NewTable(out, "clusters", "reps", "tofu plan s", "vs 1st row", "plan cpu s", "cpu vs 1st row", "GET placement_groups", "GET nodes",
+		"CLI floor s", "floor vs 1st row", "floor cpu s")
+	wall, cpu, floor := map[int]time.Duration{}, map[int]time.Duration{}, map[int]time.Duration{}
 	for _, r := range rows {
-		t.Row(fmt.Sprint(r.Clusters), Sec(r.Wall), ratio(r.Wall, rows[0].Wall), Sec(r.CPU), ratio(r.CPU, rows[0].CPU),
-			fmt.Sprint(r.GroupCalls), fmt.Sprint(r.NodeCalls))
-		wall[r.Clusters], cpu[r.Clusters] = r.Wall, r.CPU
+		t.Row(fmt.Sprint(r.Clusters), fmt.Sprint(r.Reps), Sec(r.Wall), ratio(r.Wall, rows[0].Wall), Sec(r.CPU), ratio(r.CPU, rows[0].CPU),
+			fmt.Sprint(r.GroupCalls), fmt.Sprint(r.NodeCalls), Sec(r.FloorWall), ratio(r.FloorWall, rows[0].Wall), Sec(r.FloorCPU))
+		wall[r.Clusters], cpu[r.Clusters], floor[r.Clusters] = r.Wall, r.CPU, r.FloorWall
 	}
 	t.Flush()
+	fmt.Fprintln(out, "\n(CLI floor = the same CLI planning as many built-in `terraform_data` resources, each holding one cluster's state values once (`triggers_replace`): no plugin; \"floor vs 1st row\" is against the provider's plan of the first row.)")
 	fmt.Fprintln(out)
 	PrintPlanScaleTarget(out, "steady state, \"No changes\"", wall, cpu)
+	PrintPlanScaleFloor(out, wall, floor)
 }

@@ -69,3 +69,21 @@ func thousands(n int) string {
 	}
 	return s
 }
+
+// PrintPlanScaleFloor says whether the plan-of-many target is reachable at
+// all with this CLI: the CLI alone (floor, no plugin) planning
+// PlanScaleClusters instances' values, against the provider's plan of one.
+// Nothing is printed without both numbers.
+func PrintPlanScaleFloor(out io.Writer, wall, floor map[int]time.Duration) {
+	one, many := wall[1], floor[PlanScaleClusters]
+	if one <= 0 || many <= 0 {
+		return
+	}
+	ratio := float64(many) / float64(one)
+	verdict := "reachable: the CLI leaves the provider room"
+	if ratio > PlanScaleTarget {
+		verdict = "out of reach for any provider with this CLI: its own floor is over the target"
+	}
+	fmt.Fprintf(out, "**CLI floor of the plan of %d**: %ss = %.2fx the provider's plan of one (target <= %.1fx): %s\n\n",
+		PlanScaleClusters, Sec(many), ratio, PlanScaleTarget, verdict)
+}

@@ -27,6 +27,25 @@ func TestPrintPlanScaleTarget(t *testing.T) {
 	}
 }
 
+func TestPrintPlanScaleFloor(t *testing.T) {
+	var b strings.Builder
+	wall := map[int]time.Duration{1: 400 * time.Millisecond}
+	PrintPlanScaleFloor(&b, wall, map[int]time.Duration{50: 1200 * time.Millisecond})
+	if got := b.String(); !strings.Contains(got, "1.200s = 3.00x the provider's plan of one") || !strings.Contains(got, "out of reach") {
+		t.Errorf("got %q", got)
+	}
+	b.Reset()
+	PrintPlanScaleFloor(&b, wall, map[int]time.Duration{50: 600 * time.Millisecond})
+	if got := b.String(); !strings.Contains(got, "1.50x") || !strings.Contains(got, "reachable") || strings.Contains(got, "out of reach") {
+		t.Errorf("got %q", got)
+	}
+	b.Reset()
+	PrintPlanScaleFloor(&b, wall, map[int]time.Duration{10: time.Second})
+	if b.Len() != 0 {
+		t.Errorf("printed without a 50-instance floor: %q", b.String())
+	}
+}
+
 func TestPrintTopoPlanTarget(t *testing.T) {
 	sample := func(wall time.Duration) TopoPlanSample { return TopoPlanSample{Plan: wall, PlanCPU: wall} }
 	results := []TopoPlanResult{
