@@ -80,9 +80,14 @@ func PrintPlanScaleFloor(out io.Writer, wall, floor map[int]time.Duration) {
 		return
 	}
 	ratio := float64(many) / float64(one)
-	verdict := "reachable: the CLI leaves the provider room"
-	if ratio > PlanScaleTarget {
+	room := time.Duration(PlanScaleTarget*float64(one)) - many
+	verdict := fmt.Sprintf("the target leaves the plugin %ss for %d instances (%s ms each)", Sec(room), PlanScaleClusters,
+		Ms(room/PlanScaleClusters))
+	if room <= 0 {
 		verdict = "out of reach for any provider with this CLI: its own floor is over the target"
+	}
+	if now := wall[PlanScaleClusters] - many; now > 0 {
+		verdict += fmt.Sprintf("; the plugin's share now: %ss (%s ms each)", Sec(now), Ms(now/PlanScaleClusters))
 	}
 	fmt.Fprintf(out, "**CLI floor of the plan of %d**: %ss = %.2fx the provider's plan of one (target <= %.1fx): %s\n\n",
 		PlanScaleClusters, Sec(many), ratio, PlanScaleTarget, verdict)

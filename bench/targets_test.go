@@ -35,8 +35,9 @@ func TestPrintPlanScaleFloor(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 	b.Reset()
+	wall[50] = 1100 * time.Millisecond
 	PrintPlanScaleFloor(&b, wall, map[int]time.Duration{50: 600 * time.Millisecond})
-	if got := b.String(); !strings.Contains(got, "1.50x") || !strings.Contains(got, "reachable") || strings.Contains(got, "out of reach") {
+	if got := b.String(); !strings.Contains(got, "plugin's share now: 0.500s (10 ms each)") || !strings.Contains(got, "1.50x") || !strings.Contains(got, "leaves the plugin 0.400s for 50 instances (8.00 ms each)") || strings.Contains(got, "out of reach") {
 		t.Errorf("got %q", got)
 	}
 	b.Reset()
