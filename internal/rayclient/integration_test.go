@@ -181,10 +181,11 @@ func TestIntegrationPlacementGroups(t *testing.T) {
 
 	// Ray checks a filter's column against the rows it lists: with no
 	// group at all, a bad column answers 200 and an empty list.
-	_, err = c.ListPlacementGroups(ctx, ListOptions{Filters: []Filter{Eq("no_such_column", "x")}})
+	bad, err := c.ListPlacementGroups(ctx, ListOptions{Filters: []Filter{Eq("no_such_column", "x")}})
 	var ae *APIError
-	if len(all) > 0 && (!errors.As(err, &ae) || ae.StatusCode != 400 || !strings.Contains(ae.Message, "not supported")) {
-		t.Errorf("bad column: %v", err)
+	rejected := errors.As(err, &ae) && ae.StatusCode == 400 && strings.Contains(ae.Message, "not supported")
+	if len(all) > 0 && !rejected || len(all) == 0 && !rejected && (err != nil || len(bad) != 0) {
+		t.Errorf("bad column: %v %+v", err, bad)
 	}
 }
 
