@@ -83,6 +83,8 @@ class Run:
         # cluster's per-node view, for Go to explain the shortage.
         self.failure = {}
         self.new_record = False  # this run created the record (removed again if it fails)
+        self.claim_token = ""  # set once this run claims nodes; its claims are released if it fails
+        self.claimed = []  # KV keys of the node claims this run wrote
         self.stop_signal = None
         self.probe_task = None  # the remote version of _probe_in_bundle, made once ray is imported
         self.gcs = None  # the GcsDirect a delete, record or read runs on, when it could connect
@@ -174,7 +176,8 @@ GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_
 PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj"}
 TOPOLOGY_SHAPE = {"domain_label": "?str", "rank_label": "?str"}
 OWNERSHIP_SHAPE = {"kv_namespace": "str", "key": "str", "tombstone_key": "str", "owner": "str", "claim": "bool",
-                   "manifest": "?obj"}
+                   "manifest": "?obj", "node_claims": "?obj"}
+NODE_CLAIMS_SHAPE = {"keys": "strmap", "prefix": "str", "cluster": "str", "groups": "list", "stale_seconds": "num"}
 RANK_ORDER_SHAPE = {"segment_size": "?int", "gpus_per_node": "int"}
 CONTRACT_SHAPE = dict([(k, "str") for k in CONTRACT_STR] + [(k, "int") for k in CONTRACT_INT] +
                       [(k, "num") for k in CONTRACT_FLOAT])
@@ -232,6 +235,8 @@ def parse_request(run, spec, where=""):
         check_shape(g, GROUP_SHAPE, where + "groups[%d]." % i)
     if spec.get("ownership") is not None:
         check_shape(spec["ownership"], OWNERSHIP_SHAPE, where + "ownership.")
+        if spec["ownership"].get("node_claims") is not None:
+            check_shape(spec["ownership"]["node_claims"], NODE_CLAIMS_SHAPE, where + "ownership.node_claims.")
     if spec.get("rank_order") is not None:
         check_shape(spec["rank_order"], RANK_ORDER_SHAPE, where + "rank_order.")
     run.c = dict(spec["contract"])
@@ -691,6 +696,121 @@ def probe_groups(run, entries, spec):
     return out
 
 
+# ---------------------------------------------------------------- node claims
+#
+# A cluster that selects its own nodes claims each of them in Ray's KV before
+# it creates a group: one key per node, written only when absent, so two
+# states applying at once can never both take a node. The loser gets the
+# holders back (code nodes_claimed) and Go chooses again among the others.
+
+
+def kv_put_new(run, own, key, value):
+    """Writes key only when it is absent; True when this call wrote it."""
+    raw = json.dumps(value, sort_keys=True)
+    with run.gate:
+        return not internal_kv._internal_kv_put(key, raw, overwrite=False, namespace=own["kv_namespace"])
+
+
+def claim_is_stale(run, claim, stale_seconds):
+    """A claim whose groups are all gone for longer than stale_seconds was left
+    by a run that died between claiming and creating, or by a cluster removed
+    outside Terraform: it holds nothing any more."""
+    if time.time() - float(claim.get("claimed_at") or 0) < stale_seconds:
+        return False
+    names = set(claim.get("groups") or [])
+    live = placement_group_table() or {}
+    return not any(t.get("name") in names and t.get("state") != run.c["state_removed"] for t in live.values())
+
+
+def take_stale_claim(run, own, key, stale):
+    """Deletes a stale claim once, whoever else found it stale too: the takeover
+    key of its token admits one run, which checks the claim is unchanged."""
+    gc_key = key + "/takeover/" + str(stale.get("token") or "")
+    if not kv_put_new(run, own, gc_key, {"by": run.claim_token}):
+        return
+    try:
+        now_claim = kv_get(run, own, key)
+        if now_claim is not None and now_claim.get("token") == stale.get("token"):
+            kv_del(run, own, key)
+    finally:
+        kv_del(run, own, gc_key)
+
+
+def claim_holder(node_id, claim):
+    """The facts Go names a holder from (vcluster.NodeHolder)."""
+    return {"node_id": node_id, "cluster": str(claim.get("cluster") or ""), "owner": str(claim.get("owner") or ""),
+            "groups": [str(g) for g in claim.get("groups") or []], "claimed_at": float(claim.get("claimed_at") or 0)}
+
+
+def claim_nodes(run, spec):
+    """Claims every node of the request, in node id order, or none: on the first
+    node another cluster holds, releases what it took and reports the holders."""
+    own = spec["own"]
+    claims = own.get("node_claims") if own else None
+    if not claims:
+        return
+    run.claim_token = run.claim_token or "%s-%d-%d" % (run.id or "run", os.getpid(), random.getrandbits(48))
+    mine = {"cluster": claims["cluster"], "owner": own["owner"], "groups": claims["groups"],
+            "token": run.claim_token, "claimed_at": time.time()}
+    holders = []
+    for node_id in sorted(claims["keys"]):
+        key = claims["keys"][node_id]
+        for _ in range(2):  # a second try after removing a stale claim
+            if kv_put_new(run, own, key, mine):
+                run.claimed.append(key)
+                break
+            held = kv_get(run, own, key)
+            if held is None:
+                continue  # released meanwhile
+            if held.get("cluster") == claims["cluster"]:
+                kv_put(run, own, key, mine)  # this cluster's own claim (a retry or a replacement)
+                run.claimed.append(key)
+                break
+            if not claim_is_stale(run, held, claims["stale_seconds"]):
+                holders.append(claim_holder(node_id, held))
+                break
+            take_stale_claim(run, own, key, held)
+        else:
+            held = kv_get(run, own, key)
+            holders.append(claim_holder(node_id, held or {}))
+    if holders:
+        release_claims(run, own)
+        raise DriverError("conflict", "nodes_claimed", cluster=claims["cluster"], holders=holders,
+                          claimed=claimed_elsewhere(run, own, claims))
+    progress(run, "claimed", nodes=len(run.claimed))
+
+
+def claimed_elsewhere(run, own, claims):
+    """Every node other clusters claim now, so that Go chooses again around all
+    of them at once rather than learning them one lost race at a time."""
+    prefix = claims["prefix"]
+    nodes = []
+    for raw_key in internal_kv._internal_kv_list(prefix, namespace=own["kv_namespace"]) or []:
+        key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
+        node_id = key[len(prefix):]
+        if "/" in node_id:
+            continue  # a takeover key
+        held = kv_get(run, own, key)
+        if held is not None and held.get("cluster") != claims["cluster"]:
+            nodes.append(node_id)
+    return sorted(nodes)
+
+
+def release_claims(run, own, keys=None):
+    """Deletes the node claims this run wrote (keys: a delete's, of its cluster),
+    each only while it is still the claimant's."""
+    for key in list(keys if keys is not None else run.claimed):
+        try:
+            held = kv_get(run, own, key)
+            if held is not None and (held.get("token") == run.claim_token if keys is None
+                                     else held.get("cluster") == own["node_claims"]["cluster"]):
+                kv_del(run, own, key)
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
+    if keys is None:
+        run.claimed = []
+
+
 # ---------------------------------------------------------------- actions
 
 
@@ -836,6 +956,7 @@ def do_create(run, spec):
                 conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
+    claim_nodes(run, spec)
     entries = []
     for g in groups:
         name = g["name"]
@@ -962,6 +1083,8 @@ def do_delete(run, spec):
         (removed if gone else missing).append(name)
         progress(run, "removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
     if own:
+        if own.get("node_claims"):
+            release_claims(run, own, list(own["node_claims"]["keys"].values()))
         kv_del(run, own, own["key"])
         previous = other_owner(record)
         kv_put(run, own, own["tombstone_key"], {"deleted_by": own["owner"], "deleted_at": now(),
@@ -1169,6 +1292,8 @@ def fail(run, result, e):
     result["ok"] = False
     result["removed"] = result["removed"] + cleanup(run)
     drop_new_record(run)
+    if run.claimed:
+        release_claims(run, run.spec["own"])
     result["groups"] = []
     result["error"] = error
     result.update(run.failure)

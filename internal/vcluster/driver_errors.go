@@ -3,6 +3,7 @@ package vcluster
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,7 @@ const (
 	CodeRecordTaken         = "record_taken"
 	CodeReplacedDuringWait  = "replaced_during_wait"
 	CodeCreatedConcurrently = "created_concurrently"
+	CodeNodesClaimed        = "nodes_claimed"
 	CodeNotReady            = "not_ready"
 	CodeNotRemoved          = "not_removed"
 	CodeProbeTimeout        = "probe_timeout"
@@ -59,7 +61,64 @@ type ErrorFacts struct {
 	Tries       int               `json:"tries,omitempty"`
 	Rounds      int               `json:"rounds,omitempty"`
 	Status      int               `json:"status,omitempty"`
+	Holders     []NodeHolder      `json:"holders,omitempty"`
+	Claimed     []string          `json:"claimed,omitempty"`
 	Signal      int               `json:"signal,omitempty"`
+}
+
+// NodeHolder is a node another cluster's claim holds (ClaimKey).
+type NodeHolder struct {
+	NodeID    string   `json:"node_id"`
+	Cluster   string   `json:"cluster"`
+	Owner     string   `json:"owner"`
+	Groups    []string `json:"groups"`
+	ClaimedAt float64  `json:"claimed_at"`
+}
+
+// maxHoldersNamed bounds how many holders a message names.
+const maxHoldersNamed = 5
+
+// DescribeHolders names the clusters that hold nodes, each with its groups,
+// the state that owns it and its nodes; the largest first, at most
+// maxHoldersNamed, then "and N more".
+func DescribeHolders(holders []NodeHolder) string {
+	byCluster := map[string][]NodeHolder{}
+	var order []string
+	for _, h := range holders {
+		if _, seen := byCluster[h.Cluster]; !seen {
+			order = append(order, h.Cluster)
+		}
+		byCluster[h.Cluster] = append(byCluster[h.Cluster], h)
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return len(byCluster[b]) - len(byCluster[a]) })
+	parts := make([]string, 0, min(len(order), maxHoldersNamed)+1)
+	for i, c := range order {
+		if i == maxHoldersNamed {
+			parts = append(parts, fmt.Sprintf("and %d more cluster(s)", len(order)-i))
+			break
+		}
+		hs := byCluster[c]
+		nodes := make([]string, len(hs))
+		for j, h := range hs {
+			nodes[j] = h.NodeID
+		}
+		ns, name, _ := strings.Cut(c, "/")
+		who := "a state of this provider"
+		if hs[0].Owner != "" {
+			who = "the state with owner_id " + hs[0].Owner
+		}
+		parts = append(parts, fmt.Sprintf("cluster %q in namespace %s (%s; groups %s) holds node(s) %s",
+			name, ns, who, strings.Join(quoteAll(hs[0].Groups), ", "), strings.Join(nodes, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
 }
 
 // GroupConflict is an existing group that differs from the wanted one.
@@ -163,6 +222,8 @@ func (e ResultError) Describe(removed []string) string {
 		msg = fmt.Sprintf("group %q was replaced during the wait by one with different %s", f.Group, describeDifferences(f.Differences))
 	case CodeCreatedConcurrently:
 		msg = fmt.Sprintf("group %q was created concurrently by someone else", f.Group)
+	case CodeNodesClaimed:
+		msg = fmt.Sprintf("another cluster claimed the nodes chosen for %s first: %s", f.Cluster, DescribeHolders(f.Holders))
 	case CodeNotReady:
 		why := "still pending"
 		if f.Infeasible {

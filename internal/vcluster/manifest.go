@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -30,6 +32,14 @@ func RecordKey(ns, name string) string { return "vc/" + ns + "/" + name }
 // TombstoneKey is where delete notes who destroyed cluster name, so that
 // another state that still lists it can say what happened.
 func TombstoneKey(ns, name string) string { return "tombstone/" + ns + "/" + name }
+
+// ClaimKey is where a cluster that selects its own nodes claims node id:
+// one key per node, across namespaces, since namespaces share the nodes.
+func ClaimKey(nodeID string) string { return "claim/" + nodeID }
+
+// ClaimStaleSeconds is how long a node claim whose groups are all gone is
+// still honoured: the create that wrote it makes its groups right after.
+const ClaimStaleSeconds = 30
 
 // NewOwnerToken returns a fresh random owner token for a state.
 func NewOwnerToken() (string, error) {
@@ -192,6 +202,37 @@ type Ownership struct {
 	// fills the placement fields in natural order; when the rank order
 	// differs, the provider rewrites the record (ActionRecord).
 	Manifest *Manifest `json:"manifest,omitempty"`
+	// NodeClaims are the nodes a create claims before it makes any group, and
+	// a delete releases with them; nil for a cluster Ray places freely.
+	NodeClaims *NodeClaims `json:"node_claims,omitempty"`
+}
+
+// NodeClaims is a cluster's claim on the nodes select_nodes chose for it.
+type NodeClaims struct {
+	// Keys maps each node id to its claim key (ClaimKey).
+	Keys map[string]string `json:"keys"`
+	// Prefix is every claim key's (ClaimKey("")): a lost race reports all
+	// nodes claimed, not only those that collided.
+	Prefix string `json:"prefix"`
+	// Cluster is "<namespace>/<name>": a claim of the same cluster is its own.
+	Cluster string `json:"cluster"`
+	// Groups names the cluster's groups: a claim none of whose groups exists
+	// after StaleSeconds is released for the next claimant.
+	Groups       []string `json:"groups"`
+	StaleSeconds int      `json:"stale_seconds"`
+}
+
+// nodeClaims is the claim of a cluster pinned to its selected nodes, else nil.
+func (s Spec) nodeClaims() *NodeClaims {
+	if !s.SelectNodes || len(s.SelectedNodeIDs) != len(s.BundleCtPerNode) {
+		return nil
+	}
+	keys := make(map[string]string, len(s.SelectedNodeIDs))
+	for _, id := range s.SelectedNodeIDs {
+		keys[id] = ClaimKey(id)
+	}
+	return &NodeClaims{Keys: keys, Prefix: ClaimKey(""), Cluster: s.Namespace + "/" + s.Name, Groups: slices.Sorted(maps.Keys(s.GroupNames())),
+		StaleSeconds: ClaimStaleSeconds}
 }
 
 // Owned returns req with the ownership of spec's record for owner; manifest
@@ -201,6 +242,7 @@ func (r Request) Owned(spec Spec, owner string, claim bool, manifest *Manifest) 
 	r.Ownership = &Ownership{
 		KVNamespace: KVNamespace, Key: RecordKey(spec.Namespace, spec.Name),
 		TombstoneKey: TombstoneKey(spec.Namespace, spec.Name), Owner: owner, Claim: claim, Manifest: manifest,
+		NodeClaims: spec.nodeClaims(),
 	}
 	return r
 }
