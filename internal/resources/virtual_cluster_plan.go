@@ -218,15 +218,12 @@ func (p *planning) run() {
 			return
 		}
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
-		if why := spec.HeldChoice(snap, exclude, ids); why != "" {
-			// A choice around other tenants' groups could differ when the
-			// apply plans again (Terraform then rejects the changed value).
-			diags.AddAttributeWarning(path.Root(vcluster.AttrSelectedNodeIDs), "Nodes are chosen at apply", why)
-			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
-		} else {
-			plan.SelectedNodeIDs, d = types.ListValueFrom(p.ctx, types.StringType, ids)
-			diags.Append(d...)
-		}
+		// The choice is final only at apply, where the driver claims the
+		// nodes: others may take or free nodes before then, and Terraform
+		// gives the apply of a saved plan nothing to tell it from a new plan,
+		// so a value known now could not be kept. The checks below use it.
+		plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+		tflog.Debug(p.ctx, "nodes select_nodes would choose now", map[string]any{"cluster": spec.Name, "nodes": ids})
 	}
 	// A cluster that waits for capacity (capacity_check = "none", e.g. for
 	// an autoscaler) claims none from the clusters planned beside it.

@@ -63,15 +63,10 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		resp.Diagnostics.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
 	}
-	if spec.SelectNodes && !r.selectNodes(ctx, &m, &spec, snap, &resp.Diagnostics) {
+	res, err := r.place(ctx, &m, &spec, snap, owner, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	if checkLive(spec, snap, nil, &resp.Diagnostics); resp.Diagnostics.HasError() {
-		r.data.ForgetChosen(spec.Namespace + "/" + spec.Name)
-		return
-	}
-	template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
-	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionCreate).Owned(spec, owner, false, &template))
 	if err != nil {
 		r.data.ForgetChosen(spec.Namespace + "/" + spec.Name)
 		r.cleanupAfterFailedCreate(ctx, spec, owner, err)
@@ -97,7 +92,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 // the nodes free now, the clusters this process is creating counted as
 // taken.
 func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
-	snap *vcluster.Snapshot, diags *diag.Diagnostics) bool {
+	snap *vcluster.Snapshot, claimed map[string]bool, diags *diag.Diagnostics) bool {
 	key := spec.Namespace + "/" + spec.Name
 	if len(spec.SelectedNodeIDs) > 0 {
 		domainOf := map[string]string{}
@@ -124,6 +119,9 @@ func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClus
 		return !diags.HasError()
 	}
 	exclude, _ := excludedNodes(ctx, *m)
+	for id := range claimed {
+		exclude[id] = true
+	}
 	r.data.ChooseNodes(key, func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
 		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, others)
 		if addIssues(diags, issues); diags.HasError() {

@@ -35,15 +35,15 @@ const (
 // CapacityChecks lists the valid capacity_check values.
 var CapacityChecks = []string{CapacityFree, CapacityTotal, CapacityNone}
 
-// capacityMode is CapacityCheck, or DefaultCapacityCheck when unset.
-func (s Spec) capacityMode() string { return cmp.Or(s.CapacityCheck, DefaultCapacityCheck) }
+// CapacityMode is CapacityCheck, or DefaultCapacityCheck when unset.
+func (s Spec) CapacityMode() string { return cmp.Or(s.CapacityCheck, DefaultCapacityCheck) }
 
 // checkedCapacity is the node capacity the checks compare the cluster with:
 // what is free now (the spec's own groups not counted, a replacement frees
 // them first) under CapacityFree, the alive nodes' totals otherwise.
 func (s Spec) checkedCapacity(snap *Snapshot) []topology.NodeCapacity {
 	capacity := snap.Capacity(s.GroupNames())
-	if s.capacityMode() != CapacityFree {
+	if s.CapacityMode() != CapacityFree {
 		for i := range capacity {
 			capacity[i].Available = nil // CheckPlacement then reads Total
 		}
@@ -113,7 +113,7 @@ func (s Spec) nodeUses(snap *Snapshot, others []GroupRequest) map[string]*nodeUs
 			}
 		}
 	}
-	if s.capacityMode() != CapacityFree {
+	if s.CapacityMode() != CapacityFree {
 		return out
 	}
 	for _, g := range others {
@@ -226,17 +226,30 @@ func (s Spec) ChooseFreeNodes(snap *Snapshot, exclude map[string]bool, others []
 	}
 	for i, is := range issues {
 		if is.Path == AttrSelectNodes && !is.Warning {
-			issues[i].Detail += "\n\n" + s.busyReport(left, uses, need)
+			issues[i].Detail += "\n\n" + s.busyReport(left, uses, need) + "\n\n" + s.ShortageNextStep()
 		}
 	}
 	return ids, domains, issues
+}
+
+// ShortageNextStep says what a user can do when other clusters hold what
+// the cluster needs.
+func (s Spec) ShortageNextStep() string {
+	step := "Wait for those clusters to be destroyed and apply again, or add nodes"
+	if s.SegmentSize != nil && *s.SegmentSize > 1 {
+		step += ", or choose another segment_size"
+	}
+	if s.CapacityMode() != CapacityTotal {
+		step += `; or set capacity_check = "total" to queue until ready_timeout for nodes to free (on an autoscaling cluster, for nodes to be added)`
+	}
+	return step + "."
 }
 
 // busyReport lists the nodes selection left out, per NVLink domain in
 // topological order, with the groups that hold each.
 func (s Spec) busyReport(left []topology.Node, uses map[string]*nodeUse, need topology.Resources) string {
 	what := "free resources"
-	if s.capacityMode() != CapacityFree {
+	if s.CapacityMode() != CapacityFree {
 		what = "total resources"
 	}
 	ordered := slices.Clone(left)
@@ -288,45 +301,12 @@ func formatResources(r topology.Resources) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// HeldChoice says why ids (ChooseFreeNodes' choice) differ from the
-// reference's choice over every node (ChooseLabelledNodes): which of the
-// nodes it would take are held, and by which groups; "" when they agree.
-// A choice that depends on other tenants can change before the apply, so
-// the plan leaves it to the apply.
-func (s Spec) HeldChoice(snap *Snapshot, exclude map[string]bool, ids []string) string {
-	blind, _, issues := s.ChooseLabelledNodes(snap.TopologyFrom(s.Topology), exclude, NodeLabels(snap.Nodes))
-	if len(issues) > 0 || slices.Equal(blind, ids) {
-		return ""
-	}
-	uses := s.nodeUses(snap, nil)
-	need := s.nodeDemand()
-	var held []string
-	for _, id := range blind {
-		if u := uses[id]; u != nil && !slices.Contains(ids, id) {
-			if len(u.holders) > 0 {
-				held = append(held, fmt.Sprintf("node %s (held by %s)", id, strings.Join(u.holders, ", ")))
-			} else {
-				held = append(held, fmt.Sprintf("node %s", id))
-			}
-		}
-	}
-	what := "free"
-	if s.capacityMode() != CapacityFree {
-		what = "total"
-	}
-	return fmt.Sprintf("The reference's node order would choose %s, whose %s resources cannot hold %s. "+
-		"select_nodes chooses among the nodes that can (now %s) at apply, when the choice is final: "+
-		"other tenants may take or free nodes before then. If this is the apply of a saved plan that chose %s, "+
-		"they were taken since: run `terraform plan` again.", strings.Join(held, ", "), what, formatResources(need),
-		strings.Join(ids, ", "), strings.Join(blind, ", "))
-}
-
 // TakenSelectedNodes checks, under CapacityFree, that every node the plan
 // pinned the cluster to can still hold its logical node's bundles (others
 // as in ChooseFreeNodes): another cluster may have taken it since the plan. It returns "" when all can, else which
 // nodes cannot and the groups that now hold them.
 func (s Spec) TakenSelectedNodes(snap *Snapshot, others []GroupRequest) string {
-	if s.capacityMode() != CapacityFree || !s.pinsNodes() {
+	if s.CapacityMode() != CapacityFree || !s.pinsNodes() {
 		return ""
 	}
 	uses := s.nodeUses(snap, others)

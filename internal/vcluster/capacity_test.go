@@ -173,20 +173,3 @@ func TestReadableMessageHidesPins(t *testing.T) {
 
 // A choice that other tenants' groups changed is named, so the plan can
 // leave it to the apply; an undisturbed choice is not.
-func TestHeldChoice(t *testing.T) {
-	s := selectingSpec(2, 2)
-	s.SegmentSize = ptr(2)
-	free := topoSnapshot(map[string]map[string]float64{"x": {"c1": 4}})
-	ids, _, _ := s.ChooseFreeNodes(free, nil, nil)
-	if why := s.HeldChoice(free, nil, ids); why != "" {
-		t.Fatalf("rackA is free: %s", why)
-	}
-	held := topoSnapshot(map[string]map[string]float64{"a-unified": {"a1": 4, "a2": 4}})
-	ids, _, _ = s.ChooseFreeNodes(held, nil, nil)
-	why := s.HeldChoice(held, nil, ids)
-	for _, want := range []string{`node a2 (held by "a-unified")`, `node a1 (held by "a-unified")`, "(now b2, b1) at apply"} {
-		if !strings.Contains(why, want) {
-			t.Errorf("lacks %q: %s", want, why)
-		}
-	}
-}
