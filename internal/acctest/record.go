@@ -31,3 +31,32 @@ func ReadRecord(t *testing.T, name string) *vcluster.Manifest {
 	}
 	return m
 }
+
+// claimsScript prints every node claim in the provider's KV namespace as one
+// JSON object, node id -> claiming cluster, read with plain ray calls.
+const claimsScript = `import json
+from ray.experimental import internal_kv
+ray.init(address=spec["address"], log_to_driver=False)
+out = {}
+for key in internal_kv._internal_kv_list(spec["prefix"], namespace=spec["kv_namespace"]) or []:
+    key = key.decode()
+    node = key[len(spec["prefix"]):]
+    if "/" in node:
+        continue
+    raw = internal_kv._internal_kv_get(key, namespace=spec["kv_namespace"])
+    out[node] = json.loads(raw).get("cluster", "") if raw else ""
+print(json.dumps(out))
+`
+
+// NodeClaims lists the node claims in Ray's KV (node id -> "<namespace>/<cluster>").
+func NodeClaims(t *testing.T) map[string]string {
+	t.Helper()
+	out := plainray.Run(t, 2*time.Minute, "reading the node claims", claimsScript, map[string]any{"address": plainray.GCSAddress(),
+		"prefix": vcluster.ClaimKey(""), "kv_namespace": vcluster.KVNamespace})
+	lines := strings.Split(out, "\n")
+	claims := map[string]string{}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &claims); err != nil {
+		t.Fatalf("node claims: %v\n%s", err, out)
+	}
+	return claims
+}

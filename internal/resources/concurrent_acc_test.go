@@ -1,0 +1,238 @@
+package resources_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+)
+
+// Acceptance tests of teams applying at the same moment (issue 28): several
+// working directories (separate states) run the real CLI at once against the
+// local cluster's five GPU nodes. Ray itself is checked: groups, records,
+// node claims and jobs.
+
+// nodeCluster is a one-node cluster that selects its node: four GPUs, so it
+// takes a whole GPU node of the test cluster. mode is capacity_check.
+func nodeCluster(name, mode string) string {
+	return fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = [4]
+  num_gpus_per_node       = 4
+  select_nodes            = true
+  capacity_check          = %q
+  ready_timeout           = "60s"
+  port_range_low          = 1700
+  port_range_high         = 1800
+}
+
+output "node" {
+  value = ray_virtual_cluster.t.selected_node_ids[0]
+}
+`, name, mode)
+}
+
+// applyResult is one working directory's apply.
+type applyResult struct {
+	name string
+	dir  *acctest.WorkDir
+	out  string
+	err  error
+	took time.Duration
+}
+
+// applyAtOnce runs `apply` in every directory at the same moment.
+func applyAtOnce(t *testing.T, dirs []*acctest.WorkDir, names []string) []applyResult {
+	t.Helper()
+	results := make([]applyResult, len(dirs))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, w := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			t0 := time.Now()
+			out, err := w.Run("apply", "-auto-approve")
+			results[i] = applyResult{name: names[i], dir: w, out: out, err: err, took: time.Since(t0)}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return results
+}
+
+// nodeOf is the node a directory's cluster selected (its output).
+func nodeOf(t *testing.T, w *acctest.WorkDir) string {
+	t.Helper()
+	var node string
+	if err := json.Unmarshal([]byte(strings.TrimSpace(w.MustRun("output", "-json", "node"))), &node); err != nil {
+		t.Fatalf("output node: %v", err)
+	}
+	return node
+}
+
+// newDirs makes n working directories, each holding one nodeCluster, all
+// destroyed when the test ends.
+func newDirs(t *testing.T, prefix, mode string, n int) ([]*acctest.WorkDir, []string) {
+	t.Helper()
+	dirs := make([]*acctest.WorkDir, n)
+	names := make([]string, n)
+	for i := range dirs {
+		names[i] = fmt.Sprintf("%s-%d", prefix, i)
+		dirs[i] = acctest.NewWorkDir(t, nodeCluster(names[i], mode))
+		w := dirs[i]
+		t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+	}
+	return dirs, names
+}
+
+// Four states apply at once with enough free nodes: all succeed, on four
+// different nodes, each holding its own claim. Two more then race for the
+// last free node: exactly one succeeds, the other fails within seconds of
+// the collision naming the holder, and leaves nothing in Ray.
+func TestAccConcurrent_appliesTakeDisjointNodes(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("race")
+	dirs, names := newDirs(t, prefix, "free", 6)
+	first := applyAtOnce(t, dirs[:4], names[:4])
+	nodes := map[string]string{}
+	for i, r := range first {
+		if r.err != nil {
+			t.Fatalf("%s failed with enough free nodes:\n%s", names[i], r.out)
+		}
+		node := nodeOf(t, r.dir)
+		if other, taken := nodes[node]; taken {
+			t.Errorf("%s and %s both selected node %s", other, names[i], node)
+		}
+		nodes[node] = names[i]
+		checkClusterOnNode(t, names[i], node)
+	}
+	second := applyAtOnce(t, dirs[4:], names[4:])
+	var won, lost []applyResult
+	for _, r := range second {
+		if r.err == nil {
+			won = append(won, r)
+		} else {
+			lost = append(lost, r)
+		}
+	}
+	if len(won) != 1 || len(lost) != 1 {
+		t.Fatalf("two states raced for the last free node: %d succeeded, %d failed; want one each", len(won), len(lost))
+	}
+	out := strings.Join(strings.Fields(lost[0].out), " ")
+	winner := won[0].name
+	// The loser either lost the claim (race) or, when it planned after the
+	// winner's group was placed, was refused at plan: both name the winner.
+	for _, want := range []string{winner, `capacity_check = "total"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the loser's error lacks %q:\n%s", want, lost[0].out)
+		}
+	}
+	if strings.Contains(out, "inconsistent final plan") {
+		t.Errorf("the loser hit Terraform's inconsistent final plan:\n%s", lost[0].out)
+	}
+	t.Logf("loser failed after %s", lost[0].took.Round(100*time.Millisecond))
+	loserName := lost[0].name
+	if err := acctest.CheckNoGroupsInRay(t, loserName)(nil); err != nil {
+		t.Errorf("the loser left groups: %v", err)
+	}
+	if rec := acctest.ReadRecord(t, loserName); rec != nil {
+		t.Errorf("the loser left a record: %+v", rec)
+	}
+	claims := acctest.NodeClaims(t)
+	if len(claims) != 5 {
+		t.Errorf("node claims after the race: %v; want the five winners' (one per GPU node)", claims)
+	}
+	for node, cluster := range claims {
+		if strings.HasSuffix(cluster, "/"+loserName) {
+			t.Errorf("the loser left its claim on node %s", node)
+		}
+	}
+	for _, w := range dirs {
+		if _, err := w.Run("destroy", "-auto-approve"); err != nil {
+			t.Errorf("destroy failed")
+		}
+	}
+	if claims := acctest.NodeClaims(t); len(claims) != 0 {
+		t.Errorf("node claims left after every destroy: %v", claims)
+	}
+	if err := acctest.CheckNoActiveJobs(t, "")(nil); err != nil {
+		t.Error(err)
+	}
+}
+
+// While two states destroy their clusters, two others apply onto the same
+// (only) nodes with capacity_check = "total": they queue until the destroys
+// free the nodes and then succeed there; a third with capacity_check = "free"
+// fails at once naming the holders.
+func TestAccConcurrent_destroyWhileApply(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("queue")
+	holders, holderNames := newDirs(t, prefix+"-h", "free", 5)
+	for i, r := range applyAtOnce(t, holders, holderNames) {
+		if r.err != nil {
+			t.Fatalf("%s failed with five free nodes:\n%s", holderNames[i], r.out)
+		}
+	}
+	freed := []string{nodeOf(t, holders[0]), nodeOf(t, holders[1])}
+	queued, queuedNames := newDirs(t, prefix+"-q", "total", 2)
+	impatient, impatientNames := newDirs(t, prefix+"-f", "none", 1)
+	var wg sync.WaitGroup
+	var destroyErr [2]error
+	var results, fast []applyResult
+	wg.Add(3)
+	go func() { defer wg.Done(); results = applyAtOnce(t, queued, queuedNames) }()
+	go func() { defer wg.Done(); fast = applyAtOnce(t, impatient, impatientNames) }()
+	go func() {
+		defer wg.Done()
+		time.Sleep(5 * time.Second) // the applies are queueing by now
+		for i := range 2 {
+			_, destroyErr[i] = holders[i].Run("destroy", "-auto-approve")
+		}
+	}()
+	wg.Wait()
+	for i, err := range destroyErr {
+		if err != nil {
+			t.Errorf("destroy of %s failed", holderNames[i])
+		}
+	}
+	got := []string{}
+	for i, r := range results {
+		if r.err != nil {
+			t.Errorf("%s (capacity_check = \"total\") did not queue until the nodes were freed:\n%s", queuedNames[i], r.out)
+			continue
+		}
+		got = append(got, nodeOf(t, r.dir))
+		checkClusterOnNode(t, queuedNames[i], got[len(got)-1])
+	}
+	slices.Sort(got)
+	slices.Sort(freed)
+	if len(got) == 2 && !slices.Equal(got, freed) {
+		t.Errorf("queued clusters are on %v; want the freed nodes %v", got, freed)
+	}
+	if fast[0].err == nil {
+		t.Errorf("%s (capacity_check = \"none\") succeeded while every node was claimed", impatientNames[0])
+	} else if out := strings.Join(strings.Fields(fast[0].out), " "); !strings.Contains(out, "holds node") {
+		t.Errorf("%s's error names no holder:\n%s", impatientNames[0], fast[0].out)
+	}
+}
+
+// checkClusterOnNode checks in Ray that the cluster's group is placed on node.
+func checkClusterOnNode(t *testing.T, name, node string) {
+	t.Helper()
+	g := acctest.WaitForGroupState(t, name+"-node0", "CREATED", time.Minute)
+	for _, b := range g.Bundles {
+		if b.NodeID != node {
+			t.Errorf("group %s has a bundle on node %s; its state says %s", g.Name, b.NodeID, node)
+		}
+	}
+}
