@@ -319,7 +319,7 @@ func withSelectors(capacity []topology.NodeCapacity, labels map[string]map[strin
 // checks (checkedCapacity); it returns "" when it does or there is nothing
 // to check.
 func (s Spec) CheckTopologyStrategy(snap *Snapshot) string {
-	if len(s.TopologyStrategy) == 0 || !s.UseUnifiedPG || s.capacityMode() == CapacityNone {
+	if len(s.TopologyStrategy) == 0 || !s.UseUnifiedPG || s.CapacityMode() == CapacityNone {
 		return ""
 	}
 	groups := s.FeasibilityGroups()

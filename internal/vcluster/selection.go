@@ -236,7 +236,7 @@ func withLabelPins(capacity []topology.NodeCapacity, nodes []rayclient.Node) []t
 // others, over the alive nodes' totals alone (CapacityTotal), or not at all
 // (CapacityNone); with node labels when a pin needs them.
 func (s Spec) CheckSnapshotCapacity(snap *Snapshot, others []GroupRequest) (sh Shortage, togetherOnly bool) {
-	switch s.capacityMode() {
+	switch s.CapacityMode() {
 	case CapacityNone:
 		return Shortage{}, false
 	case CapacityTotal:
