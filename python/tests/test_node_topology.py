@@ -156,6 +156,16 @@ def test_gb200_kuberay_snippet(capsys):
     assert params["labels"] == f"'raytf.io/nvlink-domain={GB200_DOMAIN},raytf.io/topo-rank=1'"
 
 
+def test_gb200_env_lines(capsys):
+    code, out, _ = run(capsys, "--nvidia-smi-file", GB200, "--format", "env", "--source", "both", "--rank", "4")
+    assert code == 0
+    exported = dict(line.split(" ", 1)[1].split("=", 1) for line in out.splitlines())
+    assert json.loads(shlex.split(exported["RAY_OVERRIDE_RESOURCES"])[0]) == {
+        NVLINK_DOMAIN_PREFIX + GB200_DOMAIN: 1, TOPO_RANK_KEY: 4}
+    assert json.loads(shlex.split(exported["RAY_OVERRIDE_LABELS"])[0]) == {
+        "raytf.io/nvlink-domain": GB200_DOMAIN, "raytf.io/topo-rank": "4"}
+
+
 def test_h100_prints_the_rank_only_and_says_the_domain_is_unknown(capsys):
     code, out, err = run(capsys, "--nvidia-smi-file", H100, "--rank", "3")
     assert code == 0
@@ -183,7 +193,7 @@ def test_no_gpu_node_prints_nothing_to_advertise(capsys):
 
 def test_rank_zero_as_a_resource_is_flagged(capsys):
     _, _, err = run(capsys, "--nvidia-smi-file", GB200, "--rank", "0")
-    assert "topo_rank 0 as a resource" in err
+    assert "topo_rank 0 as a resource" in err and "reads this node's rank as -1" in err
     _, _, err = run(capsys, "--nvidia-smi-file", GB200, "--rank", "0", "--source", "labels")
     assert "topo_rank 0 as a resource" not in err
 

@@ -1,7 +1,7 @@
 """raytf-node-topology: what a GPU node must advertise for the provider to see its NVLink domain and rank.
 
 Run on the node (or on a recorded `nvidia-smi -q` output); it prints the `ray start` flags (or a
-KubeRay rayStartParams snippet) that carry the node's NVLink domain and topological rank the way the
+KubeRay rayStartParams snippet, or the environment `ray start` reads) that carry the node's NVLink domain and topological rank the way the
 provider's ray_cluster_topology data source and ray_virtual_cluster read them:
 
 - the custom resources nvlink_domain_<domain> = 1 and topo_rank = <rank> (the provider's default), or
@@ -44,7 +44,13 @@ RANK_ENV = ("SLURM_NODEID", "NODE_RANK", "GROUP_RANK")
 MAX_RANK_DIGITS = 18
 
 SOURCES = ("resources", "labels", "both")
-FORMATS = ("ray-start", "kuberay")
+FORMATS = ("ray-start", "kuberay", "env")
+
+# The environment variables `ray start` merges into its own --resources / --labels (JSON objects,
+# taking precedence), read by Ray 2.55.1 and 2.60.0 (ray/_private/resource_and_label_spec.py). They
+# are Ray's autoscaler mechanism, not a documented public interface.
+RESOURCES_ENV = "RAY_OVERRIDE_RESOURCES"
+LABELS_ENV = "RAY_OVERRIDE_LABELS"
 
 EXIT_NO_DOMAIN = 3  # --require-domain and the domain is unknown
 
@@ -260,6 +266,16 @@ def format_ray_start(resources: Mapping, labels: Mapping) -> str:
     return " ".join(flags)
 
 
+def format_env(resources: Mapping, labels: Mapping) -> str:
+    """`export` lines for a shell that runs `ray start` later (e.g. sourced from a file an init container wrote)."""
+    lines = []
+    if resources:
+        lines.append(f"export {RESOURCES_ENV}=" + shlex.quote(json.dumps(resources)))
+    if labels:
+        lines.append(f"export {LABELS_ENV}=" + shlex.quote(json.dumps(labels)))
+    return "\n".join(lines)
+
+
 def _yaml_single_quoted(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -297,7 +313,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="read a recorded `nvidia-smi -q` output instead of running nvidia-smi (- for stdin)")
     parser.add_argument("--rank", metavar="N", help="the node's topological rank (default: from the environment)")
     parser.add_argument("--format", choices=FORMATS, default="ray-start",
-                        help="ray-start: flags for `ray start` (default); kuberay: a rayStartParams YAML snippet")
+                        help="ray-start: flags for `ray start` (default); kuberay: a rayStartParams YAML snippet; "
+                        f"env: `export {RESOURCES_ENV}=... {LABELS_ENV}=...` lines, which `ray start` merges "
+                        "into its flags")
     parser.add_argument("--source", choices=SOURCES, default="resources",
                         help="advertise as custom resources (the provider's default, default here too), as node "
                         "labels (for topology_labels; Ray 2.55.1 or later), or both")
@@ -338,12 +356,14 @@ def main(argv: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] 
         _note(f"topo_rank {rank.value} (from {rank.source})")
     resources, labels = advertised(domain, rank, opts.source, opts.domain_label, opts.rank_label)
     if rank.value == 0 and TOPO_RANK_KEY in resources:
-        _note("topo_rank 0 as a resource: Ray may not keep a custom resource of amount 0 (not checked here), and "
-              "the provider would then read -1; number ranks from 1 (e.g. --rank $((SLURM_NODEID + 1))) or use labels")
+        _note("topo_rank 0 as a resource: ray start drops custom resources of amount 0, so the provider reads this "
+              "node's rank as -1; number ranks from 1 (e.g. --rank $((SLURM_NODEID + 1))) or use --source labels")
     if opts.format == "kuberay":
         comment = (f"{PROG}: NVLink domain {domain.name or NVLINK_DOMAIN_UNKNOWN}, topo_rank "
                    f"{'unknown' if rank.value is None else rank.value}")
         print(format_kuberay(resources, labels, comment))
+    elif opts.format == "env":
+        print(format_env(resources, labels))
     else:
         print(format_ray_start(resources, labels))
     return 0
