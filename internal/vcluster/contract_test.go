@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // Contract values that must be spelled only where they are defined.
@@ -38,7 +39,8 @@ const pythonHome = "python/src/raytf_attach/record.py"
 var (
 	// pythonHomeValues are the assignments pythonHome must carry.
 	pythonHomeValues = map[string]string{"KV_NAMESPACE": KVNamespace, "DEFAULT_NAMESPACE": DefaultNamespace,
-		"STATE_CREATED": rayclient.PlacementGroupStateCreated}
+		"STATE_CREATED": rayclient.PlacementGroupStateCreated, "NVLINK_DOMAIN_PREFIX": topology.NVLinkDomainPrefix,
+		"TOPO_RANK_KEY": topology.TopoRankKey, "NVLINK_DOMAIN_UNKNOWN": topology.NVLinkDomainUnknown}
 	// strayPythonCopy matches a contract value written as a literal: the
 	// namespaces, Ray's CREATED state, the default port range and wait.
 	strayPythonCopy = regexp.MustCompile(`["']` + regexp.QuoteMeta(DefaultNamespace) + `["']|["']` + regexp.QuoteMeta(KVNamespace) +

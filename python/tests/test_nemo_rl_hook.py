@@ -154,6 +154,25 @@ def test_hook_needs_nemo_rl(monkeypatch):
         use_declared_clusters()
 
 
+def test_run_without_nemo_rl_exits_with_one_line(monkeypatch, tmp_path):
+    monkeypatch.setattr("raytf_attach.nemo_rl.reference_class", lambda: None)
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/raytf-attach"])
+    script = tmp_path / "train.py"
+    script.write_text("raise SystemExit('must not run')\n")
+    with pytest.raises(SystemExit) as exit_:
+        run.main(["--", str(script)])
+    message = str(exit_.value.code)
+    assert "\n" not in message and message.startswith("raytf-attach: NeMo-RL is not installed")
+    assert "uv run raytf-attach" in message and "pip install" in message
+
+
+def test_run_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        run.parse_args(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.split()[-1] == raytf_attach.__version__
+
+
 def test_attach_is_a_ray_virtual_cluster_where_nemo_rl_imports(monkeypatch):
     vc = raytf_attach.attach("train", ray_layer=FakeRay(record_doc()))
     assert isinstance(vc, RayVirtualCluster) and type(vc).__name__ == "AttachedRayVirtualCluster"

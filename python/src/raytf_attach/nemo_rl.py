@@ -29,6 +29,7 @@ from .record import DEFAULT_NAMESPACE, KV_NAMESPACE, ClusterRecord, parse_record
 __all__ = [
     "FALLBACKS",
     "ClusterNotDeclaredError",
+    "NeMoRLMissingError",
     "ShapeMismatchError",
     "remove_hook",
     "use_declared_clusters",
@@ -54,6 +55,10 @@ _PORT_DEFAULTS = {"port_range_low": PORT_RANGES["master"].low, "port_range_high"
 
 class ClusterNotDeclaredError(RecordNotFoundError):
     """RayVirtualCluster(name=X) was called under the hook, and no cluster X is declared (and fallback is "error")."""
+
+
+class NeMoRLMissingError(ImportError):
+    """use_declared_clusters() needs NeMo-RL's RayVirtualCluster, and nemo_rl is not importable in this Python."""
 
 
 class ShapeMismatchError(AttachError):
@@ -107,9 +112,10 @@ def use_declared_clusters(
         raise ValueError("namespace must be the Ray namespace of the declared clusters (the provider's `namespace`)")
     reference = reference_class()
     if reference is None:
-        raise ImportError(
-            f"use_declared_clusters: {REFERENCE_MODULE}.{REFERENCE_CLASS} is not importable in this Python; "
-            "run inside NeMo-RL's environment (e.g. `uv run python -m raytf_attach.run -- ...` from its checkout)"
+        raise NeMoRLMissingError(
+            f"NeMo-RL is not installed in this Python ({REFERENCE_MODULE}.{REFERENCE_CLASS} is not importable); "
+            "run inside NeMo-RL's environment (from a checkout of https://github.com/NVIDIA-NeMo/RL: "
+            "`uv run raytf-attach -- ...`), or install NeMo-RL into this Python (`pip install -e <checkout>`)"
         )
     settings = dict(
         namespace=namespace, names=dict(names or {}), fallback=fallback,

@@ -74,9 +74,7 @@ class RayLayer:
         return None if live.state == "REMOVED" else live
 
     def _group_in_namespace(self, name: str, namespace: str) -> Any:
-        # Private, no public equivalent: the groups live in the provider's
-        # namespace, the caller (a NeMo-RL driver) usually in its own; the public
-        # get_placement_group makes this same GCS call with the caller's namespace.
+        # Private, no public equivalent: ray.util.get_placement_group searches only the caller's namespace.
         from ray.util.placement_group import PlacementGroup
 
         info = self._ray._private.state.state.get_placement_group_by_name(name, namespace)

@@ -17,6 +17,12 @@ KV_NAMESPACE = "terraform-provider-ray"
 DEFAULT_NAMESPACE = "terraform-ray"
 # Ray's state of a placed group (the state API's and ray.util's word).
 STATE_CREATED = "CREATED"
+# What a node advertises for the provider to see its NVLink domain and rank
+# (raytf-node-topology): the custom resource <prefix><domain>, the topo_rank
+# resource, and the domain name the provider gives a node without one.
+NVLINK_DOMAIN_PREFIX = "nvlink_domain_"
+TOPO_RANK_KEY = "topo_rank"
+NVLINK_DOMAIN_UNKNOWN = "unknown"
 # 2 adds every declared argument of the resource (select_nodes, pinning,
 # exclude_node_ids, ...: what `terraform import` restores); version 1 records
 # still read, and readers ignore the keys they do not use.

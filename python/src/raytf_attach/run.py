@@ -1,10 +1,10 @@
-"""python -m raytf_attach.run [--namespace N] [--map X=Y ...] [--fallback create] -- script.py args...
+"""raytf-attach [--namespace N] [--map X=Y ...] [--fallback create] -- script.py args...
 
-Installs raytf_attach.nemo_rl.use_declared_clusters, then runs script.py as
-__main__ with sys.argv = [script.py, args...] and the script's directory first
+(or `python -m raytf_attach.run ...`). Installs raytf_attach.nemo_rl.use_declared_clusters,
+then runs script.py as __main__ with sys.argv = [script.py, args...] and the script's directory first
 on sys.path, as `python script.py args...` would. NeMo-RL's launch line
 `uv run examples/run_grpo.py ...` becomes
-`uv run python -m raytf_attach.run -- examples/run_grpo.py ...`.
+`uv run raytf-attach -- examples/run_grpo.py ...`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import runpy
 import sys
 from typing import Optional
 
-from .nemo_rl import FALLBACKS, use_declared_clusters
+from ._cli import add_version_flag
+from .nemo_rl import FALLBACKS, NeMoRLMissingError, use_declared_clusters
 from .record import DEFAULT_NAMESPACE
 
 
@@ -26,9 +27,15 @@ def _mapping(text: str) -> tuple[str, str]:
     return asked, declared
 
 
+def _prog() -> str:
+    # The console script's name when run as one, else the module form.
+    name = os.path.basename(sys.argv[0] if sys.argv else "")
+    return name if name.startswith("raytf-attach") else "python -m raytf_attach.run"
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m raytf_attach.run",
+        prog=_prog(),
         description="Run a NeMo-RL script so that its RayVirtualCluster(name=X, ...) calls attach to the "
         "ray_virtual_cluster declared as X instead of creating placement groups.",
     )
@@ -38,6 +45,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="attach RayVirtualCluster(name=X) to the cluster declared as Y (repeatable)")
     parser.add_argument("--fallback", choices=FALLBACKS, default="error",
                         help="a name with no declared cluster: fail (error, default) or let NeMo-RL create it (create)")
+    add_version_flag(parser)
     parser.add_argument("script", help="the Python script to run as __main__")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     if "--" in argv:  # everything after the first `--` is the script and its arguments
@@ -52,13 +60,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: Optional[list[str]] = None) -> None:
+    prog = _prog()  # before sys.argv becomes the script's
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     script = opts.script
     if not os.path.isfile(script):
-        sys.exit(f"raytf_attach.run: no such script: {script}")
+        sys.exit(f"{prog}: no such script: {script}")
+    try:
+        use_declared_clusters(namespace=opts.namespace, names=dict(opts.names), fallback=opts.fallback)
+    except NeMoRLMissingError as e:  # one line, not a traceback: nothing to debug, something to install
+        sys.exit(f"{prog}: {e}")
     sys.argv = [script, *opts.args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    use_declared_clusters(namespace=opts.namespace, names=dict(opts.names), fallback=opts.fallback)
     runpy.run_path(script, run_name="__main__")
 
 
