@@ -3,7 +3,9 @@ package resources
 import (
 	"context"
 	"math"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 )
 
@@ -45,4 +47,44 @@ func (sameFloatsKeepState) PlanModifyList(ctx context.Context, req planmodifier.
 		}
 	}
 	resp.PlanValue = req.StateValue
+}
+
+// sameDurationKeepsState keeps the prior duration when the configured one is
+// the same length of time spelled otherwise ("3m" for "180s"): Terraform
+// accepts the prior value as the plan of an equivalent configuration, so the
+// plan is empty. The framework applies a type's semantic equality only to
+// what Create, Update and Read return, not to a plan.
+type sameDurationKeepsState struct{}
+
+func (sameDurationKeepsState) Description(context.Context) string {
+	return "keeps the prior value when the configured duration is the same length of time"
+}
+
+func (m sameDurationKeepsState) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+func (sameDurationKeepsState) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.StateValue.IsNull() || req.StateValue.Equal(req.PlanValue) {
+		return
+	}
+	if sameDuration(timetypes.GoDuration{StringValue: req.PlanValue}, timetypes.GoDuration{StringValue: req.StateValue}) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// sameDuration reports whether two durations are the same length of time,
+// as timetypes' semantic equality has it. Null, unknown and unparsable values
+// are the same only when equal as written (the semantic equality would read
+// any two unparsable values as equal zeros).
+func sameDuration(a, b timetypes.GoDuration) bool {
+	if a.Equal(b) {
+		return true
+	}
+	if a.IsNull() || a.IsUnknown() || b.IsNull() || b.IsUnknown() {
+		return false
+	}
+	da, errA := time.ParseDuration(a.ValueString())
+	db, errB := time.ParseDuration(b.ValueString())
+	return errA == nil && errB == nil && da == db
 }
