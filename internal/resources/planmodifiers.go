@@ -9,20 +9,25 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 )
 
+// modifierDescription is a plan modifier's description, plain and Markdown.
+type modifierDescription string
+
+func (d modifierDescription) Description(context.Context) string { return string(d) }
+
+func (d modifierDescription) MarkdownDescription(context.Context) string { return string(d) }
+
+// keepSameFloats and keepSameDuration are the plan modifiers of this file.
+var (
+	keepSameFloats   = sameFloatsKeepState{"keeps the prior value when the configured numbers are equal as float64"}
+	keepSameDuration = sameDurationKeepsState{"keeps the prior value when the configured duration is the same length of time"}
+)
+
 // sameFloatsKeepState keeps the state's constraint maps when the configured
 // ones hold the same float64 values. A value computed by a provider function
 // (e.g. 0.001 as a binary float) and the same value read back from state (the
 // decimal 0.001) differ in Terraform's arbitrary-precision numbers, which
 // would otherwise plan a perpetual change.
-type sameFloatsKeepState struct{}
-
-func (sameFloatsKeepState) Description(context.Context) string {
-	return "keeps the prior value when the configured numbers are equal as float64"
-}
-
-func (m sameFloatsKeepState) MarkdownDescription(ctx context.Context) string {
-	return m.Description(ctx)
-}
+type sameFloatsKeepState struct{ modifierDescription }
 
 func (sameFloatsKeepState) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
 	if req.StateValue.IsNull() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() || req.StateValue.Equal(req.PlanValue) {
@@ -54,15 +59,7 @@ func (sameFloatsKeepState) PlanModifyList(ctx context.Context, req planmodifier.
 // accepts the prior value as the plan of an equivalent configuration, so the
 // plan is empty. The framework applies a type's semantic equality only to
 // what Create, Update and Read return, not to a plan.
-type sameDurationKeepsState struct{}
-
-func (sameDurationKeepsState) Description(context.Context) string {
-	return "keeps the prior value when the configured duration is the same length of time"
-}
-
-func (m sameDurationKeepsState) MarkdownDescription(ctx context.Context) string {
-	return m.Description(ctx)
-}
+type sameDurationKeepsState struct{ modifierDescription }
 
 func (sameDurationKeepsState) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.StateValue.IsNull() || req.StateValue.Equal(req.PlanValue) {

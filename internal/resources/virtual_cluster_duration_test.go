@@ -92,7 +92,7 @@ func TestSameDurationKeepsState(t *testing.T) {
 	}
 	for _, c := range cases {
 		resp := &planmodifier.StringResponse{PlanValue: c.plan}
-		sameDurationKeepsState{}.PlanModifyString(ctx, planmodifier.StringRequest{StateValue: c.state, PlanValue: c.plan, ConfigValue: c.plan}, resp)
+		keepSameDuration.PlanModifyString(ctx, planmodifier.StringRequest{StateValue: c.state, PlanValue: c.plan, ConfigValue: c.plan}, resp)
 		if !resp.PlanValue.Equal(c.want) {
 			t.Errorf("%s: planned %v, want %v", c.name, resp.PlanValue, c.want)
 		}

@@ -188,7 +188,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				ElementType:   types.MapType{ElemType: types.Float64Type},
 				Optional:      true,
 				Validators:    []validator.List{listvalidator.NoNullValues()},
-				PlanModifiers: []planmodifier.List{sameFloatsKeepState{}},
+				PlanModifiers: []planmodifier.List{keepSameFloats},
 			},
 			"port_range_low": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Lowest port (inclusive) probed for the master and per-bundle ports. "+
@@ -209,7 +209,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				CustomType: timetypes.GoDurationType{},
 				Optional:   true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultReadyTimeoutText),
 				Validators:    []validator.String{validators.DurationValidator{}},
-				PlanModifiers: []planmodifier.String{sameDurationKeepsState{}},
+				PlanModifiers: []planmodifier.String{keepSameDuration},
 			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Ray namespace holding the groups (the provider's `namespace`).",
