@@ -3,14 +3,19 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -18,15 +23,38 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/validators"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
+const defaultAddress = "http://127.0.0.1:8265"
+
+// The environment variables of the provider's arguments, so that a CI
+// pipeline can configure the provider without a provider block. An argument
+// set in the configuration wins over its variable; an empty variable counts as
+// unset. Ray's own tools read the first three; the others are the provider's.
 const (
-	defaultAddress = "http://127.0.0.1:8265"
-	envAddress     = "RAY_ADDRESS"
-	envToken       = "RAY_AUTH_TOKEN"
-	envTokenPath   = "RAY_AUTH_TOKEN_PATH"
+	envAddress          = "RAY_ADDRESS"
+	envToken            = "RAY_AUTH_TOKEN"
+	envTokenPath        = "RAY_AUTH_TOKEN_PATH" // a file holding the token, read when token and RAY_AUTH_TOKEN are unset
+	envCAFile           = "RAY_TF_CA_FILE"
+	envCAPEM            = "RAY_TF_CA_PEM"
+	envNamespace        = "RAY_TF_NAMESPACE"
+	envPythonExecutable = "RAY_TF_PYTHON_EXECUTABLE"
+	envMaxRetries       = "RAY_TF_MAX_RETRIES"
+	envRetryWaitMin     = "RAY_TF_RETRY_WAIT_MIN"
+	envRetryWaitMax     = "RAY_TF_RETRY_WAIT_MAX"
+	envRequestTimeout   = "RAY_TF_REQUEST_TIMEOUT"
+	envConnectTimeout   = "RAY_TF_CONNECT_TIMEOUT"
+	envPlanTimeout      = "RAY_TF_PLAN_TIMEOUT"
+	envCapacityCheck    = "RAY_TF_CAPACITY_CHECK"
 )
+
+// maxRetriesLimit bounds max_retries, in the schema and from the environment.
+const maxRetriesLimit = 20
+
+// namespaceRule is what a namespace may hold (namePattern), for messages.
+const namespaceRule = "must contain only letters, digits, '.', '_' and '-'"
 
 var (
 	stringType  = types.StringType
@@ -34,23 +62,23 @@ var (
 )
 
 type providerModel struct {
-	Address            types.String `tfsdk:"address"`
-	Token              types.String `tfsdk:"token"`
-	Headers            types.Map    `tfsdk:"headers"`
-	CAFile             types.String `tfsdk:"ca_file"`
-	CAPEM              types.String `tfsdk:"ca_pem"`
-	InsecureSkipVerify types.Bool   `tfsdk:"insecure_skip_verify"`
-	Namespace          types.String `tfsdk:"namespace"`
-	PythonExecutable   types.String `tfsdk:"python_executable"`
-	RuntimeEnvJSON     types.String `tfsdk:"runtime_env_json"`
-	MaxRetries         types.Int64  `tfsdk:"max_retries"`
-	RetryWaitMin       types.String `tfsdk:"retry_wait_min"`
-	RetryWaitMax       types.String `tfsdk:"retry_wait_max"`
-	RequestTimeout     types.String `tfsdk:"request_timeout"`
-	ConnectTimeout     types.String `tfsdk:"connect_timeout"`
-	PlanTimeout        types.String `tfsdk:"plan_timeout"`
-	TopologyLabels     types.Object `tfsdk:"topology_labels"`
-	CapacityCheck      types.String `tfsdk:"capacity_check"`
+	Address            types.String         `tfsdk:"address"`
+	Token              types.String         `tfsdk:"token"`
+	Headers            types.Map            `tfsdk:"headers"`
+	CAFile             types.String         `tfsdk:"ca_file"`
+	CAPEM              types.String         `tfsdk:"ca_pem"`
+	InsecureSkipVerify types.Bool           `tfsdk:"insecure_skip_verify"`
+	Namespace          types.String         `tfsdk:"namespace"`
+	PythonExecutable   types.String         `tfsdk:"python_executable"`
+	RuntimeEnvJSON     jsontypes.Normalized `tfsdk:"runtime_env_json"`
+	MaxRetries         types.Int64          `tfsdk:"max_retries"`
+	RetryWaitMin       timetypes.GoDuration `tfsdk:"retry_wait_min"`
+	RetryWaitMax       timetypes.GoDuration `tfsdk:"retry_wait_max"`
+	RequestTimeout     timetypes.GoDuration `tfsdk:"request_timeout"`
+	ConnectTimeout     timetypes.GoDuration `tfsdk:"connect_timeout"`
+	PlanTimeout        timetypes.GoDuration `tfsdk:"plan_timeout"`
+	TopologyLabels     types.Object         `tfsdk:"topology_labels"`
+	CapacityCheck      types.String         `tfsdk:"capacity_check"`
 }
 
 // anyUnknown reports whether a value the client needs is not known yet (it
@@ -73,6 +101,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	if m.anyUnknown() {
 		return nil, diags
 	}
+	from, diags := m.fromEnvironment(os.Getenv)
 	address, err := resolveAddress(m.Address.ValueString(), os.Getenv(envAddress))
 	if err != nil {
 		diags.AddAttributeError(path.Root("address"), "Invalid Ray dashboard address", err.Error())
@@ -97,12 +126,12 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	}
 	if f := m.CAFile.ValueString(); f != "" {
 		if _, err := os.Stat(f); err != nil {
-			diags.AddAttributeError(path.Root("ca_file"), "Unreadable CA file", err.Error())
+			diags.AddAttributeError(path.Root("ca_file"), "Unreadable CA file", from.name("ca_file")+": "+err.Error())
 		}
 	}
 	if p := m.CAPEM.ValueString(); p != "" {
 		if _, err := rayclient.CertPool([]byte(p)); err != nil {
-			diags.AddAttributeError(path.Root("ca_pem"), "Invalid CA certificates", "ca_pem "+err.Error()+
+			diags.AddAttributeError(path.Root("ca_pem"), "Invalid CA certificates", from.name("ca_pem")+" "+err.Error()+
 				": it must hold one or more -----BEGIN CERTIFICATE----- blocks.")
 		}
 	}
@@ -129,7 +158,8 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	}
 	if cfg.RetryWaitMin > cfg.RetryWaitMax {
 		diags.AddAttributeError(path.Root("retry_wait_min"), "Invalid retry waits",
-			fmt.Sprintf("retry_wait_min (%s) must not exceed retry_wait_max (%s).", cfg.RetryWaitMin, cfg.RetryWaitMax))
+			fmt.Sprintf("%s (%s) must not exceed %s (%s).", from.name("retry_wait_min"), cfg.RetryWaitMin,
+				from.name("retry_wait_max"), cfg.RetryWaitMax))
 	}
 	if diags.HasError() {
 		return nil, diags
@@ -155,6 +185,103 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	data.TopologyLabels = labels
 	data.CapacityCheck = m.CapacityCheck.ValueString()
 	return data, diags
+}
+
+// envSources names, by attribute, the environment variable each argument
+// taken from the environment came from.
+type envSources map[string]string
+
+// name is how messages name an attribute: with its variable when it came
+// from the environment.
+func (f envSources) name(attribute string) string {
+	if env, ok := f[attribute]; ok {
+		return fmt.Sprintf("%s (the environment variable of %s)", env, attribute)
+	}
+	return attribute
+}
+
+// fromEnvironment sets each argument the configuration leaves unset from its
+// environment variable (address and token are resolved on their own, in
+// Ray's order). A variable the argument's own rules reject is an error naming
+// both. The CA is one setting: with ca_file or ca_pem configured, neither
+// variable is read.
+func (m *providerModel) fromEnvironment(getenv func(string) string) (envSources, diag.Diagnostics) {
+	from := envSources{}
+	var diags diag.Diagnostics
+	// read returns the variable of an unset attribute and whether to use it.
+	read := func(attribute, env string, unset bool, check func(string) error) (string, bool) {
+		value := getenv(env)
+		if !unset || value == "" {
+			return "", false
+		}
+		if check != nil {
+			if err := check(value); err != nil {
+				diags.AddAttributeError(path.Root(attribute), "Invalid environment variable "+env,
+					fmt.Sprintf("%s = %q, the environment variable of the provider's %s, %v. Fix or unset the variable, "+
+						"or set %s in the provider block (which wins over the variable).", env, value, attribute, err, attribute))
+				return "", false
+			}
+		}
+		from[attribute] = env
+		return value, true
+	}
+	str := func(attribute, env string, v *types.String, check func(string) error) {
+		if value, ok := read(attribute, env, v.IsNull(), check); ok {
+			*v = types.StringValue(value)
+		}
+	}
+	duration := func(attribute, env string, v *timetypes.GoDuration) {
+		if value, ok := read(attribute, env, v.IsNull(), durationRule); ok {
+			*v = timetypes.NewGoDurationValueFromStringMust(value)
+		}
+	}
+	if m.CAFile.IsNull() && m.CAPEM.IsNull() {
+		if getenv(envCAFile) != "" && getenv(envCAPEM) != "" {
+			diags.AddAttributeError(path.Root("ca_file"), "Conflicting CA environment variables",
+				fmt.Sprintf("Both %s and %s are set; set one (the CA as a file or as PEM text), as ca_file conflicts with ca_pem.",
+					envCAFile, envCAPEM))
+		} else {
+			str("ca_file", envCAFile, &m.CAFile, nil)
+			str("ca_pem", envCAPEM, &m.CAPEM, nil)
+		}
+	}
+	str("namespace", envNamespace, &m.Namespace, func(s string) error {
+		if !namePattern.MatchString(s) {
+			return errors.New(namespaceRule)
+		}
+		return nil
+	})
+	str("python_executable", envPythonExecutable, &m.PythonExecutable, nil)
+	str(vcluster.AttrCapacityCheck, envCapacityCheck, &m.CapacityCheck, func(s string) error {
+		if !slices.Contains(vcluster.CapacityChecks, s) {
+			return fmt.Errorf("must be one of %q", vcluster.CapacityChecks)
+		}
+		return nil
+	})
+	if value, ok := read("max_retries", envMaxRetries, m.MaxRetries.IsNull(), func(s string) error {
+		if n, err := strconv.Atoi(s); err != nil || n < 0 || n > maxRetriesLimit {
+			return fmt.Errorf("must be a whole number between 0 and %d", maxRetriesLimit)
+		}
+		return nil
+	}); ok {
+		n, _ := strconv.Atoi(value)
+		m.MaxRetries = types.Int64Value(int64(n))
+	}
+	duration("retry_wait_min", envRetryWaitMin, &m.RetryWaitMin)
+	duration("retry_wait_max", envRetryWaitMax, &m.RetryWaitMax)
+	duration("request_timeout", envRequestTimeout, &m.RequestTimeout)
+	duration("connect_timeout", envConnectTimeout, &m.ConnectTimeout)
+	duration("plan_timeout", envPlanTimeout, &m.PlanTimeout)
+	return from, diags
+}
+
+// durationRule applies the duration attributes' rule (validators.DurationValidator
+// and the type's syntax) to a variable.
+func durationRule(s string) error {
+	if _, err := validators.PositiveDuration(s); err != nil {
+		return errors.New(validators.DurationRule)
+	}
+	return nil
 }
 
 // resolveToken finds the bearer token where Ray's own clients look, in Ray's
@@ -240,7 +367,7 @@ func parseRuntimeEnv(raw string) (map[string]any, error) {
 	return env, nil
 }
 
-func durationOr(v types.String, def time.Duration) time.Duration {
+func durationOr(v timetypes.GoDuration, def time.Duration) time.Duration {
 	if d, err := time.ParseDuration(v.ValueString()); err == nil {
 		return d
 	}

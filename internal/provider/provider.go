@@ -5,6 +5,8 @@ package provider
 import (
 	"context"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -74,13 +76,15 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"ca_file": schema.StringAttribute{
 				MarkdownDescription: "Path to a PEM file with the CA certificates that sign the dashboard's TLS " +
-					"certificate (for `https://` addresses). Conflicts with `ca_pem`.",
+					"certificate (for `https://` addresses). Conflicts with `ca_pem`." + envDoc(envCAFile) +
+					" Neither CA variable is read when `ca_file` or `ca_pem` is set.",
 				Optional:   true,
 				Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("ca_pem"))},
 			},
 			"ca_pem": schema.StringAttribute{
 				MarkdownDescription: "The same CA certificates as PEM text (e.g. `data.kubernetes_secret.ca.data[\"ca.crt\"]`), " +
-					"so a CA read in the same configuration needs no file and no `-target` apply. Conflicts with `ca_file`.",
+					"so a CA read in the same configuration needs no file and no `-target` apply. Conflicts with `ca_file`." +
+					envDoc(envCAPEM) + " Neither CA variable is read when `ca_file` or `ca_pem` is set.",
 				Optional:   true,
 				Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("ca_file"))},
 			},
@@ -90,45 +94,50 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Ray namespace in which the driver jobs create the named, detached placement " +
-					"groups. Names are unique per namespace. Defaults to `" + vcluster.DefaultNamespace + "`.",
+					"groups. Names are unique per namespace. Defaults to `" + vcluster.DefaultNamespace + "`." + envDoc(envNamespace),
 				Optional:   true,
-				Validators: []validator.String{stringvalidator.RegexMatches(namePattern, "must contain only letters, digits, '.', '_' and '-'")},
+				Validators: []validator.String{stringvalidator.RegexMatches(namePattern, namespaceRule)},
 			},
 			"python_executable": schema.StringAttribute{
 				MarkdownDescription: "Python executable that runs the embedded placement-group driver inside the " +
 					"Ray job (the counterpart of the reference's `PY_EXECUTABLES.SYSTEM`). It must be able to " +
-					"`import ray`; on a stock `ray[default]` install the default `python` is right.",
+					"`import ray`; on a stock `ray[default]` install the default `python` is right." + envDoc(envPythonExecutable),
 				Optional: true,
 			},
 			"runtime_env_json": schema.StringAttribute{
 				MarkdownDescription: "Ray `runtime_env` for the driver jobs, as a JSON object (for example " +
 					"`jsonencode({env_vars = {RAY_DEDUP_LOGS = \"0\"}})`). Defaults to none.",
-				Optional: true,
+				CustomType: jsontypes.NormalizedType{},
+				Optional:   true,
 			},
 			"max_retries": schema.Int64Attribute{
 				MarkdownDescription: "How many times a request is retried after a connection error, HTTP 429 or 5xx " +
-					"(never after another 4xx), with exponential backoff. Defaults to `4`.",
+					"(never after another 4xx), with exponential backoff. Defaults to `4`." + envDoc(envMaxRetries),
 				Optional:   true,
-				Validators: []validator.Int64{int64validator.Between(0, 20)},
+				Validators: []validator.Int64{int64validator.Between(0, maxRetriesLimit)},
 			},
 			"retry_wait_min": schema.StringAttribute{
-				MarkdownDescription: "Shortest wait between retries, as a Go duration. Defaults to `250ms`.",
+				MarkdownDescription: "Shortest wait between retries, as a Go duration. Defaults to `250ms`." + envDoc(envRetryWaitMin),
+				CustomType:          timetypes.GoDurationType{},
 				Optional:            true,
 				Validators:          []validator.String{validators.DurationValidator{}},
 			},
 			"retry_wait_max": schema.StringAttribute{
-				MarkdownDescription: "Longest wait between retries, as a Go duration. Defaults to `5s`.",
+				MarkdownDescription: "Longest wait between retries, as a Go duration. Defaults to `5s`." + envDoc(envRetryWaitMax),
+				CustomType:          timetypes.GoDurationType{},
 				Optional:            true,
 				Validators:          []validator.String{validators.DurationValidator{}},
 			},
 			"request_timeout": schema.StringAttribute{
-				MarkdownDescription: "Timeout of one HTTP attempt, as a Go duration. Defaults to `30s`.",
+				MarkdownDescription: "Timeout of one HTTP attempt, as a Go duration. Defaults to `30s`." + envDoc(envRequestTimeout),
+				CustomType:          timetypes.GoDurationType{},
 				Optional:            true,
 				Validators:          []validator.String{validators.DurationValidator{}},
 			},
 			"connect_timeout": schema.StringAttribute{
 				MarkdownDescription: "Timeout of connecting (TCP and TLS handshake) within one HTTP attempt, as a Go " +
-					"duration. Defaults to `" + rayclient.DefaultConnectTimeout.String() + "`.",
+					"duration. Defaults to `" + rayclient.DefaultConnectTimeout.String() + "`." + envDoc(envConnectTimeout),
+				CustomType: timetypes.GoDurationType{},
 				Optional:   true,
 				Validators: []validator.String{validators.DurationValidator{}},
 			},
@@ -139,19 +148,25 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 					"every other read of that plan fails at once instead of waiting again. A refused connection is not " +
 					"waited for: the plan warns and the checks run again at apply. Apply and destroy are bounded by " +
 					"the resource's `timeouts` instead. Defaults to `" +
-					resources.DefaultPlanTimeout.String() + "`.",
+					resources.DefaultPlanTimeout.String() + "`." + envDoc(envPlanTimeout),
+				CustomType: timetypes.GoDurationType{},
 				Optional:   true,
 				Validators: []validator.String{validators.DurationValidator{}},
 			},
 			vcluster.AttrTopologyLabels: resources.TopologyLabelsProviderAttribute(),
 			vcluster.AttrCapacityCheck: schema.StringAttribute{
 				MarkdownDescription: "Default `" + vcluster.AttrCapacityCheck + "` of every `ray_virtual_cluster`. " +
-					resources.CapacityCheckDescription + " Defaults to `" + vcluster.DefaultCapacityCheck + "`.",
+					resources.CapacityCheckDescription + " Defaults to `" + vcluster.DefaultCapacityCheck + "`." + envDoc(envCapacityCheck),
 				Optional:   true,
 				Validators: []validator.String{stringvalidator.OneOf(vcluster.CapacityChecks...)},
 			},
 		},
 	}
+}
+
+// envDoc documents the environment variable of an argument.
+func envDoc(env string) string {
+	return " Environment variable: `" + env + "` (the argument wins when both are set)."
 }
 
 func (p *rayProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {

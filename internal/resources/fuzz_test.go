@@ -43,7 +43,7 @@ func fuzzModel(t *testing.T, name string, counts []byte, flags, knobs byte, key 
 		UseUnifiedPG:             types.BoolValue(flags&2 != 0),
 		PortRangeLow:             types.Int64Value(low),
 		PortRangeHigh:            types.Int64Value(high),
-		ReadyTimeout:             types.StringValue(ready),
+		ReadyTimeout:             goDuration(ready),
 		SegmentSize:              types.Int64Null(),
 		NodeResourceConstraints:  types.ListNull(types.MapType{ElemType: types.Float64Type}),
 	}

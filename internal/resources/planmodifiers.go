@@ -3,8 +3,23 @@ package resources
 import (
 	"context"
 	"math"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+)
+
+// modifierDescription is a plan modifier's description, plain and Markdown.
+type modifierDescription string
+
+func (d modifierDescription) Description(context.Context) string { return string(d) }
+
+func (d modifierDescription) MarkdownDescription(context.Context) string { return string(d) }
+
+// keepSameFloats and keepSameDuration are the plan modifiers of this file.
+var (
+	keepSameFloats   = sameFloatsKeepState{"keeps the prior value when the configured numbers are equal as float64"}
+	keepSameDuration = sameDurationKeepsState{"keeps the prior value when the configured duration is the same length of time"}
 )
 
 // sameFloatsKeepState keeps the state's constraint maps when the configured
@@ -12,15 +27,7 @@ import (
 // (e.g. 0.001 as a binary float) and the same value read back from state (the
 // decimal 0.001) differ in Terraform's arbitrary-precision numbers, which
 // would otherwise plan a perpetual change.
-type sameFloatsKeepState struct{}
-
-func (sameFloatsKeepState) Description(context.Context) string {
-	return "keeps the prior value when the configured numbers are equal as float64"
-}
-
-func (m sameFloatsKeepState) MarkdownDescription(ctx context.Context) string {
-	return m.Description(ctx)
-}
+type sameFloatsKeepState struct{ modifierDescription }
 
 func (sameFloatsKeepState) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
 	if req.StateValue.IsNull() || req.PlanValue.IsNull() || req.PlanValue.IsUnknown() || req.StateValue.Equal(req.PlanValue) {
@@ -45,4 +52,36 @@ func (sameFloatsKeepState) PlanModifyList(ctx context.Context, req planmodifier.
 		}
 	}
 	resp.PlanValue = req.StateValue
+}
+
+// sameDurationKeepsState keeps the prior duration when the configured one is
+// the same length of time spelled otherwise ("3m" for "180s"): Terraform
+// accepts the prior value as the plan of an equivalent configuration, so the
+// plan is empty. The framework applies a type's semantic equality only to
+// what Create, Update and Read return, not to a plan.
+type sameDurationKeepsState struct{ modifierDescription }
+
+func (sameDurationKeepsState) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.StateValue.IsNull() || req.StateValue.Equal(req.PlanValue) {
+		return
+	}
+	if sameDuration(timetypes.GoDuration{StringValue: req.PlanValue}, timetypes.GoDuration{StringValue: req.StateValue}) {
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// sameDuration reports whether two durations are the same length of time,
+// as timetypes' semantic equality has it. Null, unknown and unparsable values
+// are the same only when equal as written (the semantic equality would read
+// any two unparsable values as equal zeros).
+func sameDuration(a, b timetypes.GoDuration) bool {
+	if a.Equal(b) {
+		return true
+	}
+	if a.IsNull() || a.IsUnknown() || b.IsNull() || b.IsUnknown() {
+		return false
+	}
+	da, errA := time.ParseDuration(a.ValueString())
+	db, errB := time.ParseDuration(b.ValueString())
+	return errA == nil && errB == nil && da == db
 }

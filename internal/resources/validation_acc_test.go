@@ -55,7 +55,7 @@ var badConfigs = []struct {
 	{"empty port range", "port_range_low = 1500\nport_range_high = 1500", `(?s)Invalid port range`},
 	{"port zero", `port_range_low = 0`, `(?s)port_range_low.*between 1 and 65535`},
 	{"port too high", `port_range_high = 70000`, `(?s)port_range_high.*between 2 and 65536`},
-	{"bad ready timeout", `ready_timeout = "soon"`, `(?s)ready_timeout.*positive Go duration`},
+	{"bad ready timeout", `ready_timeout = "soon"`, `(?s)Invalid\s+Time\s+Duration\s+String\s+Value.*ready_timeout.*invalid\s+duration`},
 	{"negative ready timeout", `ready_timeout = "-5s"`, `(?s)ready_timeout.*positive Go duration`},
 	{"unknown attribute", `gpus = 4`, `(?s)Unsupported argument.*gpus`},
 }

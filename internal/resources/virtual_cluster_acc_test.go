@@ -356,6 +356,23 @@ func TestAccVirtualCluster_updateInPlace(t *testing.T) {
 	)
 }
 
+// ready_timeout is a duration, not a string: respelling it ("180s" as "3m")
+// plans nothing, and the state keeps the spelling the cluster was created with.
+func TestAccVirtualCluster_readyTimeoutRespelled(t *testing.T) {
+	name := acctest.Name("respell")
+	before := virtualCluster{name: name, counts: []int{1}, gpusPerNode: 4, readyTimeout: "180s"}
+	after := before
+	after.readyTimeout = "3m"
+	vcTest(t, name,
+		resource.TestStep{Config: before.String()},
+		resource.TestStep{
+			Config:            after.String(),
+			ConfigPlanChecks:  resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			ConfigStateChecks: []statecheck.StateCheck{expectVC(at("ready_timeout"), knownvalue.StringExact("180s"))},
+		},
+	)
+}
+
 // Which configuration changes replace the cluster and which update it in
 // place, as the plan shows them: the schema's RequiresReplace attributes must
 // be exactly the resource's shape attributes (TestAccVirtualCluster_updateInPlace

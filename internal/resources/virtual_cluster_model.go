@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -16,39 +17,39 @@ import (
 )
 
 type virtualClusterModel struct {
-	ID                       types.String   `tfsdk:"id"`
-	Name                     types.String   `tfsdk:"name"`
-	BundleCtPerNodeList      types.List     `tfsdk:"bundle_ct_per_node_list"`
-	UseGPUs                  types.Bool     `tfsdk:"use_gpus"`
-	NumGPUsPerNode           types.Int64    `tfsdk:"num_gpus_per_node"`
-	MaxColocatedWorkerGroups types.Int64    `tfsdk:"max_colocated_worker_groups"`
-	PlacementGroupStrategy   types.String   `tfsdk:"placement_group_strategy"`
-	UseUnifiedPG             types.Bool     `tfsdk:"use_unified_pg"`
-	SegmentSize              types.Int64    `tfsdk:"segment_size"`
-	NodeResourceConstraints  types.List     `tfsdk:"node_resource_constraints"`
-	PortRangeLow             types.Int64    `tfsdk:"port_range_low"`
-	PortRangeHigh            types.Int64    `tfsdk:"port_range_high"`
-	ReadyTimeout             types.String   `tfsdk:"ready_timeout"`
-	Namespace                types.String   `tfsdk:"namespace"`
-	PlacementGroups          types.List     `tfsdk:"placement_groups"`
-	WorldSize                types.Int64    `tfsdk:"world_size"`
-	NodeCount                types.Int64    `tfsdk:"node_count"`
-	SortedBundleIndices      types.List     `tfsdk:"sorted_bundle_indices"`
-	Bundles                  types.List     `tfsdk:"bundles"`
-	NVLinkDomainPerBundle    types.List     `tfsdk:"nvlink_domain_per_bundle"`
-	MasterAddress            types.String   `tfsdk:"master_address"`
-	MasterPort               types.Int64    `tfsdk:"master_port"`
-	OwnerID                  types.String   `tfsdk:"owner_id"`
-	SelectNodes              types.Bool     `tfsdk:"select_nodes"`
-	ExcludeNodeIDs           types.Set      `tfsdk:"exclude_node_ids"`
-	Pinning                  types.String   `tfsdk:"pinning"`
-	SelectedNodeIDs          types.List     `tfsdk:"selected_node_ids"`
-	NodeLabelSelectors       types.List     `tfsdk:"node_label_selectors"`
-	TopologyStrategy         types.Map      `tfsdk:"topology_strategy"`
-	TopologyAssignments      types.Map      `tfsdk:"topology_assignments"`
-	TopologyLabels           types.Object   `tfsdk:"topology_labels"`
-	CapacityCheck            types.String   `tfsdk:"capacity_check"`
-	Timeouts                 timeouts.Value `tfsdk:"timeouts"`
+	ID                       types.String         `tfsdk:"id"`
+	Name                     types.String         `tfsdk:"name"`
+	BundleCtPerNodeList      types.List           `tfsdk:"bundle_ct_per_node_list"`
+	UseGPUs                  types.Bool           `tfsdk:"use_gpus"`
+	NumGPUsPerNode           types.Int64          `tfsdk:"num_gpus_per_node"`
+	MaxColocatedWorkerGroups types.Int64          `tfsdk:"max_colocated_worker_groups"`
+	PlacementGroupStrategy   types.String         `tfsdk:"placement_group_strategy"`
+	UseUnifiedPG             types.Bool           `tfsdk:"use_unified_pg"`
+	SegmentSize              types.Int64          `tfsdk:"segment_size"`
+	NodeResourceConstraints  types.List           `tfsdk:"node_resource_constraints"`
+	PortRangeLow             types.Int64          `tfsdk:"port_range_low"`
+	PortRangeHigh            types.Int64          `tfsdk:"port_range_high"`
+	ReadyTimeout             timetypes.GoDuration `tfsdk:"ready_timeout"`
+	Namespace                types.String         `tfsdk:"namespace"`
+	PlacementGroups          types.List           `tfsdk:"placement_groups"`
+	WorldSize                types.Int64          `tfsdk:"world_size"`
+	NodeCount                types.Int64          `tfsdk:"node_count"`
+	SortedBundleIndices      types.List           `tfsdk:"sorted_bundle_indices"`
+	Bundles                  types.List           `tfsdk:"bundles"`
+	NVLinkDomainPerBundle    types.List           `tfsdk:"nvlink_domain_per_bundle"`
+	MasterAddress            types.String         `tfsdk:"master_address"`
+	MasterPort               types.Int64          `tfsdk:"master_port"`
+	OwnerID                  types.String         `tfsdk:"owner_id"`
+	SelectNodes              types.Bool           `tfsdk:"select_nodes"`
+	ExcludeNodeIDs           types.Set            `tfsdk:"exclude_node_ids"`
+	Pinning                  types.String         `tfsdk:"pinning"`
+	SelectedNodeIDs          types.List           `tfsdk:"selected_node_ids"`
+	NodeLabelSelectors       types.List           `tfsdk:"node_label_selectors"`
+	TopologyStrategy         types.Map            `tfsdk:"topology_strategy"`
+	TopologyAssignments      types.Map            `tfsdk:"topology_assignments"`
+	TopologyLabels           types.Object         `tfsdk:"topology_labels"`
+	CapacityCheck            types.String         `tfsdk:"capacity_check"`
+	Timeouts                 timeouts.Value       `tfsdk:"timeouts"`
 }
 
 // clusterSpec converts the Terraform model into the contract's Spec.
@@ -204,9 +205,9 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluste
 	m.PlacementGroupStrategy = types.StringValue(spec.Strategy)
 	m.PortRangeLow = types.Int64Value(int64(spec.Ports.Low))
 	m.PortRangeHigh = types.Int64Value(int64(spec.Ports.High))
-	m.ReadyTimeout = types.StringValue(vcluster.DefaultReadyTimeoutText)
+	m.ReadyTimeout = goDuration(vcluster.DefaultReadyTimeoutText)
 	if spec.ReadyTimeoutText != "" {
-		m.ReadyTimeout = types.StringValue(spec.ReadyTimeoutText)
+		m.ReadyTimeout = goDuration(spec.ReadyTimeoutText)
 	}
 	m.SelectNodes = types.BoolValue(spec.SelectNodes)
 	m.Pinning = types.StringValue(spec.Pinning)
@@ -248,6 +249,12 @@ func readyTimeout(m virtualClusterModel) time.Duration {
 	return vcluster.Spec{ReadyTimeout: d}.WithDefaults().ReadyTimeout
 }
 
+// goDuration is a duration attribute's value as written (a record in Ray's
+// KV keeps ready_timeout as the configuration spelled it).
+func goDuration(text string) timetypes.GoDuration {
+	return timetypes.GoDuration{StringValue: types.StringValue(text)}
+}
+
 func boolOr(v types.Bool, def bool) bool {
 	if v.IsNull() || v.IsUnknown() {
 		return def
@@ -281,7 +288,8 @@ func sameModel(a, b virtualClusterModel) bool {
 }
 
 // changedAttributes lists which of the named attributes differ between two
-// models (by their tfsdk names).
+// models (by their tfsdk names). Durations differ only when they are not the
+// same length of time ("180s" and "3m" do not).
 func changedAttributes(a, b virtualClusterModel, names []string) []string {
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	t := va.Type()
@@ -293,10 +301,48 @@ func changedAttributes(a, b virtualClusterModel, names []string) []string {
 			}
 			x, okX := va.Field(i).Interface().(attr.Value)
 			y, okY := vb.Field(i).Interface().(attr.Value)
-			if !okX || !okY || !x.Equal(y) {
+			if !okX || !okY || !sameAttribute(x, y) {
 				out = append(out, name)
 			}
 		}
 	}
 	return out
+}
+
+// sameAttribute compares two values of one attribute of the model: a
+// duration, and each duration of the timeouts block, as a length of time;
+// anything else as written.
+func sameAttribute(x, y attr.Value) bool {
+	if x.Equal(y) {
+		return true
+	}
+	switch a := x.(type) {
+	case timetypes.GoDuration:
+		b, ok := y.(timetypes.GoDuration)
+		return ok && sameDuration(a, b)
+	case timeouts.Value:
+		b, ok := y.(timeouts.Value)
+		return ok && sameTimeouts(a, b)
+	}
+	return false
+}
+
+// sameTimeouts reports whether two known timeouts blocks set the same
+// operations to the same lengths of time.
+func sameTimeouts(a, b timeouts.Value) bool {
+	if a.IsNull() || a.IsUnknown() || b.IsNull() || b.IsUnknown() {
+		return false
+	}
+	x, y := a.Attributes(), b.Attributes()
+	if len(x) != len(y) {
+		return false
+	}
+	for k, vx := range x {
+		sx, okX := vx.(types.String)
+		sy, okY := y[k].(types.String)
+		if !okX || !okY || !sameDuration(timetypes.GoDuration{StringValue: sx}, timetypes.GoDuration{StringValue: sy}) {
+			return false
+		}
+	}
+	return true
 }

@@ -373,6 +373,9 @@ func keepComputed(plan, state virtualClusterModel) virtualClusterModel {
 	plan.MasterAddress, plan.MasterPort = state.MasterAddress, state.MasterPort
 	plan.OwnerID, plan.SelectedNodeIDs = state.OwnerID, state.SelectedNodeIDs
 	plan.TopologyAssignments = state.TopologyAssignments
+	// configEqual holds: the timeouts are the same durations, perhaps spelled
+	// otherwise ("3m" for "180s"); the prior spelling plans no change.
+	plan.Timeouts = state.Timeouts
 	return plan
 }
 

@@ -29,7 +29,7 @@ func selectingState(t *testing.T) virtualClusterModel {
 		UseGPUs: types.BoolValue(false), NumGPUsPerNode: types.Int64Value(8), MaxColocatedWorkerGroups: types.Int64Value(1),
 		PlacementGroupStrategy: types.StringValue(vcluster.DefaultStrategy), UseUnifiedPG: types.BoolValue(false),
 		SegmentSize: types.Int64Null(), NodeResourceConstraints: types.ListNull(constraintType),
-		PortRangeLow: types.Int64Value(1400), PortRangeHigh: types.Int64Value(1999), ReadyTimeout: types.StringValue("180s"),
+		PortRangeLow: types.Int64Value(1400), PortRangeHigh: types.Int64Value(1999), ReadyTimeout: goDuration("180s"),
 		Namespace: types.StringValue("ns"), PlacementGroups: types.ListNull(groupObjectType), Bundles: bundles,
 		OwnerID: types.StringValue("owner"), SelectNodes: types.BoolValue(true), Pinning: types.StringValue(vcluster.PinningNode),
 		ExcludeNodeIDs: types.SetNull(types.StringType), SelectedNodeIDs: selected,

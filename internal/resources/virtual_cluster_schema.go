@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -187,7 +188,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				ElementType:   types.MapType{ElemType: types.Float64Type},
 				Optional:      true,
 				Validators:    []validator.List{listvalidator.NoNullValues()},
-				PlanModifiers: []planmodifier.List{sameFloatsKeepState{}},
+				PlanModifiers: []planmodifier.List{keepSameFloats},
 			},
 			"port_range_low": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Lowest port (inclusive) probed for the master and per-bundle ports. "+
@@ -203,9 +204,12 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			},
 			"ready_timeout": schema.StringAttribute{
 				MarkdownDescription: "How long the driver waits for Ray to place the groups before it removes them and " +
-					"fails, as a Go duration. Defaults to `" + vcluster.DefaultReadyTimeoutText + "` (the reference's 3 minutes).",
-				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultReadyTimeoutText),
-				Validators: []validator.String{validators.DurationValidator{}},
+					"fails, as a Go duration. Defaults to `" + vcluster.DefaultReadyTimeoutText + "` (the reference's 3 minutes). " +
+					"Compared as a duration: `180s` and `3m` are the same value and changing one into the other plans nothing.",
+				CustomType: timetypes.GoDurationType{},
+				Optional:   true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultReadyTimeoutText),
+				Validators:    []validator.String{validators.DurationValidator{}},
+				PlanModifiers: []planmodifier.String{keepSameDuration},
 			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Ray namespace holding the groups (the provider's `namespace`).",
