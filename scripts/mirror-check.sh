@@ -6,8 +6,9 @@
 #
 #   1. CLI config with filesystem_mirror + direct { exclude }: `init` of a configuration asking for
 #      ray-infra/ray "~> 0.1" (and once more with the examples' registry.terraform.io/ray-infra/ray);
-#      .terraform.lock.hcl pins version 0.1.x with the h1: hash of the archive's contents;
-#      `providers` and `version` list the provider at 0.1.x; `validate` passes (no Ray contacted);
+#      .terraform.lock.hcl pins the version (scripts/version.sh) with the h1: hash of the
+#      archive's contents; `providers` lists "~> 0.1" and `version` the provider at that
+#      version; `validate` passes (no Ray contacted);
 #   2. a lock file holding the zip's zh: hash from SHA256SUMS (what a registry install or a
 #      committed lock has): `init` verifies the zip against it and keeps it; a wrong zh: fails;
 #   3. no CLI config, the mirror in ~/.terraform.d/plugins (HOME is the temp dir): `init` finds it;
@@ -21,7 +22,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 t0=$SECONDS
 version="$("$here/version.sh")"
-case "$version" in 0.1.*) ;; *) echo "!! CHANGELOG version $version: update the \"~> 0.1\" this check asks for" >&2; exit 1 ;; esac
+case "$version" in 0.0.* | [1-9]*) echo "!! CHANGELOG version $version is outside the \"~> 0.1\" this check asks for: update it" >&2; exit 1 ;; esac
 if [ -n "${MIRROR_CHECK_CLIS:-}" ]; then
   read -r -a clis <<<"$MIRROR_CHECK_CLIS"
 else
