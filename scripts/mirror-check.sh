@@ -32,10 +32,11 @@ else
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-archives="$("$here/release-archives.sh" "$tmp/archives" 2>/dev/null)"
-mirror="$tmp/mirror"
-MIRROR_DIR="$mirror" "$here/install-mirror.sh" "$archives" 2>/dev/null
-HOME="$tmp/home" "$here/install-mirror.sh" "$archives" 2>/dev/null # default MIRROR_DIR
+fail() { echo "!! $*" >&2; exit 1; }
+archives="$tmp/archives" mirror="$tmp/mirror"
+out=$("$here/release-archives.sh" "$archives" 2>&1) || fail "release archives: $out"
+out=$(MIRROR_DIR="$mirror" "$here/install-mirror.sh" "$archives" 2>&1) || fail "install-mirror: $out"
+out=$(HOME="$tmp/home" "$here/install-mirror.sh" "$archives" 2>&1) || fail "install-mirror (default MIRROR_DIR): $out"
 zip="terraform-provider-ray_${version}_$(go env GOOS)_$(go env GOARCH).zip"
 zh="zh:$(awk -v z="$zip" '$2 == z { print $1 }' "$archives/terraform-provider-ray_${version}_SHA256SUMS")"
 [ "$zh" != "zh:" ] || { echo "!! $zip is not in the SHA256SUMS" >&2; exit 1; }
@@ -80,7 +81,6 @@ TF
 # Clean CLI environment: nothing from the caller's CLI configuration, cache or data dir.
 unset TF_CLI_CONFIG_FILE TOFU_CLI_CONFIG_FILE TF_PLUGIN_CACHE_DIR TF_DATA_DIR TF_CLI_ARGS TF_CLI_ARGS_init
 export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 XDG_CONFIG_HOME="$tmp/xdg-config" XDG_DATA_HOME="$tmp/xdg-data"
-fail() { echo "!! $*" >&2; exit 1; }
 # check_lock DIR WHAT: the lock file pins 0.1.x with the h1: hash of the archive's contents.
 check_lock() {
   local lock="$1/.terraform.lock.hcl"
