@@ -346,6 +346,9 @@ func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, others []vcluster.Gr
 			summary = "The Ray cluster cannot hold this virtual cluster together with the others planned"
 			detail = "It fits alone, but not together with the other virtual clusters this configuration creates:\n" + detail
 		}
+		if holders := spec.HoldersReport(snap); holders != "" {
+			detail += "\n\n" + holders + "\n\n" + spec.ShortageNextStep()
+		}
 		diags.AddAttributeError(attribute, summary, detail)
 	}
 	if len(shortage.Warnings) > 0 {

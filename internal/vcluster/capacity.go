@@ -239,6 +239,55 @@ func (s Spec) ChooseFreeNodes(snap *Snapshot, exclude map[string]bool, others []
 	return ids, domains, issues
 }
 
+// maxHolderGroups bounds how many holding groups a refusal names.
+const maxHolderGroups = 5
+
+// HoldersReport names the placement groups (other than the spec's own) that
+// hold resources on the alive nodes, the largest first by GPUs then CPUs,
+// each with what it holds and on how many nodes; at most maxHolderGroups,
+// then "and N more". "" when none holds anything.
+func (s Spec) HoldersReport(snap *Snapshot) string {
+	own := s.GroupNames()
+	type held struct {
+		name  string
+		res   topology.Resources
+		nodes map[string]bool
+	}
+	var all []held
+	for _, g := range snap.Groups {
+		if own[g.Name] || g.State != rayclient.PlacementGroupStateCreated {
+			continue
+		}
+		h := held{name: holderName(g), res: topology.Resources{}, nodes: map[string]bool{}}
+		if g.CreatorJobID != "" {
+			h.name += " (creator job " + g.CreatorJobID + ")"
+		}
+		for _, b := range g.Bundles {
+			h.nodes[b.NodeID] = true
+			for k, v := range UserResources(b.UnitResources) {
+				h.res[k] += v
+			}
+		}
+		all = append(all, h)
+	}
+	if len(all) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(all, func(a, b held) int {
+		return cmp.Or(cmp.Compare(b.res["GPU"], a.res["GPU"]), cmp.Compare(b.res["CPU"], a.res["CPU"]), strings.Compare(a.name, b.name))
+	})
+	lines := []string{"Placement groups holding resources (Ray namespace and owner are in the cluster records; " +
+		"`ray list placement-groups --detail` shows the rest):"}
+	for i, h := range all {
+		if i == maxHolderGroups {
+			lines = append(lines, fmt.Sprintf("  and %d more", len(all)-i))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("  %s holds %s on %d node(s)", h.name, formatResources(h.res), len(h.nodes)))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // ShortageNextStep says what a user can do when other clusters hold what
 // the cluster needs.
 func (s Spec) ShortageNextStep() string {

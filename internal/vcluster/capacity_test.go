@@ -1,6 +1,7 @@
 package vcluster
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -201,5 +202,40 @@ func TestChooseFreeNodesLeavesClaimedNodesOut(t *testing.T) {
 				t.Errorf("%s: detail lacks %q:\n%s", mode, want, issues[0].Detail)
 			}
 		}
+	}
+}
+
+// A capacity refusal names the groups that hold resources, largest first,
+// bounded, and never the cluster's own.
+func TestHoldersReport(t *testing.T) {
+	s := selectingSpec(1)
+	held := map[string]map[string]float64{"vc-node0": {"a1": 4}}
+	for i := range maxHolderGroups + 2 {
+		held[fmt.Sprintf("other-%d", i)] = map[string]float64{"b1": float64(i % 3)}
+	}
+	held["big"] = map[string]float64{"a2": 4, "b2": 4}
+	report := s.HoldersReport(topoSnapshot(held))
+	lines := strings.Split(report, "\n")
+	if len(lines) != maxHolderGroups+2 || !strings.HasPrefix(lines[1], `  "big" holds {CPU 2, GPU 8} on 2 node(s)`) ||
+		lines[len(lines)-1] != "  and 3 more" || strings.Contains(report, "vc-node0") {
+		t.Errorf("report:\n%s", report)
+	}
+	if got := s.HoldersReport(topoSnapshot(map[string]map[string]float64{"vc-node0": {"a1": 4}})); got != "" {
+		t.Errorf("only its own group holds anything, yet: %s", got)
+	}
+}
+
+// A create that timed out while pinned to a node another group holds says
+// so, naming the node, rather than that the resources appear free.
+func TestExplainApplyShortageOfPinnedGroup(t *testing.T) {
+	s := selectingSpec(4)
+	s.SelectedNodeIDs = []string{"a1"}
+	res := &Result{Pending: []string{"vc-node0"}, Nodes: []NodeView{
+		{NodeID: "a1", Total: map[string]float64{"CPU": 4, "GPU": 4}, Free: map[string]float64{"CPU": 4, "GPU": 0}},
+		{NodeID: "b1", Total: map[string]float64{"CPU": 4, "GPU": 4}, Free: map[string]float64{"CPU": 4, "GPU": 4}},
+	}}
+	why := ExplainApplyShortage(s, res)
+	if !strings.HasPrefix(why, "Why: ") || !strings.Contains(why, "ray.io/node-id=a1") {
+		t.Errorf("pinned to a full node, explained as:\n%s", why)
 	}
 }

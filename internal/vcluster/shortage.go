@@ -192,12 +192,12 @@ func ExplainApplyShortage(spec Spec, res *Result) string {
 		return ""
 	}
 	var pending []GroupRequest
-	for _, g := range spec.Groups() {
+	for _, g := range spec.FeasibilityGroups() { // with node pins: a pinned group needs its own nodes free
 		if slices.Contains(res.Pending, g.Name) {
 			pending = append(pending, g)
 		}
 	}
-	s := ExplainShortage(pending, NodeCapacities(res.Nodes))
+	s := ExplainShortage(pending, withPins(NodeCapacities(res.Nodes)))
 	var b strings.Builder
 	switch {
 	case len(s.Errors) > 0:
@@ -212,8 +212,13 @@ func ExplainApplyShortage(spec Spec, res *Result) string {
 		if len(pending) > maxNamedGroups {
 			names = append(names, fmt.Sprintf("and %d more", len(pending)-maxNamedGroups))
 		}
-		b.WriteString("The resources for " + strings.Join(names, ", ") +
-			" appear free now; the groups may be competing with other pending requests.")
+		where := "on the cluster"
+		if nodes := spec.PinnedNodes(); len(nodes) > 0 {
+			where = "on the nodes they are pinned to (" + strings.Join(nodes, ", ") + ")"
+		}
+		b.WriteString("When the wait ended, Ray had not placed " + strings.Join(names, ", ") + ", although their resources were free " +
+			where + " a moment later: other placement groups queued before them, or the holders left just then. " +
+			"Apply again, or raise ready_timeout.")
 	}
 	b.WriteString("\n\n" + s.Nodes)
 	return b.String()
