@@ -236,8 +236,13 @@ func (p *planning) run() {
 }
 
 // claimPorts warns when the cluster's port range overlaps that of another
-// cluster planned in this run on a node both can hold bundles on.
+// cluster planned in this run on a node both can hold bundles on. A cluster
+// whose nodes are chosen only at apply (exclude_node_ids not known yet) is
+// checked there, once it has a choice: now it would clash with everything.
 func (p *planning) claimPorts(spec *vcluster.Spec) {
+	if spec.SelectNodes && len(spec.SelectedNodeIDs) == 0 {
+		return
+	}
 	clash := p.r.data.ClaimPorts(spec.Name, spec.Ports, spec.PinnedNodes())
 	if len(clash) == 0 {
 		return
