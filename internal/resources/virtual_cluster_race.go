@@ -41,7 +41,7 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 			}
 			snap.Claims = claimDescriptions(claimed)
 			var choice diag.Diagnostics
-			if !r.selectNodes(ctx, m, spec, snap, &choice) {
+			if !r.selectNodes(ctx, m, spec, snap, !collided.IsZero(), &choice) {
 				if len(claimed) == 0 {
 					diags.Append(choice...)
 					return nil, nil

@@ -92,7 +92,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 // the nodes free now, the clusters this process is creating counted as
 // taken.
 func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
-	snap *vcluster.Snapshot, diags *diag.Diagnostics) bool {
+	snap *vcluster.Snapshot, spread bool, diags *diag.Diagnostics) bool {
 	key := spec.Namespace + "/" + spec.Name
 	if len(spec.SelectedNodeIDs) > 0 {
 		domainOf := map[string]string{}
@@ -123,6 +123,9 @@ func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClus
 		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, others)
 		if addIssues(diags, issues); diags.HasError() {
 			return nil
+		}
+		if spread { // after a lost race: apart from the others that lost it
+			ids, domains = spec.SpreadChoice(snap, exclude, others, ids, domains)
 		}
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
 		return spec.FeasibilityGroups()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strconv"
@@ -299,6 +300,35 @@ func (s Spec) ShortageNextStep() string {
 		step += `; or set capacity_check = "total" to queue until ready_timeout for nodes to free (on an autoscaling cluster, for nodes to be added)`
 	}
 	return step + "."
+}
+
+// maxSpreadChoices bounds the disjoint choices a retry picks from.
+const maxSpreadChoices = 4
+
+// SpreadChoice picks one of up to maxSpreadChoices disjoint choices at
+// random, the first being ids (ChooseFreeNodes' choice) and each next one
+// ChooseFreeNodes' choice without the nodes of those before it. Clusters
+// that lost a race for the same nodes then choose again apart, rather than
+// all onto the next nodes in order, one winner per round.
+func (s Spec) SpreadChoice(snap *Snapshot, exclude map[string]bool, others []GroupRequest, ids, domains []string) ([]string, []string) {
+	type choice struct{ ids, domains []string }
+	alts := []choice{{ids, domains}}
+	used := map[string]bool{}
+	for id := range exclude {
+		used[id] = true
+	}
+	for len(alts) < maxSpreadChoices {
+		for _, id := range alts[len(alts)-1].ids {
+			used[id] = true
+		}
+		next, nextDomains, issues := s.ChooseFreeNodes(snap, used, others)
+		if HasError(issues) {
+			break
+		}
+		alts = append(alts, choice{next, nextDomains})
+	}
+	c := alts[rand.IntN(len(alts))] //nolint:gosec // spreading retries, not security
+	return c.ids, c.domains
 }
 
 // busyReport lists the nodes selection left out, per NVLink domain in

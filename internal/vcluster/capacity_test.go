@@ -239,3 +239,30 @@ func TestExplainApplyShortageOfPinnedGroup(t *testing.T) {
 		t.Errorf("pinned to a full node, explained as:\n%s", why)
 	}
 }
+
+// After a lost race, the choice spreads over the disjoint choices in order:
+// each is a complete segment the reference's rules would take once the
+// ones before it were gone, and every one of them comes up.
+func TestSpreadChoice(t *testing.T) {
+	s := selectingSpec(2, 2)
+	s.SegmentSize = ptr(2)
+	snap := topoSnapshot(nil)
+	ids, domains, _ := s.ChooseFreeNodes(snap, nil, nil)
+	seen := map[string]bool{}
+	for range 200 {
+		got, gotDomains := s.SpreadChoice(snap, nil, nil, ids, domains)
+		key := strings.Join(got, ",")
+		if key != "a2,a1" && key != "b2,b1" || len(gotDomains) != 2 || gotDomains[0] != gotDomains[1] {
+			t.Fatalf("spread choice %v %v is not one of the complete segments", got, gotDomains)
+		}
+		seen[key] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("200 spread choices took only %v", seen)
+	}
+	one := selectingSpec(1)
+	ids, domains, _ = one.ChooseFreeNodes(snap, map[string]bool{"a2": true, "b2": true, "b1": true, "c1": true}, nil)
+	if got, _ := one.SpreadChoice(snap, map[string]bool{"a2": true, "b2": true, "b1": true, "c1": true}, nil, ids, domains); !reflect.DeepEqual(got, []string{"a1"}) {
+		t.Errorf("the only free node a1, yet %v", got)
+	}
+}
