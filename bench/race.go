@@ -123,17 +123,38 @@ func ParseRaceApply(mode string, code int, out, log string) RaceApply {
 	return a
 }
 
-// firstError is the CLI's first "Error:" line, or the output's last line.
+// firstError is the CLI's first error: its summary and the start of its
+// detail (without the "with"/"on" lines naming the resource), on one line;
+// else the output's last line.
 func firstError(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	for _, l := range lines {
+	for i, l := range lines {
 		l = strings.TrimSpace(strings.TrimLeft(l, "│╷╵ "))
-		if strings.HasPrefix(l, "Error:") {
-			return l
+		if !strings.HasPrefix(l, "Error:") {
+			continue
 		}
+		var detail []string
+		for _, d := range lines[i+1:] {
+			d = strings.TrimSpace(strings.TrimLeft(d, "│╷╵ "))
+			if strings.HasPrefix(d, "Error:") {
+				break
+			}
+			if d == "" || strings.HasPrefix(d, "with ") || strings.HasPrefix(d, "on ") || raceSourceLineRE.MatchString(d) {
+				continue
+			}
+			detail = append(detail, d)
+		}
+		msg := strings.Join(append([]string{l}, detail...), " ")
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		return msg
 	}
 	return strings.TrimSpace(lines[len(lines)-1])
 }
+
+// raceSourceLineRE matches the CLI's quoted configuration line ("13: resource ...").
+var raceSourceLineRE = regexp.MustCompile(`^[0-9]+: `)
 
 // RaceLeft is what Ray holds after every state was destroyed: live
 // placement groups, cluster records (KV vc/ keys), node claims (KV claim/

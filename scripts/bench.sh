@@ -77,9 +77,12 @@ fi
 # five 4-GPU nodes (the default node table: NVLink domains rackA, rackB, rackC and
 # topo_rank), beside the test cluster, the demo's and the waves'; stopped (by pid) when
 # done. RAY_ADDRESS points at it too, so nothing of the soak reaches the test cluster.
+# Its ports (14000-19999) stay below the kernel's ephemeral range (32768+), where a
+# passing connection once took the head agent's port and no job could be submitted;
+# 14000-14999 is also the waves cluster's third node: the two parts run one after another.
 if [ "$part" = all ] || [ "$part" = race ]; then
   (
-    export RAY_TF_IP_BASE=140 RAY_TF_GCS_PORT=6540 RAY_TF_DASHBOARD_PORT=8440 RAY_TF_PORT_BASE=38000 \
+    export RAY_TF_IP_BASE=140 RAY_TF_GCS_PORT=6540 RAY_TF_DASHBOARD_PORT=8440 RAY_TF_PORT_BASE=14000 \
       RAY_TF_TEMP_DIR=/tmp/raytf-bench-race RAY_TF_NODES="head rackA-1 rackA-2 rackB-1 rackB-2 rackC-1"
     export RAY_ADDRESS="http://127.0.0.1:$RAY_TF_DASHBOARD_PORT"
     trap '"$here/ray-cluster.sh" stop' EXIT
