@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -183,18 +184,7 @@ type RaceResult struct {
 
 // raceHCL declares one select_nodes cluster wanting one whole 4-GPU node.
 func raceHCL(address, name, mode string, readyTimeout time.Duration, ports int) string {
-	return ProviderHCL(address) + fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [4]
-  num_gpus_per_node       = 4
-  select_nodes            = true
-  capacity_check          = %q
-  ready_timeout           = "%ds"
-  port_range_low          = %d
-  port_range_high         = %d
-}
-`, name, mode, int(readyTimeout.Seconds()), ports, ports+10)
+	return ProviderHCL(address) + acctest.NodeClusterHCL(name, mode, fmt.Sprintf("%ds", int(readyTimeout.Seconds())), ports, ports+10)
 }
 
 // raceMode alternates the states between failing fast and queueing.
@@ -298,12 +288,12 @@ func (st raceState) loop(ctx context.Context, ws *Workspace, cfg RaceConfig, i i
 		logf("   race: state %d (%s) apply %d: %s in %s, %d re-choices%s", i, st.mode, n+1, a.Outcome,
 			Sec(a.Wall), a.Rechoices, map[bool]string{true: ", queued", false: ""}[a.Queued])
 		if !a.OK {
-			if !sleepCtx(ctx, raceBackoffOnError) {
+			if !pause(ctx, raceBackoffOnError) {
 				return
 			}
 			continue
 		}
-		sleepCtx(ctx, cfg.Hold) // a cut-short hold still destroys
+		pause(ctx, cfg.Hold) // a cut-short hold still destroys
 		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), raceCLITimeout)
 		d := ws.RunEnv(cctx, st.dir, nil, "destroy", "-auto-approve", "-no-color")
 		cancel()
@@ -315,14 +305,12 @@ func (st raceState) loop(ctx context.Context, ws *Workspace, cfg RaceConfig, i i
 	}
 }
 
-// sleepCtx sleeps d unless ctx ends first (then false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+// pause waits d unless ctx ends first (then false).
+func pause(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-time.After(d):
 		return true
 	}
 }
