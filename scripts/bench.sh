@@ -77,8 +77,8 @@ fi
 # five 4-GPU nodes (the default node table: NVLink domains rackA, rackB, rackC and
 # topo_rank), beside the test cluster, the demo's and the waves'; stopped (by pid) when
 # done. RAY_ADDRESS points at it too, so nothing of the soak reaches the test cluster.
-# Its ports (14000-19999) stay below the kernel's ephemeral range (32768+), where a
-# passing connection once took the head agent's port and no job could be submitted;
+# Its ports (14000-19999) stay below the kernel's ephemeral range (32768+), where a first
+# smoke run found the head agent's port already in use and no job could be submitted;
 # 14000-14999 is also the waves cluster's third node: the two parts run one after another.
 if [ "$part" = all ] || [ "$part" = race ]; then
   (
