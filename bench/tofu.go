@@ -105,24 +105,42 @@ func (w *Workspace) Dir(name string, files map[string]string) (string, error) {
 
 // Run runs the CLI in dir and returns its wall time, exit code and output.
 func (w *Workspace) Run(ctx context.Context, dir string, args ...string) (time.Duration, int, string, error) {
+	r := w.RunEnv(ctx, dir, nil, args...)
+	w.LastCPU = r.CPU
+	return r.Wall, r.Code, r.Out, r.Err
+}
+
+// CLIRun is one CLI command's outcome: Err only when it did not run or was
+// killed, else Code is its exit code.
+type CLIRun struct {
+	Wall, CPU time.Duration
+	Code      int
+	Out       string
+	Err       error
+}
+
+// RunEnv runs the CLI in dir with env added to the environment. Unlike Run
+// it keeps no state in w, so several goroutines may run CLIs at once.
+func (w *Workspace) RunEnv(ctx context.Context, dir string, env []string, args ...string) CLIRun {
 	cmd := exec.CommandContext(ctx, w.Tofu, append([]string{"-chdir=" + dir}, args...)...)
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.RCFile, "TF_IN_AUTOMATION=1", "TF_INPUT=0",
 		"CHECKPOINT_DISABLE=1")
+	cmd.Env = append(cmd.Env, env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 30 * time.Second
 	start := time.Now()
 	err := cmd.Run()
-	took := time.Since(start)
+	r := CLIRun{Wall: time.Since(start)}
 	if cmd.ProcessState != nil {
-		w.LastCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		r.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		code, err = ee.ExitCode(), nil
+		r.Code, err = ee.ExitCode(), nil
 	}
-	return took, code, out.String(), err
+	r.Out, r.Err = out.String(), err
+	return r
 }
 
 // SubmittedSpecs decodes the driver specs of the job submissions among

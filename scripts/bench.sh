@@ -4,8 +4,9 @@
 #
 #   scripts/bench.sh                      # everything in bench/README.md
 #   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
-#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, topo,
-#                                         # topo-ref, topoplan or all (default)
+#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, race,
+#                                         # topo, topo-ref, topoplan or all (default)
+#   BENCH_PART=race BENCH_RACE_SECONDS=60 scripts/bench.sh # the race soak, short (smoke check)
 #   NEMO_RL_SRC=~/src/RL scripts/bench.sh # also run NeMo-RL's own RayVirtualCluster (reference,
 #                                         # trace); skipped with a message when unset
 #
@@ -26,7 +27,7 @@ part="${BENCH_PART:-all}"
 started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
-offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = waves ]; } # no test cluster needed
+offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = waves ] || [ "$part" = race ]; } # no test cluster needed
 if ! offline && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
   started=1 # set first: a start that fails half-way is cleaned up too
   "$here/ray-cluster.sh" start
@@ -70,6 +71,24 @@ if [ "$part" = all ] || [ "$part" = waves ]; then
     "$here/ray-cluster.sh" start
     "$out/raybench" -terraform "$terraform" -address "http://127.0.0.1:$RAY_TF_DASHBOARD_PORT" -out "$out" "$@" waves |
       tee -a "$results"
+  ) || status=$?
+fi
+# Part 6, the race soak (BENCH_RACE_SECONDS, default 300): 8 states on its own cluster of
+# five 4-GPU nodes (the default node table: NVLink domains rackA, rackB, rackC and
+# topo_rank), beside the test cluster, the demo's and the waves'; stopped (by pid) when
+# done. RAY_ADDRESS points at it too, so nothing of the soak reaches the test cluster.
+# Its ports (14000-19999) stay below the kernel's ephemeral range (32768+), where a first
+# smoke run found the head agent's port already in use and no job could be submitted;
+# 14000-14999 is also the waves cluster's third node: the two parts run one after another.
+if [ "$part" = all ] || [ "$part" = race ]; then
+  (
+    export RAY_TF_IP_BASE=140 RAY_TF_GCS_PORT=6540 RAY_TF_DASHBOARD_PORT=8440 RAY_TF_PORT_BASE=14000 \
+      RAY_TF_TEMP_DIR=/tmp/raytf-bench-race RAY_TF_NODES="head rackA-1 rackA-2 rackB-1 rackB-2 rackC-1"
+    export RAY_ADDRESS="http://127.0.0.1:$RAY_TF_DASHBOARD_PORT"
+    trap '"$here/ray-cluster.sh" stop' EXIT
+    "$here/ray-cluster.sh" start
+    "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -address "$RAY_ADDRESS" \
+      -gcs "127.0.0.$RAY_TF_IP_BASE:$RAY_TF_GCS_PORT" -out "$out" "$@" race | tee -a "$results"
   ) || status=$?
 fi
 if [ "$part" = all ] || [ "$part" = topo ]; then

@@ -20,22 +20,11 @@ import (
 // nodeCluster is a one-node cluster that selects its node: four GPUs, so it
 // takes a whole GPU node of the test cluster. mode is capacity_check.
 func nodeCluster(name, mode string) string {
-	return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [4]
-  num_gpus_per_node       = 4
-  select_nodes            = true
-  capacity_check          = %q
-  ready_timeout           = "60s"
-  port_range_low          = 1700
-  port_range_high         = 1800
-}
-
+	return acctest.NodeClusterHCL(name, mode, "60s", 1700, 1800) + `
 output "node" {
   value = ray_virtual_cluster.t.selected_node_ids[0]
 }
-`, name, mode)
+`
 }
 
 // applyResult is one working directory's apply.

@@ -7,6 +7,7 @@
 //	raybench [flags] reference provider create/delete vs the reference's own work (probes, ports), per layout and size
 //	raybench [flags] trace     real apply + destroy of a unified cluster, phase by phase, against NeMo-RL's cold path
 //	raybench [flags] waves     apply + destroy of 1, 4, 12 and 50 clusters in one configuration
+//	raybench [flags] race      soak: 8 states applying and destroying clusters that want the same nodes
 //	raybench [flags] all       reference, tofu, trace and refresh
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
 //	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
@@ -84,8 +85,18 @@ func run() int {
 	waveSizes := flag.String("waves", "1,4,12,50", "waves: cluster counts (the first is the baseline)")
 	waveParallel := flag.String("waves-parallel", "50", "waves: counts also applied with -parallelism equal to the count")
 	waveReps := flag.Int("waves-reps", 3, "waves: repetitions")
+	raceSeconds, err := strconv.Atoi(envOr("BENCH_RACE_SECONDS", "300"))
+	if err != nil || raceSeconds < 1 {
+		fmt.Fprintf(os.Stderr, "raybench: BENCH_RACE_SECONDS=%q is not a number of seconds\n", os.Getenv("BENCH_RACE_SECONDS"))
+		return 2
+	}
+	raceFor := flag.Duration("race-for", time.Duration(raceSeconds)*time.Second, "race: how long the states loop (default BENCH_RACE_SECONDS, 300)")
+	raceStates := flag.Int("race-states", 8, "race: working directories (states) applying at once")
+	raceHold := flag.Duration("race-hold", 5*time.Second, "race: how long a state holds its cluster before destroying it")
+	raceMax := flag.Int("race-max-applies", 100, "race: most applies per state")
+	raceReady := flag.Duration("race-ready-timeout", 20*time.Second, "race: ready_timeout of the capacity_check = \"total\" states (how long they queue)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|all|topo|topo-ref|topoplan\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|all|topo|topo-ref|topoplan\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -107,8 +118,8 @@ func run() int {
 	wantRefresh, wantTofu := part == "refresh" || part == "all", part == "tofu" || part == "all"
 	wantReference := part == "reference" || part == "all"
 	wantTrace := part == "trace" || part == "all"
-	wantWaves := part == "waves"
-	if !wantRefresh && !wantTofu && !wantReference && !wantTrace && !wantWaves {
+	wantWaves, wantRace := part == "waves", part == "race"
+	if !wantRefresh && !wantTofu && !wantReference && !wantTrace && !wantWaves && !wantRace {
 		flag.Usage()
 		return 2
 	}
@@ -252,6 +263,22 @@ func run() int {
 			fail("waves", err)
 		}
 		bench.PrintWaves(os.Stdout, rows)
+	}
+	if wantRace && ctx.Err() == nil {
+		log(">> race: %d states x %s on the cluster at %s", *raceStates, *raceFor, *address)
+		start := time.Now()
+		res, err := bench.RunRace(ctx, bench.RaceConfig{CLI: *terraform, Dir: abs, Address: *address, GCS: *gcs,
+			Python: *python, Client: client.Client, States: *raceStates, Duration: *raceFor, MaxApplies: *raceMax,
+			Hold: *raceHold, ReadyTimeout: *raceReady, Prefix: prefix, Log: os.Stderr})
+		fmt.Printf("## 6. Teams applying at the same moment, a soak (%s)\n\n", time.Since(start).Round(time.Second))
+		if err != nil {
+			fail("race", err)
+		}
+		bench.PrintRace(os.Stdout, res, *raceReady)
+		if res != nil && !res.Left.Clean() {
+			log("!! race: Ray still holds what the soak made (see the row)")
+			status = 1
+		}
 	}
 	if wantRefresh && ctx.Err() == nil {
 		cl, err := intList(*clusters)

@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Lines as Terraform writes the provider's INFO log to TF_LOG_PATH.
+const (
+	raceLogLost = `2026-12-04T16:49:35.148Z [INFO]  provider.terraform-provider-ray: lost the race for nodes: choosing again: ` +
+		`tf_rpc=ApplyResourceChange cluster=terraform-ray/bench-1-race-0 holders="cluster \"bench-1-race-3\" holds node 5c1" @module=ray`
+	raceLogQueue = `2026-12-04T16:49:36.001Z [INFO]  provider.terraform-provider-ray: queueing for nodes other clusters hold: ` +
+		`cluster=terraform-ray/bench-1-race-1 holders=5 @module=ray`
+	raceLogNoneLeft = `2026-12-04T16:49:37.500Z [INFO]  provider.terraform-provider-ray: no nodes left after a lost race: ` +
+		`@module=ray cluster=terraform-ray/bench-1-race-0 seconds_since_collision=2.352 tf_rpc=ApplyResourceChange`
+)
+
+func TestParseRaceApply(t *testing.T) {
+	lostOut := "ray_virtual_cluster.t: Creating...\n╷\n│ Error: Other clusters took the nodes\n│ \n│   with ray_virtual_cluster.t,\n╵\n"
+	for _, tc := range []struct {
+		name, mode, out, log string
+		code                 int
+		want                 RaceApply
+		collided             bool
+	}{
+		{name: "won at once", mode: "free", out: "Apply complete! Resources: 1 added", want: RaceApply{OK: true, Outcome: "ok"}},
+		{name: "won after a re-choice", mode: "free", log: raceLogLost + "\n",
+			want: RaceApply{OK: true, Outcome: "ok", Rechoices: 1}, collided: true},
+		{name: "lost fast", mode: "free", code: 1, out: lostOut, log: raceLogLost + "\n" + raceLogNoneLeft + "\n",
+			want: RaceApply{Outcome: "lost", Rechoices: 1, SinceCollision: 2352 * time.Millisecond, HasSince: true}, collided: true},
+		{name: "queued then lost", mode: "total", code: 1, out: lostOut,
+			log:  raceLogLost + "\n" + raceLogQueue + "\n" + raceLogLost + "\n" + raceLogNoneLeft + "\n",
+			want: RaceApply{Outcome: "lost", Rechoices: 2, Queued: true, SinceCollision: 2352 * time.Millisecond, HasSince: true}, collided: true},
+		{name: "refused at plan", mode: "free", code: 1,
+			out:  "╷\n│ Error: Cannot select nodes for the virtual\n│ cluster\n╵\n",
+			want: RaceApply{Outcome: "plan"}, collided: true},
+		{name: "other", mode: "total", code: 1, out: "Planning...\n╷\n│ Error: Cannot create the virtual cluster\n│ \n" +
+			"│   with ray_virtual_cluster.t,\n│   on main.tf line 13, in resource \"ray_virtual_cluster\" \"t\":\n" +
+			"│   13: resource \"ray_virtual_cluster\" \"t\" {\n│ \n│ submitting placement group driver job\n│ \"raytf_1\": 500\n╵\n",
+			want: RaceApply{Outcome: "other", Error: `Error: Cannot create the virtual cluster submitting placement group driver job "raytf_1": 500`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ParseRaceApply(tc.mode, tc.code, tc.out, tc.log)
+			tc.want.Mode = tc.mode
+			if got != tc.want {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+			if got.Collided() != tc.collided {
+				t.Errorf("Collided() = %v, want %v", got.Collided(), tc.collided)
+			}
+		})
+	}
+}
+
+func TestRaceHCL(t *testing.T) {
+	hcl := raceHCL("http://127.0.0.1:8440", "bench-1-race-1", raceMode(1), 20*time.Second, 3020)
+	for _, want := range []string{`address = "http://127.0.0.1:8440"`, `name                    = "bench-1-race-1"`,
+		`select_nodes            = true`, `capacity_check          = "total"`, `ready_timeout           = "20s"`,
+		`num_gpus_per_node       = 4`, `port_range_low          = 3020`, `port_range_high         = 3030`} {
+		if !strings.Contains(hcl, want) {
+			t.Errorf("configuration lacks %q:\n%s", want, hcl)
+		}
+	}
+	if raceMode(0) != "free" || raceMode(3) != "total" {
+		t.Errorf("modes: %s %s", raceMode(0), raceMode(3))
+	}
+}
+
+func TestPrintRace(t *testing.T) {
+	r := &RaceResult{States: 8, Nodes: 5, Duration: time.Minute, Wall: 70 * time.Second, Destroys: 4, DestroysOK: 4,
+		Applies: []RaceApply{
+			{Mode: "free", OK: true, Outcome: "ok"},
+			{Mode: "free", OK: true, Outcome: "ok", Rechoices: 1},
+			{Mode: "free", Outcome: "lost", Rechoices: 1, SinceCollision: time.Second, HasSince: true},
+			{Mode: "free", Outcome: "lost", Rechoices: 2, SinceCollision: 3 * time.Second, HasSince: true},
+			{Mode: "total", Outcome: "lost", Rechoices: 3, Queued: true, SinceCollision: 20 * time.Second, HasSince: true},
+			{Mode: "total", Outcome: "plan"},
+			{Mode: "total", Outcome: "other", Error: "Error: boom"},
+		},
+		Left: RaceLeft{JobRecords: 2}}
+	var out bytes.Buffer
+	PrintRace(&out, r, 20*time.Second)
+	s := out.String()
+	row := ""
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "| 8 ") {
+			row = strings.Join(strings.Fields(l), " ")
+		}
+	}
+	// applies 2 / 7; collisions 5; re-choices 7; won after 1; queued 1;
+	// failed 2, 1, 1; free 2.0, 3.0 (median of two); total 20.0, 20.0.
+	want := "| 8 | 5 | 60 | 2 / 7 | 5 | 7 | 1 | 1 | 2, 1, 1 | 2.0, 3.0 | 20.0, 20.0 | 1 | 4 / 4 | 0, 0, 0, 0 | 2 |"
+	if row != want {
+		t.Errorf("row:\n%s\nwant:\n%s\n%s", row, want, s)
+	}
+	if !strings.Contains(s, "Other errors: 1x Error: boom") {
+		t.Errorf("the other error is not listed:\n%s", s)
+	}
+	if !r.Left.Clean() || (RaceLeft{Claims: 1}).Clean() {
+		t.Error("Clean() wrong")
+	}
+}
