@@ -13,7 +13,7 @@ import (
 
 // goPackage is the part of `go list -json` the package map needs.
 type goPackage struct {
-	ImportPath, Doc                     string
+	ImportPath, Doc                    string
 	Imports, TestImports, XTestImports []string
 }
 
