@@ -260,6 +260,6 @@ func Match(g Outputs, py *PythonResult) []bool {
 		slices.EqualFunc(g.Plan.Constraints, py.Prepare.Constraints, maps.Equal) &&
 			len(g.Plan.Remaining) == py.Prepare.Remaining && g.Plan.Message == py.Prepare.Message,
 		slices.Equal(g.Order, py.Sort.Order),
-		g.Feasible.OK() == (len(py.Feasibility.Errors) == 0),
+		(len(g.Feasible.Errors) == 0) == (len(py.Feasibility.Errors) == 0),
 	}
 }
