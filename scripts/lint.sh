@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# gofmt, go vet and golangci-lint (built once from the Go module proxy into the cache).
+# gofmt, go vet, golangci-lint and deadcode (both built once from the Go module proxy into
+# the cache; scripts/deadcode.sh says what it checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GOLANGCI_VERSION="${GOLANGCI_VERSION:-v2.15.0}"
@@ -12,3 +13,4 @@ unformatted=$(gofmt -l .)
 [ -z "$unformatted" ] || { echo "gofmt needed: $unformatted" >&2; exit 1; }
 go vet ./...
 "$bin/golangci-lint" run ./...
+scripts/deadcode.sh
