@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gofmt, go vet, golangci-lint and deadcode (both built once from the Go module proxy into
-# the cache; scripts/deadcode.sh says what it checks).
+# the cache; scripts/deadcode.sh says what it checks), and mypy on driver.py (installed once
+# into a cached virtualenv by scripts/install-mypy.sh; scripts/mypy.ini).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GOLANGCI_VERSION="${GOLANGCI_VERSION:-v2.15.0}"
@@ -14,3 +15,4 @@ unformatted=$(gofmt -l .)
 go vet ./...
 "$bin/golangci-lint" run ./...
 scripts/deadcode.sh
+"$(scripts/install-mypy.sh)/mypy" --config-file scripts/mypy.ini
