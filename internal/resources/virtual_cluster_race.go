@@ -39,8 +39,9 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 			if !fixed {
 				spec.SelectedNodeIDs, spec.SelectedNodeDomains = nil, nil
 			}
+			snap.Claims = claimDescriptions(claimed)
 			var choice diag.Diagnostics
-			if !r.selectNodes(ctx, m, spec, snap, claimedNodes(claimed), &choice) {
+			if !r.selectNodes(ctx, m, spec, snap, &choice) {
 				if len(claimed) == 0 {
 					diags.Append(choice...)
 					return nil, nil
@@ -53,8 +54,10 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 					clear(claimed) // they may have left: the next claim says
 					continue
 				}
+				tflog.Info(ctx, "no nodes left after a lost race", map[string]any{"cluster": key,
+					"seconds_since_collision": time.Since(collided).Seconds()})
 				diags.AddAttributeError(path.Root(vcluster.AttrSelectNodes), "Other clusters took the nodes",
-					lostRaceDetail(*spec, claimed, choice, collided))
+					lostRaceDetail(*spec, claimed, choice))
 				return nil, nil
 			}
 		}
@@ -105,10 +108,14 @@ func nodesClaimed(res *vcluster.Result, err error) (holders []vcluster.NodeHolde
 	return f.Holders, f.Claimed
 }
 
-func claimedNodes(claimed map[string]vcluster.NodeHolder) map[string]bool {
-	out := make(map[string]bool, len(claimed))
-	for id := range claimed {
-		out[id] = true
+// claimDescriptions names each claimed node's holder for node choice.
+func claimDescriptions(claimed map[string]vcluster.NodeHolder) map[string]string {
+	out := make(map[string]string, len(claimed))
+	for id, h := range claimed {
+		out[id] = "another cluster"
+		if h.Cluster != "" {
+			out[id] = fmt.Sprintf("cluster %q", h.Cluster)
+		}
 	}
 	return out
 }
@@ -138,7 +145,7 @@ func (r *virtualClusterResource) waitAndSnapshot(ctx context.Context, diags *dia
 // lostRaceDetail explains a cluster that lost the race for its nodes and
 // finds no other that fit: who holds them, why nothing else fits, and what
 // to do.
-func lostRaceDetail(spec vcluster.Spec, claimed map[string]vcluster.NodeHolder, choice diag.Diagnostics, collided time.Time) string {
+func lostRaceDetail(spec vcluster.Spec, claimed map[string]vcluster.NodeHolder, choice diag.Diagnostics) string {
 	holders := make([]vcluster.NodeHolder, 0, len(claimed))
 	for _, id := range slices.Sorted(maps.Keys(claimed)) {
 		if claimed[id].Cluster != "" { // nodes only known as claimed have no holder to name
@@ -155,9 +162,6 @@ func lostRaceDetail(spec vcluster.Spec, claimed map[string]vcluster.NodeHolder, 
 	if len(why) > 0 {
 		fmt.Fprintf(&b, "\n\nThe nodes left cannot hold it: %s", strings.Join(why, "\n"))
 	}
-	if !collided.IsZero() {
-		fmt.Fprintf(&b, "\n\nNothing of %q was created (%.1fs after the collision). ", spec.Name, time.Since(collided).Seconds())
-	}
-	b.WriteString(spec.ShortageNextStep())
+	fmt.Fprintf(&b, "\n\nNothing of %q was created. %s", spec.Name, spec.ShortageNextStep())
 	return b.String()
 }

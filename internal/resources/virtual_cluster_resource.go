@@ -92,7 +92,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 // the nodes free now, the clusters this process is creating counted as
 // taken.
 func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
-	snap *vcluster.Snapshot, claimed map[string]bool, diags *diag.Diagnostics) bool {
+	snap *vcluster.Snapshot, diags *diag.Diagnostics) bool {
 	key := spec.Namespace + "/" + spec.Name
 	if len(spec.SelectedNodeIDs) > 0 {
 		domainOf := map[string]string{}
@@ -119,9 +119,6 @@ func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClus
 		return !diags.HasError()
 	}
 	exclude, _ := excludedNodes(ctx, *m)
-	for id := range claimed {
-		exclude[id] = true
-	}
 	r.data.ChooseNodes(key, func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
 		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, others)
 		if addIssues(diags, issues); diags.HasError() {

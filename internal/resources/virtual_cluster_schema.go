@@ -323,8 +323,8 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()},
 			},
 			"selected_node_ids": schema.ListAttribute{
-				MarkdownDescription: "With `select_nodes`, the node chosen for each logical node, in logical-node order; " +
-					"stable from state, so another cluster can exclude them. Null otherwise.",
+				MarkdownDescription: "With `select_nodes`, the node chosen for each logical node, in logical-node order: chosen and claimed at " +
+					"apply (known after apply), then stable from state, so another cluster can exclude them. Null otherwise.",
 				ElementType:   types.StringType,
 				Computed:      true,
 				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},

@@ -83,6 +83,7 @@ type nodeUse struct {
 	free    topology.Resources // what the checks count as available
 	total   topology.Resources
 	holders []string // groups holding resources on it, other than the spec's own
+	claimed bool     // another cluster claimed it (Snapshot.Claims)
 }
 
 // nodeUses is every alive node's free resources under the spec's capacity
@@ -97,6 +98,12 @@ func (s Spec) nodeUses(snap *Snapshot, others []GroupRequest) map[string]*nodeUs
 			free = c.Total
 		}
 		out[c.ID] = &nodeUse{free: maps.Clone(free), total: c.Total}
+	}
+	for id, who := range snap.Claims {
+		if u := out[id]; u != nil {
+			u.claimed = true
+			u.holders = append(u.holders, who)
+		}
 	}
 	own := s.GroupNames()
 	listed := map[string]bool{}
@@ -214,7 +221,7 @@ func (s Spec) ChooseFreeNodes(snap *Snapshot, exclude map[string]bool, others []
 	usable := make([]topology.Node, 0, len(topo))
 	var left []topology.Node
 	for _, n := range topo {
-		if u := uses[n.ID]; u != nil && !holds(need, u.free) && !exclude[n.ID] && n.Domain != topology.NVLinkDomainUnknown {
+		if u := uses[n.ID]; u != nil && (!holds(need, u.free) || u.claimed) && !exclude[n.ID] && n.Domain != topology.NVLinkDomainUnknown {
 			left = append(left, n)
 			continue
 		}
@@ -285,6 +292,9 @@ func describeNode(n topology.Node, u *nodeUse, need topology.Resources) string {
 	head := fmt.Sprintf("node %s (topo_rank %d, GPU %g/%g free)", n.ID, n.TopoRank, amount(u.free["GPU"]), amount(u.total["GPU"]))
 	if !holds(need, u.total) {
 		return head + ": too small even when empty"
+	}
+	if u.claimed {
+		return head + ": claimed at apply by " + strings.Join(u.holders, ", ")
 	}
 	if len(u.holders) == 0 {
 		return head + ": busy (no placement group holds it; other Ray tasks or actors do)"

@@ -173,3 +173,33 @@ func TestReadableMessageHidesPins(t *testing.T) {
 
 // A choice that other tenants' groups changed is named, so the plan can
 // leave it to the apply; an undisturbed choice is not.
+
+// Nodes other clusters claimed at apply (Snapshot.Claims) are left out
+// whatever they have free, under every capacity mode, and the error of a
+// choice that finds none names the claimant.
+func TestChooseFreeNodesLeavesClaimedNodesOut(t *testing.T) {
+	for _, mode := range CapacityChecks {
+		s := selectingSpec(2, 2)
+		s.SegmentSize, s.CapacityCheck = ptr(2), mode
+		snap := topoSnapshot(nil)
+		snap.Claims = map[string]string{"a1": `cluster "ns/first"`}
+		ids, _, issues := s.ChooseFreeNodes(snap, nil, nil)
+		if len(issues) != 0 || !reflect.DeepEqual(ids, []string{"b2", "b1"}) {
+			t.Fatalf("%s: rackA is claimed in part, so rackB: %v %+v", mode, ids, issues)
+		}
+		snap.Claims["b2"] = `cluster "ns/second"`
+		_, _, issues = s.ChooseFreeNodes(snap, nil, nil)
+		if len(issues) == 0 {
+			t.Fatalf("%s: both segments claimed, yet a choice", mode)
+		}
+		for _, want := range []string{`node a1 (topo_rank 3, GPU 4/4 free): claimed at apply by cluster "ns/first"`,
+			`claimed at apply by cluster "ns/second"`, `capacity_check = "total"`} {
+			if mode == CapacityTotal && strings.Contains(want, "capacity_check") {
+				continue
+			}
+			if !strings.Contains(issues[0].Detail, want) {
+				t.Errorf("%s: detail lacks %q:\n%s", mode, want, issues[0].Detail)
+			}
+		}
+	}
+}

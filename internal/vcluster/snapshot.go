@@ -15,6 +15,10 @@ import (
 type Snapshot struct {
 	Nodes  []rayclient.Node
 	Groups []rayclient.PlacementGroup
+	// Claims are the nodes other clusters claimed (node id -> who), as a
+	// create that lost a race learned them from the driver: node choice
+	// leaves them out whatever they have free. The state API cannot list them.
+	Claims map[string]string
 }
 
 // FetchSnapshot lists alive nodes and non-removed placement groups: two calls.
