@@ -117,7 +117,7 @@ func liveCheck(ctx context.Context, c *rayclient.Client, spec vcluster.Spec) err
 	for _, g := range spec.Groups() {
 		own[g.Name] = true
 	}
-	if f := topology.CheckPlacement(spec.Groups(), snap.Capacity(own)); !f.OK() {
+	if f := topology.CheckPlacement(spec.Groups(), snap.Capacity(own)); len(f.Errors) > 0 {
 		return fmt.Errorf("%w: %s", errBusy, strings.Join(f.Errors, "; "))
 	}
 	return nil

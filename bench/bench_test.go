@@ -387,3 +387,7 @@ func TestRoute(t *testing.T) {
 		}
 	}
 }
+
+// SpecMatches reports whether the spec the provider submitted equals the
+// bench's DriverSpec (see SpecDiff).
+func SpecMatches(submitted, bench vcluster.Request) bool { return len(SpecDiff(submitted, bench)) == 0 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -57,7 +58,11 @@ func Sweep(c *rayclient.Client, base *Baseline, python, namespace, prefix string
 		if len(still) == 0 {
 			break
 		}
-		spec := vcluster.DeleteRequest(ns, still...)
+		groups := make([]vcluster.GroupRequest, len(still))
+		for i, name := range still {
+			groups[i] = vcluster.GroupRequest{Name: name}
+		}
+		spec := vcluster.NewRequest(vcluster.ActionDelete, ns, groups, false, topology.PortRange{}, 0)
 		if _, err := driver.Run(ctx, c, python, spec, driver.RunOptions{}); err != nil {
 			return left, err
 		}

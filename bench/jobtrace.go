@@ -281,7 +281,7 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 		if c.Op == "logs" && !c.Start.Before(termSeen) {
 			// driver.Run parses progress and the result on each final fetch.
 			_ = driver.ParseProgress(t.lastLogs)
-			_, _ = driver.ParseResult(t.lastLogs)
+			_, _ = driver.ParseResult(t.lastLogs, "")
 		}
 	}
 	p.ResultParse = time.Since(parseStart)

@@ -170,10 +170,6 @@ func SubmittedSpecs(events []ProxyEvent) ([]vcluster.Request, error) {
 	return out, nil
 }
 
-// SpecMatches reports whether the spec the provider submitted equals the
-// bench's DriverSpec (see SpecDiff).
-func SpecMatches(submitted, bench vcluster.Request) bool { return len(SpecDiff(submitted, bench)) == 0 }
-
 // SpecDiff lists the top-level request keys whose values differ between the
 // spec the provider submitted and the bench's DriverSpec. Both are complete
 // requests (vcluster fills every default), compared through their JSON.

@@ -71,7 +71,7 @@ func (t *TracedJobs) Observe(ev ProxyEvent, body []byte) {
 			}
 			if json.Unmarshal(body, &l) == nil {
 				t.lastLogs = l.Logs
-				if _, err := driver.ParseResult(l.Logs); err == nil && t.resultAt.IsZero() {
+				if _, err := driver.ParseResult(l.Logs, ""); err == nil && t.resultAt.IsZero() {
 					t.resultAt = ev.End
 				}
 			}

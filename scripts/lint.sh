@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# gofmt, go vet and golangci-lint (built once from the Go module proxy into the cache).
+# gofmt, go vet, golangci-lint and deadcode (both built once from the Go module proxy into
+# the cache; scripts/deadcode.sh says what it checks), and mypy on driver.py (installed once
+# into a cached virtualenv by scripts/install-mypy.sh; scripts/mypy.ini).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GOLANGCI_VERSION="${GOLANGCI_VERSION:-v2.15.0}"
@@ -12,3 +14,5 @@ unformatted=$(gofmt -l .)
 [ -z "$unformatted" ] || { echo "gofmt needed: $unformatted" >&2; exit 1; }
 go vet ./...
 "$bin/golangci-lint" run ./...
+scripts/deadcode.sh
+"$(scripts/install-mypy.sh)/mypy" --config-file scripts/mypy.ini

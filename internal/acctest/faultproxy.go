@@ -169,13 +169,6 @@ func (p *FaultProxy) Inject(r FaultRule) {
 	p.rule, p.ruleStart, p.ruleHits, p.ruleFaults, p.ruleSeen = &r, time.Now(), 0, 0, map[string]bool{}
 }
 
-// Clear removes the active rule: every request is forwarded.
-func (p *FaultProxy) Clear() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rule = nil
-}
-
 // Stats returns the counters.
 func (p *FaultProxy) Stats() FaultStats {
 	p.mu.Lock()

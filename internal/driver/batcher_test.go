@@ -243,7 +243,7 @@ func TestDriverBatchReportsConnectFailureForEachRequest(t *testing.T) {
 	cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg(raw))
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+writeRayStub(t))
 	out, _ := cmd.CombinedOutput()
-	res, err := ParseResult(string(out))
+	res, err := ParseResult(string(out), "")
 	if err != nil || res.OK || len(res.Batch) != 2 {
 		t.Fatalf("%v %+v\n%s", err, res, out)
 	}

@@ -160,15 +160,10 @@ func payloadAfter(re *regexp.Regexp, line string, last bool) (string, bool) {
 // ParseResult extracts the driver result from job logs: the last line that
 // holds the RAYTF_RESULT marker. Other log lines and ANSI escapes are
 // ignored. It returns ErrNoResult (errors.Is) when there is no such line,
-// and a descriptive error when the last one is not a valid result.
-func ParseResult(logs string) (*vcluster.Result, error) {
-	return parseResult(logs, "")
-}
-
-// parseResult is ParseResult restricted to result lines of one run when
-// runID is set: lines of other runs are skipped, and a garbled line is only
+// and a descriptive error when the last one is not a valid result. With
+// runID set, lines of other runs are skipped, and a garbled line is only
 // reported when no line of the run is found.
-func parseResult(logs, runID string) (*vcluster.Result, error) {
+func ParseResult(logs, runID string) (*vcluster.Result, error) {
 	if !strings.Contains(logs, resultMarker) {
 		return nil, ErrNoResult
 	}

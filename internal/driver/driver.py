@@ -6,7 +6,10 @@
 # back through its stdout (the job logs):
 #   RAYTF_PROGRESS <json>   any number of progress lines
 #   RAYTF_RESULT <json>     exactly one final line (exit code 1 when not ok)
-# Python 3.9+ standard library plus ray only.
+# Python 3.9+ standard library plus ray only. Type-checked by mypy for
+# Python 3.9 (scripts/mypy.ini, run by make lint); ray's objects are Any.
+
+from __future__ import annotations
 
 import base64
 import json
@@ -20,14 +23,29 @@ import threading
 import time
 import traceback
 import zlib
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Set, Tuple, TypedDict, cast
 
 # ray and its helpers: bound by import_ray(). A delete or record that reaches
 # the GCS directly (GcsDirect) never imports ray, which saves about a second.
-ray = internal_kv = PlacementGroupSchedulingStrategy = None
-get_placement_group = placement_group = placement_group_table = remove_placement_group = None
+ray: Any = None
+internal_kv: Any = None
+PlacementGroupSchedulingStrategy: Any = None
+get_placement_group: Any = None
+placement_group: Any = None
+placement_group_table: Any = None
+remove_placement_group: Any = None
+
+# Shapes of the JSON the driver reads and writes (Go's types are the source:
+# vcluster.Request, vcluster.Result, vcluster.Manifest).
+Json = Dict[str, Any]  # a decoded JSON object: a request part, a record, a result
+Resources = Dict[str, float]  # one bundle's resources
+Bundle = Dict[str, Any]  # one bundle of a group result (probe target until probed)
+NodeView = Dict[str, Dict[str, Any]]  # cluster_view: node id -> ip, resources, labels, total, free
+Entry = Tuple[str, Any, bool]  # (group name, PlacementGroup, created by this run)
 
 
-def import_ray():
+def import_ray() -> None:
     global ray, internal_kv, PlacementGroupSchedulingStrategy
     global get_placement_group, placement_group, placement_group_table, remove_placement_group
     import ray
@@ -44,20 +62,70 @@ ACTIONS = ("create", "delete", "inspect", "record", "read")
 BATCH = "batch"  # runs the requests in spec["batch"] concurrently, one result each
 # The request format this driver reads (vcluster.RequestVersion).
 REQUEST_VERSION = 1
-# Contract constants, filled from spec["contract"]; the driver has none of its own.
-CONTRACT_STR = ("domain_prefix", "domain_unknown", "topo_rank_key", "state_created", "state_removed",
-                "state_missing", "group_resource_marker")
-CONTRACT_INT = ("topo_rank_unknown", "port_tries", "port_rounds", "probe_batch", "min_probe_seconds",
-                "remove_wait_seconds", "min_remove_wait_seconds", "rank_label_digits", "max_recreates",
-                "max_removals_per_name", "gcs_call_seconds")
-CONTRACT_FLOAT = ("amount_unit", "probe_gpu_fraction")
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The contract constants (vcluster.Contract), built once from the
+    request's "contract"; the driver has none of its own. Field names and
+    types are Go's JSON fields (TestDriverContractFieldsMatch)."""
+
+    domain_prefix: str
+    domain_unknown: str
+    topo_rank_key: str
+    state_created: str
+    state_removed: str
+    state_missing: str
+    group_resource_marker: str
+    topo_rank_unknown: int
+    port_tries: int
+    port_rounds: int
+    probe_batch: int
+    min_probe_seconds: int
+    remove_wait_seconds: int
+    min_remove_wait_seconds: int
+    rank_label_digits: int
+    max_recreates: int
+    max_removals_per_name: int
+    gcs_call_seconds: int
+    amount_unit: float
+    probe_gpu_fraction: float
+
+    @classmethod
+    def from_request(cls, raw: Json) -> Contract:
+        """raw is the request's contract object, checked against CONTRACT_SHAPE."""
+        return cls(**{f.name: raw[f.name] for f in fields(cls)})
+
+
+class GroupSpec(TypedDict):
+    """One wanted group, as parse_request reads it."""
+
+    name: str
+    strategy: str
+    bundles: Optional[List[Resources]]
+    selector: Optional[List[Dict[str, str]]]
+    topology_strategy: Optional[Dict[str, str]]
+
+
+class Spec(TypedDict):
+    """One request, as parse_request reads it."""
+
+    action: str
+    namespace: str
+    timeout: float
+    groups: List[GroupSpec]
+    use_gpus: bool
+    port_low: int
+    port_high: int
+    own: Optional[Json]  # ownership: record key, owner, manifest, node claims
+    rank_order: Optional[Json]
 
 
 class DriverError(Exception):
     """A failure as facts: kind, a code and the values Go words it from
     (vcluster.ResultError.Describe); the driver writes no sentence."""
 
-    def __init__(self, kind, code, **facts):
+    def __init__(self, kind: str, code: str, **facts: Any) -> None:
         Exception.__init__(self, code)
         self.kind = kind
         self.code = code
@@ -69,47 +137,58 @@ class Run:
     source, what it created (removed again if it fails), what Go needs to
     explain a failure, and the connections it made."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.id = ""  # spec.run_id, echoed on every output line
         self.t0 = time.monotonic()
-        self.spec = None
-        self.c = {}  # the contract constants
+        self.spec: Optional[Spec] = None
+        self._contract: Optional[Contract] = None
         self.topo = {"domain_label": "", "rank_label": ""}  # spec.probe.topology
         # Groups created by this run (name -> PlacementGroup), plus names whose
         # placement_group() call was in flight; removed again if the run fails.
-        self.created = {}
-        self.inflight = set()
+        self.created: Dict[str, Any] = {}
+        self.inflight: Set[str] = set()
         # Set when a create gives up waiting: the pending group names and the
         # cluster's per-node view, for Go to explain the shortage.
-        self.failure = {}
+        self.failure: Json = {}
         self.new_record = False  # this run created the record (removed again if it fails)
         self.claim_token = ""  # set once this run claims nodes; its claims are released if it fails
-        self.claimed = []  # KV keys of the node claims this run wrote
-        self.stop_signal = None
-        self.probe_task = None  # the remote version of _probe_in_bundle, made once ray is imported
-        self.gcs = None  # the GcsDirect a delete, record or read runs on, when it could connect
+        self.claimed: List[str] = []  # KV keys of the node claims this run wrote
+        self.stop_signal: Optional[int] = None
+        self.probe_task: Any = None  # the remote version of _probe_in_bundle, made once ray is imported
+        self.gcs: Optional[GcsDirect] = None  # the GcsDirect a delete, record or read runs on, when it could connect
         self.gate = Gate()  # shared by the requests of a batch
+
+    @property
+    def contract(self) -> Contract:
+        """The request's contract constants (set by parse_request)."""
+        if self._contract is None:
+            raise RuntimeError("the contract is read before the request was parsed")
+        return self._contract
+
+    @contract.setter
+    def contract(self, c: Contract) -> None:
+        self._contract = c
 
 
 class Gate:
     """Group creation and record writes pass the gate; a stopped batch closes
     it, so its cleanup sees everything the requests still running made."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.closed = False
 
-    def __enter__(self):
+    def __enter__(self) -> Gate:
         self.lock.acquire()
         if self.closed:
             self.lock.release()
             raise DriverError("internal", "stopped", signal=0)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.lock.release()
 
-    def close(self):
+    def close(self) -> None:
         with self.lock:
             self.closed = True
 
@@ -117,7 +196,7 @@ class Gate:
 EMIT_LOCK = threading.Lock()  # a batch's threads print whole lines
 
 
-def emit(run, tag, payload, leading_newline=False):
+def emit(run: Run, tag: str, payload: Json, leading_newline: bool = False) -> None:
     if run.id:
         payload = dict(payload, run_id=run.id)
     line = "%s %s\n" % (tag, json.dumps(payload, sort_keys=True, separators=(",", ":")))
@@ -128,10 +207,10 @@ def emit(run, tag, payload, leading_newline=False):
         sys.stdout.flush()
 
 
-def progress(run, phase, **fields):
-    fields["phase"] = phase
-    fields["elapsed"] = round(time.monotonic() - run.t0, 3)
-    emit(run, "RAYTF_PROGRESS", fields)
+def progress(run: Run, phase: str, **facts: Any) -> None:
+    facts["phase"] = phase
+    facts["elapsed"] = round(time.monotonic() - run.t0, 3)
+    emit(run, "RAYTF_PROGRESS", facts)
 
 
 # ---------------------------------------------------------------- spec
@@ -140,20 +219,20 @@ def progress(run, phase, **fields):
 # driver checks only the version and that each field has its type.
 
 
-def _is_number(v):
+def _is_number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _is_int(v):
+def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_str_map(v):
+def _is_str_map(v: object) -> bool:
     return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
 
 
 # field -> (type check, expected type name for the report); "?" marks an optional field.
-TYPES = {
+TYPES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
     "str": (lambda v: isinstance(v, str), "string"),
     "int": (_is_int, "integer"),
     "num": (_is_number, "number"),
@@ -179,11 +258,11 @@ OWNERSHIP_SHAPE = {"kv_namespace": "str", "key": "str", "tombstone_key": "str", 
                    "manifest": "?obj", "node_claims": "?obj"}
 NODE_CLAIMS_SHAPE = {"keys": "strmap", "prefix": "str", "cluster": "str", "groups": "list", "stale_seconds": "num"}
 RANK_ORDER_SHAPE = {"segment_size": "?int", "gpus_per_node": "int"}
-CONTRACT_SHAPE = dict([(k, "str") for k in CONTRACT_STR] + [(k, "int") for k in CONTRACT_INT] +
-                      [(k, "num") for k in CONTRACT_FLOAT])
+# Contract's fields; annotations are strings (from __future__ import annotations).
+CONTRACT_SHAPE = {f.name: {"str": "str", "int": "int", "float": "num"}[str(f.type)] for f in fields(Contract)}
 
 
-def check_shape(obj, shape, where):
+def check_shape(obj: Json, shape: Dict[str, str], where: str) -> None:
     """Raises when a field of obj is absent (unless optional) or of another type."""
     for key, kind in shape.items():
         optional = kind.startswith("?")
@@ -195,7 +274,7 @@ def check_shape(obj, shape, where):
             raise DriverError("invalid", "request_field", field=where + key, want=want)
 
 
-def load_request(run, argv):
+def load_request(run: Run, argv: List[str]) -> Json:
     """Decodes the command-line request; checks a batch's own fields (its
     requests are read by parse_request, one by one)."""
     if len(argv) < 2:
@@ -214,12 +293,12 @@ def load_request(run, argv):
     return spec
 
 
-def check_version(spec):
+def check_version(spec: Json) -> None:
     if spec["version"] != REQUEST_VERSION:
         raise DriverError("invalid", "request_version", version=spec["version"], reads=REQUEST_VERSION)
 
 
-def parse_request(run, spec, where=""):
+def parse_request(run: Run, spec: object, where: str = "") -> Spec:
     if not isinstance(spec, dict):
         raise DriverError("invalid", "request_field", field=where or "request", want="object")
     check_shape(spec, SHAPE, where)
@@ -239,7 +318,7 @@ def parse_request(run, spec, where=""):
             check_shape(spec["ownership"]["node_claims"], NODE_CLAIMS_SHAPE, where + "ownership.node_claims.")
     if spec.get("rank_order") is not None:
         check_shape(spec["rank_order"], RANK_ORDER_SHAPE, where + "rank_order.")
-    run.c = dict(spec["contract"])
+    run.contract = Contract.from_request(spec["contract"])
     run.topo = {k: spec["probe"]["topology"].get(k) or "" for k in run.topo}
     probe_spec = spec["probe"]
     return {
@@ -260,41 +339,41 @@ def parse_request(run, spec, where=""):
 # ---------------------------------------------------------------- helpers
 
 
-def norm_bundle(b):
+def norm_bundle(b: Dict[str, Any]) -> Resources:
     # Ray drops zero-valued resources; compare and report without them.
     return {str(k): float(v) for k, v in b.items() if float(v) > 0}
 
 
-def same_amount(run, a, b):
+def same_amount(run: Run, a: float, b: float) -> bool:
     # vcluster.SameAmount: less than one of Ray's amount units apart.
-    unit = run.c["amount_unit"]
+    unit = run.contract.amount_unit
     return abs(a / unit - b / unit) < 1 - 1e-6
 
 
-def same_bundle(run, a, b):
+def same_bundle(run: Run, a: Resources, b: Resources) -> bool:
     # vcluster.SameResources: an amount below one unit is absent for Ray.
     keys = set(a) | set(b)
     return all(same_amount(run, a.get(k, 0.0), b.get(k, 0.0)) for k in keys)
 
 
-def table_bundles(table):
+def table_bundles(table: Json) -> List[Resources]:
     bundles = table.get("bundles") or {}
     return [norm_bundle(bundles[k]) for k in sorted(bundles, key=int)]
 
 
-def lookup(run, name):
+def lookup(run: Run, name: str) -> Optional[Tuple[Any, Json]]:
     """Returns (PlacementGroup, table) for a live named group, else None."""
     try:
         pg = get_placement_group(name)
     except ValueError:
         return None
     table = placement_group_table(pg)
-    if not table or table.get("state") == run.c["state_removed"]:
+    if not table or table.get("state") == run.contract.state_removed:
         return None
     return pg, table
 
 
-def is_detached(pg):
+def is_detached(pg: Any) -> Optional[bool]:
     # Best effort: read the raw GCS record (private API); None if unknown.
     try:
         from ray.core.generated import gcs_pb2
@@ -308,14 +387,14 @@ def is_detached(pg):
         return None
 
 
-def is_resource_key(run, k):
+def is_resource_key(run: Run, k: str) -> bool:
     # Skip the per-placement-group bookkeeping resources (not node capacity).
-    return run.c["group_resource_marker"] not in k
+    return run.contract.group_resource_marker not in k
 
 
-def cluster_view(run):
+def cluster_view(run: Run) -> NodeView:
     """Returns {node_id: {"ip", "total", "free", "resources"}} for live nodes."""
-    nodes = {}
+    nodes: NodeView = {}
     for n in ray.nodes():
         if not n.get("Alive"):
             continue
@@ -336,46 +415,46 @@ def cluster_view(run):
     return nodes
 
 
-def node_view(nodes):
+def node_view(nodes: NodeView) -> List[Json]:
     """The per-node free/total view Go explains a shortage from."""
     return [{"node_id": nid, "node_ip": info["ip"], "total": info["total"], "free": info["free"]}
             for nid, info in sorted(nodes.items())]
 
 
-def rank_from_label(run, v):
+def rank_from_label(run: Run, v: object) -> int:
     # Same rule as Go's vcluster.ParseRankLabel: only ASCII digits, else unknown.
-    if isinstance(v, str) and 0 < len(v) <= run.c["rank_label_digits"] and all("0" <= c <= "9" for c in v):
+    if isinstance(v, str) and 0 < len(v) <= run.contract.rank_label_digits and all("0" <= c <= "9" for c in v):
         return int(v)
-    return run.c["topo_rank_unknown"]
+    return run.contract.topo_rank_unknown
 
 
-def node_topology(run, node):
+def node_topology(run: Run, node: Json) -> Tuple[str, int]:
     """(domain, rank) of a cluster_view entry, from labels or resources as the request says."""
-    c = run.c
+    c = run.contract
     resources, labels = node.get("resources") or {}, node.get("labels") or {}
-    domains = sorted(k for k in resources if k.startswith(c["domain_prefix"]))
-    domain = domains[0] if domains else c["domain_unknown"]
+    domains = sorted(k for k in resources if k.startswith(c.domain_prefix))
+    domain = domains[0] if domains else c.domain_unknown
     if run.topo["domain_label"]:
-        domain = labels.get(run.topo["domain_label"]) or c["domain_unknown"]
-    key = c["topo_rank_key"]
+        domain = labels.get(run.topo["domain_label"]) or c.domain_unknown
+    key = c.topo_rank_key
     if run.topo["rank_label"]:
         rank = rank_from_label(run, labels.get(run.topo["rank_label"]))
     else:
         try:
-            rank = int(resources[key]) if key in resources else c["topo_rank_unknown"]
+            rank = int(resources[key]) if key in resources else c.topo_rank_unknown
         except (TypeError, ValueError):
-            rank = c["topo_rank_unknown"]
+            rank = c.topo_rank_unknown
     return domain, rank
 
 
 # ---------------------------------------------------------------- ownership record
 
 
-def now():
+def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def kv_get(run, own, key):
+def kv_get(run: Run, own: Json, key: str) -> Optional[Json]:
     if run.gcs:
         raw = run.gcs.kv_get(key, own["kv_namespace"])
     else:
@@ -389,7 +468,7 @@ def kv_get(run, own, key):
     return value if isinstance(value, dict) else None
 
 
-def kv_put(run, own, key, value):
+def kv_put(run: Run, own: Json, key: str, value: Json) -> None:
     raw = json.dumps(value, sort_keys=True)
     with run.gate:
         if run.gcs:
@@ -398,28 +477,28 @@ def kv_put(run, own, key, value):
             internal_kv._internal_kv_put(key, raw, overwrite=True, namespace=own["kv_namespace"])
 
 
-def kv_del(run, own, key):
+def kv_del(run: Run, own: Json, key: str) -> None:
     if run.gcs:
         run.gcs.kv_del(key, own["kv_namespace"])
     else:
         internal_kv._internal_kv_del(key, namespace=own["kv_namespace"])
 
 
-def is_ours(own, record):
+def is_ours(own: Json, record: Optional[Json]) -> bool:
     # A state from before owners existed (owner "") may act on unrecorded groups only.
     if record is None:
         return own["owner"] == ""
     return own["owner"] != "" and record.get("owner") == own["owner"]
 
 
-def other_owner(record):
+def other_owner(record: Optional[Json]) -> Json:
     """The facts Go describes another owner from (vcluster.OtherOwner)."""
     record = record or {}
     return {"owner": str(record.get("owner") or ""), "created_at": str(record.get("created_at") or ""),
             "has_record": bool(record)}
 
 
-def topology_order(run, bundles, rank_order):
+def topology_order(run: Run, bundles: List[Json], rank_order: Json) -> Optional[List[int]]:
     """Rank order of a unified GPU cluster's bundles, sorted as Go's
     topology.SortBundleIndicesByTopology sorts them (a parity test runs both),
     so the record needs no second job. None when incomplete segments would
@@ -428,14 +507,14 @@ def topology_order(run, bundles, rank_order):
     keys = [(-1 if b["gpu_id"] is None else b["gpu_id"], b["nvlink_domain"], b["topo_rank"], b["node_id"] or "")
             for b in bundles]
     indices = list(range(len(keys)))
-    if all(d == run.c["domain_unknown"] and r == run.c["topo_rank_unknown"] for _, d, r, _ in keys):
+    if all(d == run.contract.domain_unknown and r == run.contract.topo_rank_unknown for _, d, r, _ in keys):
         return sorted(indices, key=lambda i: (keys[i][3], keys[i][0]))
     seg, gpus = rank_order.get("segment_size"), rank_order["gpus_per_node"]
     if seg is not None:
-        by_domain = {}
+        by_domain: Dict[str, List[int]] = {}
         for i in indices:
             by_domain.setdefault(keys[i][1], []).append(i)
-        kept = []
+        kept: List[int] = []
         for members in by_domain.values():
             usable = len({keys[i][3] for i in members}) // seg * seg
             members.sort(key=lambda i: (keys[i][2], keys[i][0]))
@@ -443,13 +522,14 @@ def topology_order(run, bundles, rank_order):
         if len(kept) != len(indices):
             return None
         indices = kept
-    lowest = {}
+    lowest: Dict[str, int] = {}
     for _, d, r, _ in keys:
         lowest[d] = min(r, lowest.get(d, r))
     return sorted(indices, key=lambda i: (lowest[keys[i][1]], keys[i][2], keys[i][0]))
 
 
-def placed_record(run, own, groups_out, record, rank_order=None):
+def placed_record(run: Run, own: Json, groups_out: List[Json], record: Optional[Json],
+                  rank_order: Optional[Json] = None) -> Json:
     """Go's record (ownership.manifest) with the placement facts this run
     observed: the owner and times, each group's id, the probed bundles (in
     rank order when rank_order asks for the topology sort and it keeps every
@@ -461,7 +541,8 @@ def placed_record(run, own, groups_out, record, rank_order=None):
     m["created_at"] = (record or {}).get("created_at") or stamp
     m["updated_at"] = stamp
     by_name = {g["name"]: g for g in groups_out}
-    groups, bundles = [], []
+    groups: List[Json] = []
+    bundles: List[Json] = []
     for tg in m["groups"]:
         g = by_name.get(tg["name"]) or {}
         groups.append(dict(tg, id=g.get("id", "")))
@@ -485,7 +566,7 @@ def placed_record(run, own, groups_out, record, rank_order=None):
 # ---------------------------------------------------------------- probing
 
 
-def _bind_free_ports(low, high, excluded, tries, count):
+def _bind_free_ports(low: int, high: int, excluded: Iterable[int], tries: int, count: int) -> Optional[List[int]]:
     # count distinct ports in [low, high) that could be bound just now, none
     # excluded; None when tries random attempts found no port for one of them.
     taken = set(excluded)
@@ -511,7 +592,7 @@ def _bind_free_ports(low, high, excluded, tries, count):
     return ports
 
 
-def _probe_in_bundle(low, high, excluded, tries, count):
+def _probe_in_bundle(low: int, high: int, excluded: List[int], tries: int, count: int) -> Json:
     """Runs in one bundle: its GPU id (if it holds one), node and count free ports."""
     ids = ray.get_gpu_ids()
     gpu = None
@@ -528,15 +609,15 @@ def _probe_in_bundle(low, high, excluded, tries, count):
     }
 
 
-def _fire(run, t, ports, spec, excluded):
+def _fire(run: Run, t: Bundle, ports: int, spec: Spec, excluded: Iterable[int]) -> Any:
     if run.probe_task is None:
         run.probe_task = ray.remote(max_retries=0)(_probe_in_bundle)
     wants_gpu = spec["use_gpus"] and t["resources"].get("GPU", 0.0) > 0
     return run.probe_task.options(
         num_cpus=0,
-        num_gpus=run.c["probe_gpu_fraction"] if wants_gpu else 0,
+        num_gpus=run.contract.probe_gpu_fraction if wants_gpu else 0,
         scheduling_strategy=PlacementGroupSchedulingStrategy(placement_group=t["pg"], placement_group_bundle_index=t["index"]),
-    ).remote(spec["port_low"], spec["port_high"], sorted(excluded), run.c["port_tries"], ports)
+    ).remote(spec["port_low"], spec["port_high"], sorted(excluded), run.contract.port_tries, ports)
 
 
 class NodeProbes:
@@ -546,18 +627,18 @@ class NodeProbes:
     returns free ports for all the node's bundles; the others are needed only
     for GPU ids, or to replace a port that collided on a shared IP."""
 
-    def __init__(self, bundles, spec):
-        self.queue = []  # (target, ports wanted)
+    def __init__(self, bundles: List[Bundle], spec: Spec) -> None:
+        self.queue: List[Tuple[Bundle, List[Bundle]]] = []  # (target, targets whose ports it returns)
         needs_gpu = [t for t in bundles if spec["use_gpus"] and t["resources"].get("GPU", 0.0) > 0]
         first = needs_gpu[0] if needs_gpu else bundles[0]
         self.queue.append((first, list(bundles)))
         self.queue.extend((t, []) for t in needs_gpu if t is not first)
 
-    def next(self):
+    def next(self) -> Optional[Tuple[Bundle, List[Bundle]]]:
         return self.queue.pop(0) if self.queue else None
 
 
-def _wait_one(inflight, deadline):
+def _wait_one(inflight: Dict[Any, Any], deadline: float) -> List[Tuple[Any, Json]]:
     left = deadline - time.monotonic()
     if left <= 0:
         for r in inflight:
@@ -581,17 +662,17 @@ def _wait_one(inflight, deadline):
 # reuse the node's warm worker instead of starting one per request at once
 # (50 one-bundle clusters on 3 nodes: 3 worker starts, not 50). Requests on
 # other nodes probe in parallel.
-NODE_LOCKS = {}
+NODE_LOCKS: Dict[str, threading.Lock] = {}
 NODE_LOCKS_GUARD = threading.Lock()
 
 
-def node_locks(targets):
+def node_locks(targets: List[Bundle]) -> List[threading.Lock]:
     """The probe locks of the targets' nodes, in one order (no deadlock)."""
     with NODE_LOCKS_GUARD:
         return [NODE_LOCKS.setdefault(n, threading.Lock()) for n in sorted(set(t.get("node_id") or "" for t in targets))]
 
 
-def probe(run, targets, spec, nodes):
+def probe(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView) -> None:
     """Fills node/gpu/port/topology into each target bundle; ports unique per IP.
 
     Nodes are probed in parallel (at most probe_batch at once), each node's
@@ -612,22 +693,22 @@ def probe(run, targets, spec, nodes):
         t["nvlink_domain"], t["topo_rank"] = domain, rank
 
 
-def probe_nodes(run, targets, spec, nodes):
-    c = run.c
-    deadline = time.monotonic() + max(c["min_probe_seconds"], spec["timeout"])
-    by_node = {}
+def probe_nodes(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView) -> None:
+    c = run.contract
+    deadline = time.monotonic() + max(c.min_probe_seconds, spec["timeout"])
+    by_node: Dict[Any, List[Bundle]] = {}
     for t in targets:
-        t["node_ip"] = nodes.get(t.get("node_id"), {}).get("ip")
+        t["node_ip"] = nodes.get(cast(str, t.get("node_id")), {}).get("ip")
         t["port"], t["tries"] = 0, 0
         by_node.setdefault(t.get("node_id") or id(t), []).append(t)
     waiting = [NodeProbes(b, spec) for b in by_node.values()]
-    taken = {}  # node ip -> ports assigned so far
-    inflight = {}  # ref -> (NodeProbes, target, targets whose ports it returns)
+    taken: Dict[Optional[str], Set[int]] = {}  # node ip (None: unknown) -> ports assigned so far
+    inflight: Dict[Any, Tuple[NodeProbes, Bundle, List[Bundle]]] = {}  # ref -> (NodeProbes, target, targets whose ports it returns)
     reported = time.monotonic()
-    no_port = DriverError("internal", "no_free_port", low=spec["port_low"], high=spec["port_high"], tries=c["port_tries"],
-                          rounds=c["port_rounds"])
+    no_port = DriverError("internal", "no_free_port", low=spec["port_low"], high=spec["port_high"], tries=c.port_tries,
+                          rounds=c.port_rounds)
 
-    def fire(node):
+    def fire(node: NodeProbes) -> None:
         item = node.next()
         if item is None:
             return
@@ -635,7 +716,7 @@ def probe_nodes(run, targets, spec, nodes):
         inflight[_fire(run, t, len(port_for), spec, taken.get(t.get("node_ip"), ()))] = (node, t, port_for)
 
     while waiting or inflight:
-        while waiting and len(inflight) < c["probe_batch"]:
+        while waiting and len(inflight) < c.probe_batch:
             fire(waiting.pop(0))
         for ref, r in _wait_one(inflight, deadline):
             node, t, port_for = inflight.pop(ref)
@@ -647,7 +728,7 @@ def probe_nodes(run, targets, spec, nodes):
                 pt["node_ip"] = r["node_ip"]
                 if port in ports:  # another node on this IP took it meanwhile
                     pt["tries"] += 1
-                    if pt["tries"] >= c["port_rounds"]:
+                    if pt["tries"] >= c.port_rounds:
                         raise no_port
                     node.queue.append((pt, [pt]))
                     continue
@@ -659,8 +740,8 @@ def probe_nodes(run, targets, spec, nodes):
             progress(run, "probing", ready=sum(1 for x in targets if x["port"]), total=len(targets))
 
 
-def group_result(run, name, pg, table, created, nodes):
-    bundles = []
+def group_result(run: Run, name: str, pg: Any, table: Json, created: bool, nodes: NodeView) -> Json:
+    bundles: List[Bundle] = []
     to_node = table.get("bundles_to_node_id") or {}
     for i, res in enumerate(table_bundles(table)):
         nid = to_node.get(i) or to_node.get(str(i)) or ""
@@ -668,8 +749,8 @@ def group_result(run, name, pg, table, created, nodes):
         bundles.append({
             "index": i, "resources": res, "node_id": nid,
             "node_ip": nodes.get(nid, {}).get("ip", ""), "gpu_id": None,
-            "nvlink_domain": domain if nid else run.c["domain_unknown"],
-            "topo_rank": rank if nid else run.c["topo_rank_unknown"],
+            "nvlink_domain": domain if nid else run.contract.domain_unknown,
+            "topo_rank": rank if nid else run.contract.topo_rank_unknown,
             "port": 0, "pg": pg,
         })
     return {
@@ -679,14 +760,14 @@ def group_result(run, name, pg, table, created, nodes):
     }
 
 
-def probe_groups(run, entries, spec):
+def probe_groups(run: Run, entries: List[Entry], spec: Spec) -> List[Json]:
     nodes = cluster_view(run)
-    targets = []
-    out = []
+    targets: List[Bundle] = []
+    out: List[Json] = []
     for name, pg, created in entries:
         g = group_result(run, name, pg, placement_group_table(pg), created, nodes)
         out.append(g)
-        if g["state"] == run.c["state_created"]:
+        if g["state"] == run.contract.state_created:
             targets.extend(g["bundles"])
     progress(run, "probing", ready=0, total=len(targets))
     probe(run, targets, spec, nodes)
@@ -704,14 +785,14 @@ def probe_groups(run, entries, spec):
 # holders back (code nodes_claimed) and Go chooses again among the others.
 
 
-def kv_put_new(run, own, key, value):
+def kv_put_new(run: Run, own: Json, key: str, value: Json) -> bool:
     """Writes key only when it is absent; True when this call wrote it."""
     raw = json.dumps(value, sort_keys=True)
     with run.gate:
         return not internal_kv._internal_kv_put(key, raw, overwrite=False, namespace=own["kv_namespace"])
 
 
-def claim_is_stale(run, claim, stale_seconds):
+def claim_is_stale(run: Run, claim: Json, stale_seconds: float) -> bool:
     """A claim whose groups are all gone for longer than stale_seconds was left
     by a run that died between claiming and creating, or by a cluster removed
     outside Terraform: it holds nothing any more."""
@@ -719,10 +800,10 @@ def claim_is_stale(run, claim, stale_seconds):
         return False
     names = set(claim.get("groups") or [])
     live = placement_group_table() or {}
-    return not any(t.get("name") in names and t.get("state") != run.c["state_removed"] for t in live.values())
+    return not any(t.get("name") in names and t.get("state") != run.contract.state_removed for t in live.values())
 
 
-def take_stale_claim(run, own, key, stale):
+def take_stale_claim(run: Run, own: Json, key: str, stale: Json) -> None:
     """Deletes a stale claim once, whoever else found it stale too: the takeover
     key of its token admits one run, which checks the claim is unchanged."""
     gc_key = key + "/takeover/" + str(stale.get("token") or "")
@@ -736,23 +817,23 @@ def take_stale_claim(run, own, key, stale):
         kv_del(run, own, gc_key)
 
 
-def claim_holder(node_id, claim):
+def claim_holder(node_id: str, claim: Json) -> Json:
     """The facts Go names a holder from (vcluster.NodeHolder)."""
     return {"node_id": node_id, "cluster": str(claim.get("cluster") or ""), "owner": str(claim.get("owner") or ""),
             "groups": [str(g) for g in claim.get("groups") or []], "claimed_at": float(claim.get("claimed_at") or 0)}
 
 
-def claim_nodes(run, spec):
+def claim_nodes(run: Run, spec: Spec) -> None:
     """Claims every node of the request, in node id order, or none: on the first
     node another cluster holds, releases what it took and reports the holders."""
     own = spec["own"]
     claims = own.get("node_claims") if own else None
-    if not claims:
+    if not own or not claims:
         return
     run.claim_token = run.claim_token or "%s-%d-%d" % (run.id or "run", os.getpid(), random.getrandbits(48))
     mine = {"cluster": claims["cluster"], "owner": own["owner"], "groups": claims["groups"],
             "token": run.claim_token, "claimed_at": time.time()}
-    holders = []
+    holders: List[Json] = []
     for node_id in sorted(claims["keys"]):
         key = claims["keys"][node_id]
         for _ in range(2):  # a second try after removing a stale claim
@@ -780,11 +861,11 @@ def claim_nodes(run, spec):
     progress(run, "claimed", nodes=len(run.claimed))
 
 
-def claimed_elsewhere(run, own, claims):
+def claimed_elsewhere(run: Run, own: Json, claims: Json) -> List[str]:
     """Every node other clusters claim now, so that Go chooses again around all
     of them at once rather than learning them one lost race at a time."""
     prefix = claims["prefix"]
-    nodes = []
+    nodes: List[str] = []
     for raw_key in internal_kv._internal_kv_list(prefix, namespace=own["kv_namespace"]) or []:
         key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
         node_id = key[len(prefix):]
@@ -796,7 +877,7 @@ def claimed_elsewhere(run, own, claims):
     return sorted(nodes)
 
 
-def release_claims(run, own, keys=None):
+def release_claims(run: Run, own: Json, keys: Optional[List[str]] = None) -> None:
     """Deletes the node claims this run wrote (keys: a delete's, of its cluster),
     each only while it is still the claimant's."""
     for key in list(keys if keys is not None else run.claimed):
@@ -814,14 +895,14 @@ def release_claims(run, own, keys=None):
 # ---------------------------------------------------------------- actions
 
 
-def diff_group(run, want, table, pg):
+def diff_group(run: Run, want: GroupSpec, table: Json, pg: Any) -> List[Json]:
     """How a live group differs from the wanted one, as facts (Go words
     them: vcluster.GroupDifference)."""
-    diffs = []
+    diffs: List[Json] = []
     if table.get("strategy") != want["strategy"]:
         diffs.append({"field": "strategy", "have": table.get("strategy"), "want": want["strategy"]})
     have = table_bundles(table)
-    wanted = [norm_bundle(b) for b in want["bundles"]]
+    wanted = [norm_bundle(b) for b in cast(List[Resources], want["bundles"])]  # a create's groups have bundles
     if len(have) != len(wanted):
         diffs.append({"field": "bundle_count", "have": len(have), "want": len(wanted)})
     else:
@@ -833,7 +914,7 @@ def diff_group(run, want, table, pg):
     return diffs
 
 
-def wait_ready(run, entries, spec):
+def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
     """Waits for every group; returns the entries, with any group that was
     removed meanwhile (e.g. by the cleanup of a killed earlier run whose group
     this run adopted) replaced by a new one, at most max_recreates times per
@@ -842,7 +923,7 @@ def wait_ready(run, entries, spec):
     wanted = {g["name"]: g for g in spec["groups"]}
     entries = list(entries)
     refs = {pg.ready(): i for i, (_, pg, _) in enumerate(entries)}  # ready ref -> index in entries
-    recreated = {}
+    recreated: Dict[str, int] = {}
     pending = list(refs)
     total, last = len(refs), -1
     while pending:
@@ -856,7 +937,7 @@ def wait_ready(run, entries, spec):
             except Exception as e:  # noqa: BLE001
                 i = refs[ref]
                 name = entries[i][0]
-                if type(e).__name__ != "TaskPlacementGroupRemoved" or recreated.get(name, 0) >= run.c["max_recreates"]:
+                if type(e).__name__ != "TaskPlacementGroupRemoved" or recreated.get(name, 0) >= run.contract.max_recreates:
                     raise
                 recreated[name] = recreated.get(name, 0) + 1
                 pg, created = replace_removed(run, wanted[name])
@@ -887,7 +968,7 @@ def wait_ready(run, entries, spec):
                       seconds=spec["timeout"], infeasible=infeasible)
 
 
-def replace_removed(run, g):
+def replace_removed(run: Run, g: GroupSpec) -> Tuple[Any, bool]:
     """Returns (group, created by this run) for a group removed during the
     wait: the same-shaped group someone made meanwhile, else a new one."""
     name = g["name"]
@@ -902,10 +983,10 @@ def replace_removed(run, g):
     return pg, not hit
 
 
-def claim_for_create(run, spec, found):
+def claim_for_create(run: Run, spec: Spec, found: Dict[str, Optional[Tuple[Any, Json]]]) -> Optional[Json]:
     """Checks that existing groups are this state's and records the owner
     before any group is created; returns the record found."""
-    own = spec["own"]
+    own = cast(Json, spec["own"])  # do_create calls it only with ownership
     record = kv_get(run, own, own["key"])
     if any(found.values()) and not is_ours(own, record) and not own["claim"]:
         raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
@@ -918,11 +999,11 @@ def claim_for_create(run, spec, found):
     return record if is_ours(own, record) else None
 
 
-def create_group(run, g):
+def create_group(run: Run, g: GroupSpec) -> Any:
     """Creates one detached group of the spec and remembers it for cleanup."""
     name = g["name"]
     # Optional arguments only when set, so Ray versions without them still work.
-    kwargs = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
+    kwargs: Json = {"bundle_label_selector": g["selector"]} if g["selector"] else {}
     if g["topology_strategy"]:
         # Ray takes the node-level strategy inside topology_strategy, never both.
         kwargs["topology_strategy"] = g["topology_strategy"]
@@ -942,7 +1023,7 @@ def create_group(run, g):
     return pg
 
 
-def do_create(run, spec):
+def do_create(run: Run, spec: Spec) -> Json:
     groups = spec["groups"]
     progress(run, "lookup", total=len(groups))
     found = {g["name"]: lookup(run, g["name"]) for g in groups}
@@ -957,33 +1038,36 @@ def do_create(run, spec):
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
     claim_nodes(run, spec)
-    entries = []
+    entries: List[Entry] = []
     for g in groups:
         name = g["name"]
-        if found[name]:
-            entries.append((name, found[name][0], False))
+        hit = found[name]
+        if hit:
+            entries.append((name, hit[0], False))
             continue
         entries.append((name, create_group(run, g), True))
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
-    out = {"groups": probe_groups(run, entries, spec)}
-    if spec["own"]:
-        out["record"] = placed_record(run, spec["own"], out["groups"], record, spec["rank_order"])
-        kv_put(run, spec["own"], spec["own"]["key"], out["record"])
+    out: Json = {"groups": probe_groups(run, entries, spec)}
+    own = spec["own"]
+    if own:
+        out["record"] = placed_record(run, own, out["groups"], record, spec["rank_order"])
+        kv_put(run, own, own["key"], out["record"])
     return out
 
 
-def do_inspect(run, spec):
+def do_inspect(run: Run, spec: Spec) -> Json:
     own = spec["own"]
     record = kv_get(run, own, own["key"]) if own else None
     writes = own is not None and own.get("manifest") is not None
     previous = None
-    if writes and not is_ours(own, record):
+    if own is not None and writes and not is_ours(own, record):
         if not own["claim"]:
             raise DriverError("conflict", "taken_over", cluster=own["manifest"]["name"], namespace=spec["namespace"],
                               other=other_owner(record))
         previous = other_owner(record)
-    entries, missing = [], []
+    entries: List[Entry] = []
+    missing: List[str] = []
     for g in spec["groups"]:
         hit = lookup(run, g["name"])
         if hit:
@@ -991,14 +1075,14 @@ def do_inspect(run, spec):
         else:
             missing.append(g["name"])
     probed = {g["name"]: g for g in probe_groups(run, entries, spec)} if entries else {}
-    out = []
+    out: List[Json] = []
     for g in spec["groups"]:
         if g["name"] in probed:
             out.append(probed[g["name"]])
         else:
-            out.append({"name": g["name"], "id": "", "state": run.c["state_missing"], "strategy": "",
+            out.append({"name": g["name"], "id": "", "state": run.contract.state_missing, "strategy": "",
                         "created": False, "missing": True, "bundles": []})
-    result = {"groups": out, "missing": missing}
+    result: Json = {"groups": out, "missing": missing}
     if own:
         result["tombstone"] = kv_get(run, own, own["tombstone_key"])
         if writes and not missing:
@@ -1011,8 +1095,8 @@ def do_inspect(run, spec):
     return result
 
 
-def do_record(run, spec):
-    own = spec["own"]
+def do_record(run: Run, spec: Spec) -> Json:
+    own = cast(Json, spec["own"])  # Go sends a record action with its ownership
     record = kv_get(run, own, own["key"])
     if not is_ours(own, record):
         raise DriverError("conflict", "record_taken", key=own["key"], other=other_owner(record))
@@ -1024,35 +1108,46 @@ def do_record(run, spec):
     return {"record": m}
 
 
-def do_read(run, spec):
+def do_read(run: Run, spec: Spec) -> Json:
     """Returns the record and tombstone as they are, and which of the named
     groups do not live in this namespace; writes nothing."""
-    own = spec["own"]
-    groups = run.gcs or RayGroups(run)
+    own = cast(Json, spec["own"])  # Go sends a read action with its ownership
+    groups: Groups = run.gcs or RayGroups(run)
     return {"record": kv_get(run, own, own["key"]), "tombstone": kv_get(run, own, own["tombstone_key"]),
             "missing": [g["name"] for g in spec["groups"] if groups.find(g["name"]) is None]}
+
+
+class Groups(Protocol):
+    """What a delete or read needs of named groups: RayGroups, or GcsDirect
+    without ray."""
+
+    def find(self, name: str) -> Any: ...
+
+    def remove(self, pg: Any) -> None: ...
+
+    def removed(self, pg: Any) -> bool: ...
 
 
 class RayGroups:
     """Named groups through ray.util (after ray.init)."""
 
-    def __init__(self, run):
+    def __init__(self, run: Run) -> None:
         self.run = run
 
-    def find(self, name):
+    def find(self, name: str) -> Any:
         hit = lookup(self.run, name)
         return hit[0] if hit else None
 
     @staticmethod
-    def remove(pg):
+    def remove(pg: Any) -> None:
         remove_placement_group(pg)
 
-    def removed(self, pg):
-        removed = self.run.c["state_removed"]
+    def removed(self, pg: Any) -> bool:
+        removed = self.run.contract.state_removed
         return (placement_group_table(pg) or {}).get("state", removed) == removed
 
 
-def wait_removed(groups, name, handle, seconds):
+def wait_removed(groups: Groups, name: str, handle: Any, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not groups.removed(handle):
         if time.monotonic() > deadline:
@@ -1060,25 +1155,27 @@ def wait_removed(groups, name, handle, seconds):
         time.sleep(0.05)
 
 
-def do_delete(run, spec):
+def do_delete(run: Run, spec: Spec) -> Json:
     own = spec["own"]
-    groups = run.gcs or RayGroups(run)
+    groups: Groups = run.gcs or RayGroups(run)
     record = kv_get(run, own, own["key"]) if own else None
     if own and not is_ours(own, record):
         # Not this state's cluster: touch nothing.
         return {"other_owner": other_owner(record),
                 "missing": [g["name"] for g in spec["groups"] if groups.find(g["name"]) is None]}
-    removed, missing = [], []
+    removed: List[str] = []
+    missing: List[str] = []
     for g in spec["groups"]:
         name = g["name"]
         gone = 0
         hit = groups.find(name)
         # A name resolves to one live group at a time; the bound stops a
         # name that keeps coming back.
-        while hit is not None and gone < run.c["max_removals_per_name"]:
+        c = run.contract
+        while hit is not None and gone < c.max_removals_per_name:
             groups.remove(hit)
             gone += 1
-            wait_removed(groups, name, hit, min(run.c["remove_wait_seconds"], max(run.c["min_remove_wait_seconds"], spec["timeout"])))
+            wait_removed(groups, name, hit, min(c.remove_wait_seconds, max(c.min_remove_wait_seconds, spec["timeout"])))
             hit = groups.find(name)
         (removed if gone else missing).append(name)
         progress(run, "removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
@@ -1105,12 +1202,12 @@ class GcsDirect:
     driver). Used only when its first call works; otherwise the driver
     falls back to ray.init (e.g. an authentication it cannot present)."""
 
-    def __init__(self, address, namespace, state_removed, call_seconds):
+    def __init__(self, address: str, namespace: str, state_removed: str, call_seconds: float) -> None:
         import importlib
         import importlib.util
         import types
 
-        root = importlib.util.find_spec("ray").submodule_search_locations[0]
+        root = cast(Any, importlib.util.find_spec("ray")).submodule_search_locations[0]
         if GENERATED not in sys.modules:
             pkg = types.ModuleType(GENERATED)
             pkg.__path__ = [os.path.join(root, "core", "generated")]
@@ -1129,24 +1226,24 @@ class GcsDirect:
         self.metadata = auth_metadata()
         self.version = ray_version_of(root)
 
-    def call(self, method, request):
+    def call(self, method: Any, request: Any) -> Any:
         reply = method(request, timeout=self.call_seconds, metadata=self.metadata)
         if reply.status.code not in (STATUS_OK, STATUS_NOT_FOUND):
             raise DriverError("internal", "gcs_status", status=reply.status.code, detail=reply.status.message)
         return reply
 
-    def kv_get(self, key, ns):
+    def kv_get(self, key: str, ns: str) -> Optional[bytes]:
         reply = self.call(self.kv.InternalKVGet, self.pb.InternalKVGetRequest(key=key.encode(), namespace=ns.encode()))
         return reply.value if reply.status.code == STATUS_OK else None
 
-    def kv_put(self, key, value, ns):
+    def kv_put(self, key: str, value: str, ns: str) -> None:
         self.call(self.kv.InternalKVPut, self.pb.InternalKVPutRequest(
             key=key.encode(), value=value.encode(), overwrite=True, namespace=ns.encode()))
 
-    def kv_del(self, key, ns):
+    def kv_del(self, key: str, ns: str) -> None:
         self.call(self.kv.InternalKVDel, self.pb.InternalKVDelRequest(key=key.encode(), namespace=ns.encode()))
 
-    def find(self, name):
+    def find(self, name: str) -> Optional[bytes]:
         reply = self.call(self.pg.GetNamedPlacementGroup, self.pb.GetNamedPlacementGroupRequest(
             name=name, ray_namespace=self.namespace))
         if not reply.HasField("placement_group_table_data"):
@@ -1156,16 +1253,16 @@ class GcsDirect:
             return None
         return data.placement_group_id
 
-    def remove(self, pg_id):
+    def remove(self, pg_id: bytes) -> None:
         self.call(self.pg.RemovePlacementGroup, self.pb.RemovePlacementGroupRequest(placement_group_id=pg_id))
 
-    def removed(self, pg_id):
+    def removed(self, pg_id: bytes) -> bool:
         reply = self.call(self.pg.GetPlacementGroup, self.pb.GetPlacementGroupRequest(placement_group_id=pg_id))
         return (not reply.HasField("placement_group_table_data")
                 or self.states.Name(reply.placement_group_table_data.state) == self.state_removed)
 
 
-def auth_metadata():
+def auth_metadata() -> Tuple[Tuple[str, str], ...]:
     """The token Ray's token authentication expects, from where ray would read it."""
     if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
         return ()
@@ -1179,7 +1276,7 @@ def auth_metadata():
     return (("authorization", "Bearer " + token),)
 
 
-def ray_version_of(root):
+def ray_version_of(root: str) -> str:
     try:
         with open(os.path.join(root, "_version.py")) as f:
             for line in f:
@@ -1194,14 +1291,14 @@ def ray_version_of(root):
 DIRECT_ACTIONS = ("delete", "record", "read")
 
 
-def connect_direct(run, spec):
+def connect_direct(run: Run, spec: Spec) -> bool:
     """Connects a delete, record or read to the GCS without ray; False (and a
     log line) when that does not work, so the caller uses ray.init."""
     address = os.environ.get("RAY_ADDRESS", "")
     if spec["action"] not in DIRECT_ACTIONS or "://" in address or ":" not in address:
         return False
     try:
-        gcs = GcsDirect(address, spec["namespace"], run.c["state_removed"], run.c["gcs_call_seconds"])
+        gcs = GcsDirect(address, spec["namespace"], run.contract.state_removed, run.contract.gcs_call_seconds)
         own = spec["own"]
         if own:  # the first call doubles as the connection check
             gcs.kv_get(own["key"], own["kv_namespace"])
@@ -1217,9 +1314,9 @@ def connect_direct(run, spec):
 # ---------------------------------------------------------------- main
 
 
-def cleanup(run):
+def cleanup(run: Run) -> List[str]:
     """Removes the groups this run created; returns their names."""
-    names = []
+    names: List[str] = []
     for name, pg in list(run.created.items()):
         try:
             remove_placement_group(pg)
@@ -1239,9 +1336,9 @@ def cleanup(run):
     return names
 
 
-def drop_new_record(run):
+def drop_new_record(run: Run) -> None:
     """Removes the record this failed run wrote for a cluster that was not there."""
-    own = (run.spec or {}).get("own")
+    own = run.spec["own"] if run.spec else None
     if not own or not run.new_record:
         return
     try:
@@ -1251,7 +1348,7 @@ def drop_new_record(run):
         traceback.print_exc()
 
 
-def ignore_signals():
+def ignore_signals() -> None:
     # Cleanup and the final report must not be interrupted half way. Only
     # the main thread may set handlers; a batch's threads leave them be.
     for s in (signal.SIGTERM, signal.SIGINT):
@@ -1261,8 +1358,8 @@ def ignore_signals():
             pass
 
 
-def signal_handler(run):
-    def on_signal(signum, frame):
+def signal_handler(run: Run) -> Callable[[int, Any], None]:
+    def on_signal(signum: int, frame: Any) -> None:
         if run.stop_signal is not None:
             return
         run.stop_signal = signum
@@ -1272,14 +1369,15 @@ def signal_handler(run):
     return on_signal
 
 
-def new_result(action):
+def new_result(action: str) -> Json:
     return {"ok": False, "action": action, "error": None, "groups": [], "removed": [], "missing": [],
             "ray_version": ""}
 
 
-def fail(run, result, e):
+def fail(run: Run, result: Json, e: BaseException) -> None:
     """Reports e in result and undoes what the run made."""
     ignore_signals()
+    error: Json
     if run.stop_signal is not None:
         error = {"kind": "internal", "code": "stopped", "facts": {"signal": run.stop_signal}}
     elif isinstance(e, DriverError):
@@ -1292,18 +1390,18 @@ def fail(run, result, e):
     result["ok"] = False
     result["removed"] = result["removed"] + cleanup(run)
     drop_new_record(run)
-    if run.claimed:
+    if run.claimed and run.spec and run.spec["own"]:  # only a parsed create with ownership claims
         release_claims(run, run.spec["own"])
     result["groups"] = []
     result["error"] = error
     result.update(run.failure)
 
 
-def connect(run, specs, result):
+def connect(run: Run, specs: List[Spec], result: Json) -> float:
     """Connects for specs: straight to the GCS when every one of them allows
     it, else through ray.init. Sets the result's Ray version; returns the
     seconds spent importing ray."""
-    if all(s["action"] in DIRECT_ACTIONS for s in specs) and connect_direct(run, specs[0]):
+    if all(s["action"] in DIRECT_ACTIONS for s in specs) and connect_direct(run, specs[0]) and run.gcs:
         result["ray_version"] = run.gcs.version
         return 0.0
     t = time.monotonic()
@@ -1314,16 +1412,16 @@ def connect(run, specs, result):
     return imports
 
 
-def install_signal_handlers(run):
+def install_signal_handlers(run: Run) -> None:
     # ray.init installs its own SIGTERM handler; ours must come after it.
     signal.signal(signal.SIGTERM, signal_handler(run))
     signal.signal(signal.SIGINT, signal_handler(run))
 
 
-ACTION_FUNCS = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record, "read": do_read}
+ACTION_FUNCS: Dict[str, Callable[[Run, Spec], Json]] = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record, "read": do_read}
 
 
-def run_single(run, request, result):
+def run_single(run: Run, request: Json, result: Json) -> None:
     run.spec = spec = parse_request(run, request)
     result["action"] = spec["action"]
     imports = connect(run, [spec], result)
@@ -1335,11 +1433,11 @@ def run_single(run, request, result):
     result["ok"] = True
 
 
-def run_batch(run, request, result):
+def run_batch(run: Run, request: Json, result: Json) -> None:
     """Runs a batch's requests in threads, each with its own Run and result:
     one failing request fails (and cleans up) alone. A stop undoes every
     request that has not finished."""
-    ops = []
+    ops: List[Tuple[Run, Json]] = []
     for i, sub in enumerate(request["batch"]):
         op = Run()
         op.id, op.gate = "%s.%d" % (run.id, i), run.gate
@@ -1353,18 +1451,19 @@ def run_batch(run, request, result):
     result["batch"] = [r for _, r in ops]
     todo = [op for op, _ in ops if op.spec]
     if todo:
-        run.c = todo[0].c
-        connect(run, [op.spec for op in todo], result)
+        run.contract = todo[0].contract
+        connect(run, [op.spec for op in todo if op.spec], result)
     install_signal_handlers(run)
     progress(run, "started", action=BATCH, requests=len(ops), connect="gcs" if run.gcs else "ray.init")
     finished = set(i for i, (op, _) in enumerate(ops) if not op.spec)
 
-    def work(i, op, op_result):
+    def work(i: int, op: Run, op_result: Json) -> None:
+        spec = cast(Spec, op.spec)  # threads run only the parsed requests
         op.gcs = run.gcs
         op_result["ray_version"] = result["ray_version"]
         try:
-            progress(op, "started", action=op.spec["action"], groups=len(op.spec["groups"]))
-            op_result.update(ACTION_FUNCS[op.spec["action"]](op, op.spec))
+            progress(op, "started", action=spec["action"], groups=len(spec["groups"]))
+            op_result.update(ACTION_FUNCS[spec["action"]](op, spec))
             op_result["ok"] = True
         except BaseException as e:  # noqa: BLE001
             fail(op, op_result, e)
@@ -1395,7 +1494,7 @@ def run_batch(run, request, result):
     result["ok"] = True
 
 
-def main():
+def main() -> None:
     run = Run()
     result = new_result("")
     try:

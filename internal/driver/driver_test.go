@@ -27,6 +27,15 @@ func createSpec(names ...string) vcluster.Request {
 	return vcluster.NewRequest(vcluster.ActionCreate, "ns", groups, true, topology.PortRange{}, 0)
 }
 
+// deleteRequest removes the named groups from namespace.
+func deleteRequest(namespace string, names ...string) vcluster.Request {
+	groups := make([]vcluster.GroupRequest, len(names))
+	for i, n := range names {
+		groups[i] = vcluster.GroupRequest{Name: n}
+	}
+	return vcluster.NewRequest(vcluster.ActionDelete, namespace, groups, false, topology.PortRange{}, 0)
+}
+
 // shellWords splits a command line the way sh does for the quoting forms
 // Entrypoint produces (single quotes, backslash escapes, bare words).
 func shellWords(t *testing.T, cmd string) []string {
@@ -147,7 +156,7 @@ func TestEntrypointKeepsUserTextInsideBase64(t *testing.T) {
 }
 
 func TestEntrypointValidates(t *testing.T) {
-	if _, err := Entrypoint("python", vcluster.DeleteRequest("", "x")); err != nil {
+	if _, err := Entrypoint("python", deleteRequest("", "x")); err != nil {
 		t.Fatal(err)
 	}
 	valid := func(mutate func(*vcluster.Request)) vcluster.Request {
@@ -226,7 +235,7 @@ func TestParseResultOK(t *testing.T) {
 		`RAYTF_PROGRESS {"phase":"waiting","ready":1,"total":4}` + "\n\n" +
 		"RAYTF_RESULT " + okResult + "\r\n" +
 		"2026-12-02 13:27:12,000\tINFO worker.py -- shutting down\n"
-	res, err := ParseResult(logs)
+	res, err := ParseResult(logs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +260,7 @@ func TestParseResultOK(t *testing.T) {
 
 func TestParseResultFailure(t *testing.T) {
 	logs := `RAYTF_RESULT {"ok": false, "action": "create", "error": {"kind": "timeout", "message": "group \"vc-node1\" bundle 0 needs {\"GPU\": 1}"}, "groups": [], "removed": ["vc-node1"], "missing": [], "ray_version": "2.60.0"}`
-	res, err := ParseResult(logs)
+	res, err := ParseResult(logs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +269,7 @@ func TestParseResultFailure(t *testing.T) {
 		t.Fatalf("Err() = %#v", res.Err())
 	}
 	// ok=false without an error object still yields a DriverError.
-	res, err = ParseResult(`RAYTF_RESULT {"ok": false, "action": "delete"}`)
+	res, err = ParseResult(`RAYTF_RESULT {"ok": false, "action": "delete"}`, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +285,7 @@ func TestParseResultMissing(t *testing.T) {
 		"RAYTF_PROGRESS {\"phase\":\"started\"}\n",
 		"RAYTF_RESULTS are great\n", // the marker needs its trailing space
 	} {
-		_, err := ParseResult(logs)
+		_, err := ParseResult(logs, "")
 		if !errors.Is(err, ErrNoResult) {
 			t.Errorf("ParseResult(%q) = %v, want ErrNoResult", logs, err)
 		}
@@ -292,7 +301,7 @@ func TestParseResultGarbled(t *testing.T) {
 		`RAYTF_RESULT ["ok"]`,
 		`RAYTF_RESULT {"ok": "yes", "action": "create"}`,
 	} {
-		_, err := ParseResult(logs)
+		_, err := ParseResult(logs, "")
 		if err == nil || errors.Is(err, ErrNoResult) {
 			t.Errorf("ParseResult(%q) = %v, want a malformed-result error", logs, err)
 		}
@@ -304,7 +313,7 @@ func TestParseResultLastLineWins(t *testing.T) {
 		"noise\n" +
 		"\x1b[32mINFO\x1b[0m prefix RAYTF_RESULT " + okResult + "\x1b[0m\n" +
 		"trailing noise\n"
-	res, err := ParseResult(logs)
+	res, err := ParseResult(logs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +321,7 @@ func TestParseResultLastLineWins(t *testing.T) {
 		t.Fatalf("took the wrong line: %+v", res)
 	}
 	// ANSI codes wrapping the marker itself are stripped too.
-	res, err = ParseResult("\x1b[1mRAYTF_RESULT\x1b[0m " + okResult)
+	res, err = ParseResult("\x1b[1mRAYTF_RESULT\x1b[0m "+okResult, "")
 	if err != nil || !res.OK {
 		t.Fatalf("ANSI-wrapped marker: %v %+v", err, res)
 	}
@@ -346,7 +355,7 @@ func FuzzParseResult(f *testing.F) {
 	f.Add("\x1b[31mRAYTF_RESULT\x1b[0m \x1b]0;title\x07{}")
 	f.Add("RAYTF_PROGRESS {\"phase\":\"x\"}\r\rRAYTF_RESULT \x00")
 	f.Fuzz(func(t *testing.T, logs string) {
-		res, err := ParseResult(logs)
+		res, err := ParseResult(logs, "")
 		if err == nil && res == nil {
 			t.Fatal("nil result without error")
 		}
@@ -407,7 +416,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		} else if err != nil {
 			t.Error(err)
 		}
-		res, perr := ParseResult(string(out))
+		res, perr := ParseResult(string(out), "")
 		if perr != nil {
 			t.Errorf("spec %s: %v\n%s", specJSON, perr, out)
 			return &vcluster.Result{}, code
@@ -455,7 +464,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		})
 	}
 	// A valid spec gets as far as ray.init, whose failure is reported too.
-	del := vcluster.DeleteRequest("", "a")
+	del := deleteRequest("", "a")
 	del.RunID = "r1"
 	raw, _ := json.Marshal(del)
 	res, code := run(t, string(raw))
@@ -467,7 +476,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 	cmd := exec.Command(py, "-c", bootstrapCode(), "%%%")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
 	out, _ := cmd.CombinedOutput()
-	if res, err := ParseResult(string(out)); err != nil || res.Error == nil || res.Error.Kind != vcluster.KindInvalid {
+	if res, err := ParseResult(string(out), ""); err != nil || res.Error == nil || res.Error.Kind != vcluster.KindInvalid {
 		t.Errorf("garbage spec: %v %+v\n%s", err, res, out)
 	}
 }

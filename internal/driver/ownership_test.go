@@ -92,7 +92,7 @@ func (w *ownershipWorld) runRaw(raw []byte) *vcluster.Result {
 	cmd := exec.Command(w.py, "-c", bootstrapCode(), EncodeSpecArg(raw))
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+w.stub, "RAYTF_STUB_KV="+w.kvFile, "RAYTF_STUB_GROUPS="+strings.Join(w.groups, ","))
 	out, _ := cmd.CombinedOutput()
-	res, err := ParseResult(string(out))
+	res, err := ParseResult(string(out), "")
 	if err != nil {
 		w.t.Fatalf("%v\n%s", err, out)
 	}

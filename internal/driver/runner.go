@@ -338,7 +338,7 @@ func (r *runner) resultPrinted(ctx context.Context, j *rayclient.JobDetails) boo
 	if err != nil {
 		return false
 	}
-	_, err = parseResult(logs, j.Metadata[metaRun])
+	_, err = ParseResult(logs, j.Metadata[metaRun])
 	return err == nil
 }
 
@@ -446,7 +446,7 @@ func (r *runner) wait(ctx context.Context) (*rayclient.JobDetails, error) {
 			if job.Status == rayclient.JobStatusRunning {
 				if logs, lerr := r.api.GetJobLogs(ctx, r.id); lerr == nil {
 					r.deliver(logs)
-					if _, perr := parseResult(logs, r.runID); perr == nil {
+					if _, perr := ParseResult(logs, r.runID); perr == nil {
 						r.logs = logs
 						return job, nil
 					}
@@ -489,7 +489,7 @@ func (r *runner) lostByRay(ctx context.Context, job *rayclient.JobDetails) bool 
 			return false
 		}
 		r.deliver(logs)
-		if _, perr := parseResult(logs, r.runID); perr == nil {
+		if _, perr := ParseResult(logs, r.runID); perr == nil {
 			return false // the driver finished: use its result
 		}
 		if killed || !strings.Contains(logs, entrypointHeader) || time.Now().After(deadline) {
@@ -540,7 +540,7 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*vclust
 	var res *vcluster.Result
 	perr := lerr
 	if lerr == nil {
-		res, perr = parseResult(logs, r.runID)
+		res, perr = ParseResult(logs, r.runID)
 	}
 	if perr == nil {
 		if r.opts.BackgroundCleanup {
@@ -607,7 +607,7 @@ func (r *runner) cancelled(ctx context.Context, cause error) (*vcluster.Result, 
 	default:
 		fmt.Fprintf(&b, "; job %s", strings.ToLower(job.Status))
 		if logs, err := r.api.GetJobLogs(sctx, r.id); err == nil {
-			if res, perr := parseResult(logs, r.runID); perr == nil {
+			if res, perr := ParseResult(logs, r.runID); perr == nil {
 				if res.OK {
 					b.WriteString("; the driver had already finished successfully, so its groups were kept")
 					r.deleteRecord(sctx)

@@ -48,7 +48,7 @@ func TestDriverTopologyMatchesGo(t *testing.T) {
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 run = Run()
-run.c = spec["contract"]
+run.contract = Contract.from_request(spec["contract"])
 out = []
 for c in spec["cases"]:
     run.topo = {k: c["source"].get(k) or "" for k in run.topo}
@@ -137,7 +137,7 @@ func TestDriverRankOrderMatchesGo(t *testing.T) {
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 run = Run()
-run.c = spec["contract"]
+run.contract = Contract.from_request(spec["contract"])
 print(json.dumps([topology_order(run, c["bundles"], c["rank_order"]) for c in spec["cases"]]))
 `)
 	var got [][]int
@@ -200,7 +200,7 @@ func TestDriverMatchRuleMatchesGo(t *testing.T) {
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 run = Run()
-run.c = spec["contract"]
+run.contract = Contract.from_request(spec["contract"])
 v = spec["vectors"]
 print(json.dumps({
     "amounts": [same_amount(run, c["A"], c["B"]) and same_amount(run, c["B"], c["A"]) for c in v["amounts"]],
@@ -272,7 +272,7 @@ func TestDriverRecordMatchesGo(t *testing.T) {
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 run = Run()
-run.c = spec["contract"]
+run.contract = Contract.from_request(spec["contract"])
 print(json.dumps([placed_record(run, c["own"], c["groups"], None, c["rank_order"]) for c in spec["cases"]]))
 `)
 	var got []vcluster.Manifest

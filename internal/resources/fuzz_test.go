@@ -14,6 +14,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -81,7 +82,7 @@ func fuzzModel(t *testing.T, name string, counts []byte, flags, knobs byte, key 
 }
 
 var refBootstrap = func() string {
-	ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, vcluster.DeleteRequest("", "x"))
+	ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, vcluster.NewRequest(vcluster.ActionDelete, "", []vcluster.GroupRequest{{Name: "x"}}, false, topology.PortRange{}, 0))
 	if err != nil {
 		panic(err)
 	}

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
@@ -116,10 +118,13 @@ func TestAccVirtualCluster_capacityCheckTotal(t *testing.T) {
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)cannot hold this virtual cluster.*not enough GPU: requested 4 GPU, 0 available`),
 		},
-		resource.TestStep{
+		resource.TestStep{ // "total" from the provider plans the create the default mode refused
 			Config:             capacityConfig(name, counts, "", "total", "120s"),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionCreate),
+			}},
 		},
 		resource.TestStep{
 			PreConfig: func() { waitRemoved = removeWhenPending(t, name, holder) },
@@ -127,8 +132,10 @@ func TestAccVirtualCluster_capacityCheckTotal(t *testing.T) {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				func(*terraform.State) error { waitRemoved(); return nil },
 				acctest.CheckGroupsInRay(t, name, groups),
-				resource.TestCheckResourceAttr(vcName, "capacity_check", "total"),
 			),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(vcName, tfjsonpath.New("capacity_check"), knownvalue.StringExact("total")),
+			},
 		},
 	)
 }
@@ -154,10 +161,14 @@ func TestAccVirtualCluster_capacityCheckNone(t *testing.T) {
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)cannot hold this virtual cluster.*requested 24 GPU, 20 available`),
 		},
-		resource.TestStep{
+		resource.TestStep{ // "none" plans the create the other modes refused
 			Config:             capacityConfig(name, counts, "none", "", "5s"),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionCreate),
+				plancheck.ExpectKnownValue(vcName, tfjsonpath.New("capacity_check"), knownvalue.StringExact("none")),
+			}},
 		},
 		resource.TestStep{
 			Config: capacityConfig(name, counts, "none", "", "5s"),

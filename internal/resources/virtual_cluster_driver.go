@@ -64,8 +64,10 @@ func createErrorDetail(spec vcluster.Spec, res *vcluster.Result, err error) stri
 }
 
 // applyOwnedResult fills the computed attributes from a create or inspect
-// result and, when the provider's rank order is not the natural order the
-// driver recorded, rewrites the cluster's record with it.
+// result and, when the order the driver recorded differs from the provider's
+// rank order, rewrites the cluster's record with the provider's. driver.py
+// records topology_order (Go's sort, mirrored) when the request asks for it
+// and the sort keeps every bundle, else creation order; so a rewrite is rare.
 func (r *virtualClusterResource) applyOwnedResult(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, res *vcluster.Result) diag.Diagnostics {
 	diags := applyResult(m, spec, res)
 	owner := m.OwnerID.ValueString()

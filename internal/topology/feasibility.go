@@ -25,9 +25,6 @@ type Feasibility struct {
 	Errors, Warnings []string
 }
 
-// OK reports whether no certain failure was found.
-func (f Feasibility) OK() bool { return len(f.Errors) == 0 }
-
 // Amounts are compared in Ray's fixed-point units (1/10000, rounded to
 // nearest); a positive amount below that resolution is no requirement.
 const (

@@ -257,3 +257,6 @@ func checkPlacementAgainstBrute(groups []GroupRequest, nodes []NodeCapacity, f F
 	}
 	return nil
 }
+
+// OK reports whether no certain failure was found.
+func (f Feasibility) OK() bool { return len(f.Errors) == 0 }

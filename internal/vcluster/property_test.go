@@ -33,7 +33,7 @@ func TestPropertySpecGroups(t *testing.T) {
 			nodes = append(nodes, topology.NodeCapacity{ID: fmt.Sprint(i), Total: topology.Resources{"CPU": 64, "GPU": 8}})
 		}
 		if s.WorldSize() > 0 {
-			if f := topology.CheckPlacement(groups, nodes); !f.OK() || len(f.Warnings) != 0 {
+			if f := topology.CheckPlacement(groups, nodes); len(f.Errors) != 0 || len(f.Warnings) != 0 {
 				t.Fatalf("%+v", f)
 			}
 		}

@@ -181,11 +181,6 @@ func NewRequest(action, namespace string, groups []GroupRequest, useGPUs bool, p
 	return req
 }
 
-// DeleteRequest removes the named groups from namespace.
-func DeleteRequest(namespace string, names ...string) Request {
-	return NewRequest(ActionDelete, namespace, namedGroups(names), false, topology.PortRange{}, 0)
-}
-
 // namedGroups are groups known by name only (delete, read).
 func namedGroups(names []string) []GroupRequest {
 	groups := make([]GroupRequest, len(names))

@@ -19,7 +19,7 @@ var SharedRules = []SharedRule{
 		Tests: []string{"internal/driver/driver_test.go:TestDriverReportsErrorsWithoutRay"},
 	},
 	{
-		Rule: "contract constants the driver gets", Go: "vcluster.Contract, DriverContract", Python: "driver.py CONTRACT_STR/INT/FLOAT",
+		Rule: "contract constants the driver gets", Go: "vcluster.Contract, DriverContract", Python: "driver.py Contract (frozen dataclass)",
 		Tests: []string{"internal/vcluster/shared_rules_test.go:TestDriverContractFieldsMatch", "internal/vcluster/contract_test.go:TestDriverPyHasNoContractConstants"},
 	},
 	{

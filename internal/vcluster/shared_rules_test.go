@@ -30,27 +30,30 @@ func TestSharedRulesHaveParityTests(t *testing.T) {
 	}
 }
 
-// TestDriverContractFieldsMatch: driver.py reads exactly the fields
-// vcluster.Contract sends.
+// TestDriverContractFieldsMatch: driver.py's Contract dataclass has exactly
+// the fields vcluster.Contract sends, each with the matching type.
 func TestDriverContractFieldsMatch(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(repoRoot(t), "internal/driver/driver.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var py []string
-	for _, m := range regexp.MustCompile(`(?s)CONTRACT_(?:STR|INT|FLOAT) = \(([^)]*)\)`).FindAllStringSubmatch(string(src), -1) {
-		for _, f := range regexp.MustCompile(`"([a-z_]+)"`).FindAllStringSubmatch(m[1], -1) {
-			py = append(py, f[1])
-		}
+	class := regexp.MustCompile(`(?s)\nclass Contract:\n(.*?)\n\n    @classmethod`).FindStringSubmatch(string(src))
+	if class == nil {
+		t.Fatal("driver.py has no Contract dataclass")
 	}
+	var py []string
+	for _, f := range regexp.MustCompile(`(?m)^    ([a-z_]+): (str|int|float)$`).FindAllStringSubmatch(class[1], -1) {
+		py = append(py, f[1]+" "+f[2])
+	}
+	pyType := map[reflect.Kind]string{reflect.String: "str", reflect.Int: "int", reflect.Float64: "float"}
 	var goFields []string
 	ct := reflect.TypeOf(Contract{})
 	for i := range ct.NumField() {
-		goFields = append(goFields, strings.Split(ct.Field(i).Tag.Get("json"), ",")[0])
+		goFields = append(goFields, strings.Split(ct.Field(i).Tag.Get("json"), ",")[0]+" "+pyType[ct.Field(i).Type.Kind()])
 	}
 	slices.Sort(py)
 	slices.Sort(goFields)
 	if !slices.Equal(py, goFields) {
-		t.Errorf("driver.py reads contract fields %v, vcluster.Contract sends %v", py, goFields)
+		t.Errorf("driver.py's Contract has fields %v, vcluster.Contract sends %v", py, goFields)
 	}
 }

@@ -55,12 +55,6 @@ func ListLiveGroups(ctx context.Context, client *rayclient.Client) ([]rayclient.
 	return groups, nil
 }
 
-// NodeTopology is the (domain, topo_rank) view of nodes from the reference's
-// resources, in their order; TopologySource.NodeTopology reads labels too.
-func NodeTopology(nodes []rayclient.Node) []topology.Node {
-	return TopologySource{}.NodeTopology(nodes)
-}
-
 // Topology is the (domain, topo_rank) view of the alive nodes from the
 // reference's resources, in node-id order.
 func (s *Snapshot) Topology() []topology.Node { return s.TopologyFrom(TopologySource{}) }

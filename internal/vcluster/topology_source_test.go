@@ -36,7 +36,7 @@ func itoa(i int) string { return string(rune('0' + i)) }
 
 func TestLabelSourceSelectsLikeResourceSource(t *testing.T) {
 	nodes := testNodes()
-	byResource := NodeTopology(nodes)
+	byResource := TopologySource{}.NodeTopology(nodes)
 	byLabel := labelSource.NodeTopology(nodes)
 	for i := range byLabel {
 		if byLabel[i].TopoRank != byResource[i].TopoRank {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 //go:embed topology_ref.py
@@ -105,15 +104,7 @@ func NewInputs(n int) (*Inputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts := make([]int, in.NumNodes)
-	constraints := make([]topology.Resources, in.NumNodes)
-	for i := range counts {
-		counts[i] = GPUsPerNode
-		constraints[i] = plan.Constraints[i]
-	}
-	spec := vcluster.Spec{Name: "ref", BundleCtPerNode: counts, UseGPUs: true, NumGPUsPerNode: GPUsPerNode,
-		MaxColocatedWorkerGroups: 1, Strategy: vcluster.DefaultStrategy, NodeResourceConstraints: constraints}
-	in.GoRequests = spec.Groups()
+	in.GoRequests = Requests(plan.Constraints[:in.NumNodes])
 	for _, g := range in.GoRequests {
 		in.Groups = append(in.Groups, Group{Name: g.Name, Strategy: g.Strategy, Bundles: g.Bundles})
 	}
@@ -121,6 +112,33 @@ func NewInputs(n int) (*Inputs, error) {
 		in.Nodes = append(in.Nodes, Cap{ID: c.ID, Available: c.Total})
 	}
 	return in, nil
+}
+
+// Requests is the provider's plan-time request for a per-node GPU cluster
+// named "ref" of GPUsPerNode bundles per node (one CPU, one GPU), node i
+// pinned by constraints[i]: one PACK group "ref-node<i>" per node. It is
+// spelled out here so that this package imports only internal/topology;
+// vcluster's TestTopologyRefRequestsAreTheProvidersOwn checks it against
+// vcluster.Spec.Groups.
+func Requests(constraints []map[string]float64) []topology.GroupRequest {
+	out := make([]topology.GroupRequest, 0, len(constraints))
+	for i, c := range constraints {
+		g := topology.GroupRequest{Name: fmt.Sprintf("ref-node%d", i), Strategy: topology.StrategyPack, NodeIndex: i}
+		for j := 0; j < GPUsPerNode; j++ {
+			b := topology.Resources{"CPU": 1, "GPU": 1}
+			for k, v := range c {
+				b[k] = v
+			}
+			for k, v := range b {
+				if v == 0 {
+					delete(b, k)
+				}
+			}
+			g.Bundles = append(g.Bundles, b)
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // Outputs are the Go functions' results on one Inputs.
@@ -242,6 +260,6 @@ func Match(g Outputs, py *PythonResult) []bool {
 		slices.EqualFunc(g.Plan.Constraints, py.Prepare.Constraints, maps.Equal) &&
 			len(g.Plan.Remaining) == py.Prepare.Remaining && g.Plan.Message == py.Prepare.Message,
 		slices.Equal(g.Order, py.Sort.Order),
-		g.Feasible.OK() == (len(py.Feasibility.Errors) == 0),
+		(len(g.Feasible.Errors) == 0) == (len(py.Feasibility.Errors) == 0),
 	}
 }

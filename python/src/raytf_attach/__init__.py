@@ -12,7 +12,8 @@ makes NeMo-RL's own RayVirtualCluster(name=X, ...) calls attach to the cluster d
 
 __version__ = "0.1.0"
 
-from .cluster import AttachedVirtualCluster, attach
+from ._attach import attach
+from .cluster import AttachedVirtualCluster
 from .errors import (
     AttachError,
     GroupIdMismatchError,

@@ -1,4 +1,6 @@
-"""attach(): a RayVirtualCluster-compatible view of a cluster Terraform declared.
+"""AttachedVirtualCluster: a RayVirtualCluster-compatible view of a cluster Terraform declared.
+
+attach() (_attach.py) reads the record and builds it.
 
 The object offers the members NeMo-RL's worker groups and generation backends
 use on nemo_rl.distributed.virtual_cluster.RayVirtualCluster, with the same
@@ -18,13 +20,11 @@ from .errors import (
     GroupNotReadyError,
     PlacementChangedError,
     PortUnavailableError,
-    RayNotInitializedError,
     RecordInvalidError,
-    RecordNotFoundError,
     TerraformOwnedWarning,
 )
 from .ray_layer import LiveGroup, PortRequest
-from .record import DEFAULT_NAMESPACE, KV_NAMESPACE, STATE_CREATED, BundleRecord, ClusterRecord, parse_record, record_key
+from .record import STATE_CREATED, BundleRecord, ClusterRecord
 
 logger = logging.getLogger(__name__)
 
@@ -32,52 +32,6 @@ DEFAULT_READY_TIMEOUT_S = 10.0
 DEFAULT_PROBE_TIMEOUT_S = 60.0
 # Rounds of re-probing when concurrent probes on one node pick the same port.
 PORT_ROUNDS = 5
-
-
-def attach(
-    name: str,
-    namespace: str = DEFAULT_NAMESPACE,
-    *,
-    ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S,
-    probe_timeout_s: float = DEFAULT_PROBE_TIMEOUT_S,
-    ray_layer: Any = None,
-) -> "AttachedVirtualCluster":
-    """Attaches to the virtual cluster `name` in Ray namespace `namespace`.
-
-    Call it in a Ray driver or task after ray.init(). Raises an AttachError
-    subclass when the record is missing or unreadable, when a recorded group
-    is gone, was recreated outside Terraform, or is not ready within
-    ready_timeout_s. ray_layer replaces the Ray connection (tests).
-    """
-    if not name:
-        raise ValueError("attach: name must be a non-empty cluster name")
-    if ray_layer is None:
-        from .ray_layer import RayLayer
-
-        ray_layer = RayLayer()
-    if not ray_layer.is_initialized():
-        raise RayNotInitializedError(
-            f"attach({name!r}): Ray is not initialized in this process; call ray.init() first "
-            "(inside a Ray job or task it already is)"
-        )
-    key = record_key(namespace, name)
-    where = f"cluster {namespace}/{name}"
-    raw = ray_layer.kv_get(key, KV_NAMESPACE)
-    if raw is None:
-        raise RecordNotFoundError(
-            f"{where}: no record under key {key.decode()!r} in Ray KV namespace {KV_NAMESPACE!r}; "
-            "apply the ray_virtual_cluster first, or check the name and namespace "
-            "(the resource's `name` and `namespace` attributes)"
-        )
-    record = parse_record(raw, where=f"{where}: record")
-    if (record.name, record.namespace) != (name, namespace):
-        raise RecordInvalidError(
-            f"{where}: record describes {record.namespace}/{record.name}, not the cluster under its key"
-        )
-    live = _verify_groups(record, ray_layer, ready_timeout_s, where)
-    from .nemo_class import attached_class  # a RayVirtualCluster subclass where nemo_rl is importable
-
-    return attached_class()(record, live, ray_layer, probe_timeout_s)
 
 
 def live_mismatches(

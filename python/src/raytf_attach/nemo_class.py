@@ -16,6 +16,7 @@ import importlib
 import sys
 from typing import Any, Optional
 
+from .cluster import AttachedVirtualCluster
 from .errors import AttachError
 
 REFERENCE_MODULE = "nemo_rl.distributed.virtual_cluster"
@@ -38,8 +39,6 @@ def reference_class(import_it: bool = True) -> Optional[type]:
 
 def attached_class(reference: Optional[type] = None) -> type:
     """The class attach() instantiates: the subclass of `reference` (default: NeMo-RL's, if importable)."""
-    from .cluster import AttachedVirtualCluster
-
     if reference is None:
         reference = reference_class()
     if reference is None:
@@ -67,8 +66,6 @@ def _init_once(self, *args, **kwargs) -> None:
     # __new__ (Python then calls __init__ with NeMo-RL's arguments): keep it.
     if "record" in self.__dict__:
         return
-    from .cluster import AttachedVirtualCluster
-
     AttachedVirtualCluster.__init__(self, *args, **kwargs)
 
 

@@ -20,7 +20,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from .cluster import DEFAULT_READY_TIMEOUT_S, attach
+from ._attach import attach
+from .cluster import DEFAULT_READY_TIMEOUT_S
 from .errors import AttachError, RayNotInitializedError, RecordNotFoundError
 from .nemo_class import REFERENCE_CLASS, REFERENCE_MODULE, reference_class
 from .ports import PORT_RANGES
