@@ -6,7 +6,7 @@
 #   RAY_TF_CLI    terraform | tofu | a path [scripts/find-cli.sh: terraform, else tofu]
 #   RAY_TF_SUITE  full     every test, unit and acceptance [default]
 #                 cli      the tests that exercise the CLI itself: examples, provider functions, identity import
-#                 compat   resource, data source and example tests (the Ray version cell)
+#                 compat   the tests that depend on the Ray version (the Ray version cell)
 #
 #   RAY_VERSION=2.55.1 RAY_TF_SUITE=compat scripts/test.sh
 #   RAY_TF_CLI=tofu RAY_TF_SUITE=cli scripts/test.sh
@@ -50,10 +50,23 @@ if [ "${RAY_TF_IP_BASE:-10}" = "$RAY_TF_DEMO_IP_BASE" ] || [[ "${RAY_ADDRESS%/}"
 fi
 
 # The suites, by test name (-run); `full` runs everything.
+compat_tests=(
+  TestAccExample_quickstart TestAccExample_attach TestAccExample_nemoRLGRPO
+  TestAccVirtualCluster_perNodeGroups TestAccVirtualCluster_unifiedStrategies TestAccVirtualCluster_topologyOrder
+  TestAccVirtualCluster_driftAndImport TestAccVirtualCluster_applyTimeInfeasible TestAccVirtualCluster_capacityCheckTotal
+  TestAccVirtualCluster_labelsPlaceAndReport TestAccVirtualCluster_nodeLabelSelectors
+  TestAccVirtualCluster_topologyStrategy TestAccVirtualCluster_topologyStrategyNeedsNewerRay
+  TestAccVirtualCluster_severalClustersOneApply TestAccVirtualClusterDataSource_secondState
+  TestAccClusterTopology_labelsSelectLikeResources TestAccClusterTopology_segmentSelection
+  TestAccDriverNodeClaims TestAccDriverDirectGCS
+)
 case "$suite" in
   full) run=() timeout=60m ;;
   cli) run=(-run 'TestAccExample|TestFunction|TestAccIdentity') timeout=20m ;;
-  compat) run=(-run 'TestAccVirtualCluster|TestAccClusterTopology|TestAccExample') timeout=40m ;;
+  # compat: what depends on the Ray version (the driver's Ray calls, the state API's
+  # shapes, node labels and topology_strategy gates, KV claims), not the Go logic the
+  # full cell already covers; about 7 minutes instead of 18.
+  compat) run=(-run "^($(IFS='|'; echo "${compat_tests[*]}"))\$") timeout=20m ;;
   *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat" >&2; exit 2 ;;
 esac
 
