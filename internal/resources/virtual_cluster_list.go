@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -320,6 +321,7 @@ func (l *virtualClusterList) listResult(ctx context.Context, req list.ListReques
 		return result
 	}
 	fillListedComputed(ctx, &m, spec, c.Groups, rec, &result.Diagnostics)
+	omitDefaults(&m)
 	t, d := req.ResourceSchema.TypeAtPath(ctx, path.Root("timeouts"))
 	result.Diagnostics.Append(d...)
 	if tt, isTimeouts := t.(timeouts.Type); isTimeouts {
@@ -420,4 +422,43 @@ func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec vclust
 	m.NVLinkDomainPerBundle, d = types.ListValueFrom(ctx, types.StringType, domains)
 	diags.Append(d...)
 	m.MasterAddress, m.MasterPort = types.StringValue(rec.MasterAddress), types.Int64Value(int64(rec.MasterPort))
+}
+
+// omitDefaults leaves out the arguments that are at their schema default, so
+// that terraform query -generate-config-out writes only what differs from
+// the defaults, as a person would (pinning = "node" written out would even
+// warn that it has no effect). Once imported the defaults fill them in
+// again, so the plan stays empty.
+func omitDefaults(m *virtualClusterModel) {
+	d := vcluster.Defaults()
+	if m.UseGPUs.ValueBool() == d.UseGPUs {
+		m.UseGPUs = types.BoolNull()
+	}
+	if m.NumGPUsPerNode.ValueInt64() == int64(d.NumGPUsPerNode) {
+		m.NumGPUsPerNode = types.Int64Null()
+	}
+	if m.MaxColocatedWorkerGroups.ValueInt64() == int64(d.MaxColocatedWorkerGroups) {
+		m.MaxColocatedWorkerGroups = types.Int64Null()
+	}
+	if m.PlacementGroupStrategy.ValueString() == d.Strategy {
+		m.PlacementGroupStrategy = types.StringNull()
+	}
+	if m.UseUnifiedPG.ValueBool() == d.UseUnifiedPG {
+		m.UseUnifiedPG = types.BoolNull()
+	}
+	if m.PortRangeLow.ValueInt64() == int64(d.Ports.Low) {
+		m.PortRangeLow = types.Int64Null()
+	}
+	if m.PortRangeHigh.ValueInt64() == int64(d.Ports.High) {
+		m.PortRangeHigh = types.Int64Null()
+	}
+	if m.ReadyTimeout.ValueString() == vcluster.DefaultReadyTimeoutText {
+		m.ReadyTimeout = timetypes.NewGoDurationNull()
+	}
+	if m.SelectNodes.ValueBool() == d.SelectNodes {
+		m.SelectNodes = types.BoolNull()
+	}
+	if m.Pinning.ValueString() == d.Pinning {
+		m.Pinning = types.StringNull()
+	}
 }
