@@ -37,8 +37,14 @@ func adoptProblem(c listCandidate) string {
 			return fmt.Sprintf("its node groups leave out %q: a virtual cluster numbers its logical nodes from 0 without gaps", vcluster.NodeGroupName(c.Name, i))
 		}
 	}
+	return shapeProblem(c.Groups)
+}
+
+// shapeProblem says why no ray_virtual_cluster with one logical node per
+// group declares groups' bundles ("" when one does).
+func shapeProblem(groups []rayclient.PlacementGroup) string {
 	var first map[string]float64
-	for _, g := range c.Groups {
+	for _, g := range groups {
 		if !g.IsDetached {
 			return fmt.Sprintf("%q is not detached: it ends with the job that made it, while a virtual cluster's groups are detached", g.Name)
 		}
@@ -83,8 +89,10 @@ func notAClusterDetail(c listCandidate, ns, problem string) string {
 		fmt.Fprintf(&b, "  - %q: %s, %s, %s\n", g.Name, g.State, map[bool]string{true: "detached", false: "not detached"}[g.IsDetached],
 			bundlesText(g.Bundles))
 	}
-	if hint := shapeHint(c.Groups); hint != "" {
-		b.WriteString("\nA ray_virtual_cluster of the same shape (one logical node per group) declares:\n" + hint)
+	if why := shapeProblem(c.Groups); why != "" {
+		b.WriteString("\nNo ray_virtual_cluster has this shape either: " + why + ".\n")
+	} else {
+		b.WriteString("\nA ray_virtual_cluster of the same shape (one logical node per group) declares:\n" + shapeHint(c.Groups))
 	}
 	b.WriteString("\nTerraform cannot import them. To hand this capacity to Terraform, declare such a cluster under a new name, " +
 		"move the workload to it, and remove these groups with ray.util.remove_placement_group.")
@@ -92,7 +100,7 @@ func notAClusterDetail(c listCandidate, ns, problem string) string {
 }
 
 // shapeHint is the arguments of a ray_virtual_cluster with one logical node
-// per group of groups, "" when the groups' bundles do not fit one.
+// per group of groups, whose shape fits one (shapeProblem is "").
 func shapeHint(groups []rayclient.PlacementGroup) string {
 	counts := make([]string, len(groups))
 	var constraints []string
