@@ -7,9 +7,12 @@
 #   RAY_TF_SUITE  full     every test, unit and acceptance [default]
 #                 cli      the tests that exercise the CLI itself: examples, provider functions, identity import
 #                 compat   resource, data source and example tests (the Ray version cell)
+#                 query    list resources (terraform query), identity and import, lifecycle: the
+#                          Terraform >= 1.14 cell (its list tests skip on older CLIs and OpenTofu)
 #
 #   RAY_VERSION=2.55.1 RAY_TF_SUITE=compat scripts/test.sh
 #   RAY_TF_CLI=tofu RAY_TF_SUITE=cli scripts/test.sh
+#   RAY_TF_CLI="$(../shared/tools/install-terraform.sh)" RAY_TF_SUITE=query scripts/test.sh
 #   scripts/test.sh -run TestAccVirtualCluster_segments ./internal/resources   # args go to go test
 #
 # Uses the Ray answering at RAY_ADDRESS when its version is RAY_VERSION; starts the local
@@ -54,7 +57,8 @@ case "$suite" in
   full) run=() timeout=60m ;;
   cli) run=(-run 'TestAccExample|TestFunction|TestAccIdentity') timeout=20m ;;
   compat) run=(-run 'TestAccVirtualCluster|TestAccClusterTopology|TestAccExample') timeout=40m ;;
-  *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat" >&2; exit 2 ;;
+  query) run=(-run 'TestAccList|TestAccIdentity|TestAccLifecycle_import|TestAccVirtualCluster_(perNodeGroups|unifiedStrategies|updateInPlace|driftAndImport|importUnified|importUnknownNamesID)|TestAccExample_import') timeout=15m ;;
+  *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat, query" >&2; exit 2 ;;
 esac
 
 cli_version="$("$here/tool-version.sh" cli "$TF_ACC_TERRAFORM_PATH")"
