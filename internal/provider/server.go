@@ -44,7 +44,7 @@ func (s server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourc
 // wrapper's embedded ProviderServer interface would hide them otherwise.
 // Listing holds no batcher slot: its read requests arrive together and
 // share one wave by themselves.
-var _ tfprotov6.ProviderServerWithListResource = server{}
+var _ tfprotov6.ListResourceServer = server{}
 
 func (s server) ValidateListResourceConfig(ctx context.Context, req *tfprotov6.ValidateListResourceConfigRequest) (*tfprotov6.ValidateListResourceConfigResponse, error) {
 	return s.listServer().ValidateListResourceConfig(ctx, req)
