@@ -78,14 +78,7 @@ func TestAccList_query(t *testing.T) {
 		CheckDestroy:             acctest.CheckNoGroupsInRay(t, own),
 		Steps: []resource.TestStep{
 			{
-				Config: requiredTestProvider + fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1]
-  use_gpus                = false
-  port_range_low          = 41000
-  port_range_high         = 41999
-}`, own),
+				Config: requiredTestProvider + virtualCluster{name: own, counts: []int{1, 1}, noGPUs: true, portLow: 41000, portHigh: 41999}.String(),
 			},
 			{
 				Query:  true,
@@ -140,18 +133,8 @@ func TestAccList_generateConfig(t *testing.T) {
 	leakGroups(t, prefix)
 
 	// A state that is lost afterwards: its working directory is never destroyed.
-	gone := acctest.NewWorkDir(t, fmt.Sprintf(`
-resource "ray_virtual_cluster" "lost" {
-  name                        = %q
-  bundle_ct_per_node_list     = [2, 1]
-  use_gpus                    = false
-  max_colocated_worker_groups = 1
-  segment_size                = 1
-  port_range_low              = 42000
-  port_range_high             = 42999
-}
-output "owner" { value = ray_virtual_cluster.lost.owner_id }
-`, lost))
+	gone := acctest.NewWorkDir(t, virtualCluster{label: "lost", name: lost, counts: []int{2, 1}, noGPUs: true, colocated: 1,
+		segmentSize: 1, portLow: 42000, portHigh: 42999}.String()+"\noutput \"owner\" { value = ray_virtual_cluster.lost.owner_id }\n")
 	gone.MustRun("apply", "-auto-approve")
 	owner := strings.TrimSpace(gone.MustRun("output", "-raw", "owner"))
 	before := acctest.ReadRecord(t, lost)

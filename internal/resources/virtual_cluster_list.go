@@ -398,19 +398,9 @@ func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec vclust
 	bundles := make([]attr.Value, 0, len(rec.Bundles))
 	domains := make([]string, len(rec.Bundles))
 	for _, b := range rec.Bundles {
-		gpu := types.Int64Null()
-		if b.GPUID != nil {
-			gpu = types.Int64Value(int64(*b.GPUID))
-		}
-		obj, d := types.ObjectValue(bundleObjectType.AttrTypes, map[string]attr.Value{
-			"rank": types.Int64Value(int64(b.Rank)), "placement_group": types.StringValue(b.PlacementGroup),
-			"bundle_index": types.Int64Value(int64(b.BundleIndex)), "global_index": types.Int64Value(int64(b.GlobalIndex)),
-			"node_id": types.StringValue(b.NodeID), "node_ip": types.StringValue(b.NodeIP), "gpu_id": gpu,
-			"nvlink_domain": types.StringValue(b.NVLinkDomain), "topo_rank": types.Int64Value(int64(b.TopoRank)),
-			"port": types.Int64Value(int64(b.Port)),
-		})
-		diags.Append(d...)
-		bundles = append(bundles, obj)
+		bundles = append(bundles, bundleValue(vcluster.PlacedBundle{Rank: b.Rank, Group: b.PlacementGroup, BundleIndex: b.BundleIndex,
+			GlobalIndex: b.GlobalIndex, BundleResult: vcluster.BundleResult{NodeID: b.NodeID, NodeIP: b.NodeIP, GPUID: b.GPUID,
+				NVLinkDomain: b.NVLinkDomain, TopoRank: b.TopoRank, Port: b.Port}}, diags))
 		if b.GlobalIndex >= 0 && b.GlobalIndex < len(domains) {
 			domains[b.GlobalIndex] = b.NVLinkDomain
 		}
