@@ -75,6 +75,9 @@ func SkipWithoutQuery(t *testing.T) {
 	if cli == "" {
 		t.Skip("TF_ACC_TERRAFORM_PATH is not set: terraform query needs Terraform >= 1.14")
 	}
+	if strings.Contains(filepath.Base(cli), "tofu") {
+		t.Skipf("%s is OpenTofu, which has no list resources (terraform query): run with Terraform >= 1.14", cli)
+	}
 	out, err := exec.Command(cli, "version", "-json").Output()
 	if err != nil {
 		t.Fatalf("%s version -json: %v", cli, err)
@@ -82,10 +85,11 @@ func SkipWithoutQuery(t *testing.T) {
 	var v struct {
 		Version string `json:"terraform_version"`
 	}
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatalf("%s version -json: %v\n%s", cli, err, out)
+	// Warnings (e.g. about the CLI configuration) may come first on stdout.
+	if i := strings.IndexByte(string(out), '{'); i < 0 || json.Unmarshal(out[i:], &v) != nil {
+		t.Fatalf("%s version -json printed no version:\n%s", cli, out)
 	}
-	if strings.Contains(filepath.Base(cli), "tofu") || strings.Contains(string(out), "opentofu") {
+	if strings.Contains(string(out), "opentofu") {
 		t.Skipf("%s is OpenTofu %s, which has no list resources (terraform query): run with Terraform >= 1.14", cli, v.Version)
 	}
 	var major, minor int
