@@ -23,19 +23,21 @@ import (
 const elsewhereNamespace = "raytf-list-elsewhere"
 
 // leakGroups makes, with plain ray.util (never the provider's driver), what
-// a leak looks like: "<prefix>-leak-node0/1" (named like a virtual cluster,
-// no record), "<prefix>-plain" (a group no virtual cluster can adopt) and,
-// in another namespace, "<prefix>-far-node0". Removed when the test ends.
+// a leak looks like: "<prefix>-leak-node0/1" and "<prefix>-uni-unified"
+// (named like virtual clusters, no record), "<prefix>-plain" (a group no
+// virtual cluster can adopt) and, in another namespace, "<prefix>-far-node0".
+// Removed when the test ends.
 func leakGroups(t *testing.T, prefix string) {
 	t.Helper()
 	cpu := []map[string]float64{{"CPU": 1}}
 	plainray.CreateGroups(t, vcluster.DefaultNamespace,
 		plainray.Group{Name: prefix + "-leak-node0", Strategy: "PACK", Bundles: cpu},
 		plainray.Group{Name: prefix + "-leak-node1", Strategy: "PACK", Bundles: cpu},
+		plainray.Group{Name: prefix + "-uni-unified", Strategy: "SPREAD", Bundles: []map[string]float64{{"CPU": 1}, {"CPU": 1}}},
 		plainray.Group{Name: prefix + "-plain", Strategy: "SPREAD", Bundles: []map[string]float64{{"CPU": 0.5}, {"CPU": 0.5}}})
 	plainray.CreateGroups(t, elsewhereNamespace, plainray.Group{Name: prefix + "-far-node0", Strategy: "PACK", Bundles: cpu})
 	t.Cleanup(func() {
-		plainray.RemoveGroups(t, vcluster.DefaultNamespace, prefix+"-leak-node0", prefix+"-leak-node1", prefix+"-plain")
+		plainray.RemoveGroups(t, vcluster.DefaultNamespace, prefix+"-leak-node0", prefix+"-leak-node1", prefix+"-uni-unified", prefix+"-plain")
 		plainray.RemoveGroups(t, elsewhereNamespace, prefix+"-far-node0")
 	})
 }
@@ -84,7 +86,8 @@ func TestAccList_query(t *testing.T) {
 				Query:  true,
 				Config: "provider \"ray\" {}\n" + listBlock("all", true, prefixFilter),
 				QueryResultChecks: []querycheck.QueryResultCheck{
-					querycheck.ExpectLength("ray_virtual_cluster.all", 2), // not -plain (warned about), not -far (elsewhere)
+					querycheck.ExpectLength("ray_virtual_cluster.all", 3), // not -plain (warned about), not -far (elsewhere)
+					querycheck.ExpectIdentity("ray_virtual_cluster.all", listIdentity(prefix+"-uni", ns)),
 					querycheck.ExpectIdentity("ray_virtual_cluster.all", listIdentity(own, ns)),
 					querycheck.ExpectIdentity("ray_virtual_cluster.all", listIdentity(leak, ns)),
 					querycheck.ExpectResourceDisplayName("ray_virtual_cluster.all", queryfilter.ByResourceIdentity(listIdentity(leak, ns)),
@@ -104,7 +107,7 @@ func TestAccList_query(t *testing.T) {
 					listBlock("named", false, fmt.Sprintf("    name_prefix = %q", leak)) +
 					listBlock("far", false, fmt.Sprintf("    name_prefix = %q\n    namespace = %q", prefix, elsewhereNamespace)),
 				QueryResultChecks: []querycheck.QueryResultCheck{
-					querycheck.ExpectLength("ray_virtual_cluster.none", 1),
+					querycheck.ExpectLength("ray_virtual_cluster.none", 2),
 					querycheck.ExpectIdentity("ray_virtual_cluster.none", listIdentity(leak, ns)),
 					querycheck.ExpectLength("ray_virtual_cluster.other", 1),
 					querycheck.ExpectIdentity("ray_virtual_cluster.other", listIdentity(own, ns)),
@@ -156,7 +159,8 @@ func TestAccList_generateConfig(t *testing.T) {
 	w.MustRun("init")
 	out := w.MustRun("query")
 	for _, want := range []string{lost, leak, "Placement groups that no ray_virtual_cluster can adopt: " + prefix + "-plain",
-		"its name is not a virtual cluster's", "this state, owner " + vcluster.OwnerPrefix(owner)} {
+		"its name is not a virtual cluster's", "this state, owner " + vcluster.OwnerPrefix(owner),
+		"Check placement_group_strategy of " + prefix + "-uni before importing it"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("terraform query output lacks %q", want)
 		}
@@ -171,7 +175,8 @@ func TestAccList_generateConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("generated.tf:\n%s", generated)
-	for _, want := range []string{"import {", `name      = "` + lost + `"`, `name      = "` + leak + `"`, "bundle_ct_per_node_list", "segment_size"} {
+	for _, want := range []string{"import {", `name      = "` + lost + `"`, `name      = "` + leak + `"`, `name      = "` + prefix + `-uni"`,
+		"use_unified_pg", "bundle_ct_per_node_list", "segment_size"} {
 		if !strings.Contains(string(generated), want) {
 			t.Errorf("generated.tf lacks %q", want)
 		}
@@ -192,7 +197,9 @@ func TestAccList_generateConfig(t *testing.T) {
 	if err := acctest.CheckNoGroupsInRay(t, lost)(nil); err != nil {
 		t.Error(err)
 	}
-	if err := acctest.CheckNoGroupsInRay(t, leak)(nil); err != nil {
-		t.Error(err)
+	for _, name := range []string{leak, prefix + "-uni"} {
+		if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
+			t.Error(err)
+		}
 	}
 }

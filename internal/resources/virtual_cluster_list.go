@@ -321,6 +321,13 @@ func (l *virtualClusterList) listResult(ctx context.Context, req list.ListReques
 		return result
 	}
 	fillListedComputed(ctx, &m, spec, c.Groups, rec, &result.Diagnostics)
+	if rec == nil && spec.UseUnifiedPG {
+		result.Diagnostics.AddWarning(fmt.Sprintf("Check placement_group_strategy of %s before importing it", c.Name),
+			fmt.Sprintf("%q has no record and Ray's state API does not report a placement group's strategy, so the listed "+
+				"placement_group_strategy is the default (%s). The import reads the real one from the group; if it differs, "+
+				"the plan after the import replaces the cluster. Read it with ray.util.placement_group_table(pg)[\"strategy\"] "+
+				"and set it in the generated configuration first.", c.Name, spec.Strategy))
+	}
 	omitDefaults(&m)
 	t, d := req.ResourceSchema.TypeAtPath(ctx, path.Root("timeouts"))
 	result.Diagnostics.Append(d...)
