@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -25,8 +26,9 @@ import (
 )
 
 var (
-	_ provider.Provider              = (*rayProvider)(nil)
-	_ provider.ProviderWithFunctions = (*rayProvider)(nil)
+	_ provider.Provider                  = (*rayProvider)(nil)
+	_ provider.ProviderWithFunctions     = (*rayProvider)(nil)
+	_ provider.ProviderWithListResources = (*rayProvider)(nil)
 )
 
 type rayProvider struct {
@@ -183,6 +185,14 @@ func (p *rayProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	data.UseJobs(p.jobs)
 	resp.DataSourceData = data
 	resp.ResourceData = data
+	resp.ListResourceData = data
+}
+
+// ListResources are the list resources of terraform query (Terraform >= 1.14).
+func (p *rayProvider) ListResources(_ context.Context) []func() list.ListResource {
+	return []func() list.ListResource{
+		resources.NewVirtualClusterListResource,
+	}
 }
 
 func (p *rayProvider) Resources(_ context.Context) []func() resource.Resource {

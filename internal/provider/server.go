@@ -39,3 +39,22 @@ func (s server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourc
 	defer s.jobs.Hold()()
 	return s.nullFunctionArgs.ReadDataSource(ctx, req)
 }
+
+// The list resources (terraform query) go through to the framework: the
+// wrapper's embedded ProviderServer interface would hide them otherwise.
+// Listing holds no batcher slot: its read requests arrive together and
+// share one wave by themselves.
+var _ tfprotov6.ListResourceServer = server{}
+
+func (s server) ValidateListResourceConfig(ctx context.Context, req *tfprotov6.ValidateListResourceConfigRequest) (*tfprotov6.ValidateListResourceConfigResponse, error) {
+	return s.listServer().ValidateListResourceConfig(ctx, req)
+}
+
+func (s server) ListResource(ctx context.Context, req *tfprotov6.ListResourceRequest) (*tfprotov6.ListResourceServerStream, error) {
+	return s.listServer().ListResource(ctx, req)
+}
+
+// listServer is the framework's server, which implements the list RPCs.
+func (s server) listServer() tfprotov6.ListResourceServer {
+	return s.ProviderServer.(tfprotov6.ListResourceServer) //nolint:forcetypeassert // the framework's server implements them
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -25,15 +26,6 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		diags.AddError("Cannot read placement groups for import", err.Error())
 		return false
 	}
-	var counts []int
-	if !m.BundleCtPerNodeList.IsNull() {
-		var raw []int64
-		diags.Append(m.BundleCtPerNodeList.ElementsAs(ctx, &raw, false)...)
-		for _, c := range raw {
-			counts = append(counts, int(c))
-		}
-	}
-	id := importID(name, counts, m)
 	read, err := r.runDriver(ctx, vcluster.ReadRequest(m.Namespace.ValueString(), name))
 	if err == nil {
 		err = read.Err()
@@ -46,65 +38,15 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	if rec != nil && rec.Name != name { // not a record this provider wrote for the name
 		rec = nil
 	}
-	var unrecovered []string
-	var declared vcluster.Spec
-	if rec != nil {
-		declared, unrecovered = rec.DeclaredSpec()
-		if counts == nil {
-			counts = declared.BundleCtPerNode
-		}
-	}
-	spec, found, err := vcluster.InferSpec(name, live, counts)
-	if !found {
-		diags.AddError("Nothing to import", fmt.Sprintf("The import id %q names no virtual cluster: Ray has no live placement group named %q or %q "+
-			"in namespace %s.", id, vcluster.UnifiedGroupName(name), name+"-node<i>", m.Namespace.ValueString()))
-		return false
-	}
-	if err != nil {
-		diags.AddError("Cannot import the virtual cluster", err.Error())
-		return false
-	}
-	spec.Namespace = m.Namespace.ValueString()
-	spec.InferNative(live)
-	spec.Topology = sourceOrDefault(r.data.TopologyLabels)
-	switch {
-	case rec != nil && rec.HasDeclaration():
-		inferred := spec
-		spec = declared
-		spec.Namespace = inferred.Namespace
-		spec.BundleCtPerNode = inferred.BundleCtPerNode // the id's split, when it gave one
-		if declared.Topology == (vcluster.TopologySource{}) {
-			spec.Topology = inferred.Topology
-		}
-	case rec != nil: // a version 1 record: its fields, the rest from Ray
-		spec.UseGPUs, spec.NumGPUsPerNode, spec.MaxColocatedWorkerGroups = declared.UseGPUs, declared.NumGPUsPerNode, declared.MaxColocatedWorkerGroups
-		spec.Strategy, spec.Ports = declared.Strategy, declared.Ports
-	default:
-		unrecovered = []string{vcluster.AttrNumGPUsPerNode, vcluster.AttrSegmentSize, vcluster.AttrPortRangeLow, vcluster.AttrPortRangeHigh,
-			vcluster.AttrSelectNodes, vcluster.AttrPinning, vcluster.AttrSelectedNodeIDs, vcluster.AttrExcludeNodeIDs, vcluster.AttrReadyTimeout,
-			vcluster.AttrTopologyLabels}
-		if spec.UseUnifiedPG && len(counts) == 0 {
-			unrecovered = append([]string{vcluster.AttrBundleCtPerNodeList}, unrecovered...)
-		}
-	}
-	m.ID = types.StringValue(name)
-	setConfigFromSpec(ctx, m, spec, diags)
-	m.TopologyLabels = topologyLabelsObject(r.data.TopologyLabels)
-	if rec.HasDeclaration() && rec.TopologyLabels != nil {
-		m.TopologyLabels = topologyLabelsObject(rec.TopologyLabels)
-	}
-	if diags.HasError() {
+	spec, unrecovered, ok := restoreDeclaration(ctx, r.data, m, live, rec, diags)
+	if !ok {
 		return false
 	}
 	if len(unrecovered) > 0 {
-		why := "Ray's internal KV has no record of it (its groups were made outside this provider)"
-		if rec != nil {
-			why = fmt.Sprintf("its record in Ray's KV has schema version %d, which does not keep them", rec.SchemaVersion)
-		}
 		diags.AddWarning("Import could not recover every argument",
 			fmt.Sprintf("%q was imported from its placement groups because %s. These arguments were set to their defaults or to "+
 				"what Ray reports, not necessarily to what was declared: %s. Compare the next plan with your configuration; "+
-				"the record this import writes keeps them from now on.", name, why, strings.Join(unrecovered, ", ")))
+				"the record this import writes keeps them from now on.", name, unrecoveredWhy(rec), strings.Join(unrecovered, ", ")))
 	}
 	owner, err := vcluster.NewOwnerToken()
 	if err != nil {
@@ -132,6 +74,85 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 				vcluster.OwnerPrefix(owner), res.PreviousOwner.Describe()))
 	}
 	return !diags.HasError()
+}
+
+// restoreDeclaration sets the configuration attributes of m (name and
+// namespace set, bundle_ct_per_node_list when an import id split a unified
+// group) to the declaration an import recovers: the record rec of the
+// cluster (nil when it has none), else what Ray's live groups tell. It only
+// reads what it is given, so listing uses it too (terraform query): the
+// configuration it generates is the one import restores. It returns the
+// spec and the arguments it could not recover; false with an error when
+// Ray has no group of the cluster or the groups form none.
+func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClusterModel, live []rayclient.PlacementGroup,
+	rec *vcluster.Manifest, diags *diag.Diagnostics,
+) (spec vcluster.Spec, unrecovered []string, ok bool) {
+	name := m.Name.ValueString()
+	var counts []int
+	if !m.BundleCtPerNodeList.IsNull() {
+		var raw []int64
+		diags.Append(m.BundleCtPerNodeList.ElementsAs(ctx, &raw, false)...)
+		for _, c := range raw {
+			counts = append(counts, int(c))
+		}
+	}
+	id := importID(name, counts, m)
+	var declared vcluster.Spec
+	if rec != nil {
+		declared, unrecovered = rec.DeclaredSpec()
+		if counts == nil {
+			counts = declared.BundleCtPerNode
+		}
+	}
+	spec, found, err := vcluster.InferSpec(name, live, counts)
+	if !found {
+		diags.AddError("Nothing to import", fmt.Sprintf("The import id %q names no virtual cluster: Ray has no live placement group named %q or %q "+
+			"in namespace %s.", id, vcluster.UnifiedGroupName(name), name+"-node<i>", m.Namespace.ValueString()))
+		return spec, nil, false
+	}
+	if err != nil {
+		diags.AddError("Cannot import the virtual cluster", err.Error())
+		return spec, nil, false
+	}
+	spec.Namespace = m.Namespace.ValueString()
+	spec.InferNative(live)
+	spec.Topology = sourceOrDefault(data.TopologyLabels)
+	switch {
+	case rec != nil && rec.HasDeclaration():
+		inferred := spec
+		spec = declared
+		spec.Namespace = inferred.Namespace
+		spec.BundleCtPerNode = inferred.BundleCtPerNode // the id's split, when it gave one
+		if declared.Topology == (vcluster.TopologySource{}) {
+			spec.Topology = inferred.Topology
+		}
+	case rec != nil: // a version 1 record: its fields, the rest from Ray
+		spec.UseGPUs, spec.NumGPUsPerNode, spec.MaxColocatedWorkerGroups = declared.UseGPUs, declared.NumGPUsPerNode, declared.MaxColocatedWorkerGroups
+		spec.Strategy, spec.Ports = declared.Strategy, declared.Ports
+	default:
+		unrecovered = []string{vcluster.AttrNumGPUsPerNode, vcluster.AttrSegmentSize, vcluster.AttrPortRangeLow, vcluster.AttrPortRangeHigh,
+			vcluster.AttrSelectNodes, vcluster.AttrPinning, vcluster.AttrSelectedNodeIDs, vcluster.AttrExcludeNodeIDs, vcluster.AttrReadyTimeout,
+			vcluster.AttrTopologyLabels}
+		if spec.UseUnifiedPG && len(counts) == 0 {
+			unrecovered = append([]string{vcluster.AttrBundleCtPerNodeList}, unrecovered...)
+		}
+	}
+	m.ID = types.StringValue(name)
+	setConfigFromSpec(ctx, m, spec, diags)
+	m.TopologyLabels = topologyLabelsObject(data.TopologyLabels)
+	if rec.HasDeclaration() && rec.TopologyLabels != nil {
+		m.TopologyLabels = topologyLabelsObject(rec.TopologyLabels)
+	}
+	return spec, unrecovered, !diags.HasError()
+}
+
+// unrecoveredWhy says why an import could not recover every argument of a
+// cluster whose record is rec.
+func unrecoveredWhy(rec *vcluster.Manifest) string {
+	if rec != nil {
+		return fmt.Sprintf("its record in Ray's KV has schema version %d, which does not keep them", rec.SchemaVersion)
+	}
+	return "Ray's internal KV has no record of it (its groups were made outside this provider)"
 }
 
 // importID is the import id as the user gave it.

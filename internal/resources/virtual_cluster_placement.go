@@ -25,19 +25,7 @@ func applyResult(m *virtualClusterModel, spec vcluster.Spec, res *vcluster.Resul
 	}
 	bundles := make([]attr.Value, 0, len(p.Bundles))
 	for _, b := range p.Bundles {
-		gpu := types.Int64Null()
-		if b.GPUID != nil {
-			gpu = types.Int64Value(int64(*b.GPUID))
-		}
-		obj, d := types.ObjectValue(bundleObjectType.AttrTypes, map[string]attr.Value{
-			"rank": types.Int64Value(int64(b.Rank)), "placement_group": types.StringValue(b.Group),
-			"bundle_index": types.Int64Value(int64(b.BundleIndex)), "global_index": types.Int64Value(int64(b.GlobalIndex)),
-			"node_id": types.StringValue(b.NodeID), "node_ip": types.StringValue(b.NodeIP),
-			"gpu_id": gpu, "nvlink_domain": types.StringValue(b.NVLinkDomain),
-			"topo_rank": types.Int64Value(int64(b.TopoRank)), "port": types.Int64Value(int64(b.Port)),
-		})
-		diags.Append(d...)
-		bundles = append(bundles, obj)
+		bundles = append(bundles, bundleValue(b, &diags))
 	}
 	var d diag.Diagnostics
 	m.PlacementGroups = mustList(groupObjectType, groups, &diags)
@@ -56,6 +44,23 @@ func applyResult(m *virtualClusterModel, spec vcluster.Spec, res *vcluster.Resul
 		m.MasterPort = types.Int64Null()
 	}
 	return diags
+}
+
+// bundleValue is one element of the bundles attribute.
+func bundleValue(b vcluster.PlacedBundle, diags *diag.Diagnostics) attr.Value {
+	gpu := types.Int64Null()
+	if b.GPUID != nil {
+		gpu = types.Int64Value(int64(*b.GPUID))
+	}
+	obj, d := types.ObjectValue(bundleObjectType.AttrTypes, map[string]attr.Value{
+		"rank": types.Int64Value(int64(b.Rank)), "placement_group": types.StringValue(b.Group),
+		"bundle_index": types.Int64Value(int64(b.BundleIndex)), "global_index": types.Int64Value(int64(b.GlobalIndex)),
+		"node_id": types.StringValue(b.NodeID), "node_ip": types.StringValue(b.NodeIP),
+		"gpu_id": gpu, "nvlink_domain": types.StringValue(b.NVLinkDomain),
+		"topo_rank": types.Int64Value(int64(b.TopoRank)), "port": types.Int64Value(int64(b.Port)),
+	})
+	diags.Append(d...)
+	return obj
 }
 
 func groupValue(g vcluster.GroupRequest, id, state, strategy string, bundles int, drift string) attr.Value {

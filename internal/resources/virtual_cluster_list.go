@@ -1,0 +1,461 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+)
+
+// The ownership classes of the list resource's `ownership` filter.
+const (
+	ownedHere    = "this_state"
+	ownedOther   = "other_state"
+	ownedNone    = "no_state"
+	notACluster  = "not_a_cluster"
+	listReadDesc = "one short read job (Ray's internal KV is only reachable from a driver)"
+)
+
+var ownershipClasses = []string{ownedHere, ownedOther, ownedNone, notACluster}
+
+var (
+	_ list.ListResource              = (*virtualClusterList)(nil)
+	_ list.ListResourceWithConfigure = (*virtualClusterList)(nil)
+)
+
+// virtualClusterList lists the virtual clusters of a Ray namespace for
+// `terraform query`: their identity and, with include_resource, the state an
+// import would give them, so -generate-config-out writes configuration that
+// plans empty once imported. It only reads: the shared group list from the
+// dashboard and one read job for the records (vcluster.ReadRequest, which
+// writes neither groups nor KV).
+type virtualClusterList struct {
+	data *ProviderData
+}
+
+// NewVirtualClusterListResource is the ray_virtual_cluster list resource constructor.
+func NewVirtualClusterListResource() list.ListResource { return &virtualClusterList{} }
+
+type virtualClusterListModel struct {
+	Namespace  types.String `tfsdk:"namespace"`
+	NamePrefix types.String `tfsdk:"name_prefix"`
+	Ownership  types.List   `tfsdk:"ownership"`
+	OwnerIDs   types.List   `tfsdk:"owner_ids"`
+}
+
+func (l *virtualClusterList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_virtual_cluster"
+}
+
+func (l *virtualClusterList) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	l.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
+	resp.Schema = listschema.Schema{
+		MarkdownDescription: "Lists the virtual clusters of a Ray namespace (placement groups named `<name>-unified` or " +
+			"`<name>-node<i>`) with their identity and, with `include_resource`, the state an import gives them, for " +
+			"`terraform query` and `terraform query -generate-config-out`. Listing only reads: the dashboard's placement-group " +
+			"list and " + listReadDesc + " for the clusters' records; it never creates, changes or claims anything. " +
+			"Placement groups that no virtual cluster could adopt are reported as warnings, with their shape and the reason.",
+		Attributes: map[string]listschema.Attribute{
+			"namespace": listschema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Ray namespace to list; the provider's `namespace` when unset. Nothing of another namespace is " +
+					"listed unless named here. Importing what another namespace holds needs a provider configured with that namespace.",
+			},
+			"name_prefix": listschema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "List only clusters (and placement groups) whose name starts with this prefix.",
+			},
+			"ownership": listschema.ListAttribute{
+				ElementType: types.StringType,
+				Optional:    true,
+				MarkdownDescription: "Which clusters to list, by who owns them (every class when unset):\n" +
+					"  - `this_state`: the cluster's record in Ray names one of `owner_ids`.\n" +
+					"  - `other_state`: the record names another owner. Ray cannot tell a live state from a lost one " +
+					"(a deleted working directory): review these before importing, since import takes them over.\n" +
+					"  - `no_state`: groups named like a virtual cluster that no state owns: no record (made outside this " +
+					"provider, e.g. by NeMo-RL's `RayVirtualCluster` or plain `ray.util`), or a record without an owner.\n" +
+					"  - `not_a_cluster`: placement groups that no `ray_virtual_cluster` can adopt (another name, or a shape it " +
+					"cannot declare). They are reported as warnings with their shape and the reason, never as results, so " +
+					"`-generate-config-out` writes no import that would fail.",
+				Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.OneOf(ownershipClasses...))},
+			},
+			"owner_ids": listschema.ListAttribute{
+				ElementType: types.StringType,
+				Optional:    true,
+				MarkdownDescription: "The `owner_id` values of the clusters \"this state\" holds (a list block cannot read a state: " +
+					"pass them in, e.g. from `terraform output` or `terraform state show`). Records naming one of them are " +
+					"`this_state`; without `owner_ids` no cluster is.",
+			},
+		},
+	}
+}
+
+// listCandidate is a virtual cluster as the group names tell (Cluster), or
+// one placement group whose name is not a cluster's.
+type listCandidate struct {
+	Name    string
+	Cluster bool
+	Groups  []rayclient.PlacementGroup
+}
+
+// listCandidates sorts the named live groups whose name (or cluster name)
+// starts with prefix into clusters and other groups, by name. Unnamed groups
+// cannot be adopted or even placed in a namespace, so they are skipped.
+func listCandidates(live []rayclient.PlacementGroup, prefix string) []listCandidate {
+	byName := map[string]*listCandidate{}
+	key := func(name string, cluster bool) string { return fmt.Sprintf("%t/%s", cluster, name) }
+	for _, g := range live {
+		if g.Name == "" {
+			continue
+		}
+		name, cluster := clusterOfGroup(g.Name)
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		k := key(name, cluster)
+		if byName[k] == nil {
+			byName[k] = &listCandidate{Name: name, Cluster: cluster}
+		}
+		byName[k].Groups = append(byName[k].Groups, g)
+	}
+	out := make([]listCandidate, 0, len(byName))
+	for _, k := range slices.Sorted(maps.Keys(byName)) {
+		c := byName[k]
+		slices.SortFunc(c.Groups, func(a, b rayclient.PlacementGroup) int { return strings.Compare(a.Name, b.Name) })
+		out = append(out, *c)
+	}
+	slices.SortStableFunc(out, func(a, b listCandidate) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// clusterOfGroup is the virtual cluster a group's name belongs to
+// ("<name>-unified", "<name>-node<i>"), else the group's own name.
+func clusterOfGroup(group string) (name string, cluster bool) {
+	if n, ok := strings.CutSuffix(group, vcluster.UnifiedGroupName("")); ok && n != "" {
+		return n, true
+	}
+	if i := strings.LastIndex(group, "-node"); i > 0 && vcluster.NamedLike(group[:i], group) {
+		return group[:i], true
+	}
+	return group, false
+}
+
+// listRead reads the record of each candidate and which of its groups live
+// in namespace ns, in one wave of read jobs (the batcher joins requests that
+// arrive together), and keeps only the groups that live in ns.
+func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []listCandidate) ([]listCandidate, []*vcluster.Manifest, error) {
+	type answer struct {
+		res *vcluster.Result
+		err error
+	}
+	answers := make([]answer, len(cands))
+	var wg sync.WaitGroup
+	for i, c := range cands {
+		names := make([]string, len(c.Groups))
+		for j, g := range c.Groups {
+			names[j] = g.Name
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := l.data.Jobs.Run(ctx, vcluster.ReadRequest(ns, c.Name, names...), nil)
+			if err == nil {
+				err = res.Err()
+			}
+			answers[i] = answer{res, err}
+		}()
+	}
+	wg.Wait()
+	var kept []listCandidate
+	var records []*vcluster.Manifest
+	for i, c := range cands {
+		a := answers[i]
+		if a.err != nil {
+			return nil, nil, fmt.Errorf("reading the record of %q: %w", c.Name, a.err)
+		}
+		var here []rayclient.PlacementGroup
+		for _, g := range c.Groups {
+			if !slices.Contains(a.res.Missing, g.Name) {
+				here = append(here, g)
+			}
+		}
+		if len(here) == 0 {
+			continue // every group lives in another namespace
+		}
+		c.Groups = here
+		rec := a.res.Record
+		if !c.Cluster || (rec != nil && rec.Name != c.Name) {
+			rec = nil
+		}
+		kept = append(kept, c)
+		records = append(records, rec)
+	}
+	return kept, records, nil
+}
+
+func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	var cfg virtualClusterListModel
+	var diags diag.Diagnostics
+	diags.Append(req.Config.Get(ctx, &cfg)...)
+	if diags.HasError() || !requireConfigured(l.data, &diags) {
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	ns := cfg.Namespace.ValueString()
+	if ns == "" {
+		ns = l.data.Namespace
+	}
+	classes := slices.Clone(ownershipClasses)
+	if !cfg.Ownership.IsNull() {
+		classes = nil
+		diags.Append(cfg.Ownership.ElementsAs(ctx, &classes, false)...)
+	}
+	var owners []string
+	if !cfg.OwnerIDs.IsNull() {
+		diags.Append(cfg.OwnerIDs.ElementsAs(ctx, &owners, false)...)
+	}
+	if diags.HasError() {
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	readCtx, cancel := context.WithTimeout(ctx, virtualClusterReadTimeout)
+	defer cancel()
+	live, err := l.data.Live.Groups(readCtx)
+	if err != nil {
+		diags.AddError("Cannot list placement groups", err.Error())
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	cands, records, err := l.listRead(readCtx, ns, listCandidates(live, cfg.NamePrefix.ValueString()))
+	if err != nil {
+		diags.AddError("Cannot read the virtual clusters' records", err.Error())
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	tflog.Info(ctx, "listing virtual clusters", map[string]any{"namespace": ns, "candidates": len(cands), "classes": classes})
+	var results []list.ListResult
+	for i, c := range cands {
+		rec := records[i]
+		problem := ""
+		if rec == nil {
+			problem = adoptProblem(c)
+		}
+		class := listClass(rec, owners, problem)
+		if !slices.Contains(classes, class) {
+			continue
+		}
+		if class == notACluster {
+			results = append(results, list.ListResult{Diagnostics: diag.Diagnostics{diag.NewWarningDiagnostic(
+				fmt.Sprintf("Placement groups that no ray_virtual_cluster can adopt: %s", c.Name), notAClusterDetail(c, ns, problem))}})
+			continue
+		}
+		if req.Limit > 0 && int64(countResults(results)) >= req.Limit {
+			break
+		}
+		results = append(results, l.listResult(ctx, req, ns, c, rec, class))
+	}
+	stream.Results = slices.Values(results)
+}
+
+// countResults counts the results that are clusters (not warnings).
+func countResults(results []list.ListResult) int {
+	n := 0
+	for _, r := range results {
+		if r.Identity != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// listClass is the ownership class of a candidate with record rec (nil
+// without one) whose shape problem (adoptProblem) is problem.
+func listClass(rec *vcluster.Manifest, owners []string, problem string) string {
+	switch {
+	case rec == nil && problem != "":
+		return notACluster
+	case rec == nil || rec.Owner == "":
+		return ownedNone
+	case slices.Contains(owners, rec.Owner):
+		return ownedHere
+	default:
+		return ownedOther
+	}
+}
+
+// listResult is one cluster's result: its identity, a display name saying
+// who owns it, and, with include_resource, the state import gives it.
+func (l *virtualClusterList) listResult(ctx context.Context, req list.ListRequest, ns string, c listCandidate, rec *vcluster.Manifest, class string) list.ListResult {
+	result := req.NewListResult(ctx)
+	m := virtualClusterModel{Name: types.StringValue(c.Name), Namespace: types.StringValue(ns)}
+	result.Diagnostics.Append(result.Identity.Set(ctx, virtualClusterIdentity{Namespace: m.Namespace, Name: m.Name})...)
+	result.DisplayName = listDisplayName(c, rec, class)
+	if !req.IncludeResource {
+		return result
+	}
+	m.BundleCtPerNodeList = types.ListNull(types.Int64Type)
+	spec, _, ok := restoreDeclaration(ctx, l.data, &m, c.Groups, rec, &result.Diagnostics)
+	if !ok {
+		return result
+	}
+	fillListedComputed(ctx, &m, spec, c.Groups, rec, &result.Diagnostics)
+	if rec == nil && spec.UseUnifiedPG {
+		result.Diagnostics.AddWarning(fmt.Sprintf("Check placement_group_strategy of %s before importing it", c.Name),
+			fmt.Sprintf("%q has no record and Ray's state API does not report a placement group's strategy, so the listed "+
+				"placement_group_strategy is the default (%s). The import reads the real one from the group; if it differs, "+
+				"the plan after the import replaces the cluster. Read it with ray.util.placement_group_table(pg)[\"strategy\"] "+
+				"and set it in the generated configuration first.", c.Name, spec.Strategy))
+	}
+	omitDefaults(&m)
+	t, d := req.ResourceSchema.TypeAtPath(ctx, path.Root("timeouts"))
+	result.Diagnostics.Append(d...)
+	if tt, isTimeouts := t.(timeouts.Type); isTimeouts {
+		m.Timeouts = timeouts.Value{Object: types.ObjectNull(tt.AttrTypes)}
+	}
+	if !result.Diagnostics.HasError() {
+		result.Diagnostics.Append(result.Resource.Set(ctx, &m)...)
+	}
+	return result
+}
+
+// listDisplayName says which cluster a result is and who owns it.
+func listDisplayName(c listCandidate, rec *vcluster.Manifest, class string) string {
+	groups := fmt.Sprintf("%d placement group", len(c.Groups))
+	if len(c.Groups) != 1 {
+		groups += "s"
+	}
+	switch class {
+	case ownedHere:
+		return fmt.Sprintf("%s (this state, owner %s…, %s)", c.Name, vcluster.OwnerPrefix(rec.Owner), groups)
+	case ownedOther:
+		return fmt.Sprintf("%s (other state, owner %s…, created %s, %s)", c.Name, vcluster.OwnerPrefix(rec.Owner), rec.CreatedAt, groups)
+	case ownedNone:
+		if rec != nil {
+			return fmt.Sprintf("%s (no state: record without owner, %s)", c.Name, groups)
+		}
+		return fmt.Sprintf("%s (no state: no record, made outside this provider, %s)", c.Name, groups)
+	}
+	return c.Name
+}
+
+// fillListedComputed sets the computed attributes of a listed cluster from
+// what was read: the live groups, and the placement its record keeps (null
+// without a record; import probes the groups for it).
+func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, live []rayclient.PlacementGroup,
+	rec *vcluster.Manifest, diags *diag.Diagnostics,
+) {
+	byName := map[string]rayclient.PlacementGroup{}
+	for _, g := range live {
+		byName[g.Name] = g
+	}
+	strategies := map[string]string{}
+	if rec != nil {
+		for _, g := range rec.Groups {
+			strategies[g.Name] = g.Strategy
+		}
+	}
+	var groups []attr.Value
+	for _, want := range spec.Groups() {
+		g, ok := byName[want.Name]
+		if !ok {
+			continue
+		}
+		groups = append(groups, groupValue(want, g.PlacementGroupID, g.State, strategies[want.Name], len(g.Bundles), ""))
+	}
+	m.PlacementGroups = mustList(groupObjectType, groups, diags)
+	m.WorldSize = types.Int64Value(int64(spec.WorldSize()))
+	m.NodeCount = types.Int64Value(int64(spec.NodeCount()))
+	m.TopologyAssignments = topologyAssignments(spec, live, "")
+	m.OwnerID, m.MasterAddress, m.MasterPort = types.StringNull(), types.StringNull(), types.Int64Null()
+	m.Bundles = types.ListNull(bundleObjectType)
+	m.SortedBundleIndices = types.ListNull(types.Int64Type)
+	m.NVLinkDomainPerBundle = types.ListNull(types.StringType)
+	m.CapacityCheck = types.StringNull() // import does not restore it either: the provider's default applies
+	if rec == nil {
+		return
+	}
+	if rec.Owner != "" {
+		m.OwnerID = types.StringValue(rec.Owner)
+	}
+	if len(rec.Bundles) == 0 {
+		return
+	}
+	bundles := make([]attr.Value, 0, len(rec.Bundles))
+	domains := make([]string, len(rec.Bundles))
+	for _, b := range rec.Bundles {
+		bundles = append(bundles, bundleValue(vcluster.PlacedBundle{Rank: b.Rank, Group: b.PlacementGroup, BundleIndex: b.BundleIndex,
+			GlobalIndex: b.GlobalIndex, BundleResult: vcluster.BundleResult{NodeID: b.NodeID, NodeIP: b.NodeIP, GPUID: b.GPUID,
+				NVLinkDomain: b.NVLinkDomain, TopoRank: b.TopoRank, Port: b.Port}}, diags))
+		if b.GlobalIndex >= 0 && b.GlobalIndex < len(domains) {
+			domains[b.GlobalIndex] = b.NVLinkDomain
+		}
+	}
+	var d diag.Diagnostics
+	m.Bundles = mustList(bundleObjectType, bundles, diags)
+	m.SortedBundleIndices, d = types.ListValueFrom(ctx, types.Int64Type, rec.SortedBundleIndices)
+	diags.Append(d...)
+	m.NVLinkDomainPerBundle, d = types.ListValueFrom(ctx, types.StringType, domains)
+	diags.Append(d...)
+	m.MasterAddress, m.MasterPort = types.StringValue(rec.MasterAddress), types.Int64Value(int64(rec.MasterPort))
+}
+
+// omitDefaults leaves out the arguments that are at their schema default, so
+// that terraform query -generate-config-out writes only what differs from
+// the defaults, as a person would (pinning = "node" written out would even
+// warn that it has no effect). Once imported the defaults fill them in
+// again, so the plan stays empty.
+func omitDefaults(m *virtualClusterModel) {
+	d := vcluster.Defaults()
+	if m.UseGPUs.ValueBool() == d.UseGPUs {
+		m.UseGPUs = types.BoolNull()
+	}
+	if m.NumGPUsPerNode.ValueInt64() == int64(d.NumGPUsPerNode) {
+		m.NumGPUsPerNode = types.Int64Null()
+	}
+	if m.MaxColocatedWorkerGroups.ValueInt64() == int64(d.MaxColocatedWorkerGroups) {
+		m.MaxColocatedWorkerGroups = types.Int64Null()
+	}
+	if m.PlacementGroupStrategy.ValueString() == d.Strategy {
+		m.PlacementGroupStrategy = types.StringNull()
+	}
+	if m.UseUnifiedPG.ValueBool() == d.UseUnifiedPG {
+		m.UseUnifiedPG = types.BoolNull()
+	}
+	if m.PortRangeLow.ValueInt64() == int64(d.Ports.Low) {
+		m.PortRangeLow = types.Int64Null()
+	}
+	if m.PortRangeHigh.ValueInt64() == int64(d.Ports.High) {
+		m.PortRangeHigh = types.Int64Null()
+	}
+	if m.ReadyTimeout.ValueString() == vcluster.DefaultReadyTimeoutText {
+		m.ReadyTimeout = timetypes.NewGoDurationNull()
+	}
+	if m.SelectNodes.ValueBool() == d.SelectNodes {
+		m.SelectNodes = types.BoolNull()
+	}
+	if m.Pinning.ValueString() == d.Pinning {
+		m.Pinning = types.StringNull()
+	}
+}
