@@ -105,7 +105,9 @@ func TestAccDriverNodeClaims(t *testing.T) {
 	}
 	f := tr.res.Error.Facts
 	if len(f.Holders) != 1 || f.Holders[0].Cluster != clusterKey(a) || f.Holders[0].Owner != "owner-a" ||
-		f.Holders[0].NodeID != nodes[0] || !slices.Contains(f.Claimed, nodes[0]) {
+		f.Holders[0].NodeID != nodes[0] || !slices.ContainsFunc(f.Claimed, func(h vcluster.NodeHolder) bool {
+		return h.NodeID == nodes[0] && h.Cluster == clusterKey(a) && slices.Equal(h.Groups, []string{a.spec.Name + "-node0"})
+	}) {
 		t.Errorf("B's lost race reports holders %+v, claimed %v", f.Holders, f.Claimed)
 	}
 	if _, live := e.livePGs(t)[b.spec.Name+"-node0"]; live {
@@ -113,15 +115,25 @@ func TestAccDriverNodeClaims(t *testing.T) {
 	}
 
 	// A claim left by a run that died (no groups, older than its stale
-	// time) is taken over; a fresh one holds.
+	// time) is taken over; a fresh one holds, and so does an old one whose
+	// groups are alive (A's group stands for them).
 	stale := map[string]any{"cluster": e.ns + "/ghost", "owner": "gone", "groups": []string{"ghost-node0"}, "token": "t-stale", "claimed_at": 1}
 	fresh := map[string]any{"cluster": e.ns + "/starting", "owner": "busy", "groups": []string{"starting-node0"}, "token": "t-fresh",
 		"claimed_at": float64(time.Now().Unix())}
-	claims(t, kvns, map[string]any{vcluster.ClaimKey(nodes[1]): stale, vcluster.ClaimKey(nodes[2]): fresh})
-	c, d := at("claim-c", "owner-c", nodes[1]), at("claim-d", "owner-d", nodes[2])
+	oldAlive := map[string]any{"cluster": e.ns + "/old", "owner": "old", "groups": []string{a.spec.Name + "-node0"}, "token": "t-old",
+		"claimed_at": 1}
+	claims(t, kvns, map[string]any{vcluster.ClaimKey(nodes[1]): stale, vcluster.ClaimKey(nodes[2]): fresh,
+		vcluster.ClaimKey(nodes[3]): oldAlive})
+	c, d, g := at("claim-c", "owner-c", nodes[1]), at("claim-d", "owner-d", nodes[2]), at("claim-g", "owner-g", nodes[3])
 	e.mustRun(t, request(c, vcluster.ActionCreate))
-	if tr := e.run(context.Background(), request(d, vcluster.ActionCreate)); tr.err == nil {
-		t.Errorf("D took a node another create claimed a moment ago")
+	for _, lost := range []cluster{d, g} {
+		tr := e.run(context.Background(), request(lost, vcluster.ActionCreate))
+		if tr.err == nil || tr.res == nil || tr.res.Error == nil || tr.res.Error.Code != vcluster.CodeNodesClaimed {
+			t.Errorf("%s took a node whose claim still holds: %v", lost.spec.Name, tr.err)
+		}
+		if tr := e.mustRun(t, request(lost, vcluster.ActionInspect)); tr.res.Record != nil {
+			t.Errorf("%s lost the race yet left a record: %+v", lost.spec.Name, tr.res.Record)
+		}
 	}
 	got := claims(t, kvns, nil)
 	if got[vcluster.ClaimKey(nodes[1])]["cluster"] != clusterKey(c) {
@@ -131,8 +143,8 @@ func TestAccDriverNodeClaims(t *testing.T) {
 	e.mustRun(t, request(a, vcluster.ActionDelete))
 	e.mustRun(t, request(c, vcluster.ActionDelete))
 	got = claims(t, kvns, nil)
-	if _, left := got[vcluster.ClaimKey(nodes[0])]; left || len(got) != 1 {
-		t.Errorf("claims after the deletes: %v; want only the fresh foreign one", got)
+	if _, left := got[vcluster.ClaimKey(nodes[0])]; left || len(got) != 2 {
+		t.Errorf("claims after the deletes: %v; want only the two foreign ones that held", got)
 	}
 	t.Cleanup(func() {
 		// The foreign claim of this test's namespace, written above.

@@ -785,11 +785,16 @@ def probe_groups(run: Run, entries: List[Entry], spec: Spec) -> List[Json]:
 # holders back (code nodes_claimed) and Go chooses again among the others.
 
 
-def kv_put_new(run: Run, own: Json, key: str, value: Json) -> bool:
-    """Writes key only when it is absent; True when this call wrote it."""
+def kv_put_new(run: Run, own: Json, key: str, value: Json, claimed: bool = False) -> bool:
+    """Writes key only when it is absent; True when this call wrote it. With
+    claimed, the key joins the run's claims inside the gate, so a stopped
+    batch's cleanup sees every claim written."""
     raw = json.dumps(value, sort_keys=True)
     with run.gate:
-        return not internal_kv._internal_kv_put(key, raw, overwrite=False, namespace=own["kv_namespace"])
+        wrote = not internal_kv._internal_kv_put(key, raw, overwrite=False, namespace=own["kv_namespace"])
+        if wrote and claimed:
+            run.claimed.append(key)
+        return wrote
 
 
 def claim_is_stale(run: Run, claim: Json, stale_seconds: float) -> bool:
@@ -803,11 +808,19 @@ def claim_is_stale(run: Run, claim: Json, stale_seconds: float) -> bool:
     return not any(t.get("name") in names and t.get("state") != run.contract.state_removed for t in live.values())
 
 
+# A takeover key older than this was left by a run killed mid-takeover.
+TAKEOVER_SECONDS = 10.0
+
+
 def take_stale_claim(run: Run, own: Json, key: str, stale: Json) -> None:
     """Deletes a stale claim once, whoever else found it stale too: the takeover
-    key of its token admits one run, which checks the claim is unchanged."""
+    key of its token admits one run, which checks the claim is unchanged. A
+    takeover key left by a killed run is removed once it is old."""
     gc_key = key + "/takeover/" + str(stale.get("token") or "")
-    if not kv_put_new(run, own, gc_key, {"by": run.claim_token}):
+    if not kv_put_new(run, own, gc_key, {"by": run.claim_token, "at": time.time()}):
+        held = kv_get(run, own, gc_key)
+        if held is not None and time.time() - float(held.get("at") or 0) > TAKEOVER_SECONDS:
+            kv_del(run, own, gc_key)
         return
     try:
         now_claim = kv_get(run, own, key)
@@ -837,15 +850,15 @@ def claim_nodes(run: Run, spec: Spec) -> None:
     for node_id in sorted(claims["keys"]):
         key = claims["keys"][node_id]
         for _ in range(2):  # a second try after removing a stale claim
-            if kv_put_new(run, own, key, mine):
-                run.claimed.append(key)
+            if kv_put_new(run, own, key, mine, claimed=True):
                 break
             held = kv_get(run, own, key)
             if held is None:
                 continue  # released meanwhile
             if held.get("cluster") == claims["cluster"]:
-                kv_put(run, own, key, mine)  # this cluster's own claim (a retry or a replacement)
-                run.claimed.append(key)
+                # This cluster's own claim (a retry adopting its groups): kept
+                # as it is, and never released by this run, whose failure
+                # leaves the adopted groups in place.
                 break
             if not claim_is_stale(run, held, claims["stale_seconds"]):
                 holders.append(claim_holder(node_id, held))
@@ -861,11 +874,12 @@ def claim_nodes(run: Run, spec: Spec) -> None:
     progress(run, "claimed", nodes=len(run.claimed))
 
 
-def claimed_elsewhere(run: Run, own: Json, claims: Json) -> List[str]:
-    """Every node other clusters claim now, so that Go chooses again around all
-    of them at once rather than learning them one lost race at a time."""
+def claimed_elsewhere(run: Run, own: Json, claims: Json) -> List[Json]:
+    """Every node other clusters claim now, with its holder, so that Go chooses
+    again around all of them at once rather than learning them one lost race
+    at a time, and queues until their groups are gone."""
     prefix = claims["prefix"]
-    nodes: List[str] = []
+    nodes: List[Json] = []
     for raw_key in internal_kv._internal_kv_list(prefix, namespace=own["kv_namespace"]) or []:
         key = raw_key.decode() if isinstance(raw_key, bytes) else str(raw_key)
         node_id = key[len(prefix):]
@@ -873,8 +887,8 @@ def claimed_elsewhere(run: Run, own: Json, claims: Json) -> List[str]:
             continue  # a takeover key
         held = kv_get(run, own, key)
         if held is not None and held.get("cluster") != claims["cluster"]:
-            nodes.append(node_id)
-    return sorted(nodes)
+            nodes.append(claim_holder(node_id, held))
+    return sorted(nodes, key=lambda h: str(h["node_id"]))
 
 
 def release_claims(run: Run, own: Json, keys: Optional[List[str]] = None) -> None:
@@ -983,20 +997,25 @@ def replace_removed(run: Run, g: GroupSpec) -> Tuple[Any, bool]:
     return pg, not hit
 
 
-def claim_for_create(run: Run, spec: Spec, found: Dict[str, Optional[Tuple[Any, Json]]]) -> Optional[Json]:
-    """Checks that existing groups are this state's and records the owner
-    before any group is created; returns the record found."""
+def check_owner_for_create(run: Run, spec: Spec, found: Dict[str, Optional[Tuple[Any, Json]]]) -> Optional[Json]:
+    """Checks that existing groups are this state's; returns the record found
+    when it is this state's. Writes nothing."""
     own = cast(Json, spec["own"])  # do_create calls it only with ownership
     record = kv_get(run, own, own["key"])
     if any(found.values()) and not is_ours(own, record) and not own["claim"]:
         raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
                           other=other_owner(record))
-    if not is_ours(own, record):
-        run.new_record = True
-    prelim = placed_record(run, own, [], record if is_ours(own, record) else None)
-    kv_put(run, own, own["key"], prelim)
-    kv_del(run, own, own["tombstone_key"])
     return record if is_ours(own, record) else None
+
+
+def record_owner_for_create(run: Run, spec: Spec, record: Optional[Json]) -> None:
+    """Records the owner before any group is created (record: this state's
+    record found by check_owner_for_create, or None)."""
+    own = cast(Json, spec["own"])
+    if record is None:
+        run.new_record = True
+    kv_put(run, own, own["key"], placed_record(run, own, [], record))
+    kv_del(run, own, own["tombstone_key"])
 
 
 def create_group(run: Run, g: GroupSpec) -> Any:
@@ -1027,7 +1046,7 @@ def do_create(run: Run, spec: Spec) -> Json:
     groups = spec["groups"]
     progress(run, "lookup", total=len(groups))
     found = {g["name"]: lookup(run, g["name"]) for g in groups}
-    record = claim_for_create(run, spec, found) if spec["own"] else None
+    record = check_owner_for_create(run, spec, found) if spec["own"] else None
     conflicts = []
     for g in groups:
         hit = found[g["name"]]
@@ -1037,7 +1056,9 @@ def do_create(run: Run, spec: Spec) -> Json:
                 conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
-    claim_nodes(run, spec)
+    claim_nodes(run, spec)  # before the record: a run that loses the race writes nothing
+    if spec["own"]:
+        record_owner_for_create(run, spec, record)
     entries: List[Entry] = []
     for g in groups:
         name = g["name"]

@@ -3,6 +3,7 @@ package resources_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -83,14 +84,15 @@ func newDirs(t *testing.T, prefix, mode string, n int) ([]*acctest.WorkDir, []st
 }
 
 // Four states apply at once with enough free nodes: all succeed, on four
-// different nodes, each holding its own claim. Two more then race for the
-// last free node: exactly one succeeds, the other fails within seconds of
-// the collision naming the holder, and leaves nothing in Ray.
+// different nodes, each holding its own claim. Four more then apply at once
+// for the one node left: exactly one succeeds; each of the others fails
+// naming a holder and the next step, well before its ready_timeout (it
+// never waits for the nodes), and leaves nothing in Ray.
 func TestAccConcurrent_appliesTakeDisjointNodes(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	acctest.PreCheck(t)
 	prefix := acctest.Name("race")
-	dirs, names := newDirs(t, prefix, "free", 6)
+	dirs, names := newDirs(t, prefix, "free", 8)
 	first := applyAtOnce(t, dirs[:4], names[:4])
 	nodes := map[string]string{}
 	for i, r := range first {
@@ -113,37 +115,16 @@ func TestAccConcurrent_appliesTakeDisjointNodes(t *testing.T) {
 			lost = append(lost, r)
 		}
 	}
-	if len(won) != 1 || len(lost) != 1 {
-		t.Fatalf("two states raced for the last free node: %d succeeded, %d failed; want one each", len(won), len(lost))
+	if len(won) != 1 || len(lost) != 3 {
+		t.Fatalf("four states raced for the last free node: %d succeeded, %d failed; want 1 and 3", len(won), len(lost))
 	}
-	out := strings.Join(strings.Fields(lost[0].out), " ")
-	winner := won[0].name
-	// The loser either lost the claim (race) or, when it planned after the
-	// winner's group was placed, was refused at plan: both name the winner.
-	for _, want := range []string{winner, `capacity_check = "total"`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the loser's error lacks %q:\n%s", want, lost[0].out)
-		}
-	}
-	if strings.Contains(out, "inconsistent final plan") {
-		t.Errorf("the loser hit Terraform's inconsistent final plan:\n%s", lost[0].out)
-	}
-	t.Logf("loser failed after %s", lost[0].took.Round(100*time.Millisecond))
-	loserName := lost[0].name
-	if err := acctest.CheckNoGroupsInRay(t, loserName)(nil); err != nil {
-		t.Errorf("the loser left groups: %v", err)
-	}
-	if rec := acctest.ReadRecord(t, loserName); rec != nil {
-		t.Errorf("the loser left a record: %+v", rec)
+	holders := append(slices.Collect(maps.Values(nodes)), won[0].name)
+	for _, l := range lost {
+		checkLoser(t, l, holders)
 	}
 	claims := acctest.NodeClaims(t)
 	if len(claims) != 5 {
 		t.Errorf("node claims after the race: %v; want the five winners' (one per GPU node)", claims)
-	}
-	for node, cluster := range claims {
-		if strings.HasSuffix(cluster, "/"+loserName) {
-			t.Errorf("the loser left its claim on node %s", node)
-		}
 	}
 	for _, w := range dirs {
 		if _, err := w.Run("destroy", "-auto-approve"); err != nil {
@@ -158,9 +139,35 @@ func TestAccConcurrent_appliesTakeDisjointNodes(t *testing.T) {
 	}
 }
 
+// checkLoser checks a state that lost the race: its error names one of the
+// holders and the next step, it failed long before its ready_timeout (60s),
+// and Ray holds no group, record or claim of it. It either lost the claim
+// or, planning after a winner's group was placed, was refused at plan.
+func checkLoser(t *testing.T, l applyResult, holders []string) {
+	t.Helper()
+	out := strings.Join(strings.Fields(l.out), " ")
+	if !slices.ContainsFunc(holders, func(h string) bool { return strings.Contains(out, `"`+h) }) ||
+		!strings.Contains(out, `capacity_check = "total"`) {
+		t.Errorf("%s's error names no holder of %v or no next step:\n%s", l.name, holders, l.out)
+	}
+	if strings.Contains(out, "inconsistent final plan") {
+		t.Errorf("%s hit Terraform's inconsistent final plan:\n%s", l.name, l.out)
+	}
+	if l.took > 45*time.Second {
+		t.Errorf("%s failed after %s: it waited instead of failing at the collision", l.name, l.took)
+	}
+	t.Logf("%s failed after %s", l.name, l.took.Round(100*time.Millisecond))
+	if err := acctest.CheckNoGroupsInRay(t, l.name)(nil); err != nil {
+		t.Errorf("%s left groups: %v", l.name, err)
+	}
+	if rec := acctest.ReadRecord(t, l.name); rec != nil {
+		t.Errorf("%s left a record: %+v", l.name, rec)
+	}
+}
+
 // While two states destroy their clusters, two others apply onto the same
 // (only) nodes with capacity_check = "total": they queue until the destroys
-// free the nodes and then succeed there; a third with capacity_check = "free"
+// free the nodes and then succeed there; a third with capacity_check = "none"
 // fails at once naming the holders.
 func TestAccConcurrent_destroyWhileApply(t *testing.T) {
 	acctest.SkipUnlessAcc(t)

@@ -22,23 +22,20 @@ const queuePollInterval = 2 * time.Second
 // place chooses the cluster's nodes (select_nodes) and creates its groups.
 // The choice becomes final in the driver, which claims every chosen node in
 // Ray's KV before it creates a group: a cluster that loses the race for a
-// node learns who holds it, chooses again among the other nodes and tries
-// again; when none fits, capacity_check = "total" queues (chooses again as
-// nodes free) until ready_timeout, other modes fail at once naming the
-// holders. A choice the plan fixed is never changed: it fails instead.
-// Errors of choice go to diags; the driver's error is returned.
+// node learns every claim and its holder, chooses again among the other
+// nodes and tries again; when none fits, capacity_check = "total" queues
+// (chooses again as holders' groups go) until ready_timeout, other modes
+// fail at once naming the holders. Errors of choice go to diags; the
+// driver's error is returned.
 func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
 	snap *vcluster.Snapshot, owner string, diags *diag.Diagnostics) (*vcluster.Result, error) {
 	key := spec.Namespace + "/" + spec.Name
-	fixed := len(spec.SelectedNodeIDs) > 0
 	claimed := map[string]vcluster.NodeHolder{} // nodes other clusters' claims hold, as the driver reported them
 	queueUntil := time.Now().Add(spec.ReadyTimeout)
 	var collided time.Time
 	for {
 		if spec.SelectNodes {
-			if !fixed {
-				spec.SelectedNodeIDs, spec.SelectedNodeDomains = nil, nil
-			}
+			spec.SelectedNodeIDs, spec.SelectedNodeDomains = nil, nil
 			snap.Claims = claimDescriptions(claimed)
 			var choice diag.Diagnostics
 			if !r.selectNodes(ctx, m, spec, snap, !collided.IsZero(), &choice) {
@@ -51,7 +48,7 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 					if snap = r.waitAndSnapshot(ctx, diags); snap == nil {
 						return nil, nil
 					}
-					clear(claimed) // they may have left: the next claim says
+					forgetGone(claimed, snap) // a holder whose groups are gone has left
 					continue
 				}
 				tflog.Info(ctx, "no nodes left after a lost race", map[string]any{"cluster": key,
@@ -65,26 +62,21 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 			r.data.ForgetChosen(key)
 			return nil, nil
 		}
+		attempt := *spec
+		if !collided.IsZero() { // the queue and the wait share ready_timeout
+			attempt.ReadyTimeout = max(time.Until(queueUntil), time.Second)
+		}
 		template := vcluster.NewManifest(*spec, owner, r.data.Version, vcluster.Placement{})
-		res, err := r.runDriver(ctx, spec.Request(vcluster.ActionCreate).Owned(*spec, owner, false, &template))
-		holders, others := nodesClaimed(res, err)
+		res, err := r.runDriver(ctx, attempt.Request(vcluster.ActionCreate).Owned(attempt, owner, false, &template))
+		holders, all := nodesClaimed(res, err)
 		if holders == nil {
 			return res, err
 		}
 		r.data.ForgetChosen(key)
-		if fixed {
-			diags.AddAttributeError(path.Root(vcluster.AttrSelectedNodeIDs), "The selected nodes were taken since the plan",
-				fmt.Sprintf("%s.\n\nNothing was created. Run `terraform plan` again to choose among the nodes free now.",
-					vcluster.DescribeHolders(holders)))
-			return nil, nil
-		}
 		if collided.IsZero() {
 			collided = time.Now()
 		}
-		for _, id := range others {
-			claimed[id] = vcluster.NodeHolder{NodeID: id}
-		}
-		for _, h := range holders {
+		for _, h := range append(all, holders...) {
 			claimed[h.NodeID] = h
 		}
 		tflog.Info(ctx, "lost the race for nodes: choosing again", map[string]any{"cluster": key, "holders": vcluster.DescribeHolders(holders)})
@@ -94,10 +86,10 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 	}
 }
 
-// nodesClaimed returns the holders of the nodes it wanted and every node
-// claimed by another cluster when the create failed because other clusters
-// had claimed its nodes first; nil holders otherwise.
-func nodesClaimed(res *vcluster.Result, err error) (holders []vcluster.NodeHolder, claimed []string) {
+// nodesClaimed returns the holders of the nodes it wanted and every claim
+// of another cluster when the create failed because other clusters had
+// claimed its nodes first; nil holders otherwise.
+func nodesClaimed(res *vcluster.Result, err error) (holders, claimed []vcluster.NodeHolder) {
 	if err == nil || res == nil || res.Error == nil || res.Error.Code != vcluster.CodeNodesClaimed {
 		return nil, nil
 	}
@@ -106,6 +98,21 @@ func nodesClaimed(res *vcluster.Result, err error) (holders []vcluster.NodeHolde
 		f.Holders = []vcluster.NodeHolder{}
 	}
 	return f.Holders, f.Claimed
+}
+
+// forgetGone drops the claims whose cluster has no group in snap any more:
+// it was destroyed, and its delete released the claim (or the claim is
+// stale, which the next claimant takes over).
+func forgetGone(claimed map[string]vcluster.NodeHolder, snap *vcluster.Snapshot) {
+	live := map[string]bool{}
+	for _, g := range snap.Groups {
+		live[g.Name] = true
+	}
+	for id, h := range claimed {
+		if !slices.ContainsFunc(h.Groups, func(name string) bool { return live[name] }) {
+			delete(claimed, id)
+		}
+	}
 }
 
 // claimDescriptions names each claimed node's holder for node choice.

@@ -87,37 +87,12 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
 }
 
-// selectNodes fills the cluster's node choice: the plan's, when it made one
-// (its nodes must still be alive and free), else a choice made now among
-// the nodes free now, the clusters this process is creating counted as
-// taken.
+// selectNodes chooses the cluster's nodes among those free now, the
+// clusters this process is creating counted as taken; spread picks among
+// disjoint choices after a lost race (Spec.SpreadChoice).
 func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
 	snap *vcluster.Snapshot, spread bool, diags *diag.Diagnostics) bool {
 	key := spec.Namespace + "/" + spec.Name
-	if len(spec.SelectedNodeIDs) > 0 {
-		domainOf := map[string]string{}
-		for _, n := range snap.TopologyFrom(spec.Topology) {
-			domainOf[n.ID] = n.Domain
-		}
-		spec.SelectedNodeDomains = make([]string, len(spec.SelectedNodeIDs))
-		for i, id := range spec.SelectedNodeIDs {
-			d, alive := domainOf[id]
-			if !alive {
-				diags.AddAttributeError(path.Root("selected_node_ids"), "A selected node is gone",
-					fmt.Sprintf("Node %s, selected for logical node %d at plan time, is no longer alive. Run `terraform plan` again to choose again.", id, i))
-				return false
-			}
-			spec.SelectedNodeDomains[i] = d
-		}
-		r.data.ChooseNodes(key, func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
-			if why := spec.TakenSelectedNodes(snap, others); why != "" {
-				diags.AddAttributeError(path.Root("selected_node_ids"), "The selected nodes were taken since the plan", why)
-				return nil
-			}
-			return spec.FeasibilityGroups()
-		})
-		return !diags.HasError()
-	}
 	exclude, _ := excludedNodes(ctx, *m)
 	r.data.ChooseNodes(key, func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
 		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, others)

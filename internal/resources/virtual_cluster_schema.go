@@ -274,7 +274,9 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"`segment_size` nodes (1 when unset) from the domains in topological order, by `select_segment_nodes`'s " +
 					"rules, over the alive nodes minus `exclude_node_ids`. The choice is kept in `selected_node_ids`, so " +
 					"nodes joining or leaving elsewhere never change the plan; only losing a node the cluster holds " +
-					"replaces it. Conflicts with `node_resource_constraints`. Defaults to `false`.",
+					"replaces it. The chosen nodes are claimed whole at apply: no other `select_nodes` cluster shares " +
+					"them (clusters without it still share a node's free resources). Conflicts with " +
+					"`node_resource_constraints`. Defaults to `false`.",
 				Optional: true, Computed: true, Default: booldefault.StaticBool(vcluster.Defaults().SelectNodes),
 			},
 			"exclude_node_ids": schema.SetAttribute{

@@ -390,36 +390,3 @@ func formatResources(r topology.Resources) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// TakenSelectedNodes checks, under CapacityFree, that every node the plan
-// pinned the cluster to can still hold its logical node's bundles (others
-// as in ChooseFreeNodes): another cluster may have taken it since the plan. It returns "" when all can, else which
-// nodes cannot and the groups that now hold them.
-func (s Spec) TakenSelectedNodes(snap *Snapshot, others []GroupRequest) string {
-	if s.CapacityMode() != CapacityFree || !s.pinsNodes() {
-		return ""
-	}
-	uses := s.nodeUses(snap, others)
-	ranks := map[string]topology.Node{}
-	for _, n := range snap.TopologyFrom(s.Topology) {
-		ranks[n.ID] = n
-	}
-	var lines []string
-	for i, id := range s.SelectedNodeIDs {
-		u := uses[id]
-		if u == nil || s.BundleCtPerNode[i] <= 0 {
-			continue // a gone node is reported by the caller
-		}
-		need := topology.Resources{}
-		for k, v := range s.bundle(i) {
-			need[k] = v * float64(s.BundleCtPerNode[i])
-		}
-		if !holds(need, u.free) {
-			lines = append(lines, fmt.Sprintf("  logical node %d needs %s on %s", i, formatResources(need), describeNode(ranks[id], u, need)))
-		}
-	}
-	if len(lines) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("The nodes the plan selected for %q are no longer free:\n%s\n\nNothing was created. "+
-		"Run `terraform plan` again to choose among the nodes free now.", s.Name, strings.Join(lines, "\n"))
-}

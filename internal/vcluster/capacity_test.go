@@ -142,24 +142,6 @@ func TestCapacityModes(t *testing.T) {
 	}
 }
 
-// A saved plan whose nodes another cluster took since fails before any
-// group is created, naming the nodes and their new holders.
-func TestTakenSelectedNodes(t *testing.T) {
-	s := selectingSpec(2, 2)
-	s.SelectedNodeIDs = []string{"a2", "a1"}
-	if why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"b1": 4}}), nil); why != "" {
-		t.Fatalf("nodes still free: %s", why)
-	}
-	why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"a1": 3}}), nil)
-	if !strings.Contains(why, `logical node 1 needs {CPU 2, GPU 2} on node a1 (topo_rank 3, GPU 1/4 free): held by "b-unified"`) ||
-		!strings.Contains(why, "plan` again") || strings.Contains(why, "node a2") {
-		t.Fatalf("taken node: %s", why)
-	}
-	s.CapacityCheck = CapacityTotal
-	if why := s.TakenSelectedNodes(topoSnapshot(map[string]map[string]float64{"b-unified": {"a1": 3}}), nil); why != "" {
-		t.Fatalf("total waits instead: %s", why)
-	}
-}
 
 func TestReadableMessageHidesPins(t *testing.T) {
 	in := `bundle 2 of group "x-unified" needs {"CPU":1,"GPU":1,"pinned_node:abc":0.0001,"label_selector:{\"k\":\"v\"}":0.0001}; ` +

@@ -62,7 +62,7 @@ type ErrorFacts struct {
 	Rounds      int               `json:"rounds,omitempty"`
 	Status      int               `json:"status,omitempty"`
 	Holders     []NodeHolder      `json:"holders,omitempty"`
-	Claimed     []string          `json:"claimed,omitempty"`
+	Claimed     []NodeHolder      `json:"claimed,omitempty"`
 	Signal      int               `json:"signal,omitempty"`
 }
 
