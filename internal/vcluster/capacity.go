@@ -389,4 +389,3 @@ func formatResources(r topology.Resources) string {
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
-

@@ -142,7 +142,6 @@ func TestCapacityModes(t *testing.T) {
 	}
 }
 
-
 func TestReadableMessageHidesPins(t *testing.T) {
 	in := `bundle 2 of group "x-unified" needs {"CPU":1,"GPU":1,"pinned_node:abc":0.0001,"label_selector:{\"k\":\"v\"}":0.0001}; ` +
 		`no node has that free (best: node d has pinned_node:abc 0, GPU 0 free)`
