@@ -268,14 +268,10 @@ var driverFixes = map[string]string{
 		"otherwise choose another name.",
 	CodeGroupsDiffer: "Placement groups of this name exist with another shape: remove them if nothing uses them " +
 		"(`ray list placement-groups --detail`, then `ray.util.remove_placement_group`), or choose another name.",
-	CodeTakenOver: "Another Terraform state imported this cluster: manage it there, `terraform import` it here to take it " +
-		"back, or `terraform state rm` it here.",
-	CodeRecordTaken: "Another Terraform state imported this cluster: manage it there, `terraform import` it here to take " +
-		"it back, or `terraform state rm` it here.",
-	CodeReplacedDuringWait: "Something else manages placement groups of this name: keep one configuration (or script) " +
-		"per cluster name, then apply again.",
-	CodeCreatedConcurrently: "Something else manages placement groups of this name: keep one configuration (or script) " +
-		"per cluster name, then apply again.",
+	CodeTakenOver:           takenOverFix,
+	CodeRecordTaken:         takenOverFix,
+	CodeReplacedDuringWait:  sharedNameFix,
+	CodeCreatedConcurrently: sharedNameFix,
 	CodeNodesClaimed: "Wait for those clusters and apply again, add nodes, or set capacity_check = \"total\" to queue " +
 		"for nodes until ready_timeout.",
 	CodeNotReady: "Free the resources Ray lacks (`ray status` shows the pending demands) or ask for fewer bundles or " +
@@ -287,12 +283,20 @@ var driverFixes = map[string]string{
 	CodeProbeFailed: "Check that the nodes run tasks (`ray status`, the job log named above), then apply again.",
 	CodeNoFreePort: "Widen port_range_low..port_range_high, or move it to ports nothing else on the nodes uses, then " +
 		"apply again.",
-	CodeGCSStatus: "Check the head node's health (`ray status`), then apply again.",
-	CodeStopped: "The driver job was stopped (`ray job stop`, or the head node shut it down): apply again, which " +
-		"adopts what the job made.",
-	CodeInterrupted: "The driver job was stopped (`ray job stop`, or the head node shut it down): apply again, which " +
-		"adopts what the job made.",
+	CodeGCSStatus:   "Check the head node's health (`ray status`), then apply again.",
+	CodeStopped:     stoppedFix,
+	CodeInterrupted: stoppedFix,
 }
+
+// Fixes shared by codes of one cause.
+const takenOverFix = "Another Terraform state imported this cluster: manage it there, `terraform import` it here to take it " +
+	"back, or `terraform state rm` it here."
+
+const sharedNameFix = "Something else manages placement groups of this name: keep one configuration (or script) " +
+	"per cluster name, then apply again."
+
+const stoppedFix = "The driver job was stopped (`ray job stop`, or the head node shut it down): apply again, which " +
+	"adopts what the job made."
 
 // pythonFix is the fix for a driver that could not start: no Python, or
 // one without Ray.
