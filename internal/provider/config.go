@@ -216,7 +216,7 @@ func (m *providerModel) fromEnvironment(getenv func(string) string) (envSources,
 		}
 		if check != nil {
 			if err := check(value); err != nil {
-				diags.AddAttributeError(path.Root(attribute), "Invalid environment variable "+env,
+				diags.AddAttributeError(path.Root(attribute), "Invalid environment variable",
 					fmt.Sprintf("%s = %q, the environment variable of the provider's %s, %v. Fix or unset the variable, "+
 						"or set %s in the provider block (which wins over the variable).", env, value, attribute, err, attribute))
 				return "", false

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // addDashboardError explains a failed call to the dashboard: rejected
@@ -19,10 +20,28 @@ func addDashboardError(diags *diag.Diagnostics, address string, err error) {
 	diags.AddError("Cannot reach the Ray dashboard", unreachableDetail(address, err))
 }
 
+// errorDetail is err's message followed by what a user does about it: the
+// driver's fix for its failure (vcluster.Fix), new credentials, or, for a
+// failed call to Ray, checking the cluster and running the command again.
+func errorDetail(err error) string {
+	switch fix := vcluster.Fix(err); {
+	case fix != "":
+		return err.Error() + "\n\n" + fix
+	case rayclient.IsUnauthorized(err):
+		return err.Error() + "\n\n" + credentialsFix
+	}
+	return err.Error() + "\n\n" + retryFix
+}
+
+// retryFix ends the detail of a failed call to Ray that a retry may cure.
+const retryFix = "Check that the Ray cluster is up and its dashboard answers at the provider's address " +
+	"(`ray status` on the head node), then run the command again."
+
+const credentialsFix = "The cluster uses token authentication: set the provider's token (or RAY_AUTH_TOKEN) to " +
+	"the cluster's token, which `ray get-auth-token` prints on the head node."
+
 func credentialsDetail(address string, err error) string {
-	return fmt.Sprintf("The Ray dashboard at %s refused the request: %v\n\nThe cluster uses token "+
-		"authentication: set the provider's token (or RAY_AUTH_TOKEN) to the cluster's token, which "+
-		"`ray get-auth-token` prints on the head node.", address, err)
+	return fmt.Sprintf("The Ray dashboard at %s refused the request: %v\n\n%s", address, err, credentialsFix)
 }
 
 func unreachableDetail(address string, err error) string {

@@ -52,7 +52,7 @@ func TestAccVirtualCluster_planFailsWhenRayNeverAnswers(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config:   fmt.Sprintf("provider \"ray\" {\n  address = %q\n}\n", addr) + virtualCluster{name: "silent", counts: []int{1}}.String(),
 			PlanOnly: true,
-			ExpectError: wrappedRE("Ray does not answer at "+regexp.QuoteMeta(addr),
+			ExpectError: wrappedRE("Ray does not answer", "Nothing answered at "+regexp.QuoteMeta(addr),
 				"within plan_timeout \\(30s\\)", "Tried: ray: GET /api/version", "connect_timeout 5s, request_timeout 30s",
 				"port 6379 is Ray's GCS port", "listens on 8265", "ray://host:10001` address is a Ray Client address"),
 		}},

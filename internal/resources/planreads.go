@@ -79,7 +79,7 @@ func (d *ProviderData) failUnanswered(diags *diag.Diagnostics, err error) bool {
 	if e == nil {
 		return false
 	}
-	diags.AddError("Ray does not answer at "+e.address, e.Error())
+	diags.AddError("Ray does not answer", e.Error())
 	return true
 }
 

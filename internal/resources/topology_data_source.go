@@ -172,7 +172,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot list Ray nodes", err.Error())
+		resp.Diagnostics.AddError("Cannot list Ray nodes", errorDetail(err))
 		return
 	}
 	excluded := map[string]bool{}

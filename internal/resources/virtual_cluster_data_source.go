@@ -183,12 +183,12 @@ func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.Read
 	}
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the virtual cluster's record",
-			fmt.Sprintf("Reading the record of %s from Ray's internal KV failed: %v", clusterLabel(name, ns), err))
+			fmt.Sprintf("Reading the record of %s from Ray's internal KV failed: %s", clusterLabel(name, ns), errorDetail(err)))
 		return
 	}
 	live, err := vcluster.ListLiveGroups(ctx, client)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", err.Error())
+		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", errorDetail(err))
 		return
 	}
 	tflog.Info(ctx, "read virtual cluster record", map[string]any{"name": name, "namespace": ns, "found": res.Record != nil})

@@ -53,14 +53,22 @@ func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, s
 // groups Ray could not place, why they do not fit.
 func createErrorDetail(spec vcluster.Spec, res *vcluster.Result, err error) string {
 	if vcluster.IsKind(err, vcluster.KindConflict) {
-		return err.Error() + "\n\nNothing was created or changed. To manage the existing cluster from this state, " +
-			"`terraform import` it (which takes ownership); otherwise choose another name."
+		fix := vcluster.Fix(err)
+		if fix == "" {
+			fix = "To manage the existing cluster from this state, `terraform import` it (which takes ownership); " +
+				"otherwise choose another name."
+		}
+		return err.Error() + "\n\nNothing was created or changed. " + fix
 	}
 	detail := err.Error()
 	if why := vcluster.ExplainApplyShortage(spec, res); why != "" {
 		detail += "\n\n" + why
 	}
-	return detail + "\n\nNo placement group of this cluster was left behind."
+	detail += "\n\nNo placement group of this cluster was left behind."
+	if fix := vcluster.Fix(err); fix != "" {
+		detail += " " + fix
+	}
+	return detail
 }
 
 // applyOwnedResult fills the computed attributes from a create or inspect

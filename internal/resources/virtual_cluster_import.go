@@ -23,7 +23,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	name := m.Name.ValueString()
 	live, err := r.data.Live.Groups(ctx)
 	if err != nil {
-		diags.AddError("Cannot read placement groups for import", err.Error())
+		diags.AddError("Cannot read placement groups for import", errorDetail(err))
 		return false
 	}
 	read, err := r.runDriver(ctx, vcluster.ReadRequest(m.Namespace.ValueString(), name))
@@ -31,7 +31,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		err = read.Err()
 	}
 	if err != nil {
-		diags.AddError("Cannot read the virtual cluster's record for import", err.Error())
+		diags.AddError("Cannot read the virtual cluster's record for import", errorDetail(err))
 		return false
 	}
 	rec := read.Record
@@ -50,14 +50,14 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	}
 	owner, err := vcluster.NewOwnerToken()
 	if err != nil {
-		diags.AddError("Cannot import the virtual cluster", err.Error())
+		diags.AddError("Cannot import the virtual cluster", errorDetail(err))
 		return false
 	}
 	// Import takes ownership: the record now names this state.
 	template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
 	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionInspect).Owned(spec, owner, true, &template))
 	if err != nil {
-		diags.AddError("Cannot probe the imported placement groups", err.Error())
+		diags.AddError("Cannot probe the imported placement groups", errorDetail(err))
 		return false
 	}
 	if spec.UseUnifiedPG && len(res.Groups) == 1 && res.Groups[0].Strategy != "" {
@@ -107,11 +107,12 @@ func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClust
 	spec, found, err := vcluster.InferSpec(name, live, counts)
 	if !found {
 		diags.AddError("Nothing to import", fmt.Sprintf("The import id %q names no virtual cluster: Ray has no live placement group named %q or %q "+
-			"in namespace %s.", id, vcluster.UnifiedGroupName(name), name+"-node<i>", m.Namespace.ValueString()))
+			"in namespace %s. Check the name and the provider's namespace (`ray list placement-groups` lists the groups).", id, vcluster.UnifiedGroupName(name), name+"-node<i>", m.Namespace.ValueString()))
 		return spec, nil, false
 	}
 	if err != nil {
-		diags.AddError("Cannot import the virtual cluster", err.Error())
+		diags.AddError("Cannot import the virtual cluster", err.Error()+
+			"\n\nMake the counts after the colon in the import id add up to the group's bundle count, or import by name alone.")
 		return spec, nil, false
 	}
 	spec.Namespace = m.Namespace.ValueString()

@@ -244,13 +244,13 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 	defer cancel()
 	live, err := l.data.Live.Groups(readCtx)
 	if err != nil {
-		diags.AddError("Cannot list placement groups", err.Error())
+		diags.AddError("Cannot list placement groups", errorDetail(err))
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
 	cands, records, err := l.listRead(readCtx, ns, listCandidates(live, cfg.NamePrefix.ValueString()))
 	if err != nil {
-		diags.AddError("Cannot read the virtual clusters' records", err.Error())
+		diags.AddError("Cannot read the virtual clusters' records", errorDetail(err))
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}

@@ -142,7 +142,8 @@ func (r *virtualClusterResource) freshSnapshot(ctx context.Context, diags *diag.
 func (r *virtualClusterResource) waitAndSnapshot(ctx context.Context, diags *diag.Diagnostics) *vcluster.Snapshot {
 	select {
 	case <-ctx.Done():
-		diags.AddError("Cannot create the virtual cluster", "Timed out while queueing for nodes: "+ctx.Err().Error())
+		diags.AddError("Cannot create the virtual cluster", "Timed out while queueing for nodes: "+ctx.Err().Error()+
+			". Other clusters still hold the nodes: wait for them, add nodes, or raise timeouts.create and ready_timeout, then apply again.")
 		return nil
 	case <-time.After(queuePollInterval):
 	}

@@ -47,7 +47,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	}
 	owner, err := vcluster.NewOwnerToken()
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot create the virtual cluster", err.Error())
+		resp.Diagnostics.AddError("Cannot create the virtual cluster", errorDetail(err))
 		return
 	}
 	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
@@ -149,7 +149,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", err.Error())
+		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", errorDetail(err))
 		return
 	}
 	present, d := refreshGroups(ctx, &m, spec, live)
@@ -192,7 +192,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		if vcluster.IsKind(err, vcluster.KindConflict) {
 			summary = "The virtual cluster belongs to another Terraform state"
 		}
-		resp.Diagnostics.AddError(summary, err.Error())
+		resp.Diagnostics.AddError(summary, errorDetail(err))
 		return
 	}
 	if missing := res.MissingGroups(); len(missing) > 0 {
@@ -218,7 +218,7 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 	}
 	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionDelete).Owned(spec, m.OwnerID.ValueString(), false, nil))
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot delete the virtual cluster", err.Error())
+		resp.Diagnostics.AddError("Cannot delete the virtual cluster", errorDetail(err))
 		return
 	}
 	if o := res.OtherOwner; o != nil {
@@ -238,7 +238,7 @@ func (r *virtualClusterResource) ImportState(ctx context.Context, req resource.I
 	}
 	name, countsText, hasCounts := strings.Cut(req.ID, ":")
 	if name == "" {
-		resp.Diagnostics.AddError("Invalid import id", `Expected "<name>" or "<name>:<bundle counts>", e.g. "vc" or "vc:2,2".`)
+		resp.Diagnostics.AddError("Invalid import id", `The id names no cluster. Write it as "<name>" or "<name>:<bundle counts>", e.g. "vc" or "vc:2,2".`)
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
@@ -249,7 +249,8 @@ func (r *virtualClusterResource) ImportState(ctx context.Context, req resource.I
 		for _, part := range strings.Split(countsText, ",") {
 			n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
 			if err != nil || n < 0 {
-				resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("bundle count %q is not a non-negative integer", part))
+				resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("bundle count %q is not a non-negative integer. "+
+					`Write the id as "<name>" or "<name>:<bundle counts>", e.g. "vc" or "vc:2,2".`, part))
 				return
 			}
 			counts = append(counts, n)

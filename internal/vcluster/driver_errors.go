@@ -2,6 +2,7 @@ package vcluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -257,6 +258,73 @@ func (e ResultError) Describe(removed []string) string {
 		msg += "; removed group(s) created by this run: " + strings.Join(quoted, ", ")
 	}
 	return msg
+}
+
+// driverFixes says, by code, what a user does about a driver failure. The
+// codes absent (a malformed request, the driver's own exception) are the
+// provider's bugs.
+var driverFixes = map[string]string{
+	CodeGroupsExist: "To manage the existing cluster from this state, `terraform import` it (which takes ownership); " +
+		"otherwise choose another name.",
+	CodeGroupsDiffer: "Placement groups of this name exist with another shape: remove them if nothing uses them " +
+		"(`ray list placement-groups --detail`, then `ray.util.remove_placement_group`), or choose another name.",
+	CodeTakenOver:           takenOverFix,
+	CodeRecordTaken:         takenOverFix,
+	CodeReplacedDuringWait:  sharedNameFix,
+	CodeCreatedConcurrently: sharedNameFix,
+	CodeNodesClaimed: "Wait for those clusters and apply again, add nodes, or set capacity_check = \"total\" to queue " +
+		"for nodes until ready_timeout.",
+	CodeNotReady: "Free the resources Ray lacks (`ray status` shows the pending demands) or ask for fewer bundles or " +
+		"GPUs, or raise ready_timeout (and timeouts.create) when the cluster only needs longer, then apply again.",
+	CodeNotRemoved: "Check the group with `ray list placement-groups --detail`, then run the same command again; it " +
+		"removes what is left.",
+	CodeProbeTimeout: "The nodes did not run the probe tasks in time: check them with `ray status`, raise ready_timeout " +
+		"if they are only slow, then apply again.",
+	CodeProbeFailed: "Check that the nodes run tasks (`ray status`, the job log named above), then apply again.",
+	CodeNoFreePort: "Widen port_range_low..port_range_high, or move it to ports nothing else on the nodes uses, then " +
+		"apply again.",
+	CodeGCSStatus:   "Check the head node's health (`ray status`), then apply again.",
+	CodeStopped:     stoppedFix,
+	CodeInterrupted: stoppedFix,
+}
+
+// Fixes shared by codes of one cause.
+const takenOverFix = "Another Terraform state imported this cluster: manage it there, `terraform import` it here to take it " +
+	"back, or `terraform state rm` it here."
+
+const sharedNameFix = "Something else manages placement groups of this name: keep one configuration (or script) " +
+	"per cluster name, then apply again."
+
+const stoppedFix = "The driver job was stopped (`ray job stop`, or the head node shut it down): apply again, which " +
+	"adopts what the job made."
+
+// pythonFix is the fix for a driver that could not start: no Python, or
+// one without Ray.
+const pythonFix = "The driver job runs the provider's python_executable (default `python`) on the head node, " +
+	"which must be the Python that runs Ray there: set python_executable to it (an absolute path, e.g. what " +
+	"`python -c 'import ray, sys; print(sys.executable)'` prints on the head node), or set runtime_env_json " +
+	"to give the job one, then apply again."
+
+// Fix says what a user does about a failed driver run err: by its code, or
+// for a job that never produced a result, what its log shows. It returns
+// "" for the provider's own bugs.
+func Fix(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	var de *DriverError
+	switch {
+	case strings.Contains(msg, "No module named 'ray'"), strings.Contains(msg, "exit code 127"),
+		strings.Contains(msg, "command not found"):
+		return pythonFix
+	case errors.As(err, &de):
+		return driverFixes[de.Code]
+	case strings.Contains(msg, "the driver printed no result"), strings.Contains(msg, "ended with status"):
+		return "Read the job log above (`ray job logs <submission id>` shows all of it); when Ray lost the job " +
+			"(a head-node restart), apply again, which adopts what the job made."
+	}
+	return ""
 }
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'g', -1, 64) }

@@ -404,6 +404,7 @@ type BundleResult struct {
 // DriverError is the Go form of a driver result with ok=false.
 type DriverError struct {
 	Kind    string
+	Code    string // ResultError.Code: what Fix reads
 	Message string
 }
 
@@ -424,7 +425,7 @@ func (r *Result) Err() error {
 	}
 	e := &DriverError{Kind: KindInternal, Message: "driver reported failure without an error"}
 	if r.Error != nil {
-		e.Kind, e.Message = r.Error.Kind, r.Error.Message
+		e.Kind, e.Code, e.Message = r.Error.Kind, r.Error.Code, r.Error.Message
 	}
 	return e
 }
