@@ -439,6 +439,14 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 			results = append(results, r)
 		}
 	}
+	printTraceSummary(out, results, cli, nemoSkipped, todayRef)
+	printTracePhases(out, results)
+	printTraceFloors(out, results)
+}
+
+// printTraceSummary prints the table of apply and destroy times against
+// NeMo-RL's cold path and the targets.
+func printTraceSummary(out io.Writer, results []TraceResult, cli, nemoSkipped, todayRef string) {
 	if nemoSkipped != "" {
 		fmt.Fprintf(out, "NeMo-RL's own code: not measured (%s).\n\n", nemoSkipped)
 	}
@@ -467,7 +475,11 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 	}
 	t.Flush()
 	fmt.Fprintln(out)
+}
 
+// printTracePhases prints the phase trace: each phase of apply and destroy,
+// and the HTTP calls.
+func printTracePhases(out io.Writer, results []TraceResult) {
 	fmt.Fprintln(out, "Phase trace (medians, seconds). CLI start = exec until the provider's first request; provider before the job = "+
 		"version, live view and checks until the job submission; supervisor process start = the submission's answer until Ray's job "+
 		"supervisor worker process started, supervisor boot + driver spawn = until the driver's python process started (the supervisor "+
@@ -482,7 +494,7 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 	for _, r := range results {
 		header = append(header, fmt.Sprintf("apply %d", r.Bundles), fmt.Sprintf("destroy %d", r.Bundles))
 	}
-	t = NewTable(out, header...)
+	t := NewTable(out, header...)
 	type row struct {
 		name string
 		get  func(c CLIPhases) time.Duration
@@ -533,17 +545,20 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 	t.Row(cells...)
 	t.Flush()
 	fmt.Fprintln(out)
+}
 
+// printTraceFloors prints each phase group against its floor.
+func printTraceFloors(out io.Writer, results []TraceResult) {
 	fmt.Fprintln(out, "Each phase group against its floor (medians, seconds; the floors are measured in the same repetitions). "+
 		"CLI floor = `providers schema -json` (CLI and plugin start, no state); job floor = an empty job (`true`, submit until "+
 		"SUCCEEDED, 50 ms polls); python floor = a fresh python process: start-up, import ray, ray.init; creation floor = "+
 		"placement_group() + ready in a warm driver; probe floor = one worker start per node, in parallel (= the python floor).")
 	fmt.Fprintln(out)
-	header = []string{"phase group", "floor is"}
+	header := []string{"phase group", "floor is"}
 	for _, r := range results {
 		header = append(header, fmt.Sprintf("apply %d", r.Bundles), fmt.Sprintf("destroy %d", r.Bundles), fmt.Sprintf("floor %d", r.Bundles))
 	}
-	t = NewTable(out, header...)
+	t := NewTable(out, header...)
 	type group struct {
 		name, floorIs string
 		get           func(c CLIPhases) time.Duration
