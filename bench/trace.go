@@ -270,9 +270,9 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 		return nil, err
 	}
 	defer proxy.Close()
-	var today *Workspace
+	tr := &traceRun{ctx: ctx, cfg: cfg, ws: ws, proxy: proxy, logf: logf}
 	if cfg.TodayRef != "" {
-		if today, err = todayWorkspace(ctx, cfg.CLI, cfg.Dir, cfg.TodayRef); err != nil {
+		if tr.today, err = todayWorkspace(ctx, cfg.CLI, cfg.Dir, cfg.TodayRef); err != nil {
 			return nil, err
 		}
 	}
@@ -288,59 +288,13 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 				return results, err
 			}
 			var s TraceSample
-			var interp time.Duration
-			provider := func() error {
-				dir, err := ws.Dir("trace", map[string]string{"main.tf": ProviderHCL(proxy.URL) + "\n" + unifiedHCL(spec)})
-				if err != nil {
-					return err
-				}
-				var out string
-				s.Apply, out, err = traceCLI(ctx, ws, proxy, dir, "apply", interp)
-				logf("   apply %ss (%v)", Sec(s.Apply.Wall), err)
-				var derr error
-				s.Destroy, _, derr = traceCLI(context.WithoutCancel(ctx), ws, proxy, dir, "destroy", interp)
-				if err != nil {
-					return fmt.Errorf("%w\n%s", err, tail(out, 20))
-				}
-				if derr != nil {
-					return derr
-				}
-				if tg, ok := TraceTargets[n]; ok && tg.Ratio == 0 && today != nil {
-					a, _, err := traceCLI(ctx, today, proxy, dir, "apply", interp)
-					d, _, derr := traceCLI(context.WithoutCancel(ctx), today, proxy, dir, "destroy", interp)
-					if err = errors.Join(err, derr); err != nil {
-						return fmt.Errorf("%s's provider: %w", cfg.TodayRef, err)
-					}
-					s.Today = a.Wall + d.Wall
-				}
-				return nil
-			}
-			other := func() error {
-				var err error
-				if cfg.NeMo != nil {
-					if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, true); err != nil {
-						return err
-					}
-					logf("   NeMo-RL cold %ss", Sec(s.NeMo.Wall))
-				}
-				groups := DriverSpec(vcluster.ActionCreate, BaselineNamespace, spec, ReadyTimeout).Groups
-				bare, err := cfg.Floor.Cycle(renamed(groups, name, name+"-floor"))
-				if err != nil {
-					return fmt.Errorf("creation floor: %w", err)
-				}
-				s.Bare = secs(bare.Ready)
-				if s.EmptyJob, err = EmptyJob(ctx, cfg.Client, name+"-emptyjob"); err != nil {
-					return fmt.Errorf("empty job: %w", err)
-				}
-				return nil
-			}
 			// The worker floor first: traceCLI splits the driver's
 			// lifetime with its python start-up.
 			cold, err := cfg.Floor.ColdRemove([]string{})
 			if err != nil {
 				return results, err
 			}
-			interp = cold.Startup
+			interp := cold.Startup
 			s.Worker = cold.Startup + secs(cold.Import) + secs(cold.Init)
 			schemaDir, err := ws.Dir("trace-schema", map[string]string{"main.tf": ProviderHCL(proxy.URL)})
 			if err != nil {
@@ -349,6 +303,8 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 			if s.Schema, _, _, err = ws.Run(ctx, schemaDir, "providers", "schema", "-json"); err != nil {
 				return results, err
 			}
+			provider := func() error { return tr.provider(&s, n, spec, interp) }
+			other := func() error { return tr.floors(&s, name, spec) }
 			first, second := provider, other
 			if rep%2 == 1 {
 				first, second = other, provider
@@ -365,6 +321,70 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 		}
 	}
 	return results, nil
+}
+
+// traceRun is what every sample of RunTrace shares.
+type traceRun struct {
+	ctx   context.Context
+	cfg   TraceConfig
+	ws    *Workspace
+	today *Workspace // TodayRef's provider; nil when not run
+	proxy *CountingProxy
+	logf  func(format string, args ...any)
+}
+
+// provider traces the apply and destroy of the cluster spec (n bundles)
+// into s, and the TodayRef provider's beside them for a size whose target
+// is today's time.
+func (tr *traceRun) provider(s *TraceSample, n int, spec vcluster.Spec, interp time.Duration) error {
+	ctx, ws, proxy := tr.ctx, tr.ws, tr.proxy
+	dir, err := ws.Dir("trace", map[string]string{"main.tf": ProviderHCL(proxy.URL) + "\n" + unifiedHCL(spec)})
+	if err != nil {
+		return err
+	}
+	var out string
+	s.Apply, out, err = traceCLI(ctx, ws, proxy, dir, "apply", interp)
+	tr.logf("   apply %ss (%v)", Sec(s.Apply.Wall), err)
+	var derr error
+	s.Destroy, _, derr = traceCLI(context.WithoutCancel(ctx), ws, proxy, dir, "destroy", interp)
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, tail(out, 20))
+	}
+	if derr != nil {
+		return derr
+	}
+	if tg, ok := TraceTargets[n]; ok && tg.Ratio == 0 && tr.today != nil {
+		a, _, err := traceCLI(ctx, tr.today, proxy, dir, "apply", interp)
+		d, _, derr := traceCLI(context.WithoutCancel(ctx), tr.today, proxy, dir, "destroy", interp)
+		if err = errors.Join(err, derr); err != nil {
+			return fmt.Errorf("%s's provider: %w", tr.cfg.TodayRef, err)
+		}
+		s.Today = a.Wall + d.Wall
+	}
+	return nil
+}
+
+// floors measures into s what the provider's times are read against:
+// NeMo-RL's cold path (when it runs), the creation floor and the empty job.
+func (tr *traceRun) floors(s *TraceSample, name string, spec vcluster.Spec) error {
+	cfg := tr.cfg
+	var err error
+	if cfg.NeMo != nil {
+		if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, true); err != nil {
+			return err
+		}
+		tr.logf("   NeMo-RL cold %ss", Sec(s.NeMo.Wall))
+	}
+	groups := DriverSpec(vcluster.ActionCreate, BaselineNamespace, spec, ReadyTimeout).Groups
+	bare, err := cfg.Floor.Cycle(renamed(groups, name, name+"-floor"))
+	if err != nil {
+		return fmt.Errorf("creation floor: %w", err)
+	}
+	s.Bare = secs(bare.Ready)
+	if s.EmptyJob, err = EmptyJob(tr.ctx, cfg.Client, name+"-emptyjob"); err != nil {
+		return fmt.Errorf("empty job: %w", err)
+	}
+	return nil
 }
 
 // TraceTargets are issue 20's targets for apply+destroy of a unified GPU
