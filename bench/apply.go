@@ -285,71 +285,7 @@ func PrintApply(out io.Writer, results []ApplyResult) {
 	fmt.Fprintln(out)
 
 	for _, kind := range []string{"create", "delete"} {
-		fmt.Fprintf(out, "Where the provider's %s time goes (median per phase, seconds; %% of the median total):\n\n", kind)
-		hdr := []string{"phase"}
-		meds := make([]Phases, len(results))
-		for i, r := range results {
-			var ps, split []Phases
-			for _, s := range r.Samples {
-				p := s.Delete
-				if kind == "create" {
-					p = s.Create
-				}
-				ps = append(ps, p)
-				if p.Split {
-					split = append(split, p)
-				}
-			}
-			if len(split) > 0 { // one way of splitting the process lifetime per column
-				ps = split
-			}
-			meds[i] = MedianPhases(ps)
-			hdr = append(hdr, fmt.Sprintf("%d groups", r.Groups), "%")
-		}
-		t := NewTable(out, hdr...)
-		for pi, name := range PhaseNames {
-			row := []string{name}
-			zero := true
-			for _, m := range meds {
-				v := m.Values()[pi]
-				zero = zero && v == 0
-				row = append(row, Sec(v), Pct(v, m.Total))
-			}
-			if !zero {
-				t.Row(row...)
-			}
-		}
-		row := []string{"total"}
-		for _, m := range meds {
-			row = append(row, Sec(m.Total), "")
-		}
-		t.Row(row...)
-		if relaunched := func() bool {
-			for _, m := range meds {
-				if m.Launches > 1 {
-					return true
-				}
-			}
-			return false
-		}(); relaunched {
-			row = []string{"job launches (most in one run)"}
-			for _, m := range meds {
-				row = append(row, fmt.Sprint(m.Launches), "")
-			}
-			t.Row(row...)
-		}
-		row = []string{"job-API calls (status polls)"}
-		for _, m := range meds {
-			row = append(row, fmt.Sprintf("%d (%d)", m.Calls, m.Polls), "")
-		}
-		t.Row(row...)
-		t.Flush()
-		for i, m := range meds {
-			if !m.Split {
-				fmt.Fprintf(out, "(%d groups: the driver process exited before a status poll saw it, so 'job start' includes python start-up and driver exit)\n", results[i].Groups)
-			}
-		}
-		fmt.Fprintln(out)
+		printApplyPhases(out, results, kind)
 	}
 
 	var warmCalls, warmReady []string
@@ -363,5 +299,75 @@ func PrintApply(out io.Writer, results []ApplyResult) {
 	}
 	fmt.Fprintf(out, "Python baseline split: placement_group() calls %s; wait ready %s.\n",
 		strings.Join(warmCalls, ", "), strings.Join(warmReady, ", "))
+	fmt.Fprintln(out)
+}
+
+// printApplyPhases prints where the provider's create or delete (kind)
+// time goes, phase by phase per number of groups.
+func printApplyPhases(out io.Writer, results []ApplyResult, kind string) {
+	fmt.Fprintf(out, "Where the provider's %s time goes (median per phase, seconds; %% of the median total):\n\n", kind)
+	hdr := []string{"phase"}
+	meds := make([]Phases, len(results))
+	for i, r := range results {
+		var ps, split []Phases
+		for _, s := range r.Samples {
+			p := s.Delete
+			if kind == "create" {
+				p = s.Create
+			}
+			ps = append(ps, p)
+			if p.Split {
+				split = append(split, p)
+			}
+		}
+		if len(split) > 0 { // one way of splitting the process lifetime per column
+			ps = split
+		}
+		meds[i] = MedianPhases(ps)
+		hdr = append(hdr, fmt.Sprintf("%d groups", r.Groups), "%")
+	}
+	t := NewTable(out, hdr...)
+	for pi, name := range PhaseNames {
+		row := []string{name}
+		zero := true
+		for _, m := range meds {
+			v := m.Values()[pi]
+			zero = zero && v == 0
+			row = append(row, Sec(v), Pct(v, m.Total))
+		}
+		if !zero {
+			t.Row(row...)
+		}
+	}
+	row := []string{"total"}
+	for _, m := range meds {
+		row = append(row, Sec(m.Total), "")
+	}
+	t.Row(row...)
+	if relaunched := func() bool {
+		for _, m := range meds {
+			if m.Launches > 1 {
+				return true
+			}
+		}
+		return false
+	}(); relaunched {
+		row = []string{"job launches (most in one run)"}
+		for _, m := range meds {
+			row = append(row, fmt.Sprint(m.Launches), "")
+		}
+		t.Row(row...)
+	}
+	row = []string{"job-API calls (status polls)"}
+	for _, m := range meds {
+		row = append(row, fmt.Sprintf("%d (%d)", m.Calls, m.Polls), "")
+	}
+	t.Row(row...)
+	t.Flush()
+	for i, m := range meds {
+		if !m.Split {
+			fmt.Fprintf(out, "(%d groups: the driver process exited before a status poll saw it, so 'job start' includes python start-up and driver exit)\n", results[i].Groups)
+		}
+	}
 	fmt.Fprintln(out)
 }

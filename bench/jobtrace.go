@@ -225,7 +225,42 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 	// Only the last launch counts for the job's own phases: driver.Run
 	// resubmits a job that Ray lost (Launches > 1), and the earlier
 	// launches' time shows up as "other".
-	var submitEnd, termSeen time.Time
+	submitEnd, termSeen := t.lastLaunch(&p, end)
+	if submitEnd.IsZero() || termSeen.IsZero() || t.lastJob == nil {
+		return p, fmt.Errorf("trace incomplete (submitted %v, end seen %v)", !submitEnd.IsZero(), !termSeen.IsZero())
+	}
+	t.afterJobEnd(&p, termSeen)
+
+	imports, last := driverPhases(&p, progress)
+	jobEnd := termSeen
+	if t.lastJob.EndTime > 0 && time.UnixMilli(t.lastJob.EndTime).Before(termSeen) {
+		jobEnd = time.UnixMilli(t.lastJob.EndTime)
+	}
+	p.PollLag = termSeen.Sub(jobEnd)
+	window := jobEnd.Sub(submitEnd) - secs(last) // job start + interpreter + exit
+	if !t.procStart.IsZero() && t.procStart.After(submitEnd) && t.procStart.Before(jobEnd) {
+		p.Split = true
+		p.JobStart = t.procStart.Sub(submitEnd)
+		rest := window - p.JobStart
+		p.Interpreter = min(interp, rest)
+		p.DriverExit = rest - p.Interpreter
+		p.Interpreter += secs(imports)
+	} else {
+		p.JobStart = window
+		p.Interpreter = secs(imports)
+	}
+	var sum time.Duration
+	for _, v := range p.Values()[:len(PhaseNames)-1] {
+		sum += v
+	}
+	p.Other = p.Total - sum
+	return p, nil
+}
+
+// lastLaunch counts the job-API calls into p (submission time, launches,
+// status polls) and returns when the last launch's submission ended and
+// when its end was seen (zero when not). t.mu is held.
+func (t *TracedJobs) lastLaunch(p *Phases, end time.Time) (submitEnd, termSeen time.Time) {
 	for _, c := range t.calls {
 		if c.Op == "list" { // driver.Run's look-up of a running job of the spec
 			p.Submit += c.End.Sub(c.Start)
@@ -253,9 +288,13 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 			}
 		}
 	}
-	if submitEnd.IsZero() || termSeen.IsZero() || t.lastJob == nil {
-		return p, fmt.Errorf("trace incomplete (submitted %v, end seen %v)", !submitEnd.IsZero(), !termSeen.IsZero())
-	}
+	return submitEnd, termSeen
+}
+
+// afterJobEnd adds to p what follows the job's end, seen at termSeen:
+// fetching the result, deleting the job record, parsing the result. t.mu is
+// held.
+func (t *TracedJobs) afterJobEnd(p *Phases, termSeen time.Time) {
 	var cleanStart, cleanEnd time.Time
 	for _, c := range t.calls {
 		if c.Start.Before(termSeen) {
@@ -285,8 +324,12 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 		}
 	}
 	p.ResultParse = time.Since(parseStart)
+}
 
-	var started, imports, created, ready, probed, removed, last float64
+// driverPhases sets p's phases inside the driver from its progress lines,
+// and returns the seconds its imports took and its last progress time.
+func driverPhases(p *Phases, progress []driver.Progress) (imports, last float64) {
+	var started, created, ready, probed, removed float64
 	for _, pr := range progress {
 		last = max(last, pr.Elapsed)
 		switch pr.Phase {
@@ -316,29 +359,7 @@ func (t *TracedJobs) ComputePhases(start, end time.Time, live time.Duration, pro
 	if removed > 0 {
 		p.Remove = secs(removed - started)
 	}
-	jobEnd := termSeen
-	if t.lastJob.EndTime > 0 && time.UnixMilli(t.lastJob.EndTime).Before(termSeen) {
-		jobEnd = time.UnixMilli(t.lastJob.EndTime)
-	}
-	p.PollLag = termSeen.Sub(jobEnd)
-	window := jobEnd.Sub(submitEnd) - secs(last) // job start + interpreter + exit
-	if !t.procStart.IsZero() && t.procStart.After(submitEnd) && t.procStart.Before(jobEnd) {
-		p.Split = true
-		p.JobStart = t.procStart.Sub(submitEnd)
-		rest := window - p.JobStart
-		p.Interpreter = min(interp, rest)
-		p.DriverExit = rest - p.Interpreter
-		p.Interpreter += secs(imports)
-	} else {
-		p.JobStart = window
-		p.Interpreter = secs(imports)
-	}
-	var sum time.Duration
-	for _, v := range p.Values()[:len(PhaseNames)-1] {
-		sum += v
-	}
-	p.Other = p.Total - sum
-	return p, nil
+	return imports, last
 }
 
 // emptyJobPoll is how often EmptyJob polls: finer than driver.Run, so the

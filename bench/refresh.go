@@ -108,21 +108,7 @@ func RunRefresh(ctx context.Context, cfg RefreshConfig) (*RefreshResult, error) 
 
 func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *CountingProxy, logf func(string, ...any)) (RefreshRow, error) {
 	row := RefreshRow{Clusters: n, Groups: n * cfg.GroupsPerCluster}
-	clusters := make([]standIn, n)
-	var live []vcluster.RequestGroup
-	var names []string
-	for i := range clusters {
-		spec := PerNodeCPUCluster(fmt.Sprintf("%s-r%02d-c%02d", cfg.Prefix, n, i), cfg.GroupsPerCluster)
-		clusters[i] = standIn{spec: spec, recorded: map[string]string{}}
-		for _, g := range spec.Groups() {
-			bundles := make([]map[string]float64, len(g.Bundles))
-			for j := range bundles {
-				bundles[j] = map[string]float64{"CPU": LiveBundleCPU}
-			}
-			live = append(live, vcluster.RequestGroup{Name: g.Name, Strategy: g.Strategy, Bundles: bundles})
-			names = append(names, g.Name)
-		}
-	}
+	clusters, live, names := cfg.standIns(n)
 	logf("   %d clusters: creating %d stand-in groups of {CPU: %g}", n, len(live), LiveBundleCPU)
 	created, err := cfg.Baseline.Create(live)
 	defer func() {
@@ -193,6 +179,26 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 			len(row.TofuPlan.Events), Sec(row.TofuPlanNoRefresh.Wall), len(row.TofuPlanNoRefresh.Events))
 	}
 	return row, nil
+}
+
+// standIns are n clusters of the configured size, with the stand-in groups
+// of {CPU: LiveBundleCPU} bundles that play their live groups and the
+// names of those groups.
+func (cfg *RefreshConfig) standIns(n int) (clusters []standIn, live []vcluster.RequestGroup, names []string) {
+	clusters = make([]standIn, n)
+	for i := range clusters {
+		spec := PerNodeCPUCluster(fmt.Sprintf("%s-r%02d-c%02d", cfg.Prefix, n, i), cfg.GroupsPerCluster)
+		clusters[i] = standIn{spec: spec, recorded: map[string]string{}}
+		for _, g := range spec.Groups() {
+			bundles := make([]map[string]float64, len(g.Bundles))
+			for j := range bundles {
+				bundles[j] = map[string]float64{"CPU": LiveBundleCPU}
+			}
+			live = append(live, vcluster.RequestGroup{Name: g.Name, Strategy: g.Strategy, Bundles: bundles})
+			names = append(names, g.Name)
+		}
+	}
+	return clusters, live, names
 }
 
 func medianInt64(xs []int64) int64 {

@@ -270,9 +270,9 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 		return nil, err
 	}
 	defer proxy.Close()
-	var today *Workspace
+	tr := &traceRun{ctx: ctx, cfg: cfg, ws: ws, proxy: proxy, logf: logf}
 	if cfg.TodayRef != "" {
-		if today, err = todayWorkspace(ctx, cfg.CLI, cfg.Dir, cfg.TodayRef); err != nil {
+		if tr.today, err = todayWorkspace(ctx, cfg.CLI, cfg.Dir, cfg.TodayRef); err != nil {
 			return nil, err
 		}
 	}
@@ -288,59 +288,13 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 				return results, err
 			}
 			var s TraceSample
-			var interp time.Duration
-			provider := func() error {
-				dir, err := ws.Dir("trace", map[string]string{"main.tf": ProviderHCL(proxy.URL) + "\n" + unifiedHCL(spec)})
-				if err != nil {
-					return err
-				}
-				var out string
-				s.Apply, out, err = traceCLI(ctx, ws, proxy, dir, "apply", interp)
-				logf("   apply %ss (%v)", Sec(s.Apply.Wall), err)
-				var derr error
-				s.Destroy, _, derr = traceCLI(context.WithoutCancel(ctx), ws, proxy, dir, "destroy", interp)
-				if err != nil {
-					return fmt.Errorf("%w\n%s", err, tail(out, 20))
-				}
-				if derr != nil {
-					return derr
-				}
-				if tg, ok := TraceTargets[n]; ok && tg.Ratio == 0 && today != nil {
-					a, _, err := traceCLI(ctx, today, proxy, dir, "apply", interp)
-					d, _, derr := traceCLI(context.WithoutCancel(ctx), today, proxy, dir, "destroy", interp)
-					if err = errors.Join(err, derr); err != nil {
-						return fmt.Errorf("%s's provider: %w", cfg.TodayRef, err)
-					}
-					s.Today = a.Wall + d.Wall
-				}
-				return nil
-			}
-			other := func() error {
-				var err error
-				if cfg.NeMo != nil {
-					if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, true); err != nil {
-						return err
-					}
-					logf("   NeMo-RL cold %ss", Sec(s.NeMo.Wall))
-				}
-				groups := DriverSpec(vcluster.ActionCreate, BaselineNamespace, spec, ReadyTimeout).Groups
-				bare, err := cfg.Floor.Cycle(renamed(groups, name, name+"-floor"))
-				if err != nil {
-					return fmt.Errorf("creation floor: %w", err)
-				}
-				s.Bare = secs(bare.Ready)
-				if s.EmptyJob, err = EmptyJob(ctx, cfg.Client, name+"-emptyjob"); err != nil {
-					return fmt.Errorf("empty job: %w", err)
-				}
-				return nil
-			}
 			// The worker floor first: traceCLI splits the driver's
 			// lifetime with its python start-up.
 			cold, err := cfg.Floor.ColdRemove([]string{})
 			if err != nil {
 				return results, err
 			}
-			interp = cold.Startup
+			interp := cold.Startup
 			s.Worker = cold.Startup + secs(cold.Import) + secs(cold.Init)
 			schemaDir, err := ws.Dir("trace-schema", map[string]string{"main.tf": ProviderHCL(proxy.URL)})
 			if err != nil {
@@ -349,6 +303,8 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 			if s.Schema, _, _, err = ws.Run(ctx, schemaDir, "providers", "schema", "-json"); err != nil {
 				return results, err
 			}
+			provider := func() error { return tr.provider(&s, n, spec, interp) }
+			other := func() error { return tr.floors(&s, name, spec) }
 			first, second := provider, other
 			if rep%2 == 1 {
 				first, second = other, provider
@@ -365,6 +321,70 @@ func RunTrace(ctx context.Context, cfg TraceConfig) ([]TraceResult, error) {
 		}
 	}
 	return results, nil
+}
+
+// traceRun is what every sample of RunTrace shares.
+type traceRun struct {
+	ctx   context.Context
+	cfg   TraceConfig
+	ws    *Workspace
+	today *Workspace // TodayRef's provider; nil when not run
+	proxy *CountingProxy
+	logf  func(format string, args ...any)
+}
+
+// provider traces the apply and destroy of the cluster spec (n bundles)
+// into s, and the TodayRef provider's beside them for a size whose target
+// is today's time.
+func (tr *traceRun) provider(s *TraceSample, n int, spec vcluster.Spec, interp time.Duration) error {
+	ctx, ws, proxy := tr.ctx, tr.ws, tr.proxy
+	dir, err := ws.Dir("trace", map[string]string{"main.tf": ProviderHCL(proxy.URL) + "\n" + unifiedHCL(spec)})
+	if err != nil {
+		return err
+	}
+	var out string
+	s.Apply, out, err = traceCLI(ctx, ws, proxy, dir, "apply", interp)
+	tr.logf("   apply %ss (%v)", Sec(s.Apply.Wall), err)
+	var derr error
+	s.Destroy, _, derr = traceCLI(context.WithoutCancel(ctx), ws, proxy, dir, "destroy", interp)
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, tail(out, 20))
+	}
+	if derr != nil {
+		return derr
+	}
+	if tg, ok := TraceTargets[n]; ok && tg.Ratio == 0 && tr.today != nil {
+		a, _, err := traceCLI(ctx, tr.today, proxy, dir, "apply", interp)
+		d, _, derr := traceCLI(context.WithoutCancel(ctx), tr.today, proxy, dir, "destroy", interp)
+		if err = errors.Join(err, derr); err != nil {
+			return fmt.Errorf("%s's provider: %w", tr.cfg.TodayRef, err)
+		}
+		s.Today = a.Wall + d.Wall
+	}
+	return nil
+}
+
+// floors measures into s what the provider's times are read against:
+// NeMo-RL's cold path (when it runs), the creation floor and the empty job.
+func (tr *traceRun) floors(s *TraceSample, name string, spec vcluster.Spec) error {
+	cfg := tr.cfg
+	var err error
+	if cfg.NeMo != nil {
+		if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, true); err != nil {
+			return err
+		}
+		tr.logf("   NeMo-RL cold %ss", Sec(s.NeMo.Wall))
+	}
+	groups := DriverSpec(vcluster.ActionCreate, BaselineNamespace, spec, ReadyTimeout).Groups
+	bare, err := cfg.Floor.Cycle(renamed(groups, name, name+"-floor"))
+	if err != nil {
+		return fmt.Errorf("creation floor: %w", err)
+	}
+	s.Bare = secs(bare.Ready)
+	if s.EmptyJob, err = EmptyJob(tr.ctx, cfg.Client, name+"-emptyjob"); err != nil {
+		return fmt.Errorf("empty job: %w", err)
+	}
+	return nil
 }
 
 // TraceTargets are issue 20's targets for apply+destroy of a unified GPU
@@ -439,6 +459,14 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 			results = append(results, r)
 		}
 	}
+	printTraceSummary(out, results, cli, nemoSkipped, todayRef)
+	printTracePhases(out, results)
+	printTraceFloors(out, results)
+}
+
+// printTraceSummary prints the table of apply and destroy times against
+// NeMo-RL's cold path and the targets.
+func printTraceSummary(out io.Writer, results []TraceResult, cli, nemoSkipped, todayRef string) {
 	if nemoSkipped != "" {
 		fmt.Fprintf(out, "NeMo-RL's own code: not measured (%s).\n\n", nemoSkipped)
 	}
@@ -467,7 +495,11 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 	}
 	t.Flush()
 	fmt.Fprintln(out)
+}
 
+// printTracePhases prints the phase trace: each phase of apply and destroy,
+// and the HTTP calls.
+func printTracePhases(out io.Writer, results []TraceResult) {
 	fmt.Fprintln(out, "Phase trace (medians, seconds). CLI start = exec until the provider's first request; provider before the job = "+
 		"version, live view and checks until the job submission; supervisor process start = the submission's answer until Ray's job "+
 		"supervisor worker process started, supervisor boot + driver spawn = until the driver's python process started (the supervisor "+
@@ -482,7 +514,7 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 	for _, r := range results {
 		header = append(header, fmt.Sprintf("apply %d", r.Bundles), fmt.Sprintf("destroy %d", r.Bundles))
 	}
-	t = NewTable(out, header...)
+	t := NewTable(out, header...)
 	type row struct {
 		name string
 		get  func(c CLIPhases) time.Duration
@@ -533,17 +565,20 @@ func PrintTrace(out io.Writer, all []TraceResult, cli, nemoSkipped, todayRef str
 	t.Row(cells...)
 	t.Flush()
 	fmt.Fprintln(out)
+}
 
+// printTraceFloors prints each phase group against its floor.
+func printTraceFloors(out io.Writer, results []TraceResult) {
 	fmt.Fprintln(out, "Each phase group against its floor (medians, seconds; the floors are measured in the same repetitions). "+
 		"CLI floor = `providers schema -json` (CLI and plugin start, no state); job floor = an empty job (`true`, submit until "+
 		"SUCCEEDED, 50 ms polls); python floor = a fresh python process: start-up, import ray, ray.init; creation floor = "+
 		"placement_group() + ready in a warm driver; probe floor = one worker start per node, in parallel (= the python floor).")
 	fmt.Fprintln(out)
-	header = []string{"phase group", "floor is"}
+	header := []string{"phase group", "floor is"}
 	for _, r := range results {
 		header = append(header, fmt.Sprintf("apply %d", r.Bundles), fmt.Sprintf("destroy %d", r.Bundles), fmt.Sprintf("floor %d", r.Bundles))
 	}
-	t = NewTable(out, header...)
+	t := NewTable(out, header...)
 	type group struct {
 		name, floorIs string
 		get           func(c CLIPhases) time.Duration

@@ -124,17 +124,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	if err != nil {
 		diags.AddAttributeError(path.Root("runtime_env_json"), "Invalid runtime_env_json", err.Error())
 	}
-	if f := m.CAFile.ValueString(); f != "" {
-		if _, err := os.Stat(f); err != nil {
-			diags.AddAttributeError(path.Root("ca_file"), "Unreadable CA file", from.name("ca_file")+": "+err.Error())
-		}
-	}
-	if p := m.CAPEM.ValueString(); p != "" {
-		if _, err := rayclient.CertPool([]byte(p)); err != nil {
-			diags.AddAttributeError(path.Root("ca_pem"), "Invalid CA certificates", from.name("ca_pem")+" "+err.Error()+
-				": it must hold one or more -----BEGIN CERTIFICATE----- blocks.")
-		}
-	}
+	m.checkCA(from, &diags)
 	cfg := rayclient.Config{
 		Address:            address,
 		Token:              token,
@@ -142,19 +132,13 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 		CAFile:             m.CAFile.ValueString(),
 		CAPEM:              m.CAPEM.ValueString(),
 		InsecureSkipVerify: m.InsecureSkipVerify.ValueBool(),
-		RetryMax:           4,
+		RetryMax:           m.retryMax(),
 		RetryWaitMin:       durationOr(m.RetryWaitMin, 250*time.Millisecond),
 		RetryWaitMax:       durationOr(m.RetryWaitMax, 5*time.Second),
 		RequestTimeout:     durationOr(m.RequestTimeout, 30*time.Second),
 		ConnectTimeout:     durationOr(m.ConnectTimeout, rayclient.DefaultConnectTimeout),
 		UserAgent:          "terraform-provider-ray/" + version,
 		Logger:             tflogAdapter{},
-	}
-	if !m.MaxRetries.IsNull() {
-		cfg.RetryMax = int(m.MaxRetries.ValueInt64())
-		if cfg.RetryMax == 0 {
-			cfg.RetryMax = -1 // the client reads 0 as "default"; the user means none
-		}
 	}
 	if cfg.RetryWaitMin > cfg.RetryWaitMax {
 		diags.AddAttributeError(path.Root("retry_wait_min"), "Invalid retry waits",
@@ -170,6 +154,42 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 		return nil, diags
 	}
 	tflog.Debug(ctx, "configured Ray client", map[string]any{"address": address, "token_source": tokenSource})
+	data := m.newProviderData(ctx, client, version, runtimeEnv, &diags)
+	return data, diags
+}
+
+// checkCA checks that ca_file can be read and that ca_pem holds
+// certificates, naming where each came from.
+func (m providerModel) checkCA(from envSources, diags *diag.Diagnostics) {
+	if f := m.CAFile.ValueString(); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			diags.AddAttributeError(path.Root("ca_file"), "Unreadable CA file", from.name("ca_file")+": "+err.Error())
+		}
+	}
+	if p := m.CAPEM.ValueString(); p != "" {
+		if _, err := rayclient.CertPool([]byte(p)); err != nil {
+			diags.AddAttributeError(path.Root("ca_pem"), "Invalid CA certificates", from.name("ca_pem")+" "+err.Error()+
+				": it must hold one or more -----BEGIN CERTIFICATE----- blocks.")
+		}
+	}
+}
+
+// retryMax is the client's RetryMax for max_retries: 4 when unset, and -1
+// for 0, since the client reads 0 as "default" and the user means none.
+func (m providerModel) retryMax() int {
+	if m.MaxRetries.IsNull() {
+		return 4
+	}
+	if n := int(m.MaxRetries.ValueInt64()); n != 0 {
+		return n
+	}
+	return -1
+}
+
+// newProviderData is what resources share: client, with the namespace,
+// Python executable, plan timeout, topology labels and capacity check the
+// provider block sets or their defaults.
+func (m providerModel) newProviderData(ctx context.Context, client *rayclient.Client, version string, runtimeEnv map[string]any, diags *diag.Diagnostics) *resources.ProviderData {
 	python := m.PythonExecutable.ValueString()
 	if python == "" {
 		python = vcluster.DefaultPythonExecutable
@@ -184,7 +204,7 @@ func (m providerModel) providerData(ctx context.Context, version string) (*resou
 	diags.Append(d...)
 	data.TopologyLabels = labels
 	data.CapacityCheck = m.CapacityCheck.ValueString()
-	return data, diags
+	return data
 }
 
 // envSources names, by attribute, the environment variable each argument

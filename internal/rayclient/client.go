@@ -191,27 +191,9 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &RequestError{Method: r.method, Path: r.path, Err: err}
 	}
-
-	var body any
-	if r.body != nil {
-		b, err := json.Marshal(r.body)
-		if err != nil {
-			return nil, &RequestError{Method: r.method, Path: r.path, Err: fmt.Errorf("encoding request body: %w", err)}
-		}
-		body = b
-	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, r.method, c.endpoint(r.path, r.query), body)
+	req, err := c.newRequest(ctx, r)
 	if err != nil {
-		return nil, &RequestError{Method: r.method, Path: r.path, Err: err}
-	}
-	for k, v := range c.headers {
-		req.Header[k] = append([]string(nil), v...)
-	}
-	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.host != "" {
-		req.Host = c.host
+		return nil, err
 	}
 
 	timeout := c.timeout
@@ -219,40 +201,7 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		timeout = r.timeout
 	}
 	attempts := 0
-	rc := &retryablehttp.Client{
-		HTTPClient:   &http.Client{Transport: c.rt, Timeout: timeout},
-		Logger:       nil, // never let retryablehttp print anything
-		RetryWaitMin: c.waitMin,
-		RetryWaitMax: c.waitMax,
-		RetryMax:     c.retryMax,
-		CheckRetry:   checkRetry,
-		Backoff:      backoff,
-		RequestLogHook: func(_ retryablehttp.Logger, hr *http.Request, i int) {
-			attempts = i + 1
-			c.debug(hr.Context(), "ray: sending request", map[string]any{
-				"method": r.method, "path": r.path, "query": r.query.Encode(), "attempt": i + 1,
-			})
-		},
-		ResponseLogHook: func(_ retryablehttp.Logger, resp *http.Response) {
-			c.debug(resp.Request.Context(), "ray: received response", map[string]any{
-				"method": r.method, "path": r.path, "status": resp.StatusCode, "attempt": attempts,
-			})
-		},
-		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
-			if resp != nil && err == nil {
-				// Retry budget exhausted on a retryable status: hand the last
-				// response back so the caller can report Ray's message.
-				return resp, nil
-			}
-			if resp != nil {
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, peekBytes))
-				resp.Body.Close()
-			}
-			return nil, err
-		},
-	}
-
-	resp, err := rc.Do(req)
+	resp, err := c.retryClient(r, timeout, &attempts).Do(req)
 	if err != nil {
 		var ne net.Error
 		if cerr := ctx.Err(); cerr != nil {
@@ -283,6 +232,71 @@ func (c *Client) do(ctx context.Context, r request) (*response, error) {
 		return nil, c.apiError(r, out, extractMessage(data))
 	}
 	return out, nil
+}
+
+// newRequest builds the HTTP request for r: its JSON body, the client's
+// headers and Host override. A failure is a *RequestError.
+func (c *Client) newRequest(ctx context.Context, r request) (*retryablehttp.Request, error) {
+	var body any
+	if r.body != nil {
+		b, err := json.Marshal(r.body)
+		if err != nil {
+			return nil, &RequestError{Method: r.method, Path: r.path, Err: fmt.Errorf("encoding request body: %w", err)}
+		}
+		body = b
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, r.method, c.endpoint(r.path, r.query), body)
+	if err != nil {
+		return nil, &RequestError{Method: r.method, Path: r.path, Err: err}
+	}
+	for k, v := range c.headers {
+		req.Header[k] = append([]string(nil), v...)
+	}
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.host != "" {
+		req.Host = c.host
+	}
+	return req, nil
+}
+
+// retryClient is the retrying HTTP client for one request r: each attempt
+// limited to timeout, logged at debug level and counted into *attempts, and
+// the last response of an exhausted retry budget handed back to the caller.
+func (c *Client) retryClient(r request, timeout time.Duration, attempts *int) *retryablehttp.Client {
+	return &retryablehttp.Client{
+		HTTPClient:   &http.Client{Transport: c.rt, Timeout: timeout},
+		Logger:       nil, // never let retryablehttp print anything
+		RetryWaitMin: c.waitMin,
+		RetryWaitMax: c.waitMax,
+		RetryMax:     c.retryMax,
+		CheckRetry:   checkRetry,
+		Backoff:      backoff,
+		RequestLogHook: func(_ retryablehttp.Logger, hr *http.Request, i int) {
+			*attempts = i + 1
+			c.debug(hr.Context(), "ray: sending request", map[string]any{
+				"method": r.method, "path": r.path, "query": r.query.Encode(), "attempt": i + 1,
+			})
+		},
+		ResponseLogHook: func(_ retryablehttp.Logger, resp *http.Response) {
+			c.debug(resp.Request.Context(), "ray: received response", map[string]any{
+				"method": r.method, "path": r.path, "status": resp.StatusCode, "attempt": *attempts,
+			})
+		},
+		ErrorHandler: func(resp *http.Response, err error, _ int) (*http.Response, error) {
+			if resp != nil && err == nil {
+				// Retry budget exhausted on a retryable status: hand the last
+				// response back so the caller can report Ray's message.
+				return resp, nil
+			}
+			if resp != nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, peekBytes))
+				resp.Body.Close()
+			}
+			return nil, err
+		},
+	}
 }
 
 // attemptLimit names the timeout an attempt that timed out ran into:

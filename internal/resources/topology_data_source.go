@@ -8,12 +8,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -138,13 +141,7 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 }
 
 func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var args clusterTopologyArgs
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("segment_size"), &args.SegmentSize)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("num_nodes"), &args.NumNodes)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("exclude_node_ids"), &args.ExcludeNodeIDs)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("role"), &args.Role)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("include_nodes"), &args.IncludeNodes)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(vcluster.AttrTopologyLabels), &args.TopologyLabels)...)
+	args := readTopologyArgs(ctx, req.Config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() || !requireConfigured(d.data, &resp.Diagnostics) {
 		return
 	}
@@ -175,18 +172,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		resp.Diagnostics.AddError("Cannot list Ray nodes", errorDetail(err))
 		return
 	}
-	excluded := map[string]bool{}
-	var excludeList []string
-	resp.Diagnostics.Append(args.ExcludeNodeIDs.ElementsAs(ctx, &excludeList, false)...)
-	for _, id := range excludeList {
-		excluded[id] = true
-	}
-	kept := nodes[:0:0]
-	for _, n := range nodes {
-		if !excluded[n.NodeID] {
-			kept = append(kept, n)
-		}
-	}
+	kept := withoutExcluded(ctx, nodes, args.ExcludeNodeIDs, &resp.Diagnostics)
 	if err := source.MissingLabelSupport(nodes, version.RayVersion); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
@@ -194,24 +180,9 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	topo := source.NodeTopology(kept)
 	tflog.Info(ctx, "Ray reports its nodes", map[string]any{"address": client.Address(), "alive_nodes": len(nodes), "listed": len(kept)})
 
-	role := args.Role.ValueString()
-	var segment *int
-	if !args.SegmentSize.IsNull() {
-		s := int(args.SegmentSize.ValueInt64())
-		segment = &s
-	}
-	plan, err := topology.PrepareSegmentTopology(segment, int(args.NumNodes.ValueInt64()), topo, role)
-	if err != nil {
-		var insufficient *topology.ResourceInsufficientError
-		if errors.As(err, &insufficient) {
-			resp.Diagnostics.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
-		} else {
-			resp.Diagnostics.AddAttributeError(path.Root("segment_size"), "Invalid segment selection", err.Error())
-		}
+	plan, ok := args.segmentPlan(ctx, topo, &resp.Diagnostics)
+	if !ok {
 		return
-	}
-	if plan.Message != "" {
-		tflog.Info(ctx, plan.Message)
 	}
 
 	out := buildNodeOutputs(kept, topo, args.IncludeNodes.ValueBool())
@@ -232,4 +203,58 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		vals[name] = config[name]
 	}
 	resp.State.Raw = tftypes.NewValue(resp.State.Schema.Type().TerraformType(ctx), vals)
+}
+
+// readTopologyArgs reads the data source's arguments from its configuration.
+func readTopologyArgs(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) clusterTopologyArgs {
+	var args clusterTopologyArgs
+	diags.Append(config.GetAttribute(ctx, path.Root("segment_size"), &args.SegmentSize)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("num_nodes"), &args.NumNodes)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("exclude_node_ids"), &args.ExcludeNodeIDs)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("role"), &args.Role)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("include_nodes"), &args.IncludeNodes)...)
+	diags.Append(config.GetAttribute(ctx, path.Root(vcluster.AttrTopologyLabels), &args.TopologyLabels)...)
+	return args
+}
+
+// withoutExcluded is nodes without those exclude_node_ids names, in order.
+func withoutExcluded(ctx context.Context, nodes []rayclient.Node, exclude types.Set, diags *diag.Diagnostics) []rayclient.Node {
+	excluded := map[string]bool{}
+	var excludeList []string
+	diags.Append(exclude.ElementsAs(ctx, &excludeList, false)...)
+	for _, id := range excludeList {
+		excluded[id] = true
+	}
+	kept := nodes[:0:0]
+	for _, n := range nodes {
+		if !excluded[n.NodeID] {
+			kept = append(kept, n)
+		}
+	}
+	return kept
+}
+
+// segmentPlan selects the segments segment_size, num_nodes and role ask for
+// from topo, reporting why it cannot; ok is false after such an error.
+func (args clusterTopologyArgs) segmentPlan(ctx context.Context, topo []topology.Node, diags *diag.Diagnostics) (plan topology.SegmentPlan, ok bool) {
+	role := args.Role.ValueString()
+	var segment *int
+	if !args.SegmentSize.IsNull() {
+		s := int(args.SegmentSize.ValueInt64())
+		segment = &s
+	}
+	plan, err := topology.PrepareSegmentTopology(segment, int(args.NumNodes.ValueInt64()), topo, role)
+	if err != nil {
+		var insufficient *topology.ResourceInsufficientError
+		if errors.As(err, &insufficient) {
+			diags.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
+		} else {
+			diags.AddAttributeError(path.Root("segment_size"), "Invalid segment selection", err.Error())
+		}
+		return plan, false
+	}
+	if plan.Message != "" {
+		tflog.Info(ctx, plan.Message)
+	}
+	return plan, true
 }

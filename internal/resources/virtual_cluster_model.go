@@ -64,38 +64,17 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 			return spec, false, diags
 		}
 	}
-	var counts []types.Int64
-	diags.Append(m.BundleCtPerNodeList.ElementsAs(ctx, &counts, false)...)
-	for _, c := range counts {
-		if c.IsNull() || c.IsUnknown() { // nulls are reported by the attribute's validator
-			return spec, false, diags
-		}
-		spec.BundleCtPerNode = append(spec.BundleCtPerNode, int(c.ValueInt64()))
+	if spec.BundleCtPerNode, known = bundleCounts(ctx, m.BundleCtPerNodeList, &diags); !known {
+		return spec, false, diags
 	}
 	if !m.NodeResourceConstraints.IsNull() {
-		var raw []types.Map
-		diags.Append(m.NodeResourceConstraints.ElementsAs(ctx, &raw, false)...)
-		spec.NodeResourceConstraints = make([]topology.Resources, len(raw))
-		for i, mv := range raw {
-			if mv.IsUnknown() || mv.IsNull() {
-				return spec, false, diags
-			}
-			res := topology.Resources{}
-			diags.Append(mv.ElementsAs(ctx, &res, false)...)
-			spec.NodeResourceConstraints[i] = res
+		if spec.NodeResourceConstraints, known = nodeMaps[topology.Resources](ctx, m.NodeResourceConstraints, &diags); !known {
+			return spec, false, diags
 		}
 	}
 	if !m.NodeLabelSelectors.IsNull() {
-		var raw []types.Map
-		diags.Append(m.NodeLabelSelectors.ElementsAs(ctx, &raw, false)...)
-		spec.NodeLabelSelectors = make([]map[string]string, len(raw))
-		for i, mv := range raw {
-			if mv.IsUnknown() || mv.IsNull() {
-				return spec, false, diags
-			}
-			sel := map[string]string{}
-			diags.Append(mv.ElementsAs(ctx, &sel, false)...)
-			spec.NodeLabelSelectors[i] = sel
+		if spec.NodeLabelSelectors, known = nodeMaps[map[string]string](ctx, m.NodeLabelSelectors, &diags); !known {
+			return spec, false, diags
 		}
 	}
 	if !m.TopologyStrategy.IsNull() {
@@ -142,6 +121,38 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 		spec.SelectedNodeDomains = domainsFromBundles(ctx, m, spec.BundleCtPerNode)
 	}
 	return spec.WithDefaults(), !diags.HasError(), diags
+}
+
+// bundleCounts reads bundle_ct_per_node_list; known is false at its first
+// null or unknown count (nulls are reported by the attribute's validator),
+// with the counts before it.
+func bundleCounts(ctx context.Context, list types.List, diags *diag.Diagnostics) (counts []int, known bool) {
+	var elems []types.Int64
+	diags.Append(list.ElementsAs(ctx, &elems, false)...)
+	for _, c := range elems {
+		if c.IsNull() || c.IsUnknown() {
+			return counts, false
+		}
+		counts = append(counts, int(c.ValueInt64()))
+	}
+	return counts, true
+}
+
+// nodeMaps reads a list of one map per logical node; known is false at its
+// first null or unknown map, with the maps before it.
+func nodeMaps[M ~map[string]V, V any](ctx context.Context, list types.List, diags *diag.Diagnostics) (out []M, known bool) {
+	var raw []types.Map
+	diags.Append(list.ElementsAs(ctx, &raw, false)...)
+	out = make([]M, len(raw))
+	for i, mv := range raw {
+		if mv.IsUnknown() || mv.IsNull() {
+			return out, false
+		}
+		elems := M{}
+		diags.Append(mv.ElementsAs(ctx, &elems, false)...)
+		out[i] = elems
+	}
+	return out, true
 }
 
 // domainsFromBundles reads each logical node's NVLink domain from the

@@ -154,11 +154,8 @@ func (p *planning) run() {
 		return
 	}
 	snap, snapErr := data.Live.Snapshot(readCtx)
-	if data.failUnanswered(diags, snapErr) || (snapErr == nil && p.creating && !p.checkNameFree(spec, snap.Groups)) {
+	if data.failUnanswered(diags, snapErr) || (snapErr == nil && !p.checkOccupancy(spec, snap)) {
 		return
-	}
-	if snapErr == nil && !p.creating && !p.replacing {
-		p.checkHeldNodes(spec, snap)
 	}
 	if data.ClaimName(spec.Namespace, spec.Name, p.state.OwnerID.ValueString(), p.replacing) {
 		diags.AddAttributeError(path.Root("name"), "Duplicate virtual cluster name",
@@ -171,24 +168,12 @@ func (p *planning) run() {
 	if p.creating || p.replacing { // known from the configuration alone
 		plan.WorldSize, plan.NodeCount = types.Int64Value(int64(spec.WorldSize())), types.Int64Value(int64(spec.NodeCount()))
 	}
-	if rayclient.IsUnauthorized(snapErr) {
-		diags.AddError("Ray rejected the credentials", credentialsDetail(data.Client.Address(), snapErr))
+	if snapErr != nil {
+		p.liveUnavailable(snapErr)
 		return
 	}
-	if snapErr == nil {
-		if err := data.labelSupportError(p.ctx, spec.Topology, snap.Nodes); err != nil {
-			diags.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
-			return
-		}
-	}
-	if snapErr != nil {
-		diags.AddWarning("Cannot check the plan against the live Ray cluster",
-			fmt.Sprintf("%s\n\nThe segment and capacity checks run again at apply, before any placement group is created.",
-				unreachableDetail(data.Client.Address(), snapErr)))
-		if p.creating || p.replacing {
-			p.plan.OwnerID = types.StringUnknown()
-			p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
-		}
+	if err := data.labelSupportError(p.ctx, spec.Topology, snap.Nodes); err != nil {
+		diags.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
 	}
 	if !p.creating && !p.replacing {
@@ -199,6 +184,47 @@ func (p *planning) run() {
 		}
 		return
 	}
+	p.planPlacement(&spec, snap) // spec is what claimPorts reads: its nodes are chosen here
+}
+
+// checkOccupancy checks the live groups and nodes against the cluster before
+// it claims its name: a new cluster's name must be free, and an updated one
+// is told about nodes others hold. It reports whether planning goes on.
+func (p *planning) checkOccupancy(spec vcluster.Spec, snap *vcluster.Snapshot) bool {
+	if p.creating {
+		return p.checkNameFree(spec, snap.Groups)
+	}
+	if !p.replacing {
+		p.checkHeldNodes(spec, snap)
+	}
+	return true
+}
+
+// liveUnavailable reports a snapshot that could not be read: rejected
+// credentials fail the plan; anything else warns that the live checks wait
+// for the apply, leaving unknown what a new cluster would choose there.
+func (p *planning) liveUnavailable(snapErr error) {
+	data := p.r.data
+	if rayclient.IsUnauthorized(snapErr) {
+		p.resp.Diagnostics.AddError("Ray rejected the credentials", credentialsDetail(data.Client.Address(), snapErr))
+		return
+	}
+	p.resp.Diagnostics.AddWarning("Cannot check the plan against the live Ray cluster",
+		fmt.Sprintf("%s\n\nThe segment and capacity checks run again at apply, before any placement group is created.",
+			unreachableDetail(data.Client.Address(), snapErr)))
+	if p.creating || p.replacing {
+		p.plan.OwnerID = types.StringUnknown()
+		p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+	}
+}
+
+// planPlacement plans a new or replacing cluster against the live snapshot:
+// its computed attributes become unknown, select_nodes chooses nodes now
+// (into spec, for the checks and for claimPorts), and its capacity is
+// checked against the snapshot and the clusters planned beside it.
+func (p *planning) planPlacement(spec *vcluster.Spec, snap *vcluster.Snapshot) {
+	diags := &p.resp.Diagnostics
+	plan := p.plan
 	if p.replacing {
 		*plan = unknownComputed(*plan)
 	}
@@ -231,8 +257,8 @@ func (p *planning) run() {
 	if spec.CapacityCheck != vcluster.CapacityNone {
 		claim = spec.FeasibilityGroups()
 	}
-	others := data.ClaimCapacity(spec.Namespace+"/"+spec.Name, claim)
-	checkLive(spec, snap, others, diags)
+	others := p.r.data.ClaimCapacity(spec.Namespace+"/"+spec.Name, claim)
+	checkLive(*spec, snap, others, diags)
 }
 
 // claimPorts warns when the cluster's port range overlaps that of another

@@ -674,37 +674,9 @@ type item struct {
 // greedy runs first-fit-decreasing over all groups on a copy of the free
 // resources: most-constrained shapes first, then larger dominant share.
 func (c *checker) greedy() {
-	total := c.totalAvail()
-	for si := range c.shapes {
-		s := &c.shapes[si]
-		for _, e := range s.need {
-			if total[e.r] > 0 {
-				s.dom = max(s.dom, float64(e.a)/float64(total[e.r]))
-			}
-		}
-	}
-	n := 0
-	for _, g := range c.groups {
-		n += len(g.shapes)
-	}
-	items := make([]item, 0, n)
-	for gi, g := range c.groups {
-		if g.packed >= 0 {
-			items = append(items, item{int32(gi), -1, int32(g.packed)})
-			continue
-		}
-		for bi, s := range g.shapes {
-			items = append(items, item{int32(gi), int32(bi), int32(s)})
-		}
-	}
-	items = c.orderItems(items)
-	avail := make([]vec, len(c.avail))
-	backing := make(vec, 0, c.totalEntries())
-	for i, v := range c.avail {
-		from := len(backing)
-		backing = append(backing, v...)
-		avail[i] = backing[from:len(backing):len(backing)]
-	}
+	c.setDominantShares()
+	items := c.orderItems(c.packingItems())
+	avail := c.availCopy()
 	// Next candidate to try per shape; per (shape, group) for STRICT_SPREAD.
 	cursor := make([]int, len(c.shapes))
 	type key struct{ shape, group int32 }
@@ -757,6 +729,53 @@ func (c *checker) greedy() {
 	if failures > maxReported {
 		c.f.Warnings = append(c.f.Warnings, fmt.Sprintf("greedy first-fit packing could not place %d more requests", failures-maxReported))
 	}
+}
+
+// setDominantShares sets each shape's dom: its largest share of the total
+// free amount of a resource it needs.
+func (c *checker) setDominantShares() {
+	total := c.totalAvail()
+	for si := range c.shapes {
+		s := &c.shapes[si]
+		for _, e := range s.need {
+			if total[e.r] > 0 {
+				s.dom = max(s.dom, float64(e.a)/float64(total[e.r]))
+			}
+		}
+	}
+}
+
+// packingItems lists what greedy places, in group order: a STRICT_PACK
+// group as one aggregate item, any other group's bundles one item each.
+func (c *checker) packingItems() []item {
+	n := 0
+	for _, g := range c.groups {
+		n += len(g.shapes)
+	}
+	items := make([]item, 0, n)
+	for gi, g := range c.groups {
+		if g.packed >= 0 {
+			items = append(items, item{int32(gi), -1, int32(g.packed)})
+			continue
+		}
+		for bi, s := range g.shapes {
+			items = append(items, item{int32(gi), int32(bi), int32(s)})
+		}
+	}
+	return items
+}
+
+// availCopy is a copy of each node's free resources for greedy to take
+// from, all in one backing array.
+func (c *checker) availCopy() []vec {
+	avail := make([]vec, len(c.avail))
+	backing := make(vec, 0, c.totalEntries())
+	for i, v := range c.avail {
+		from := len(backing)
+		backing = append(backing, v...)
+		avail[i] = backing[from:len(backing):len(backing)]
+	}
+	return avail
 }
 
 func (c *checker) totalEntries() int {

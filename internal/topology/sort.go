@@ -41,14 +41,8 @@ type DomainTrim struct {
 // rank. Domains sharing a lowest rank are the only ones whose bundles
 // interleave; only they are sorted again.
 func SortBundleIndicesByTopology(bundles []Bundle, segmentSize, gpusPerNode *int) (indices []int, trims []DomainTrim, err error) {
-	if segmentSize != nil && gpusPerNode == nil {
-		return nil, nil, fmt.Errorf("%w: gpus_per_node is required when segment_size is set", ErrInvalidArgument)
-	}
-	if segmentSize != nil && *segmentSize < 1 {
-		return nil, nil, fmt.Errorf("%w: segment_size (%d) must be >= 1", ErrInvalidArgument, *segmentSize)
-	}
-	if gpusPerNode != nil && *gpusPerNode < 1 {
-		return nil, nil, fmt.Errorf("%w: gpus_per_node (%d) must be >= 1", ErrInvalidArgument, *gpusPerNode)
+	if err := checkSortArguments(segmentSize, gpusPerNode); err != nil {
+		return nil, nil, err
 	}
 	if len(bundles) == 0 {
 		return []int{}, nil, nil
@@ -57,26 +51,8 @@ func SortBundleIndicesByTopology(bundles []Bundle, segmentSize, gpusPerNode *int
 		return nil, nil, fmt.Errorf("%w: %d bundles (at most %d)", ErrInvalidArgument, len(bundles), math.MaxInt32)
 	}
 
-	hasTopo := false
-	for i := range bundles {
-		if bundles[i].Domain != NVLinkDomainUnknown || bundles[i].TopoRank != TopoRankUnknown {
-			hasTopo = true
-			break
-		}
-	}
-	if !hasTopo {
-		idx := make([]int, len(bundles))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int {
-			x, y := &bundles[a], &bundles[b]
-			if c := strings.Compare(x.NodeID, y.NodeID); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.GPUID, y.GPUID)
-		})
-		return idx, nil, nil
+	if !anyTopology(bundles) {
+		return nodeGPUOrder(bundles), nil, nil
 	}
 
 	dom, names := internDomains(bundles)
@@ -90,21 +66,7 @@ func SortBundleIndicesByTopology(bundles []Bundle, segmentSize, gpusPerNode *int
 		}
 	}
 
-	// Each domain's kept bundles, contiguous, in (topo_rank, gpu_id, index)
-	// order: the first ones of the domain in rankGPUOrder.
-	start := make([]int32, len(names)+1)
-	for d, k := range kept {
-		start[d+1] = start[d] + int32(k)
-	}
-	next := slices.Clone(start[:len(names)])
-	order, scratch := rankGPUOrder(bundles)
-	byDomain := scratch[:start[len(names)]]
-	for _, i := range order {
-		if d := dom[i]; next[d] < start[d+1] {
-			byDomain[next[d]] = i
-			next[d]++
-		}
-	}
+	start, byDomain := keptByDomain(bundles, dom, kept)
 
 	// Domains by (lowest kept rank, first appearance).
 	lowest := func(d int32) int { return bundles[byDomain[start[d]]].TopoRank }
@@ -151,6 +113,68 @@ func SortBundleIndicesByTopology(bundles []Bundle, segmentSize, gpusPerNode *int
 		lo = hi
 	}
 	return out, trims, nil
+}
+
+// checkSortArguments rejects a segment_size without gpus_per_node, and
+// either below 1.
+func checkSortArguments(segmentSize, gpusPerNode *int) error {
+	if segmentSize != nil && gpusPerNode == nil {
+		return fmt.Errorf("%w: gpus_per_node is required when segment_size is set", ErrInvalidArgument)
+	}
+	if segmentSize != nil && *segmentSize < 1 {
+		return fmt.Errorf("%w: segment_size (%d) must be >= 1", ErrInvalidArgument, *segmentSize)
+	}
+	if gpusPerNode != nil && *gpusPerNode < 1 {
+		return fmt.Errorf("%w: gpus_per_node (%d) must be >= 1", ErrInvalidArgument, *gpusPerNode)
+	}
+	return nil
+}
+
+// anyTopology reports whether some bundle has a known domain or rank.
+func anyTopology(bundles []Bundle) bool {
+	for i := range bundles {
+		if bundles[i].Domain != NVLinkDomainUnknown || bundles[i].TopoRank != TopoRankUnknown {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeGPUOrder is the order without topology: the bundle indices stably
+// sorted by (node_id, gpu_id).
+func nodeGPUOrder(bundles []Bundle) []int {
+	idx := make([]int, len(bundles))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		x, y := &bundles[a], &bundles[b]
+		if c := strings.Compare(x.NodeID, y.NodeID); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.GPUID, y.GPUID)
+	})
+	return idx
+}
+
+// keptByDomain lays out each domain's kept bundles contiguously, in
+// (topo_rank, gpu_id, index) order: the first kept[d] ones of domain d in
+// rankGPUOrder, at byDomain[start[d]:start[d+1]].
+func keptByDomain(bundles []Bundle, dom []int32, kept []int) (start, byDomain []int32) {
+	start = make([]int32, len(kept)+1)
+	for d, k := range kept {
+		start[d+1] = start[d] + int32(k)
+	}
+	next := slices.Clone(start[:len(kept)])
+	order, scratch := rankGPUOrder(bundles)
+	byDomain = scratch[:start[len(kept)]]
+	for _, i := range order {
+		if d := dom[i]; next[d] < start[d+1] {
+			byDomain[next[d]] = i
+			next[d]++
+		}
+	}
+	return start, byDomain
 }
 
 func compareRankGPU(x, y *Bundle) int {

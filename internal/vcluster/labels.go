@@ -119,7 +119,7 @@ func FormatSelector(s map[string]string) string {
 // node, each key and value as Ray accepts them. A selector on NodeIDLabel
 // that contradicts pinning = "node" is found when nodes are chosen
 // (ChooseLabelledNodes).
-func (s Spec) validateSelectors(bad func(path, summary, format string, args ...any)) {
+func (s Spec) validateSelectors(bad issueFunc) {
 	if s.NodeLabelSelectors == nil {
 		return
 	}
@@ -145,7 +145,7 @@ func (s Spec) validateSelectors(bad func(path, summary, format string, args ...a
 // validateTopologyStrategy checks topology_strategy against what Ray 2.60
 // accepts: at most one topology label besides Ray's node-id label (which
 // placement_group_strategy sets), with STRICT_PACK, on a unified group.
-func (s Spec) validateTopologyStrategy(bad func(path, summary, format string, args ...any)) {
+func (s Spec) validateTopologyStrategy(bad issueFunc) {
 	if s.TopologyStrategy == nil {
 		return
 	}

@@ -214,27 +214,11 @@ func (r Request) Validate() error {
 	if r.Version != RequestVersion {
 		return fmt.Errorf("driver request: version %d, want %d; build requests with vcluster.NewRequest", r.Version, RequestVersion)
 	}
-	switch r.Action {
-	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead:
-		if len(r.Batch) > 0 {
-			return fmt.Errorf("driver request: a %s request holds no batch", r.Action)
-		}
-	case ActionBatch:
-		if err := r.validateBatch(); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionBatch)
+	if err := r.validateAction(); err != nil {
+		return err
 	}
-	if o := r.Ownership; o != nil {
-		if o.KVNamespace == "" || o.Key == "" || o.TombstoneKey == "" {
-			return errors.New("driver request: ownership without its KV namespace and keys")
-		}
-		if r.Action == ActionRecord && o.Manifest == nil {
-			return errors.New("driver request: record without a manifest")
-		}
-	} else if r.Action == ActionRecord || r.Action == ActionRead {
-		return fmt.Errorf("driver request: %s without ownership", r.Action)
+	if err := r.validateOwnership(); err != nil {
+		return err
 	}
 	if r.Namespace == "" {
 		return errors.New("driver request: empty namespace")
@@ -261,6 +245,46 @@ func (r Request) Validate() error {
 	if len(r.RunID) > maxRunIDLength {
 		return fmt.Errorf("driver request: run_id longer than %d characters", maxRunIDLength)
 	}
+	return r.validateGroups()
+}
+
+// validateAction checks the action is known, and that only a batch request
+// holds a batch (and a valid one).
+func (r Request) validateAction() error {
+	switch r.Action {
+	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead:
+		if len(r.Batch) > 0 {
+			return fmt.Errorf("driver request: a %s request holds no batch", r.Action)
+		}
+	case ActionBatch:
+		if err := r.validateBatch(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionBatch)
+	}
+	return nil
+}
+
+// validateOwnership checks the ownership block: complete when present, with
+// a manifest for a record, and present for a record or a read.
+func (r Request) validateOwnership() error {
+	if o := r.Ownership; o != nil {
+		if o.KVNamespace == "" || o.Key == "" || o.TombstoneKey == "" {
+			return errors.New("driver request: ownership without its KV namespace and keys")
+		}
+		if r.Action == ActionRecord && o.Manifest == nil {
+			return errors.New("driver request: record without a manifest")
+		}
+	} else if r.Action == ActionRecord || r.Action == ActionRead {
+		return fmt.Errorf("driver request: %s without ownership", r.Action)
+	}
+	return nil
+}
+
+// validateGroups checks every group has a distinct non-empty name and, for a
+// create, a valid shape.
+func (r Request) validateGroups() error {
 	seen := make(map[string]bool, len(r.Groups))
 	for i, g := range r.Groups {
 		if strings.TrimSpace(g.Name) == "" {
@@ -273,29 +297,39 @@ func (r Request) Validate() error {
 		if r.Action != ActionCreate {
 			continue
 		}
-		if err := topology.CheckStrategy(g.Strategy); err != nil {
-			return fmt.Errorf("driver request: group %q: %w", g.Name, err)
+		if err := g.validateForCreate(); err != nil {
+			return err
 		}
-		if len(g.Bundles) == 0 {
-			return fmt.Errorf("driver request: group %q has no bundles", g.Name)
-		}
-		if g.BundleLabelSelector != nil && len(g.BundleLabelSelector) != len(g.Bundles) {
-			return fmt.Errorf("driver request: group %q has %d label selectors for %d bundles", g.Name, len(g.BundleLabelSelector), len(g.Bundles))
-		}
-		if g.TopologyStrategy != nil && g.TopologyStrategy[NodeIDLabel] != g.Strategy {
-			return fmt.Errorf("driver request: group %q: topology_strategy must carry the group's strategy under %s", g.Name, NodeIDLabel)
-		}
-		for j, b := range g.Bundles {
-			positive := false
-			for k, v := range b {
-				if k == "" || v < 0 || math.IsNaN(v) || v > maxResourceAmount {
-					return fmt.Errorf("driver request: group %q bundle %d: invalid resource %q = %v", g.Name, j, k, v)
-				}
-				positive = positive || v > 0
+	}
+	return nil
+}
+
+// validateForCreate checks what creating g needs: a valid strategy, bundles
+// that each request some valid resources, one label selector per bundle, and
+// a topology_strategy that agrees with the strategy.
+func (g RequestGroup) validateForCreate() error {
+	if err := topology.CheckStrategy(g.Strategy); err != nil {
+		return fmt.Errorf("driver request: group %q: %w", g.Name, err)
+	}
+	if len(g.Bundles) == 0 {
+		return fmt.Errorf("driver request: group %q has no bundles", g.Name)
+	}
+	if g.BundleLabelSelector != nil && len(g.BundleLabelSelector) != len(g.Bundles) {
+		return fmt.Errorf("driver request: group %q has %d label selectors for %d bundles", g.Name, len(g.BundleLabelSelector), len(g.Bundles))
+	}
+	if g.TopologyStrategy != nil && g.TopologyStrategy[NodeIDLabel] != g.Strategy {
+		return fmt.Errorf("driver request: group %q: topology_strategy must carry the group's strategy under %s", g.Name, NodeIDLabel)
+	}
+	for j, b := range g.Bundles {
+		positive := false
+		for k, v := range b {
+			if k == "" || v < 0 || math.IsNaN(v) || v > maxResourceAmount {
+				return fmt.Errorf("driver request: group %q bundle %d: invalid resource %q = %v", g.Name, j, k, v)
 			}
-			if !positive {
-				return fmt.Errorf("driver request: group %q bundle %d requests no resources", g.Name, j)
-			}
+			positive = positive || v > 0
+		}
+		if !positive {
+			return fmt.Errorf("driver request: group %q bundle %d requests no resources", g.Name, j)
 		}
 	}
 	return nil

@@ -183,7 +183,32 @@ func (s Spec) Validate() []Issue {
 		bad(AttrName, "Invalid cluster name",
 			"name %q must be 1-%d characters of letters, digits, '_', '.' or '-', starting with a letter or digit", s.Name, MaxNameLength)
 	}
+	s.validateCounts(bad)
+	s.validateLimits(bad)
+	s.validateConstraints(bad)
+	s.validatePinning(bad)
 
+	if s.CapacityCheck != "" && !slices.Contains(CapacityChecks, s.CapacityCheck) {
+		bad(AttrCapacityCheck, "Invalid capacity_check", "capacity_check %q must be one of %s",
+			s.CapacityCheck, strings.Join(CapacityChecks, ", "))
+	}
+
+	s.validateSelectors(bad)
+	s.validateTopologyStrategy(bad)
+	s.validateSegmentSize(bad, warn)
+
+	out = append(out, s.Topology.Validate(AttrTopologyLabels)...)
+
+	s.validatePorts(bad, warn)
+	return out
+}
+
+// issueFunc records one Issue at path; Validate's helpers report through it.
+type issueFunc func(path, summary, format string, args ...any)
+
+// validateCounts checks bundle_ct_per_node_list: its length, each count, and
+// the world size they add up to.
+func (s Spec) validateCounts(bad issueFunc) {
 	counts := s.BundleCtPerNode
 	switch {
 	case len(counts) == 0:
@@ -216,7 +241,11 @@ func (s Spec) Validate() []Issue {
 	if world > MaxWorldSize {
 		bad(AttrBundleCtPerNodeList, "World size too large", "the counts add up to more than %d bundles", MaxWorldSize)
 	}
+}
 
+// validateLimits checks the per-node GPU count, the colocated group limit and
+// the placement group strategy.
+func (s Spec) validateLimits(bad issueFunc) {
 	switch {
 	case s.UseGPUs && s.NumGPUsPerNode < 1:
 		bad(AttrNumGPUsPerNode, "Invalid num_gpus_per_node",
@@ -237,11 +266,15 @@ func (s Spec) Validate() []Issue {
 	if err := topology.CheckStrategy(s.Strategy); err != nil {
 		bad(AttrPlacementGroupStrategy, InvalidStrategySummary, "placement_group_strategy %v", err)
 	}
+}
 
-	if s.NodeResourceConstraints != nil && len(s.NodeResourceConstraints) != len(counts) {
+// validateConstraints checks node_resource_constraints: one map per logical
+// node, each naming a custom resource with a finite positive amount.
+func (s Spec) validateConstraints(bad issueFunc) {
+	if s.NodeResourceConstraints != nil && len(s.NodeResourceConstraints) != len(s.BundleCtPerNode) {
 		bad(AttrNodeResourceConstraints, "Constraint count mismatch",
 			"node_resource_constraints length (%d) must match bundle_ct_per_node_list length (%d)",
-			len(s.NodeResourceConstraints), len(counts))
+			len(s.NodeResourceConstraints), len(s.BundleCtPerNode))
 	}
 	for i, c := range s.NodeResourceConstraints {
 		p := fmt.Sprintf("%s[%d]", AttrNodeResourceConstraints, i)
@@ -258,7 +291,11 @@ func (s Spec) Validate() []Issue {
 			}
 		}
 	}
+}
 
+// validatePinning checks how the cluster pins its nodes: select_nodes
+// against node_resource_constraints, the pinning mode, and the selected IDs.
+func (s Spec) validatePinning(bad issueFunc) {
 	if s.SelectNodes && s.NodeResourceConstraints != nil {
 		bad(AttrNodeResourceConstraints, "Conflicting node pinning",
 			"node_resource_constraints cannot be combined with select_nodes: the cluster pins its selected nodes itself")
@@ -266,38 +303,36 @@ func (s Spec) Validate() []Issue {
 	if !slices.Contains(Pinnings, s.Pinning) {
 		bad(AttrPinning, "Invalid pinning", "pinning %q must be one of %s", s.Pinning, strings.Join(Pinnings, ", "))
 	}
-	if s.SelectNodes && s.SelectedNodeIDs != nil && len(s.SelectedNodeIDs) != len(counts) {
+	if s.SelectNodes && s.SelectedNodeIDs != nil && len(s.SelectedNodeIDs) != len(s.BundleCtPerNode) {
 		bad(AttrSelectedNodeIDs, "Selected node count mismatch",
-			"%d selected nodes for %d logical nodes", len(s.SelectedNodeIDs), len(counts))
+			"%d selected nodes for %d logical nodes", len(s.SelectedNodeIDs), len(s.BundleCtPerNode))
 	}
+}
 
-	if s.CapacityCheck != "" && !slices.Contains(CapacityChecks, s.CapacityCheck) {
-		bad(AttrCapacityCheck, "Invalid capacity_check", "capacity_check %q must be one of %s",
-			s.CapacityCheck, strings.Join(CapacityChecks, ", "))
+// validateSegmentSize checks segment_size. One diagnostic per mistake: an
+// invalid segment_size is an error, and only a valid one that has no effect
+// here is a warning.
+func (s Spec) validateSegmentSize(bad, warn issueFunc) {
+	if s.SegmentSize == nil {
+		return
 	}
-
-	s.validateSelectors(bad)
-	s.validateTopologyStrategy(bad)
-
-	if s.SegmentSize != nil {
-		// One diagnostic per mistake: an invalid segment_size is an error, and
-		// only a valid one that has no effect here is a warning.
-		seg := *s.SegmentSize
-		if seg < 1 {
-			bad(AttrSegmentSize, "Invalid segment_size", "segment_size (%d) must be >= 1", seg)
-		} else if len(counts)%seg != 0 {
-			bad(AttrSegmentSize, "segment_size does not divide the node count",
-				"the number of logical nodes (%d, the length of bundle_ct_per_node_list) must be divisible by segment_size (%d)",
-				len(counts), seg)
-		} else if (!s.UseUnifiedPG || !s.UseGPUs) && !s.SelectNodes {
-			warn(AttrSegmentSize, "segment_size has no effect",
-				"segment_size only reorders and trims bundles of a unified GPU placement group (use_unified_pg and use_gpus both true), "+
-					"or sizes the segments select_nodes chooses; it is ignored here")
-		}
+	seg, nodes := *s.SegmentSize, len(s.BundleCtPerNode)
+	if seg < 1 {
+		bad(AttrSegmentSize, "Invalid segment_size", "segment_size (%d) must be >= 1", seg)
+	} else if nodes%seg != 0 {
+		bad(AttrSegmentSize, "segment_size does not divide the node count",
+			"the number of logical nodes (%d, the length of bundle_ct_per_node_list) must be divisible by segment_size (%d)",
+			nodes, seg)
+	} else if (!s.UseUnifiedPG || !s.UseGPUs) && !s.SelectNodes {
+		warn(AttrSegmentSize, "segment_size has no effect",
+			"segment_size only reorders and trims bundles of a unified GPU placement group (use_unified_pg and use_gpus both true), "+
+				"or sizes the segments select_nodes chooses; it is ignored here")
 	}
+}
 
-	out = append(out, s.Topology.Validate(AttrTopologyLabels)...)
-
+// validatePorts checks the master port range, and warns when a valid one
+// reaches the Linux ephemeral port range.
+func (s Spec) validatePorts(bad, warn issueFunc) {
 	problems := s.Ports.Problems()
 	for _, p := range problems {
 		bad(p.Field, "Invalid port range", "%s", p.Message)
@@ -307,7 +342,6 @@ func (s Spec) Validate() []Issue {
 			"master port range %s reaches the Linux ephemeral port range (from %d); kernel-assigned source ports may collide with it",
 			s.Ports, LinuxEphemeralPortLow)
 	}
-	return out
 }
 
 // GroupRequest is one placement group to create.

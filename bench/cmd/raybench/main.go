@@ -62,47 +62,9 @@ func intList(s string) ([]int, error) {
 }
 
 func run() int {
-	address := flag.String("address", envOr("RAY_ADDRESS", "http://127.0.0.1:8265"), "Ray dashboard URL")
-	gcs := flag.String("gcs", "127.0.0."+envOr("RAY_TF_IP_BASE", "10")+":"+envOr("RAY_TF_GCS_PORT", "6379"), "GCS address the Python baseline passes to ray.init")
-	python := flag.String("python", filepath.Join(envOr("RAY_BIN", ""), "python"), "python with ray installed (for the baseline)")
-	jobPython := flag.String("job-python", vcluster.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
-	reps := flag.Int("reps", 5, "reference and tofu: repetitions per size")
-	clusters := flag.String("clusters", "1,10,50", "refresh: cluster counts")
-	groupsPer := flag.Int("groups-per-cluster", 3, "refresh: placement groups per cluster")
-	refreshReps := flag.Int("refresh-reps", 3, "refresh: in-process repetitions")
-	tofuBin := flag.String("tofu", envOr("TOFU", envOr("TF_ACC_TERRAFORM_PATH", "")), "OpenTofu binary (tofu and refresh parts)")
-	outDir := flag.String("out", "bench/out", "work directory (tofu workspaces, provider build, baseline script)")
-	wait := flag.Duration("wait", 5*time.Minute, "how long to wait for GPUs held by other users of the cluster")
-	refBundles := flag.String("bundles", "1,4,16", "reference: GPU bundles per cluster (64 needs 64 free GPUs)")
-	refLayouts := flag.String("layouts", "per-node,unified", "reference: group layouts")
-	refSizes := flag.String("ref-sizes", "100,1000,10000", "topo-ref: synthetic cluster sizes (nodes)")
-	refTime := flag.Duration("ref-time", time.Second, "topo-ref: minimum time per function and size, per language")
-	planNodes := flag.String("plan-nodes", "1000,10000", "topoplan: alive nodes served by the stand-in dashboard")
-	todayRef := flag.String("today-ref", bench.DefaultTodayRef, "trace: git ref whose provider the 'no slower than today' rows run beside (empty: skip)")
-	traceReps := flag.Int("trace-reps", 3, "trace: repetitions of each apply+destroy")
-	planReps := flag.Int("plan-reps", 3, "topoplan: repetitions")
-	terraform := flag.String("terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan, trace and waves: terraform (or tofu) binary")
-	waveSizes := flag.String("waves", "1,4,12,50", "waves: cluster counts (the first is the baseline)")
-	waveParallel := flag.String("waves-parallel", "50", "waves: counts also applied with -parallelism equal to the count")
-	waveReps := flag.Int("waves-reps", 3, "waves: repetitions")
-	raceSeconds, err := strconv.Atoi(envOr("BENCH_RACE_SECONDS", "300"))
-	if err != nil || raceSeconds < 1 {
-		fmt.Fprintf(os.Stderr, "raybench: BENCH_RACE_SECONDS=%q is not a number of seconds\n", os.Getenv("BENCH_RACE_SECONDS"))
-		return 2
-	}
-	raceFor := flag.Duration("race-for", time.Duration(raceSeconds)*time.Second, "race: how long the states loop (default BENCH_RACE_SECONDS, 300)")
-	raceStates := flag.Int("race-states", 8, "race: working directories (states) applying at once")
-	raceHold := flag.Duration("race-hold", 5*time.Second, "race: how long a state holds its cluster before destroying it")
-	raceMax := flag.Int("race-max-applies", 100, "race: most applies per state")
-	raceReady := flag.Duration("race-ready-timeout", 20*time.Second, "race: ready_timeout of the capacity_check = \"total\" states (how long they queue)")
-	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|all|topo|topo-ref|topoplan\n")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if flag.NArg() != 1 {
-		flag.Usage()
-		return 2
+	o, code := parseFlags()
+	if code != 0 {
+		return code
 	}
 	part := flag.Arg(0)
 	if part == "topo" {
@@ -113,18 +75,116 @@ func run() int {
 		return 0
 	}
 	if part == "topo-ref" || part == "topoplan" {
-		return runOffline(part, *python, *outDir, *refSizes, *refTime, *planNodes, *planReps, *terraform)
+		return runOffline(part, o.python, o.outDir, o.refSizes, o.refTime, o.planNodes, o.planReps, o.terraform)
 	}
-	wantRefresh, wantTofu := part == "refresh" || part == "all", part == "tofu" || part == "all"
-	wantReference := part == "reference" || part == "all"
-	wantTrace := part == "trace" || part == "all"
-	wantWaves, wantRace := part == "waves", part == "race"
-	if !wantRefresh && !wantTofu && !wantReference && !wantTrace && !wantWaves && !wantRace {
+	w := parts{
+		refresh: part == "refresh" || part == "all", tofu: part == "tofu" || part == "all",
+		reference: part == "reference" || part == "all",
+		trace:     part == "trace" || part == "all",
+		waves:     part == "waves", race: part == "race",
+	}
+	if !w.refresh && !w.tofu && !w.reference && !w.trace && !w.waves && !w.race {
 		flag.Usage()
 		return 2
 	}
+	return runLive(o, w)
+}
 
-	client, err := bench.NewClient(*address)
+// options are raybench's flags.
+type options struct {
+	address, gcs, python, jobPython, clusters, tofuBin, outDir  string
+	refBundles, refLayouts, refSizes, planNodes, todayRef       string
+	terraform, waveSizes, waveParallel                          string
+	reps, groupsPer, refreshReps, traceReps, planReps, waveReps int
+	raceStates, raceMax                                         int
+	wait, refTime, raceFor, raceHold, raceReady                 time.Duration
+}
+
+// parseFlags defines and parses the flags; a code other than 0 is the exit
+// status of a command line that names no single part or a bad
+// BENCH_RACE_SECONDS.
+func parseFlags() (o *options, code int) {
+	o = &options{}
+	flag.StringVar(&o.address, "address", envOr("RAY_ADDRESS", "http://127.0.0.1:8265"), "Ray dashboard URL")
+	flag.StringVar(&o.gcs, "gcs", "127.0.0."+envOr("RAY_TF_IP_BASE", "10")+":"+envOr("RAY_TF_GCS_PORT", "6379"), "GCS address the Python baseline passes to ray.init")
+	flag.StringVar(&o.python, "python", filepath.Join(envOr("RAY_BIN", ""), "python"), "python with ray installed (for the baseline)")
+	flag.StringVar(&o.jobPython, "job-python", vcluster.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
+	flag.IntVar(&o.reps, "reps", 5, "reference and tofu: repetitions per size")
+	flag.StringVar(&o.clusters, "clusters", "1,10,50", "refresh: cluster counts")
+	flag.IntVar(&o.groupsPer, "groups-per-cluster", 3, "refresh: placement groups per cluster")
+	flag.IntVar(&o.refreshReps, "refresh-reps", 3, "refresh: in-process repetitions")
+	flag.StringVar(&o.tofuBin, "tofu", envOr("TOFU", envOr("TF_ACC_TERRAFORM_PATH", "")), "OpenTofu binary (tofu and refresh parts)")
+	flag.StringVar(&o.outDir, "out", "bench/out", "work directory (tofu workspaces, provider build, baseline script)")
+	flag.DurationVar(&o.wait, "wait", 5*time.Minute, "how long to wait for GPUs held by other users of the cluster")
+	flag.StringVar(&o.refBundles, "bundles", "1,4,16", "reference: GPU bundles per cluster (64 needs 64 free GPUs)")
+	flag.StringVar(&o.refLayouts, "layouts", "per-node,unified", "reference: group layouts")
+	flag.StringVar(&o.refSizes, "ref-sizes", "100,1000,10000", "topo-ref: synthetic cluster sizes (nodes)")
+	flag.DurationVar(&o.refTime, "ref-time", time.Second, "topo-ref: minimum time per function and size, per language")
+	flag.StringVar(&o.planNodes, "plan-nodes", "1000,10000", "topoplan: alive nodes served by the stand-in dashboard")
+	flag.StringVar(&o.todayRef, "today-ref", bench.DefaultTodayRef, "trace: git ref whose provider the 'no slower than today' rows run beside (empty: skip)")
+	flag.IntVar(&o.traceReps, "trace-reps", 3, "trace: repetitions of each apply+destroy")
+	flag.IntVar(&o.planReps, "plan-reps", 3, "topoplan: repetitions")
+	flag.StringVar(&o.terraform, "terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan, trace and waves: terraform (or tofu) binary")
+	flag.StringVar(&o.waveSizes, "waves", "1,4,12,50", "waves: cluster counts (the first is the baseline)")
+	flag.StringVar(&o.waveParallel, "waves-parallel", "50", "waves: counts also applied with -parallelism equal to the count")
+	flag.IntVar(&o.waveReps, "waves-reps", 3, "waves: repetitions")
+	raceSeconds, err := strconv.Atoi(envOr("BENCH_RACE_SECONDS", "300"))
+	if err != nil || raceSeconds < 1 {
+		fmt.Fprintf(os.Stderr, "raybench: BENCH_RACE_SECONDS=%q is not a number of seconds\n", os.Getenv("BENCH_RACE_SECONDS"))
+		return nil, 2
+	}
+	flag.DurationVar(&o.raceFor, "race-for", time.Duration(raceSeconds)*time.Second, "race: how long the states loop (default BENCH_RACE_SECONDS, 300)")
+	flag.IntVar(&o.raceStates, "race-states", 8, "race: working directories (states) applying at once")
+	flag.DurationVar(&o.raceHold, "race-hold", 5*time.Second, "race: how long a state holds its cluster before destroying it")
+	flag.IntVar(&o.raceMax, "race-max-applies", 100, "race: most applies per state")
+	flag.DurationVar(&o.raceReady, "race-ready-timeout", 20*time.Second, "race: ready_timeout of the capacity_check = \"total\" states (how long they queue)")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|all|topo|topo-ref|topoplan\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		return nil, 2
+	}
+	return o, 0
+}
+
+// parts are the live parts a run measures.
+type parts struct {
+	refresh, tofu, reference, trace, waves, race bool
+}
+
+// live is a run against a Ray cluster: what every part shares.
+type live struct {
+	o           *options
+	ctx         context.Context
+	client      *bench.Client
+	prefix      string // every placement group's name starts with it
+	abs         string // the work directory
+	base, ref   *bench.Baseline
+	nemo        *bench.Baseline // nil when skipped, for nemoSkipped
+	nemoSkipped string
+	status      int
+}
+
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+// fail reports a failed part, marks the run failed and sweeps up what the
+// part left.
+func (l *live) fail(what string, err error) {
+	logf("!! %s: %v", what, err)
+	l.status = 1
+	if left, serr := bench.Sweep(l.client.Client, l.base, l.o.jobPython, vcluster.DefaultNamespace, l.prefix); len(left) > 0 || serr != nil {
+		logf(">> swept %v (%v)", left, serr)
+	}
+}
+
+// runLive runs the parts w names against the Ray dashboard at o.address,
+// with the baselines they need, sweeping up every group named for the run
+// at the end; it returns the exit status.
+func runLive(o *options, w parts) int {
+	client, err := bench.NewClient(o.address)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "raybench:", err)
 		return 1
@@ -135,173 +195,208 @@ func run() int {
 	v, err := client.Version(vctx)
 	cancel()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "raybench: no Ray dashboard at %s: %v\n", *address, err)
+		fmt.Fprintf(os.Stderr, "raybench: no Ray dashboard at %s: %v\n", o.address, err)
 		return 1
 	}
 	var id [3]byte
 	_, _ = rand.Read(id[:])
-	prefix := "bench-" + hex.EncodeToString(id[:])
-	abs, _ := filepath.Abs(*outDir)
-	log := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	l := &live{o: o, ctx: ctx, client: client, prefix: "bench-" + hex.EncodeToString(id[:])}
+	l.abs, _ = filepath.Abs(o.outDir)
 
 	fmt.Printf("# terraform-provider-ray benchmarks, %s\n\n", time.Now().Format("2006-01-02 15:04 MST"))
 	fmt.Printf("machine: %d cores (%s/%s, %s), %s; Ray %s at %s; source %s; load average at start %s; groups named %s-*\n\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.Version(), v.RayVersion, *address, gitState(),
-		loadAvg(), prefix)
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, cpuModel(), runtime.Version(), v.RayVersion, o.address, gitState(),
+		loadAvg(), l.prefix)
 
-	base := &bench.Baseline{Python: *python, Address: *gcs, Dir: abs}
-	ref := bench.NewReferenceBaseline(*python, *gcs, abs)
-	if wantReference {
-		log(">> starting the reference baseline driver (ray.init(address=%q))", *gcs)
-		if err := ref.Start(); err != nil {
+	l.base = &bench.Baseline{Python: o.python, Address: o.gcs, Dir: l.abs}
+	l.ref = bench.NewReferenceBaseline(o.python, o.gcs, l.abs)
+	if w.reference {
+		logf(">> starting the reference baseline driver (ray.init(address=%q))", o.gcs)
+		if err := l.ref.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "raybench:", err)
 			return 1
 		}
-		defer ref.Stop()
+		defer l.ref.Stop()
 	}
-	var nemo *bench.Baseline
-	nemoSkipped := ""
-	if wantReference || wantTrace {
-		if nemo, nemoSkipped = bench.NewNeMoBaseline(*python, *gcs, abs); nemo == nil {
-			log(">> NeMo-RL baseline skipped: %s", nemoSkipped)
+	if w.reference || w.trace {
+		if l.nemo, l.nemoSkipped = bench.NewNeMoBaseline(o.python, o.gcs, l.abs); l.nemo == nil {
+			logf(">> NeMo-RL baseline skipped: %s", l.nemoSkipped)
 		}
 	}
-	if wantRefresh || wantReference || wantTrace {
-		log(">> starting the Python baseline driver (ray.init(address=%q))", *gcs)
-		if err := base.Start(); err != nil {
+	if w.refresh || w.reference || w.trace {
+		logf(">> starting the Python baseline driver (ray.init(address=%q))", o.gcs)
+		if err := l.base.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "raybench:", err)
 			return 1
 		}
 	}
-	status := 0
 	defer func() {
-		left, err := bench.Sweep(client.Client, base, *jobPython, vcluster.DefaultNamespace, prefix)
-		base.Stop()
+		left, err := bench.Sweep(client.Client, l.base, o.jobPython, vcluster.DefaultNamespace, l.prefix)
+		l.base.Stop()
 		if len(left) > 0 {
-			log(">> swept leftover groups: %s", strings.Join(left, ", "))
+			logf(">> swept leftover groups: %s", strings.Join(left, ", "))
 		}
 		if err != nil {
-			log("!! sweep: %v", err)
+			logf("!! sweep: %v", err)
 		}
 	}()
-	fail := func(what string, err error) {
-		log("!! %s: %v", what, err)
-		status = 1
-		if left, serr := bench.Sweep(client.Client, base, *jobPython, vcluster.DefaultNamespace, prefix); len(left) > 0 || serr != nil {
-			log(">> swept %v (%v)", left, serr)
-		}
-	}
+	return l.runParts(w)
+}
 
-	if wantReference && ctx.Err() == nil {
-		sz, err := intList(*refBundles)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "raybench:", err)
-			return 2
-		}
-		var layouts []bench.Layout
-		for _, l := range strings.Split(*refLayouts, ",") {
-			layouts = append(layouts, bench.Layout(strings.TrimSpace(l)))
-		}
-		log(">> reference: %v bundles, %v, x %d repetitions", sz, layouts, *reps)
-		start := time.Now()
-		res, err := bench.RunReference(ctx, bench.ReferenceConfig{Apply: &bench.ApplyConfig{Client: client,
-			JobPython: *jobPython, Namespace: vcluster.DefaultNamespace, Prefix: prefix, Wait: *wait, Log: os.Stderr},
-			Ref: ref, Floor: base, NeMo: nemo, Sizes: sz, Layouts: layouts, Reps: *reps})
-		if err != nil {
-			fail("reference", err)
-		}
-		fmt.Printf("## 1. Create and delete against the reference's own work (%s)\n\n", time.Since(start).Round(time.Second))
-		bench.PrintReference(os.Stdout, res)
-		fmt.Printf("#### Against NeMo-RL's own code\n\n")
-		bench.PrintNeMo(os.Stdout, res, nemoSkipped)
+// runParts runs each part w names, in the order of the report, until the
+// run is interrupted; it returns the exit status.
+func (l *live) runParts(w parts) int {
+	steps := []struct {
+		want bool
+		run  func() int
+	}{
+		{w.reference, l.reference}, {w.tofu, l.tofu}, {w.trace, l.trace},
+		{w.waves, l.waves}, {w.race, l.race}, {w.refresh, l.refresh},
 	}
-	if wantTofu && ctx.Err() == nil {
-		log(">> tofu apply + destroy of a 4-group cluster")
-		start := time.Now()
-		res, err := bench.RunTofu(ctx, bench.TofuConfig{Tofu: *tofuBin, Dir: abs, Address: *address, Client: client.Client,
-			Name: prefix + "-tofu", Groups: 4, Wait: *wait, Log: os.Stderr})
-		fmt.Printf("## 1b. tofu apply + destroy (%s)\n\n", time.Since(start).Round(time.Second))
-		if err != nil {
-			fail("tofu", err)
-		} else {
-			bench.PrintTofu(os.Stdout, res)
+	for _, s := range steps {
+		if s.want && l.ctx.Err() == nil {
+			if code := s.run(); code != 0 {
+				return code
+			}
 		}
-	}
-	if wantTrace && ctx.Err() == nil {
-		sz, err := intList(*refBundles)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "raybench:", err)
-			return 2
-		}
-		log(">> trace: %s apply + destroy of %v unified bundles x %d", *terraform, sz, *traceReps)
-		start := time.Now()
-		res, err := bench.RunTrace(ctx, bench.TraceConfig{CLI: *terraform, Dir: abs, Address: *address, Client: client.Client,
-			Floor: base, NeMo: nemo, Prefix: prefix, TodayRef: *todayRef, Sizes: sz, Reps: *traceReps, Wait: *wait, Log: os.Stderr})
-		if err != nil {
-			fail("trace", err)
-		}
-		fmt.Printf("## 1c. Phase trace of a real apply and destroy, against NeMo-RL's cold path (%s)\n\n", time.Since(start).Round(time.Second))
-		bench.PrintTrace(os.Stdout, res, filepath.Base(*terraform), nemoSkipped, *todayRef)
-	}
-	if wantWaves && ctx.Err() == nil {
-		sizes, err := intList(*waveSizes)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "raybench:", err)
-			return 2
-		}
-		parallel, err := intList(*waveParallel)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "raybench:", err)
-			return 2
-		}
-		log(">> waves: %v clusters (and %v at full parallelism) x %d repetitions", sizes, parallel, *waveReps)
-		start := time.Now()
-		rows, err := bench.RunWaves(ctx, bench.WavesConfig{CLI: *terraform, Dir: abs, Address: *address, Client: client.Client,
-			Sizes: sizes, Parallel: parallel, Reps: *waveReps, Prefix: prefix, Log: os.Stderr})
-		fmt.Printf("## 5. Many clusters in one apply (%s)\n\n", time.Since(start).Round(time.Second))
-		if err != nil {
-			fail("waves", err)
-		}
-		bench.PrintWaves(os.Stdout, rows)
-	}
-	if wantRace && ctx.Err() == nil {
-		log(">> race: %d states x %s on the cluster at %s", *raceStates, *raceFor, *address)
-		start := time.Now()
-		res, err := bench.RunRace(ctx, bench.RaceConfig{CLI: *terraform, Dir: abs, Address: *address, GCS: *gcs,
-			Python: *python, Client: client.Client, States: *raceStates, Duration: *raceFor, MaxApplies: *raceMax,
-			Hold: *raceHold, ReadyTimeout: *raceReady, Prefix: prefix, Log: os.Stderr})
-		fmt.Printf("## 6. Teams applying at the same moment, a soak (%s)\n\n", time.Since(start).Round(time.Second))
-		if err != nil {
-			fail("race", err)
-		}
-		bench.PrintRace(os.Stdout, res, *raceReady)
-		if res != nil && !res.Left.Clean() {
-			log("!! race: Ray still holds what the soak made (see the row)")
-			status = 1
-		}
-	}
-	if wantRefresh && ctx.Err() == nil {
-		cl, err := intList(*clusters)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "raybench:", err)
-			return 2
-		}
-		log(">> refresh/plan: %v clusters x %d groups", cl, *groupsPer)
-		start := time.Now()
-		res, err := bench.RunRefresh(ctx, bench.RefreshConfig{Client: client, Baseline: base, Address: *address,
-			Tofu: *tofuBin, Dir: abs, Clusters: cl, GroupsPerCluster: *groupsPer, Reps: *refreshReps,
-			Prefix: prefix, Log: os.Stderr})
-		fmt.Printf("## 2. Refresh / plan (%s)\n\n", time.Since(start).Round(time.Second))
-		if err != nil {
-			fail("refresh", err)
-		}
-		bench.PrintRefresh(os.Stdout, res)
 	}
 	fmt.Printf("load average at the end: %s\n\n", loadAvg())
-	if ctx.Err() != nil {
-		status = 1
+	if l.ctx.Err() != nil {
+		l.status = 1
 	}
-	return status
+	return l.status
+}
+
+// sizes parses a flag's list of sizes; a code other than 0 is the exit
+// status for a bad one.
+func sizes(list string) ([]int, int) {
+	sz, err := intList(list)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "raybench:", err)
+		return nil, 2
+	}
+	return sz, 0
+}
+
+// reference is part 1: create and delete against the reference's own work.
+func (l *live) reference() int {
+	sz, code := sizes(l.o.refBundles)
+	if code != 0 {
+		return code
+	}
+	var layouts []bench.Layout
+	for _, s := range strings.Split(l.o.refLayouts, ",") {
+		layouts = append(layouts, bench.Layout(strings.TrimSpace(s)))
+	}
+	logf(">> reference: %v bundles, %v, x %d repetitions", sz, layouts, l.o.reps)
+	start := time.Now()
+	res, err := bench.RunReference(l.ctx, bench.ReferenceConfig{Apply: &bench.ApplyConfig{Client: l.client,
+		JobPython: l.o.jobPython, Namespace: vcluster.DefaultNamespace, Prefix: l.prefix, Wait: l.o.wait, Log: os.Stderr},
+		Ref: l.ref, Floor: l.base, NeMo: l.nemo, Sizes: sz, Layouts: layouts, Reps: l.o.reps})
+	if err != nil {
+		l.fail("reference", err)
+	}
+	fmt.Printf("## 1. Create and delete against the reference's own work (%s)\n\n", time.Since(start).Round(time.Second))
+	bench.PrintReference(os.Stdout, res)
+	fmt.Printf("#### Against NeMo-RL's own code\n\n")
+	bench.PrintNeMo(os.Stdout, res, l.nemoSkipped)
+	return 0
+}
+
+// tofu is part 1b: one tofu apply and destroy of a 4-group cluster.
+func (l *live) tofu() int {
+	logf(">> tofu apply + destroy of a 4-group cluster")
+	start := time.Now()
+	res, err := bench.RunTofu(l.ctx, bench.TofuConfig{Tofu: l.o.tofuBin, Dir: l.abs, Address: l.o.address, Client: l.client.Client,
+		Name: l.prefix + "-tofu", Groups: 4, Wait: l.o.wait, Log: os.Stderr})
+	fmt.Printf("## 1b. tofu apply + destroy (%s)\n\n", time.Since(start).Round(time.Second))
+	if err != nil {
+		l.fail("tofu", err)
+	} else {
+		bench.PrintTofu(os.Stdout, res)
+	}
+	return 0
+}
+
+// trace is part 1c: a real apply and destroy, phase by phase, against
+// NeMo-RL's cold path.
+func (l *live) trace() int {
+	sz, code := sizes(l.o.refBundles)
+	if code != 0 {
+		return code
+	}
+	logf(">> trace: %s apply + destroy of %v unified bundles x %d", l.o.terraform, sz, l.o.traceReps)
+	start := time.Now()
+	res, err := bench.RunTrace(l.ctx, bench.TraceConfig{CLI: l.o.terraform, Dir: l.abs, Address: l.o.address, Client: l.client.Client,
+		Floor: l.base, NeMo: l.nemo, Prefix: l.prefix, TodayRef: l.o.todayRef, Sizes: sz, Reps: l.o.traceReps, Wait: l.o.wait, Log: os.Stderr})
+	if err != nil {
+		l.fail("trace", err)
+	}
+	fmt.Printf("## 1c. Phase trace of a real apply and destroy, against NeMo-RL's cold path (%s)\n\n", time.Since(start).Round(time.Second))
+	bench.PrintTrace(os.Stdout, res, filepath.Base(l.o.terraform), l.nemoSkipped, l.o.todayRef)
+	return 0
+}
+
+// waves is part 5: many clusters in one apply.
+func (l *live) waves() int {
+	counts, code := sizes(l.o.waveSizes)
+	if code != 0 {
+		return code
+	}
+	parallel, code := sizes(l.o.waveParallel)
+	if code != 0 {
+		return code
+	}
+	logf(">> waves: %v clusters (and %v at full parallelism) x %d repetitions", counts, parallel, l.o.waveReps)
+	start := time.Now()
+	rows, err := bench.RunWaves(l.ctx, bench.WavesConfig{CLI: l.o.terraform, Dir: l.abs, Address: l.o.address, Client: l.client.Client,
+		Sizes: counts, Parallel: parallel, Reps: l.o.waveReps, Prefix: l.prefix, Log: os.Stderr})
+	fmt.Printf("## 5. Many clusters in one apply (%s)\n\n", time.Since(start).Round(time.Second))
+	if err != nil {
+		l.fail("waves", err)
+	}
+	bench.PrintWaves(os.Stdout, rows)
+	return 0
+}
+
+// race is part 6: states applying and destroying clusters that want the
+// same nodes, a soak; what it leaves behind fails the run.
+func (l *live) race() int {
+	o := l.o
+	logf(">> race: %d states x %s on the cluster at %s", o.raceStates, o.raceFor, o.address)
+	start := time.Now()
+	res, err := bench.RunRace(l.ctx, bench.RaceConfig{CLI: o.terraform, Dir: l.abs, Address: o.address, GCS: o.gcs,
+		Python: o.python, Client: l.client.Client, States: o.raceStates, Duration: o.raceFor, MaxApplies: o.raceMax,
+		Hold: o.raceHold, ReadyTimeout: o.raceReady, Prefix: l.prefix, Log: os.Stderr})
+	fmt.Printf("## 6. Teams applying at the same moment, a soak (%s)\n\n", time.Since(start).Round(time.Second))
+	if err != nil {
+		l.fail("race", err)
+	}
+	bench.PrintRace(os.Stdout, res, o.raceReady)
+	if res != nil && !res.Left.Clean() {
+		logf("!! race: Ray still holds what the soak made (see the row)")
+		l.status = 1
+	}
+	return 0
+}
+
+// refresh is part 2: refresh and plan of 1, 10 and 50 clusters.
+func (l *live) refresh() int {
+	cl, code := sizes(l.o.clusters)
+	if code != 0 {
+		return code
+	}
+	logf(">> refresh/plan: %v clusters x %d groups", cl, l.o.groupsPer)
+	start := time.Now()
+	res, err := bench.RunRefresh(l.ctx, bench.RefreshConfig{Client: l.client, Baseline: l.base, Address: l.o.address,
+		Tofu: l.o.tofuBin, Dir: l.abs, Clusters: cl, GroupsPerCluster: l.o.groupsPer, Reps: l.o.refreshReps,
+		Prefix: l.prefix, Log: os.Stderr})
+	fmt.Printf("## 2. Refresh / plan (%s)\n\n", time.Since(start).Round(time.Second))
+	if err != nil {
+		l.fail("refresh", err)
+	}
+	bench.PrintRefresh(os.Stdout, res)
+	return 0
 }
 
 // gitState names the commit measured, and whether the driver or resource
