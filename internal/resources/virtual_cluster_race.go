@@ -170,6 +170,9 @@ func lostRaceDetail(spec vcluster.Spec, claimed map[string]vcluster.NodeHolder, 
 	if len(why) > 0 {
 		fmt.Fprintf(&b, "\n\nThe nodes left cannot hold it: %s", strings.Join(why, "\n"))
 	}
+	if spec.CapacityMode() == vcluster.CapacityTotal {
+		fmt.Fprintf(&b, "\n\nIt queued for those nodes until ready_timeout (%s) ran out.", spec.ReadyTimeout)
+	}
 	fmt.Fprintf(&b, "\n\nNothing of %q was created. %s", spec.Name, spec.ShortageNextStep())
 	return b.String()
 }
