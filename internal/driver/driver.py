@@ -891,19 +891,29 @@ def claimed_elsewhere(run: Run, own: Json, claims: Json) -> List[Json]:
     return sorted(nodes, key=lambda h: str(h["node_id"]))
 
 
-def release_claims(run: Run, own: Json, keys: Optional[List[str]] = None) -> None:
-    """Deletes the node claims this run wrote (keys: a delete's, of its cluster),
-    each only while it is still the claimant's."""
-    for key in list(keys if keys is not None else run.claimed):
+def delete_claims_if(run: Run, own: Json, keys: List[str], holds: Callable[[Json], bool]) -> None:
+    """Deletes each claim key whose current value holds says is still ours."""
+    for key in keys:
         try:
             held = kv_get(run, own, key)
-            if held is not None and (held.get("token") == run.claim_token if keys is None
-                                     else held.get("cluster") == own["node_claims"]["cluster"]):
+            if held is not None and holds(held):
                 kv_del(run, own, key)
         except Exception:  # noqa: BLE001
             traceback.print_exc()
-    if keys is None:
-        run.claimed = []
+
+
+def release_claims(run: Run, own: Json) -> None:
+    """Deletes the node claims this run wrote, each only while it still holds
+    this run's token."""
+    delete_claims_if(run, own, list(run.claimed), lambda held: held.get("token") == run.claim_token)
+    run.claimed = []
+
+
+def release_cluster_claims(run: Run, own: Json) -> None:
+    """Deletes the claims of the cluster a delete removed, each only while it
+    is still that cluster's."""
+    claims = own["node_claims"]
+    delete_claims_if(run, own, list(claims["keys"].values()), lambda held: held.get("cluster") == claims["cluster"])
 
 
 # ---------------------------------------------------------------- actions
@@ -1202,7 +1212,7 @@ def do_delete(run: Run, spec: Spec) -> Json:
         progress(run, "removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
     if own:
         if own.get("node_claims"):
-            release_claims(run, own, list(own["node_claims"]["keys"].values()))
+            release_cluster_claims(run, own)
         kv_del(run, own, own["key"])
         previous = other_owner(record)
         kv_put(run, own, own["tombstone_key"], {"deleted_by": own["owner"], "deleted_at": now(),

@@ -156,7 +156,7 @@ func (r *virtualClusterResource) waitAndSnapshot(ctx context.Context, diags *dia
 func lostRaceDetail(spec vcluster.Spec, claimed map[string]vcluster.NodeHolder, choice diag.Diagnostics) string {
 	holders := make([]vcluster.NodeHolder, 0, len(claimed))
 	for _, id := range slices.Sorted(maps.Keys(claimed)) {
-		if claimed[id].Cluster != "" { // nodes only known as claimed have no holder to name
+		if claimed[id].Cluster != "" { // an unreadable claim names no cluster
 			holders = append(holders, claimed[id])
 		}
 	}

@@ -251,11 +251,7 @@ func (e ResultError) Describe(removed []string) string {
 		msg = "driver failed (" + e.Code + ")"
 	}
 	if len(removed) > 0 {
-		quoted := make([]string, len(removed))
-		for i, n := range removed {
-			quoted[i] = strconv.Quote(n)
-		}
-		msg += "; removed group(s) created by this run: " + strings.Join(quoted, ", ")
+		msg += "; removed group(s) created by this run: " + strings.Join(quoteAll(removed), ", ")
 	}
 	return msg
 }
