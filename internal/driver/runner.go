@@ -221,12 +221,14 @@ func specKey(spec vcluster.Request) string {
 
 var unsafeIDChars = regexp.MustCompile(`[^A-Za-z0-9]+`)
 
+// slugOf keeps s to the characters a submission id may hold.
+func slugOf(s string) string { return strings.Trim(unsafeIDChars.ReplaceAllString(s, "-"), "-") }
+
 // SubmissionID returns the Ray submission id of the launch spec.RunID of
 // spec: raytf_<action>_<group names>_<run id>, the names for people reading
 // the dashboard, the run id to make it unique. It uses only [A-Za-z0-9_-]
 // and is at most 100 chars.
 func SubmissionID(spec vcluster.Request) string {
-	slugOf := func(s string) string { return strings.Trim(unsafeIDChars.ReplaceAllString(s, "-"), "-") }
 	names := make([]string, 0, len(spec.Groups))
 	for _, g := range requestGroups(spec) {
 		if n := slugOf(g.Name); n != "" {
@@ -301,7 +303,7 @@ func (r *runner) lookup(ctx context.Context) []string {
 			orphans = append(orphans, j.SubmissionID)
 			continue
 		}
-		if j.Metadata[metaCreatedBy] != createdBy || j.SubmissionID == "" {
+		if j.Metadata[metaCreatedBy] != createdBy || j.SubmissionID == "" || isTransferNote(j) {
 			continue
 		}
 		switch {

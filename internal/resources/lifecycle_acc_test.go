@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -415,15 +417,30 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	if !strings.Contains(out, "Import took ownership of the virtual cluster") {
 		t.Errorf("import did not say it took ownership:\n%s", out)
 	}
-	if out := second.MustRun("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") {
-		t.Errorf("plan after import is not empty:\n%s", out)
+	if out := second.MustRun("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") ||
+		strings.Contains(out, "imported by another state") {
+		t.Errorf("plan after import is not empty, or warns the new owner:\n%s", out)
+	}
+	// The former owner's plan says who took the cluster, from the note the
+	// import left in Ray's job records.
+	from, to := stateOwner(t, first), stateOwner(t, second)
+	note, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(vcluster.DefaultNamespace, name))
+	if err != nil || note.Metadata["raytf_transfer_from"] != from || note.Metadata["raytf_transfer_to"] != to {
+		t.Fatalf("Ray holds no note of the transfer from %s to %s: %+v, %v", from, to, note, err)
+	}
+	out = first.MustRun("plan")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Virtual cluster imported by another state") || !strings.Contains(flat, "(owner "+vcluster.OwnerPrefix(to)+"…)") ||
+		!strings.Contains(flat, "this state's destroy only forgets it") {
+		t.Errorf("the former owner's plan does not warn that another state took the cluster:\n%s", out)
 	}
 
 	// A copy of the first state destroys: it no longer owns the cluster.
 	firstCopy := acctest.NewWorkDir(t, plainConfig(name))
 	copyState(t, first, firstCopy)
 	out = firstCopy.MustRun("destroy", "-auto-approve")
-	if !strings.Contains(out, "Virtual cluster left to its owner") || !strings.Contains(out, "another Terraform state (owner") {
+	if !strings.Contains(out, "Virtual cluster left to its owner") || !strings.Contains(out, "another Terraform state (owner") ||
+		!strings.Contains(out, "Virtual cluster imported by another state") {
 		t.Errorf("destroy by the former owner did not warn:\n%s", out)
 	}
 	if err := sameGroupIDs(t, name, &ids)(nil); err != nil {
@@ -434,12 +451,37 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(vcluster.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
+		t.Errorf("the owner's destroy left the transfer note in Ray: %v", err)
+	}
 	out = first.MustRun("plan")
-	flat := strings.Join(strings.Fields(out), " ")
+	flat = strings.Join(strings.Fields(out), " ")
 	if !strings.Contains(flat, "Virtual cluster is gone") || !strings.Contains(flat, "by another Terraform state (owner") ||
 		!strings.Contains(flat, "that had imported it") || !strings.Contains(flat, "will be created") {
 		t.Errorf("the first state's plan does not say what happened:\n%s", out)
 	}
+}
+
+// stateOwner reads the owner_id of the one cluster in w's local state.
+func stateOwner(t *testing.T, w *acctest.WorkDir) string {
+	t.Helper()
+	data, err := os.ReadFile(w.Dir + "/terraform.tfstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Resources []struct {
+			Instances []struct {
+				Attributes struct {
+					OwnerID string `json:"owner_id"`
+				} `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil || len(st.Resources) != 1 || len(st.Resources[0].Instances) != 1 {
+		t.Fatalf("state of %s: %v", w.Dir, err)
+	}
+	return st.Resources[0].Instances[0].Attributes.OwnerID
 }
 
 // copyState copies from's local state file into to.

@@ -72,6 +72,9 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 			fmt.Sprintf("This state now owns %q in namespace %s (owner %s…). It belonged to %s, which can no longer "+
 				"change or destroy it: its destroy will only forget the cluster.", name, spec.Namespace,
 				vcluster.OwnerPrefix(owner), res.PreviousOwner.Describe()))
+		if res.PreviousOwner.Owner != "" {
+			r.noteTransfer(ctx, spec, res.PreviousOwner.Owner, owner, diags)
+		}
 	}
 	return !diags.HasError()
 }

@@ -55,8 +55,17 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 // snapshot is cached), turns drift recorded by refresh or a lost node into a
 // replacement, and chooses the nodes of a cluster about to be created.
 func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.data == nil || r.data.Client == nil {
-		return // destroy, or provider not configured yet
+	if r.data == nil || r.data.Client == nil {
+		return // provider not configured yet
+	}
+	if req.Plan.Raw.IsNull() {
+		if !req.State.Raw.IsNull() { // destroy
+			var state virtualClusterModel
+			if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); !resp.Diagnostics.HasError() {
+				r.warnIfTransferred(ctx, state, &resp.Diagnostics)
+			}
+		}
+		return
 	}
 	var plan virtualClusterModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -70,6 +79,7 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 			return
 		}
 		upgradeState(&p.state)
+		r.warnIfTransferred(ctx, p.state, &resp.Diagnostics)
 	}
 	var labels types.Object
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(vcluster.AttrTopologyLabels), &labels)...)

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -227,6 +228,7 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 				"it only forgets the cluster.", spec.Name, spec.Namespace, o.Describe()))
 		return
 	}
+	driver.DeleteTransfer(ctx, r.data.Client, spec.Namespace, spec.Name)
 	tflog.Info(ctx, "virtual cluster deleted", map[string]any{"removed": res.Removed, "already_gone": res.Missing})
 }
 
