@@ -12,10 +12,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-var portRangeAttrs = map[string]attr.Type{"low": types.Int64Type, "high": types.Int64Type, "description": types.StringType}
-
-// port_ranges
-
+// portRangesFunction is provider::ray::port_ranges(): NeMo-RL's default port bands.
 type portRangesFunction struct{}
 
 func (portRangesFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
@@ -50,41 +47,6 @@ func (portRangesFunction) Run(ctx context.Context, _ function.RunRequest, resp *
 	values["vllm_ports_per_engine"] = types.Int64Value(topology.DefaultVLLMPortsPerEngine)
 	obj, _ := types.ObjectValue(attrs, values)
 	resp.Error = resp.Result.Set(ctx, obj)
-}
-
-// vllm_engine_port_range
-
-type vllmEnginePortRangeFunction struct{}
-
-func (vllmEnginePortRangeFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
-	resp.Name = "vllm_engine_port_range"
-}
-
-func (vllmEnginePortRangeFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
-	resp.Definition = function.Definition{
-		Summary:             "The vLLM rendezvous port block of one engine.",
-		MarkdownDescription: "`[7000 + i*100, 7000 + (i+1)*100)`: the ports the reference gives vLLM engine `i`.",
-		Parameters:          []function.Parameter{function.Int64Parameter{Name: "engine_index", Description: "Engine index, from 0."}},
-		Return:              function.ObjectReturn{AttributeTypes: portRangeAttrs},
-	}
-}
-
-func (vllmEnginePortRangeFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
-	var i int64
-	resp.Error = req.Arguments.Get(ctx, &i)
-	if resp.Error != nil {
-		return
-	}
-	if i < 0 || i > 500 {
-		resp.Error = function.NewArgumentFuncError(0, "engine_index must be between 0 and 500")
-		return
-	}
-	r := topology.VLLMEnginePortRange(int(i))
-	if err := r.Validate(); err != nil {
-		resp.Error = function.NewArgumentFuncError(0, err.Error())
-		return
-	}
-	resp.Error = resp.Result.Set(ctx, portRangeValue(r, "vLLM engine rendezvous"))
 }
 
 func portRangeValue(r topology.PortRange, description string) attr.Value {
