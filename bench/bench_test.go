@@ -16,6 +16,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -139,8 +140,8 @@ func TestSubmittedSpecRoundTrip(t *testing.T) {
 func TestCompareGroups(t *testing.T) {
 	spec := PerNodeCPUCluster("vc", 2)
 	want := spec.Groups()
-	bundle := func(r map[string]float64) []rayclient.Bundle { return []rayclient.Bundle{{UnitResources: r}} }
-	live := []rayclient.PlacementGroup{
+	bundle := func(r map[string]float64) []raystate.Bundle { return []raystate.Bundle{{UnitResources: r}} }
+	live := []raystate.PlacementGroup{
 		{Name: "vc-node0", PlacementGroupID: "a", State: "CREATED", Bundles: bundle(map[string]float64{"CPU": 1})},
 		{Name: "vc-node1", PlacementGroupID: "b", State: "CREATED", Bundles: bundle(map[string]float64{"CPU": 1})},
 		{Name: "other-node0", PlacementGroupID: "c", State: "CREATED"},

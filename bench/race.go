@@ -18,6 +18,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -317,7 +318,7 @@ func pause(ctx context.Context, d time.Duration) bool {
 
 // gpuNodes counts the alive nodes with GPUs.
 func gpuNodes(ctx context.Context, c *rayclient.Client) int {
-	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}})
+	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}})
 	if err != nil {
 		return 0
 	}

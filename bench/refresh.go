@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -288,11 +289,11 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 	if err != nil {
 		return "", err
 	}
-	nodeByID := map[string]rayclient.Node{}
+	nodeByID := map[string]raystate.Node{}
 	for _, nd := range nodes {
 		nodeByID[nd.NodeID] = nd
 	}
-	liveByName := map[string]rayclient.PlacementGroup{}
+	liveByName := map[string]raystate.PlacementGroup{}
 	for _, g := range live {
 		liveByName[g.Name] = g
 	}
@@ -305,7 +306,7 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 		gi := 0
 		for _, g := range spec.Groups() {
 			lg := liveByName[g.Name]
-			groups = append(groups, map[string]any{"name": g.Name, "id": cl.recorded[g.Name], "state": rayclient.PlacementGroupStateCreated,
+			groups = append(groups, map[string]any{"name": g.Name, "id": cl.recorded[g.Name], "state": raystate.PlacementGroupStateCreated,
 				"strategy": g.Strategy, "node_index": g.NodeIndex, "bundle_count": len(g.Bundles), "drift": ""})
 			for bi := range g.Bundles {
 				nodeID := ""

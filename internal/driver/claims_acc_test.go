@@ -10,6 +10,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -47,7 +48,7 @@ func claims(t *testing.T, kvNamespace string, put map[string]any) map[string]map
 func gpuNodes(t *testing.T, c *rayclient.Client) []string {
 	t.Helper()
 	nodes, err := c.ListNodes(context.Background(), rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}, Detail: true})
 	if err != nil {
 		t.Fatal(err)
 	}

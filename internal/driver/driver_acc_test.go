@@ -16,6 +16,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -110,14 +111,14 @@ func names(spec vcluster.Request) []string {
 
 // livePGs lists this test's placement groups that Ray does not report as
 // REMOVED, keyed by name.
-func (e *accEnv) livePGs(t *testing.T) map[string]rayclient.PlacementGroup {
+func (e *accEnv) livePGs(t *testing.T) map[string]raystate.PlacementGroup {
 	t.Helper()
 	pgs, err := e.client.ListPlacementGroups(context.Background(), rayclient.ListOptions{
 		Detail: true, Filters: []rayclient.Filter{rayclient.Ne("state", "REMOVED")}})
 	if err != nil {
 		t.Fatalf("listing placement groups: %v", err)
 	}
-	out := map[string]rayclient.PlacementGroup{}
+	out := map[string]raystate.PlacementGroup{}
 	for _, pg := range pgs {
 		if strings.HasPrefix(pg.Name, e.prefix) {
 			out[pg.Name] = pg

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -44,7 +45,7 @@ func hasTopologyStrategy(t *testing.T) bool {
 func nodeLabelsByID(t *testing.T) map[string]map[string]string {
 	t.Helper()
 	nodes, err := acctest.Client(t).ListNodes(context.Background(), rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}})
+		Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +53,14 @@ func nodeLabelsByID(t *testing.T) map[string]map[string]string {
 }
 
 // liveGroup is the named placement group as Ray's state API reports it.
-func liveGroup(t *testing.T, name string) (rayclient.PlacementGroup, error) {
+func liveGroup(t *testing.T, name string) (raystate.PlacementGroup, error) {
 	groups, err := acctest.Client(t).ListPlacementGroups(context.Background(), rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("name", name), rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Eq("name", name), rayclient.Ne("state", raystate.PlacementGroupStateRemoved)}, Detail: true})
 	if err != nil {
-		return rayclient.PlacementGroup{}, err
+		return raystate.PlacementGroup{}, err
 	}
 	if len(groups) != 1 {
-		return rayclient.PlacementGroup{}, fmt.Errorf("Ray has %d live groups named %s, want 1", len(groups), name)
+		return raystate.PlacementGroup{}, fmt.Errorf("Ray has %d live groups named %s, want 1", len(groups), name)
 	}
 	return groups[0], nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -218,7 +218,7 @@ func readTopologyArgs(ctx context.Context, config tfsdk.Config, diags *diag.Diag
 }
 
 // withoutExcluded is nodes without those exclude_node_ids names, in order.
-func withoutExcluded(ctx context.Context, nodes []rayclient.Node, exclude types.Set, diags *diag.Diagnostics) []rayclient.Node {
+func withoutExcluded(ctx context.Context, nodes []raystate.Node, exclude types.Set, diags *diag.Diagnostics) []raystate.Node {
 	excluded := map[string]bool{}
 	var excludeList []string
 	diags.Append(exclude.ElementsAs(ctx, &excludeList, false)...)

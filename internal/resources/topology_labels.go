@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
@@ -176,7 +176,7 @@ func sourceOrDefault(src *vcluster.TopologySource) vcluster.TopologySource {
 
 // labelSupportError is src.MissingLabelSupport, asking Ray for its version
 // (for the message) only when labels are missing.
-func (d *ProviderData) labelSupportError(ctx context.Context, src vcluster.TopologySource, nodes []rayclient.Node) error {
+func (d *ProviderData) labelSupportError(ctx context.Context, src vcluster.TopologySource, nodes []raystate.Node) error {
 	if src.MissingLabelSupport(nodes, "") == nil {
 		return nil
 	}

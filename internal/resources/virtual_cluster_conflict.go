@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -21,7 +21,7 @@ import (
 // cluster at no cost; only then one short read job asks for the record and
 // which of those groups live in this Ray namespace (the state API lists
 // every namespace's groups). It reports whether the name is free.
-func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementGroup) bool {
+func (p *planning) checkNameFree(spec vcluster.Spec, live []raystate.PlacementGroup) bool {
 	data := p.r.data
 	if data.PlannedHere(spec.Namespace, spec.Name, "") {
 		return true // the create half of a replacement: the groups are the cluster's own

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -119,7 +119,7 @@ func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.Schema
 			"port_range_high": computed("Upper bound (exclusive) of the probed port range."),
 			"placement_groups": schema.ListNestedAttribute{
 				MarkdownDescription: "The placement groups in declaration order, with their state as Ray reports it now " +
-					"(always `" + rayclient.PlacementGroupStateCreated + "`: other states fail the read).",
+					"(always `" + raystate.PlacementGroupStateCreated + "`: other states fail the read).",
 				Computed: true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":         text("Group name."),
@@ -209,7 +209,7 @@ func clusterLabel(name, ns string) string {
 // against the live groups and returns the data source's value, or an
 // error summary and detail naming the cluster.
 func readVirtualCluster(name, ns string, rec *vcluster.Manifest, tomb *vcluster.Tombstone,
-	live []rayclient.PlacementGroup) (m virtualClusterDataModel, summary, detail string) {
+	live []raystate.PlacementGroup) (m virtualClusterDataModel, summary, detail string) {
 	label := clusterLabel(name, ns)
 	if rec == nil {
 		return m, "Virtual cluster not found", missingRecordDetail(name, ns, tomb, live)
@@ -241,7 +241,7 @@ func readVirtualCluster(name, ns string, rec *vcluster.Manifest, tomb *vcluster.
 
 // missingRecordDetail says why a cluster has no record: destroyed, created
 // outside this provider, or never applied here.
-func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []rayclient.PlacementGroup) string {
+func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []raystate.PlacementGroup) string {
 	label := clusterLabel(name, ns)
 	if tomb != nil && tomb.DeletedBy != "" {
 		return fmt.Sprintf("There is no %s: it was destroyed at %s by the Terraform state with owner %s….",
@@ -265,8 +265,8 @@ func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []raycl
 
 // liveProblems lists, per recorded group, why it is not usable as recorded:
 // missing, recreated, not CREATED, or with bundles on other nodes.
-func liveProblems(rec *vcluster.Manifest, live []rayclient.PlacementGroup) []string {
-	byName := make(map[string][]rayclient.PlacementGroup, len(live))
+func liveProblems(rec *vcluster.Manifest, live []raystate.PlacementGroup) []string {
+	byName := make(map[string][]raystate.PlacementGroup, len(live))
 	for _, g := range live {
 		byName[g.Name] = append(byName[g.Name], g)
 	}
@@ -300,10 +300,10 @@ func describeMismatches(rg vcluster.ManifestGroup, mismatches []vcluster.LiveMis
 		case vcluster.MismatchRecreated:
 			return []string{fmt.Sprintf("%s was recreated outside Terraform: its id is %s, the record says %s", rg.Name, m.LiveID, rg.ID)}
 		case vcluster.MismatchState:
-			if m.State == rayclient.PlacementGroupStateRescheduling {
+			if m.State == raystate.PlacementGroupStateRescheduling {
 				return []string{fmt.Sprintf("%s is %s: a node holding its bundles died and Ray is placing them again", rg.Name, m.State)}
 			}
-			return []string{fmt.Sprintf("%s is %s, not %s", rg.Name, m.State, rayclient.PlacementGroupStateCreated)}
+			return []string{fmt.Sprintf("%s is %s, not %s", rg.Name, m.State, raystate.PlacementGroupStateCreated)}
 		case vcluster.MismatchBundleCount:
 			out = append(out, fmt.Sprintf("%s has %d bundles, the record says %d", rg.Name, m.BundleCount, rg.BundleCount))
 		case vcluster.MismatchMoved:
@@ -314,7 +314,7 @@ func describeMismatches(rg vcluster.ManifestGroup, mismatches []vcluster.LiveMis
 }
 
 // dataModelFromRecord is the data source's value for a checked record.
-func dataModelFromRecord(name, ns string, rec *vcluster.Manifest, live []rayclient.PlacementGroup) virtualClusterDataModel {
+func dataModelFromRecord(name, ns string, rec *vcluster.Manifest, live []raystate.PlacementGroup) virtualClusterDataModel {
 	state := make(map[string]string, len(live))
 	for _, g := range live {
 		state[g.PlacementGroupID] = g.State

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -78,7 +78,7 @@ func sameAsRay(t *testing.T, name string, read map[string]any) error {
 	if err != nil {
 		return err
 	}
-	byName := map[string]rayclient.PlacementGroup{}
+	byName := map[string]raystate.PlacementGroup{}
 	for _, g := range live {
 		byName[g.Name] = g
 	}

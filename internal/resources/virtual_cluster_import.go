@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -84,7 +84,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 // configuration it generates is the one import restores. It returns the
 // spec and the arguments it could not recover; false with an error when
 // Ray has no group of the cluster or the groups form none.
-func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClusterModel, live []rayclient.PlacementGroup,
+func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClusterModel, live []raystate.PlacementGroup,
 	rec *vcluster.Manifest, diags *diag.Diagnostics,
 ) (spec vcluster.Spec, unrecovered []string, ok bool) {
 	name := m.Name.ValueString()

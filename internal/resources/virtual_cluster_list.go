@@ -22,7 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -117,13 +117,13 @@ func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.
 type listCandidate struct {
 	Name    string
 	Cluster bool
-	Groups  []rayclient.PlacementGroup
+	Groups  []raystate.PlacementGroup
 }
 
 // listCandidates sorts the named live groups whose name (or cluster name)
 // starts with prefix into clusters and other groups, by name. Unnamed groups
 // cannot be adopted or even placed in a namespace, so they are skipped.
-func listCandidates(live []rayclient.PlacementGroup, prefix string) []listCandidate {
+func listCandidates(live []raystate.PlacementGroup, prefix string) []listCandidate {
 	byName := map[string]*listCandidate{}
 	key := func(name string, cluster bool) string { return fmt.Sprintf("%t/%s", cluster, name) }
 	for _, g := range live {
@@ -143,7 +143,7 @@ func listCandidates(live []rayclient.PlacementGroup, prefix string) []listCandid
 	out := make([]listCandidate, 0, len(byName))
 	for _, k := range slices.Sorted(maps.Keys(byName)) {
 		c := byName[k]
-		slices.SortFunc(c.Groups, func(a, b rayclient.PlacementGroup) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(c.Groups, func(a, b raystate.PlacementGroup) int { return strings.Compare(a.Name, b.Name) })
 		out = append(out, *c)
 	}
 	slices.SortStableFunc(out, func(a, b listCandidate) int { return strings.Compare(a.Name, b.Name) })
@@ -195,7 +195,7 @@ func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []li
 		if a.err != nil {
 			return nil, nil, fmt.Errorf("reading the record of %q: %w", c.Name, a.err)
 		}
-		var here []rayclient.PlacementGroup
+		var here []raystate.PlacementGroup
 		for _, g := range c.Groups {
 			if !slices.Contains(a.res.Missing, g.Name) {
 				here = append(here, g)
@@ -363,10 +363,10 @@ func listDisplayName(c listCandidate, rec *vcluster.Manifest, class string) stri
 // fillListedComputed sets the computed attributes of a listed cluster from
 // what was read: the live groups, and the placement its record keeps (null
 // without a record; import probes the groups for it).
-func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, live []rayclient.PlacementGroup,
+func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, live []raystate.PlacementGroup,
 	rec *vcluster.Manifest, diags *diag.Diagnostics,
 ) {
-	byName := map[string]rayclient.PlacementGroup{}
+	byName := map[string]raystate.PlacementGroup{}
 	for _, g := range live {
 		byName[g.Name] = g
 	}

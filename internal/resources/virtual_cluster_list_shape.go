@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -42,7 +42,7 @@ func adoptProblem(c listCandidate) string {
 
 // shapeProblem says why no ray_virtual_cluster with one logical node per
 // group declares groups' bundles ("" when one does).
-func shapeProblem(groups []rayclient.PlacementGroup) string {
+func shapeProblem(groups []raystate.PlacementGroup) string {
 	var first map[string]float64
 	for _, g := range groups {
 		if !g.IsDetached {
@@ -101,7 +101,7 @@ func notAClusterDetail(c listCandidate, ns, problem string) string {
 
 // shapeHint is the arguments of a ray_virtual_cluster with one logical node
 // per group of groups, whose shape fits one (shapeProblem is "").
-func shapeHint(groups []rayclient.PlacementGroup) string {
+func shapeHint(groups []raystate.PlacementGroup) string {
 	counts := make([]string, len(groups))
 	var constraints []string
 	useGPUs, cpu, anyConstraint := false, 0.0, false
@@ -132,7 +132,7 @@ func shapeHint(groups []rayclient.PlacementGroup) string {
 }
 
 // bundlesText summarizes a group's bundles: "2 bundles of {CPU = 1, GPU = 1}".
-func bundlesText(bundles []rayclient.Bundle) string {
+func bundlesText(bundles []raystate.Bundle) string {
 	if len(bundles) == 0 {
 		return "no bundles"
 	}

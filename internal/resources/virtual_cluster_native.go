@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -55,12 +55,12 @@ func checkRayVersion(ctx context.Context, data *ProviderData, spec vcluster.Spec
 
 // topologyAssignments is Ray's topology_assignments of the spec's unified
 // group in live; null without topology_strategy.
-func topologyAssignments(spec vcluster.Spec, live []rayclient.PlacementGroup, recordedID string) types.Map {
+func topologyAssignments(spec vcluster.Spec, live []raystate.PlacementGroup, recordedID string) types.Map {
 	if len(spec.TopologyStrategy) == 0 || !spec.UseUnifiedPG {
 		return types.MapNull(types.StringType)
 	}
 	name := vcluster.UnifiedGroupName(spec.Name)
-	var found *rayclient.PlacementGroup
+	var found *raystate.PlacementGroup
 	for i, g := range live {
 		if g.Name == name && (found == nil || g.PlacementGroupID == recordedID) {
 			found = &live[i]

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -107,7 +107,7 @@ type recordedBundle struct {
 // refreshGroups compares the groups the configuration wants with what Ray
 // reports and records each difference in placement_groups[*].drift. It
 // returns how many of the groups still exist.
-func refreshGroups(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, live []rayclient.PlacementGroup) (int, diag.Diagnostics) {
+func refreshGroups(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, live []raystate.PlacementGroup) (int, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var groups []recordedGroup
 	var bundles []recordedBundle

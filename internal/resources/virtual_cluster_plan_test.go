@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
@@ -46,7 +46,7 @@ func newPlanning(state, plan virtualClusterModel) *planning {
 func snapshotOf(ids ...string) *vcluster.Snapshot {
 	s := &vcluster.Snapshot{}
 	for _, id := range ids {
-		s.Nodes = append(s.Nodes, rayclient.Node{NodeID: id})
+		s.Nodes = append(s.Nodes, raystate.Node{NodeID: id})
 	}
 	return s
 }

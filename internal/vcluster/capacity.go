@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -110,7 +110,7 @@ func (s Spec) nodeUses(snap *Snapshot, others []GroupRequest) map[string]*nodeUs
 	listed := map[string]bool{}
 	for _, g := range snap.Groups {
 		listed[g.Name] = true
-		if own[g.Name] || g.State != rayclient.PlacementGroupStateCreated {
+		if own[g.Name] || g.State != raystate.PlacementGroupStateCreated {
 			continue
 		}
 		seen := map[string]bool{}
@@ -151,7 +151,7 @@ func (s Spec) nodeUses(snap *Snapshot, others []GroupRequest) map[string]*nodeUs
 
 // holderName names a placement group for a reader: its name, or its id
 // when it has none.
-func holderName(g rayclient.PlacementGroup) string {
+func holderName(g raystate.PlacementGroup) string {
 	if g.Name != "" {
 		return fmt.Sprintf("%q", g.Name)
 	}
@@ -256,7 +256,7 @@ func (s Spec) HoldersReport(snap *Snapshot) string {
 	}
 	var all []held
 	for _, g := range snap.Groups {
-		if own[g.Name] || g.State != rayclient.PlacementGroupStateCreated {
+		if own[g.Name] || g.State != raystate.PlacementGroupStateCreated {
 			continue
 		}
 		h := held{name: holderName(g), res: topology.Resources{}, nodes: map[string]bool{}}

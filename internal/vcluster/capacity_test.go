@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -22,12 +22,12 @@ func topoSnapshot(held map[string]map[string]float64) *Snapshot {
 		} else {
 			total[n.Domain] = 1
 		}
-		snap.Nodes = append(snap.Nodes, rayclient.Node{NodeID: n.ID, ResourcesTotal: total})
+		snap.Nodes = append(snap.Nodes, raystate.Node{NodeID: n.ID, ResourcesTotal: total})
 	}
 	for name, nodes := range held {
-		g := rayclient.PlacementGroup{Name: name, State: rayclient.PlacementGroupStateCreated}
+		g := raystate.PlacementGroup{Name: name, State: raystate.PlacementGroupStateCreated}
 		for id, gpus := range nodes {
-			g.Bundles = append(g.Bundles, rayclient.Bundle{NodeID: id, UnitResources: map[string]float64{"CPU": 1, "GPU": gpus}})
+			g.Bundles = append(g.Bundles, raystate.Bundle{NodeID: id, UnitResources: map[string]float64{"CPU": 1, "GPU": gpus}})
 		}
 		snap.Groups = append(snap.Groups, g)
 	}

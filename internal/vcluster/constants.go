@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -62,7 +62,7 @@ const (
 )
 
 // StateMissing is the state of a group Ray does not have; the other states
-// are Ray's own (rayclient.PlacementGroupState*).
+// are Ray's own (raystate.PlacementGroupState*).
 const StateMissing = "MISSING"
 
 // Driver actions.
@@ -125,8 +125,8 @@ func DriverContract() Contract {
 		DomainUnknown:        topology.NVLinkDomainUnknown,
 		TopoRankKey:          topology.TopoRankKey,
 		TopoRankUnknown:      topology.TopoRankUnknown,
-		StateCreated:         rayclient.PlacementGroupStateCreated,
-		StateRemoved:         rayclient.PlacementGroupStateRemoved,
+		StateCreated:         raystate.PlacementGroupStateCreated,
+		StateRemoved:         raystate.PlacementGroupStateRemoved,
 		StateMissing:         StateMissing,
 		GroupResourceMarker:  GroupResourceMarker,
 		PortTries:            driverPortTries,

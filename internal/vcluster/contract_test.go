@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -27,7 +27,7 @@ var (
 	strayPython = regexp.MustCompile(`terraform-ray|\b1400\b|\b1999\b|\b180\b|\bPACK\b|\bSPREAD\b|nvlink_domain_|` +
 		`"MISSING"|"CREATED"|"REMOVED"|"unknown"|"_group_"|"node:"|"topo_rank" in\b|get\("topo_rank"`)
 	// Where each contract value is defined (paths from the repository root).
-	contractHomes = []string{"internal/vcluster/", "internal/topology/", "internal/rayclient/state.go"}
+	contractHomes = []string{"internal/vcluster/", "internal/topology/", "internal/raystate/"}
 )
 
 // The Python attach package (python/src) and the bench's Python scripts
@@ -39,7 +39,7 @@ const pythonHome = "python/src/raytf_attach/record.py"
 var (
 	// pythonHomeValues are the assignments pythonHome must carry.
 	pythonHomeValues = map[string]string{"KV_NAMESPACE": KVNamespace, "DEFAULT_NAMESPACE": DefaultNamespace,
-		"STATE_CREATED": rayclient.PlacementGroupStateCreated, "NVLINK_DOMAIN_PREFIX": topology.NVLinkDomainPrefix,
+		"STATE_CREATED": raystate.PlacementGroupStateCreated, "NVLINK_DOMAIN_PREFIX": topology.NVLinkDomainPrefix,
 		"TOPO_RANK_KEY": topology.TopoRankKey, "NVLINK_DOMAIN_UNKNOWN": topology.NVLinkDomainUnknown}
 	// strayPythonCopy matches a contract value written as a literal: the
 	// namespaces, Ray's CREATED state, the default port range and wait.

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // RecordedGroup is what the state remembers of one placement group.
@@ -20,7 +20,7 @@ type RecordedGroup struct {
 // GroupCheck is one wanted group compared with what Ray reports.
 type GroupCheck struct {
 	Want  GroupRequest
-	Live  rayclient.PlacementGroup
+	Live  raystate.PlacementGroup
 	Found bool
 	Drift string // empty when the group matches
 }
@@ -29,8 +29,8 @@ type GroupCheck struct {
 // the live group of that name (preferring the recorded id) and describes how
 // it differs: removed, recreated, reshaped, not CREATED, or moved to another
 // node.
-func CompareGroups(want []GroupRequest, recorded map[string]RecordedGroup, live []rayclient.PlacementGroup) []GroupCheck {
-	liveByName := map[string][]rayclient.PlacementGroup{}
+func CompareGroups(want []GroupRequest, recorded map[string]RecordedGroup, live []raystate.PlacementGroup) []GroupCheck {
+	liveByName := map[string][]raystate.PlacementGroup{}
 	for _, g := range live {
 		liveByName[g.Name] = append(liveByName[g.Name], g)
 	}
@@ -49,7 +49,7 @@ func CompareGroups(want []GroupRequest, recorded map[string]RecordedGroup, live 
 }
 
 // pickGroup prefers the group with the recorded id among same-named groups.
-func pickGroup(candidates []rayclient.PlacementGroup, id string) (rayclient.PlacementGroup, bool) {
+func pickGroup(candidates []raystate.PlacementGroup, id string) (raystate.PlacementGroup, bool) {
 	for _, g := range candidates {
 		if g.PlacementGroupID == id {
 			return g, true
@@ -58,12 +58,12 @@ func pickGroup(candidates []rayclient.PlacementGroup, id string) (rayclient.Plac
 	if len(candidates) > 0 {
 		return candidates[0], true
 	}
-	return rayclient.PlacementGroup{}, false
+	return raystate.PlacementGroup{}, false
 }
 
 // groupDrift words how a live group differs from the wanted one: the
 // mismatches of MatchRecorded, and bundles that reserve other amounts.
-func groupDrift(want GroupRequest, got rayclient.PlacementGroup, rec RecordedGroup, mismatches []LiveMismatch) string {
+func groupDrift(want GroupRequest, got raystate.PlacementGroup, rec RecordedGroup, mismatches []LiveMismatch) string {
 	var parts []string
 	for _, m := range mismatches {
 		switch m.Kind {
@@ -117,7 +117,7 @@ func ShortID(id string) string {
 // CompareLive is CompareGroups for the spec's groups plus the drift of what
 // Ray keeps of node_label_selectors, node pins and topology_strategy: the
 // bundles' label selectors and the unified group's topology strategy.
-func (s Spec) CompareLive(recorded map[string]RecordedGroup, live []rayclient.PlacementGroup) []GroupCheck {
+func (s Spec) CompareLive(recorded map[string]RecordedGroup, live []raystate.PlacementGroup) []GroupCheck {
 	checks := CompareGroups(s.Groups(), recorded, live)
 	for i, c := range checks {
 		if !c.Found {
@@ -138,11 +138,11 @@ func (s Spec) CompareLive(recorded map[string]RecordedGroup, live []rayclient.Pl
 // nativeDrift compares the label selectors and topology strategy Ray
 // reports for got with those the spec sends for want. The node-level entry
 // of the topology strategy is not compared: Ray keeps it as the strategy.
-func (s Spec) nativeDrift(want GroupRequest, got rayclient.PlacementGroup) string {
+func (s Spec) nativeDrift(want GroupRequest, got raystate.PlacementGroup) string {
 	var parts []string
 	selectors := s.bundleSelectors(want)
 	// A server that reports no label_selector at all cannot show drift.
-	reported := slices.ContainsFunc(got.Bundles, func(b rayclient.Bundle) bool { return b.LabelSelector != nil })
+	reported := slices.ContainsFunc(got.Bundles, func(b raystate.Bundle) bool { return b.LabelSelector != nil })
 	for i, b := range got.Bundles {
 		if !reported {
 			break

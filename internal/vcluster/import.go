@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -15,13 +15,13 @@ import (
 // a unified group's bundles into logical nodes. The state API does not
 // report a group's strategy: the caller takes it from an inspect. found is false when Ray has
 // no group of that name; err says why the groups do not form a cluster.
-func InferSpec(name string, live []rayclient.PlacementGroup, counts []int) (spec Spec, found bool, err error) {
+func InferSpec(name string, live []raystate.PlacementGroup, counts []int) (spec Spec, found bool, err error) {
 	spec = Spec{
 		Name: name, UseGPUs: false, NumGPUsPerNode: DefaultNumGPUsPerNode,
 		MaxColocatedWorkerGroups: DefaultMaxColocatedWorkerGroups, Strategy: DefaultStrategy,
 	}.WithDefaults()
-	perNode := map[int][]rayclient.Bundle{}
-	var unified []rayclient.Bundle
+	perNode := map[int][]raystate.Bundle{}
+	var unified []raystate.Bundle
 	nodeGroup := regexp.MustCompile("^" + regexp.QuoteMeta(name) + `-node(\d+)$`)
 	for _, g := range live {
 		switch {
@@ -36,7 +36,7 @@ func InferSpec(name string, live []rayclient.PlacementGroup, counts []int) (spec
 	if !found {
 		return spec, false, nil
 	}
-	var nodes [][]rayclient.Bundle
+	var nodes [][]raystate.Bundle
 	if spec.UseUnifiedPG {
 		if len(counts) == 0 {
 			counts = []int{len(unified)}
@@ -60,7 +60,7 @@ func InferSpec(name string, live []rayclient.PlacementGroup, counts []int) (spec
 			idx = append(idx, i)
 		}
 		sort.Ints(idx)
-		nodes = make([][]rayclient.Bundle, idx[len(idx)-1]+1)
+		nodes = make([][]raystate.Bundle, idx[len(idx)-1]+1)
 		for _, i := range idx {
 			nodes[i] = perNode[i]
 		}

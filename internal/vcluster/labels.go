@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -226,7 +226,7 @@ func (s Spec) groupTopologyStrategy(g GroupRequest) map[string]string {
 }
 
 // NodeLabels maps node id to labels.
-func NodeLabels(nodes []rayclient.Node) map[string]map[string]string {
+func NodeLabels(nodes []raystate.Node) map[string]map[string]string {
 	out := make(map[string]map[string]string, len(nodes))
 	for _, n := range nodes {
 		out[n.NodeID] = n.Labels
@@ -406,8 +406,8 @@ func (s Spec) ChooseLabelledNodes(topo []topology.Node, exclude map[string]bool,
 // the live groups of an imported cluster: each logical node takes the
 // label selector of its first bundle, the unified group its topology
 // strategy without the node-level entry. Both stay nil when Ray shows none.
-func (s *Spec) InferNative(live []rayclient.PlacementGroup) {
-	byName := map[string]rayclient.PlacementGroup{}
+func (s *Spec) InferNative(live []raystate.PlacementGroup) {
+	byName := map[string]raystate.PlacementGroup{}
 	for _, g := range live {
 		byName[g.Name] = g
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -239,7 +239,7 @@ func snapshotOf(gpus float64) *Snapshot {
 		if n.ID == "head" {
 			total["GPU"] = 0
 		}
-		snap.Nodes = append(snap.Nodes, rayclient.Node{NodeID: n.ID, ResourcesTotal: total, Labels: testLabels[n.ID]})
+		snap.Nodes = append(snap.Nodes, raystate.Node{NodeID: n.ID, ResourcesTotal: total, Labels: testLabels[n.ID]})
 	}
 	return snap
 }
@@ -268,38 +268,38 @@ func TestNativeDrift(t *testing.T) {
 	s.UseUnifiedPG = true
 	s.TopologyStrategy = map[string]string{"d": TopologyLabelStrategy}
 	want := s.Groups()[0]
-	bundle := func(i int, sel map[string]string) rayclient.Bundle {
-		return rayclient.Bundle{BundleIndex: i, UnitResources: want.Bundles[i], LabelSelector: sel}
+	bundle := func(i int, sel map[string]string) raystate.Bundle {
+		return raystate.Bundle{BundleIndex: i, UnitResources: want.Bundles[i], LabelSelector: sel}
 	}
 	a := map[string]string{"raytf.io/nvlink-domain": "rackA"}
-	live := rayclient.PlacementGroup{Name: want.Name, PlacementGroupID: "p", State: "CREATED",
-		Bundles:          []rayclient.Bundle{bundle(0, a), bundle(1, a), bundle(2, map[string]string{})},
+	live := raystate.PlacementGroup{Name: want.Name, PlacementGroupID: "p", State: "CREATED",
+		Bundles:          []raystate.Bundle{bundle(0, a), bundle(1, a), bundle(2, map[string]string{})},
 		TopologyStrategy: map[string]string{"d": TopologyLabelStrategy}}
 	rec := map[string]RecordedGroup{want.Name: {ID: "p"}}
-	if c := s.CompareLive(rec, []rayclient.PlacementGroup{live}); c[0].Drift != "" {
+	if c := s.CompareLive(rec, []raystate.PlacementGroup{live}); c[0].Drift != "" {
 		t.Fatalf("matching group drifted: %s", c[0].Drift)
 	}
 	other := live
 	other.TopologyStrategy = nil
-	if c := s.CompareLive(rec, []rayclient.PlacementGroup{other}); !strings.Contains(c[0].Drift, "topology strategy") {
+	if c := s.CompareLive(rec, []raystate.PlacementGroup{other}); !strings.Contains(c[0].Drift, "topology strategy") {
 		t.Fatalf("lost topology strategy: %q", c[0].Drift)
 	}
 	other = live
-	other.Bundles = []rayclient.Bundle{bundle(0, a), bundle(1, map[string]string{"raytf.io/nvlink-domain": "rackB"}), bundle(2, nil)}
-	if c := s.CompareLive(rec, []rayclient.PlacementGroup{other}); !strings.Contains(c[0].Drift, "bundle 1 has label selector") {
+	other.Bundles = []raystate.Bundle{bundle(0, a), bundle(1, map[string]string{"raytf.io/nvlink-domain": "rackB"}), bundle(2, nil)}
+	if c := s.CompareLive(rec, []raystate.PlacementGroup{other}); !strings.Contains(c[0].Drift, "bundle 1 has label selector") {
 		t.Fatalf("changed selector: %q", c[0].Drift)
 	}
 	// in(a, b) as Ray echoes it equals in(a,b) as configured.
 	s.NodeLabelSelectors[0] = map[string]string{"r": "in(2,3)"}
 	other = live
 	echo := map[string]string{"r": "in(2, 3)"}
-	other.Bundles = []rayclient.Bundle{bundle(0, echo), bundle(1, echo), bundle(2, map[string]string{})}
-	if c := s.CompareLive(rec, []rayclient.PlacementGroup{other}); c[0].Drift != "" {
+	other.Bundles = []raystate.Bundle{bundle(0, echo), bundle(1, echo), bundle(2, map[string]string{})}
+	if c := s.CompareLive(rec, []raystate.PlacementGroup{other}); c[0].Drift != "" {
 		t.Fatalf("spacing drifted: %s", c[0].Drift)
 	}
 	// A server that reports no label selectors at all shows no selector drift.
-	other.Bundles = []rayclient.Bundle{bundle(0, nil), bundle(1, nil), bundle(2, nil)}
-	if c := s.CompareLive(rec, []rayclient.PlacementGroup{other}); c[0].Drift != "" {
+	other.Bundles = []raystate.Bundle{bundle(0, nil), bundle(1, nil), bundle(2, nil)}
+	if c := s.CompareLive(rec, []raystate.PlacementGroup{other}); c[0].Drift != "" {
 		t.Fatalf("unreported selectors drifted: %s", c[0].Drift)
 	}
 }
@@ -345,18 +345,18 @@ func TestInferNativeFromLiveGroups(t *testing.T) {
 	s.UseUnifiedPG = true
 	s.TopologyStrategy = map[string]string{"d": TopologyLabelStrategy}
 	req := s.Request(ActionCreate).Groups[0]
-	live := rayclient.PlacementGroup{Name: req.Name, TopologyStrategy: map[string]string{"d": TopologyLabelStrategy}}
+	live := raystate.PlacementGroup{Name: req.Name, TopologyStrategy: map[string]string{"d": TopologyLabelStrategy}}
 	for i, sel := range req.BundleLabelSelector {
-		live.Bundles = append(live.Bundles, rayclient.Bundle{BundleIndex: i, LabelSelector: sel})
+		live.Bundles = append(live.Bundles, raystate.Bundle{BundleIndex: i, LabelSelector: sel})
 	}
 	imported := s
 	imported.NodeLabelSelectors, imported.TopologyStrategy = nil, nil
-	imported.InferNative([]rayclient.PlacementGroup{live})
+	imported.InferNative([]raystate.PlacementGroup{live})
 	if !reflect.DeepEqual(imported.NodeLabelSelectors, s.NodeLabelSelectors) || !reflect.DeepEqual(imported.TopologyStrategy, s.TopologyStrategy) {
 		t.Fatalf("inferred %v %v", imported.NodeLabelSelectors, imported.TopologyStrategy)
 	}
 	plain := validSpec()
-	plain.InferNative([]rayclient.PlacementGroup{{Name: "vc-node0", Bundles: []rayclient.Bundle{{LabelSelector: map[string]string{}}}}})
+	plain.InferNative([]raystate.PlacementGroup{{Name: "vc-node0", Bundles: []raystate.Bundle{{LabelSelector: map[string]string{}}}}})
 	if plain.NodeLabelSelectors != nil || plain.TopologyStrategy != nil {
 		t.Fatalf("plain groups inferred %v %v", plain.NodeLabelSelectors, plain.TopologyStrategy)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // LiveView is what one provider process reads of the live cluster: the
@@ -31,7 +32,7 @@ type LiveView struct {
 // groupListCall is one list request; concurrent readers wait for the same one.
 type groupListCall struct {
 	done   chan struct{}
-	groups []rayclient.PlacementGroup
+	groups []raystate.PlacementGroup
 	err    error
 }
 
@@ -41,7 +42,7 @@ func NewLiveView(client *rayclient.Client) *LiveView { return &LiveView{client: 
 // Groups returns the shared list of placement groups that are not removed,
 // listing once if needed. Callers must not modify the returned slice. A
 // failed list is not kept: the next caller tries again.
-func (v *LiveView) Groups(ctx context.Context) ([]rayclient.PlacementGroup, error) {
+func (v *LiveView) Groups(ctx context.Context) ([]raystate.PlacementGroup, error) {
 	v.groupsMu.Lock()
 	call := v.groups
 	if call == nil {

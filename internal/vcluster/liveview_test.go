@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/standin"
 )
 
@@ -26,7 +27,7 @@ func standinLiveView(t *testing.T, nodes int) (*LiveView, *standin.Server) {
 // (invalidate) makes the next read list again and see the change.
 func TestLiveViewOneGroupListPerProcess(t *testing.T) {
 	view, srv := standinLiveView(t, 8)
-	srv.SetPlacementGroups([]standin.PlacementGroup{{PlacementGroupID: "aa", Name: "scale-a", State: rayclient.PlacementGroupStateCreated}})
+	srv.SetPlacementGroups([]standin.PlacementGroup{{PlacementGroupID: "aa", Name: "scale-a", State: raystate.PlacementGroupStateCreated}})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for range 50 {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // The one rule for "does the live group match": how amounts compare, and
@@ -75,7 +75,7 @@ type LiveMismatch struct {
 // with the recorded id is preferred). A missing group is the only mismatch
 // reported for it; bundles moved are looked at only when the live group is
 // the recorded one (a recreated group was never placed as recorded).
-func MatchRecorded(rec RecordedGroup, candidates []rayclient.PlacementGroup) (rayclient.PlacementGroup, []LiveMismatch) {
+func MatchRecorded(rec RecordedGroup, candidates []raystate.PlacementGroup) (raystate.PlacementGroup, []LiveMismatch) {
 	got, ok := pickGroup(candidates, rec.ID)
 	if !ok {
 		return got, []LiveMismatch{{Kind: MismatchMissing}}
@@ -85,7 +85,7 @@ func MatchRecorded(rec RecordedGroup, candidates []rayclient.PlacementGroup) (ra
 	if recreated {
 		out = append(out, LiveMismatch{Kind: MismatchRecreated, LiveID: got.PlacementGroupID})
 	}
-	if got.State != rayclient.PlacementGroupStateCreated {
+	if got.State != raystate.PlacementGroupStateCreated {
 		out = append(out, LiveMismatch{Kind: MismatchState, State: got.State})
 	}
 	if rec.BundleCount > 0 && len(got.Bundles) != rec.BundleCount {
@@ -93,7 +93,7 @@ func MatchRecorded(rec RecordedGroup, candidates []rayclient.PlacementGroup) (ra
 	}
 	if !recreated {
 		bundles := slices.Clone(got.Bundles)
-		slices.SortFunc(bundles, func(a, b rayclient.Bundle) int { return a.BundleIndex - b.BundleIndex })
+		slices.SortFunc(bundles, func(a, b raystate.Bundle) int { return a.BundleIndex - b.BundleIndex })
 		for _, b := range bundles {
 			if was, ok := rec.BundleNodes[b.BundleIndex]; ok && was != "" && b.NodeID != "" && b.NodeID != was {
 				out = append(out, LiveMismatch{Kind: MismatchMoved, Bundle: b.BundleIndex, From: was, To: b.NodeID})

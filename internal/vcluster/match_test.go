@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // MatchVectors is python/tests/testdata/live_match.json: the cases every
@@ -89,12 +89,12 @@ func TestMatchVectors(t *testing.T) {
 			i, _ := strconv.Atoi(k)
 			rec.BundleNodes[i] = n
 		}
-		var live []rayclient.PlacementGroup
+		var live []raystate.PlacementGroup
 		for _, l := range c.Live {
-			g := rayclient.PlacementGroup{PlacementGroupID: l.ID, Name: c.Name, State: l.State}
+			g := raystate.PlacementGroup{PlacementGroupID: l.ID, Name: c.Name, State: l.State}
 			for k, n := range l.BundleNodes {
 				i, _ := strconv.Atoi(k)
-				g.Bundles = append(g.Bundles, rayclient.Bundle{BundleIndex: i, NodeID: n})
+				g.Bundles = append(g.Bundles, raystate.Bundle{BundleIndex: i, NodeID: n})
 			}
 			live = append(live, g)
 		}

@@ -3,9 +3,8 @@ package vcluster
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"testing"
-
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
 // scaleSpec is nodes logical nodes of 8 GPU bundles.
@@ -20,21 +19,21 @@ func scaleSpec(nodes int, unified bool) Spec {
 
 // scaleResult is what the driver would report for spec: every bundle placed
 // on node (global index / 8), GPU (global index % 8), in 72-node domains.
-func scaleResult(spec Spec) (*Result, []rayclient.PlacementGroup) {
+func scaleResult(spec Spec) (*Result, []raystate.PlacementGroup) {
 	res := &Result{OK: true, Action: ActionCreate}
-	var live []rayclient.PlacementGroup
+	var live []raystate.PlacementGroup
 	global := 0
 	for gi, g := range spec.Groups() {
 		id := fmt.Sprintf("%028x", gi)
-		gr := GroupResult{Name: g.Name, ID: id, State: rayclient.PlacementGroupStateCreated, Strategy: g.Strategy, Created: true}
-		lg := rayclient.PlacementGroup{PlacementGroupID: id, Name: g.Name, State: rayclient.PlacementGroupStateCreated}
+		gr := GroupResult{Name: g.Name, ID: id, State: raystate.PlacementGroupStateCreated, Strategy: g.Strategy, Created: true}
+		lg := raystate.PlacementGroup{PlacementGroupID: id, Name: g.Name, State: raystate.PlacementGroupStateCreated}
 		for bi, b := range g.Bundles {
 			node, gpu := global/8, global%8
 			nodeID := fmt.Sprintf("%056x", node)
 			gr.Bundles = append(gr.Bundles, BundleResult{Index: bi, Resources: b, NodeID: nodeID,
 				NodeIP: fmt.Sprintf("10.0.%d.%d", node/256, node%256), GPUID: &gpu,
 				NVLinkDomain: fmt.Sprintf("nvlink_domain_%d", node/72), TopoRank: node + 2, Port: 1400 + gpu})
-			lg.Bundles = append(lg.Bundles, rayclient.Bundle{PlacementGroupID: id, BundleIndex: bi, UnitResources: b, NodeID: nodeID})
+			lg.Bundles = append(lg.Bundles, raystate.Bundle{PlacementGroupID: id, BundleIndex: bi, UnitResources: b, NodeID: nodeID})
 			global++
 		}
 		res.Groups = append(res.Groups, gr)
@@ -46,7 +45,7 @@ func scaleResult(spec Spec) (*Result, []rayclient.PlacementGroup) {
 // pipeline runs what a create and a refresh do with a spec: validation, the
 // driver request (encoded), the placement and record from the result, and the
 // drift comparison. It returns the world size and bundle count seen.
-func pipeline(t testing.TB, spec Spec, res *Result, live []rayclient.PlacementGroup) (world, placed int) {
+func pipeline(t testing.TB, spec Spec, res *Result, live []raystate.PlacementGroup) (world, placed int) {
 	if HasError(spec.Validate()) {
 		t.Fatalf("spec invalid: %+v", spec.Validate())
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -213,7 +213,7 @@ func hasLabelPins(groups []GroupRequest) bool {
 
 // withLabelPins gives each node the resources that stand for its labels;
 // nodes[i] is capacity[i]'s node (Snapshot.Capacity keeps that order).
-func withLabelPins(capacity []topology.NodeCapacity, nodes []rayclient.Node) []topology.NodeCapacity {
+func withLabelPins(capacity []topology.NodeCapacity, nodes []raystate.Node) []topology.NodeCapacity {
 	out := make([]topology.NodeCapacity, len(capacity))
 	for i, c := range capacity {
 		total := maps.Clone(c.Total)

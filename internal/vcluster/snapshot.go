@@ -7,14 +7,15 @@ import (
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // Snapshot is what the state API says about the cluster at one moment:
 // alive nodes (sorted by node id so plans are stable) and live placement groups.
 type Snapshot struct {
-	Nodes  []rayclient.Node
-	Groups []rayclient.PlacementGroup
+	Nodes  []raystate.Node
+	Groups []raystate.PlacementGroup
 	// Claims are the nodes other clusters claimed (node id -> who), as a
 	// create that lost a race learned them from the driver: node choice
 	// leaves them out whatever they have free. The state API cannot list them.
@@ -35,9 +36,9 @@ func FetchSnapshot(ctx context.Context, client *rayclient.Client) (*Snapshot, er
 }
 
 // ListAliveNodes returns Ray's alive nodes sorted by node id.
-func ListAliveNodes(ctx context.Context, client *rayclient.Client) ([]rayclient.Node, error) {
+func ListAliveNodes(ctx context.Context, client *rayclient.Client) ([]raystate.Node, error) {
 	nodes, err := client.ListNodes(ctx, rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}, Detail: true})
 	if err != nil {
 		return nil, fmt.Errorf("listing Ray nodes at %s: %w", client.Address(), err)
 	}
@@ -46,9 +47,9 @@ func ListAliveNodes(ctx context.Context, client *rayclient.Client) ([]rayclient.
 }
 
 // ListLiveGroups returns every placement group Ray has not removed.
-func ListLiveGroups(ctx context.Context, client *rayclient.Client) ([]rayclient.PlacementGroup, error) {
+func ListLiveGroups(ctx context.Context, client *rayclient.Client) ([]raystate.PlacementGroup, error) {
 	groups, err := client.ListPlacementGroups(ctx, rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Ne("state", raystate.PlacementGroupStateRemoved)}, Detail: true})
 	if err != nil {
 		return nil, fmt.Errorf("listing Ray placement groups at %s: %w", client.Address(), err)
 	}
@@ -69,7 +70,7 @@ func (s *Snapshot) TopologyFrom(src TopologySource) []topology.Node { return src
 func (s *Snapshot) Capacity(ignore map[string]bool) []topology.NodeCapacity {
 	reserved := map[string]topology.Resources{}
 	for _, g := range s.Groups {
-		if ignore[g.Name] || g.State != rayclient.PlacementGroupStateCreated {
+		if ignore[g.Name] || g.State != raystate.PlacementGroupStateCreated {
 			continue
 		}
 		for _, b := range g.Bundles {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -124,7 +124,7 @@ func ParseRankLabel(v string) int {
 
 // NodeTopology is the (domain, topo_rank) view of nodes from this source, in
 // their order.
-func (s TopologySource) NodeTopology(nodes []rayclient.Node) []topology.Node {
+func (s TopologySource) NodeTopology(nodes []raystate.Node) []topology.Node {
 	out := make([]topology.Node, 0, len(nodes))
 	for i := range nodes {
 		n := &nodes[i]
@@ -139,7 +139,7 @@ func (s TopologySource) NodeTopology(nodes []rayclient.Node) []topology.Node {
 // least NodeIDLabel, so a node without any label means the connected Ray
 // (older than 2.55.1, or with labels turned off) does not report them, and
 // every node would silently get the sentinels.
-func (s TopologySource) MissingLabelSupport(nodes []rayclient.Node, rayVersion string) error {
+func (s TopologySource) MissingLabelSupport(nodes []raystate.Node, rayVersion string) error {
 	if !s.UsesLabels() {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -18,8 +18,8 @@ var labelSource = TopologySource{DomainLabel: testDomainLabel, RankLabel: testRa
 // testNodes is testTopo as Ray reports it: every node carries both the
 // reference's resources and the labels that mirror them (as
 // scripts/ray-cluster.sh starts them), except the head, which has no domain.
-func testNodes() []rayclient.Node {
-	out := make([]rayclient.Node, 0, len(testTopo))
+func testNodes() []raystate.Node {
+	out := make([]raystate.Node, 0, len(testTopo))
 	for _, n := range testTopo {
 		res := map[string]float64{"CPU": 4, "GPU": 4, topology.TopoRankKey: float64(n.TopoRank)}
 		labels := map[string]string{NodeIDLabel: n.ID, testRankLabel: itoa(n.TopoRank)}
@@ -27,7 +27,7 @@ func testNodes() []rayclient.Node {
 			res[n.Domain] = 1
 			labels[testDomainLabel] = n.Domain[len(topology.NVLinkDomainPrefix):]
 		}
-		out = append(out, rayclient.Node{NodeID: n.ID, ResourcesTotal: res, Labels: labels})
+		out = append(out, raystate.Node{NodeID: n.ID, ResourcesTotal: res, Labels: labels})
 	}
 	return out
 }
