@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // DefaultListLimit is the limit sent when ListOptions.Limit is 0. It equals

@@ -3,7 +3,6 @@ package rayclient
 import (
 	"context"
 	"errors"
-	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // Captured from Ray 2.60.0: GET /api/v0/nodes?detail=true (trimmed to 2 rows).

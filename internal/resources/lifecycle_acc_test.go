@@ -20,7 +20,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // Acceptance tests of the safe lifecycle (issue 10): clusters that choose
@@ -299,7 +299,7 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 				for _, want := range []string{
 					"Virtual cluster owned by another Terraform state",
 					fmt.Sprintf(`already holds virtual cluster %q, owned by another Terraform state (owner %s…, created %s)`,
-						name, vcluster.OwnerPrefix(rec.Owner), rec.CreatedAt),
+						name, record.OwnerPrefix(rec.Owner), rec.CreatedAt),
 					fmt.Sprintf(`placement groups "%s-node0" (CREATED), "%s-node1" (CREATED)`, name, name),
 					"terraform import ray_virtual_cluster.<label> " + name,
 				} {

@@ -8,9 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // The outputs are built as terraform-plugin-go values and stored with
@@ -159,7 +160,7 @@ func buildNodeOutputs(nodes []raystate.Node, topo []topology.Node, includeNodes 
 	}
 	for _, i := range order {
 		n, t := &nodes[i], topo[i]
-		res := vcluster.UserResources(n.ResourcesTotal)
+		res := planning.UserResources(n.ResourcesTotal)
 		gpus += res["GPU"]
 		cpus += res["CPU"]
 		if includeNodes {
@@ -184,7 +185,7 @@ func buildNodeOutputs(nodes []raystate.Node, topo []topology.Node, includeNodes 
 // selectionOutputs are selected_node_ids, remaining_node_ids,
 // node_resource_constraints, node_label_selectors and message, by attribute
 // name. With a label domain source the constraints become label selectors.
-func selectionOutputs(plan topology.SegmentPlan, source vcluster.TopologySource) map[string]tftypes.Value {
+func selectionOutputs(plan topology.SegmentPlan, source clusterspec.TopologySource) map[string]tftypes.Value {
 	strList := func(ids []string) tftypes.Value {
 		vals := make([]tftypes.Value, len(ids))
 		for i, id := range ids {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // readerConfig is an application's configuration: it only reads cluster name.
@@ -137,7 +137,7 @@ func TestAccVirtualClusterDataSource_secondState(t *testing.T) {
 				if err := sameAsOwner(read, owned); err != nil {
 					return err
 				}
-				if read["id"] != "terraform-ray/"+name || read["schema_version"] != float64(vcluster.ManifestSchemaVersion) || read["created_at"] == "" {
+				if read["id"] != "terraform-ray/"+name || read["schema_version"] != float64(record.ManifestSchemaVersion) || read["created_at"] == "" {
 					return fmt.Errorf("record fields: %v", read)
 				}
 				if err := sameAsRay(t, name, read); err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 func pg(name string, detached bool, bundles ...map[string]float64) raystate.PlacementGroup {
@@ -45,15 +45,15 @@ func TestListCandidates(t *testing.T) {
 // Whoever owns a record decides its class; groups without a record are
 // no_state when a cluster could adopt them, not_a_cluster when none can.
 func TestListClass(t *testing.T) {
-	mine := &vcluster.Manifest{Owner: "tok-mine"}
+	mine := &record.Manifest{Owner: "tok-mine"}
 	for _, tc := range []struct {
-		rec     *vcluster.Manifest
+		rec     *record.Manifest
 		problem string
 		want    string
 	}{
 		{mine, "", ownedHere},
-		{&vcluster.Manifest{Owner: "tok-other"}, "", ownedOther},
-		{&vcluster.Manifest{}, "", ownedNone},
+		{&record.Manifest{Owner: "tok-other"}, "", ownedOther},
+		{&record.Manifest{}, "", ownedNone},
 		{nil, "", ownedNone},
 		{nil, "bad shape", notACluster},
 	} {
