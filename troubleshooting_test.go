@@ -17,8 +17,10 @@ import (
 const troubleshootingGuide = "templates/guides/troubleshooting.md.tmpl"
 
 // summarySources are the packages whose errors a user reads: the provider,
-// its resources and validators, and vcluster's validation issues.
-var summarySources = []string{"internal/provider", "internal/resources", "internal/validators", "internal/vcluster"}
+// its resources and validators, and the issues of the spec's validation,
+// the driver's contract, the record and the plan's checks.
+var summarySources = []string{"internal/provider", "internal/resources", "internal/validators", "internal/clusterspec",
+	"internal/contract", "internal/record", "internal/planning", "internal/drift"}
 
 // internalSummaries are error summaries of the provider's own bugs: no
 // configuration or cluster change fixes them, so the guide has no entry.
@@ -59,8 +61,8 @@ func TestTroubleshootingGuideHasEveryErrorSummary(t *testing.T) {
 // errorSummaries returns, sorted, the summaries of every error diagnostic
 // in summarySources: the summary argument of AddError, AddAttributeError,
 // diag.NewErrorDiagnostic and NewAttributeErrorDiagnostic; the Summary of a
-// vcluster.Issue literal that is not a warning and of a validators.StringCheck;
-// and the summary argument of vcluster's issue helper bad. A summary held in
+// clusterspec.Issue literal that is not a warning and of a validators.StringCheck;
+// and the summary argument of clusterspec's issue helper bad. A summary held in
 // a variable is every string assigned to it in its function; one held in a
 // constant is the constant's value. A summary built at run time fails the
 // test: the guide could not be searched for it.

@@ -8,10 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // ApplyConfig is how the reference benchmark runs the provider path.
@@ -56,7 +59,7 @@ var errBusy = errors.New("cluster resources busy")
 func WaitForCapacity(ctx context.Context, c *rayclient.Client, cpu, gpu float64, wait time.Duration, log func(string, ...any)) error {
 	deadline := time.Now().Add(wait)
 	for first := true; ; first = false {
-		snap, err := vcluster.FetchSnapshot(ctx, c)
+		snap, err := liveview.FetchSnapshot(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -84,7 +87,7 @@ func WaitForCapacity(ctx context.Context, c *rayclient.Client, cpu, gpu float64,
 
 // WaitUntilPlaceable waits until spec passes Create's live check (enough
 // free resources on the right nodes, not just in total), at most wait.
-func WaitUntilPlaceable(ctx context.Context, c *rayclient.Client, spec vcluster.Spec, wait time.Duration, log func(string, ...any)) error {
+func WaitUntilPlaceable(ctx context.Context, c *rayclient.Client, spec clusterspec.Spec, wait time.Duration, log func(string, ...any)) error {
 	deadline := time.Now().Add(wait)
 	for first := true; ; first = false {
 		err := liveCheck(ctx, c, spec)
@@ -105,12 +108,12 @@ func WaitUntilPlaceable(ctx context.Context, c *rayclient.Client, spec vcluster.
 // liveCheck is what the resource's Create runs before the driver job:
 // FetchSnapshot and checkLive (CheckSegments, then CheckPlacement over the
 // capacity left by every other group).
-func liveCheck(ctx context.Context, c *rayclient.Client, spec vcluster.Spec) error {
-	snap, err := vcluster.FetchSnapshot(ctx, c)
+func liveCheck(ctx context.Context, c *rayclient.Client, spec clusterspec.Spec) error {
+	snap, err := liveview.FetchSnapshot(ctx, c)
 	if err != nil {
 		return err
 	}
-	if err := spec.CheckSegments(snap.Topology()); err != nil {
+	if err := planning.CheckSegments(spec, snap.Topology()); err != nil {
 		return err
 	}
 	own := map[string]bool{}
@@ -125,7 +128,7 @@ func liveCheck(ctx context.Context, c *rayclient.Client, spec vcluster.Spec) err
 
 // ProviderRun is one traced driver.Run.
 type ProviderRun struct {
-	Result *vcluster.Result
+	Result *contract.Result
 	// Phases as computed with the interpreter estimate RunProvider got; see
 	// Recompute.
 	Phases   Phases
@@ -148,7 +151,7 @@ func (r *ProviderRun) Recompute(interp time.Duration) error {
 
 // RunProvider runs one driver action the way the resource does and traces it.
 // For create, the resource's pre-create live check is included (withLive).
-func RunProvider(ctx context.Context, c *Client, python string, ds vcluster.Request, spec vcluster.Spec,
+func RunProvider(ctx context.Context, c *Client, python string, ds contract.Request, spec clusterspec.Spec,
 	withLive bool, interp time.Duration) (*ProviderRun, error) {
 	var live time.Duration
 	before := c.RequestCount()
@@ -217,17 +220,17 @@ func (r *ProviderRun) resplit(interp time.Duration, into *Phases) {
 
 // providerCycle is the provider's create of spec (after the resource's live
 // check) and then its delete, each traced.
-func (cfg *ApplyConfig) providerCycle(ctx context.Context, spec vcluster.Spec, interp time.Duration) (cr, dr *ProviderRun, err error) {
-	cr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(vcluster.ActionCreate, cfg.Namespace, spec, ReadyTimeout), spec, true, interp)
+func (cfg *ApplyConfig) providerCycle(ctx context.Context, spec clusterspec.Spec, interp time.Duration) (cr, dr *ProviderRun, err error) {
+	cr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(contract.ActionCreate, cfg.Namespace, spec, ReadyTimeout), spec, true, interp)
 	if err != nil {
 		cfg.cleanupProvider(spec)
-		var de *vcluster.DriverError
-		if errors.As(err, &de) && (de.Kind == vcluster.KindTimeout || de.Kind == vcluster.KindInfeasible) {
+		var de *contract.DriverError
+		if errors.As(err, &de) && (de.Kind == contract.KindTimeout || de.Kind == contract.KindInfeasible) {
 			return nil, nil, fmt.Errorf("%w: %v", errBusy, err)
 		}
 		return nil, nil, fmt.Errorf("provider create: %w", err)
 	}
-	dr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(vcluster.ActionDelete, cfg.Namespace, spec, ReadyTimeout), spec, false, interp)
+	dr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(contract.ActionDelete, cfg.Namespace, spec, ReadyTimeout), spec, false, interp)
 	if err != nil {
 		cfg.cleanupProvider(spec)
 		return nil, nil, fmt.Errorf("provider delete: %w", err)
@@ -236,8 +239,8 @@ func (cfg *ApplyConfig) providerCycle(ctx context.Context, spec vcluster.Spec, i
 }
 
 // renamed returns groups with from replaced by to in their names.
-func renamed(groups []vcluster.RequestGroup, from, to string) []vcluster.RequestGroup {
-	out := make([]vcluster.RequestGroup, len(groups))
+func renamed(groups []contract.RequestGroup, from, to string) []contract.RequestGroup {
+	out := make([]contract.RequestGroup, len(groups))
 	for i, g := range groups {
 		out[i] = g
 		out[i].Name = strings.Replace(g.Name, from, to, 1)
@@ -245,7 +248,7 @@ func renamed(groups []vcluster.RequestGroup, from, to string) []vcluster.Request
 	return out
 }
 
-func groupNames(groups []vcluster.RequestGroup) []string {
+func groupNames(groups []contract.RequestGroup) []string {
 	names := make([]string, len(groups))
 	for i, g := range groups {
 		names[i] = g.Name
@@ -255,7 +258,7 @@ func groupNames(groups []vcluster.RequestGroup) []string {
 
 // cleanupProvider removes a cluster's groups after a failed run, as the
 // resource's cleanupAfterFailedCreate does.
-func (cfg *ApplyConfig) cleanupProvider(spec vcluster.Spec) {
+func (cfg *ApplyConfig) cleanupProvider(spec clusterspec.Spec) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if _, err := driver.Run(ctx, cfg.Client, cfg.JobPython, DriverSpec("delete", cfg.Namespace, spec, time.Minute), driver.RunOptions{}); err != nil {

@@ -14,7 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
 
 //go:embed baseline.py
@@ -72,8 +73,8 @@ func (b *Baseline) env() []string {
 	// reference_baseline.py takes the reference's defaults from the
 	// provider's constants, the one place they are written.
 	env := []string{
-		fmt.Sprintf("RAYTF_BENCH_READY_TIMEOUT_S=%d", vcluster.DefaultReadyTimeoutSeconds),
-		fmt.Sprintf("RAYTF_BENCH_PORT_RANGE=%d,%d", vcluster.DefaultPorts.Low, vcluster.DefaultPorts.High),
+		fmt.Sprintf("RAYTF_BENCH_READY_TIMEOUT_S=%d", clusterspec.DefaultReadyTimeoutSeconds),
+		fmt.Sprintf("RAYTF_BENCH_PORT_RANGE=%d,%d", clusterspec.DefaultPorts.Low, clusterspec.DefaultPorts.High),
 	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "RAY_ADDRESS=") { // ray.init gets the address explicitly
@@ -204,12 +205,12 @@ func decodeAnswer(what, line string, v answer) error {
 
 // Cycle creates the groups, waits until they are ready, removes them and
 // waits until they are removed.
-func (b *Baseline) Cycle(groups []vcluster.RequestGroup) (BaselineTimes, error) {
+func (b *Baseline) Cycle(groups []contract.RequestGroup) (BaselineTimes, error) {
 	return b.call(map[string]any{"op": "cycle", "groups": groups})
 }
 
 // Create creates the groups and waits until they are ready; they stay.
-func (b *Baseline) Create(groups []vcluster.RequestGroup) (BaselineTimes, error) {
+func (b *Baseline) Create(groups []contract.RequestGroup) (BaselineTimes, error) {
 	return b.call(map[string]any{"op": "create", "groups": groups})
 }
 

@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // These tests need no Ray: they check the bench's own bookkeeping.
@@ -78,7 +79,7 @@ func TestPerNodeClusterSpec(t *testing.T) {
 	if issues := spec.Validate(); len(issues) != 0 {
 		t.Fatalf("spec does not validate: %+v", issues)
 	}
-	ds := DriverSpec(vcluster.ActionCreate, "terraform-ray", spec, ReadyTimeout)
+	ds := DriverSpec(contract.ActionCreate, "terraform-ray", spec, ReadyTimeout)
 	if err := ds.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestPerNodeClusterSpec(t *testing.T) {
 	}
 }
 
-func submitEvent(t *testing.T, spec vcluster.Request) ProxyEvent {
+func submitEvent(t *testing.T, spec contract.Request) ProxyEvent {
 	t.Helper()
 	ep, err := driver.Entrypoint("python", spec)
 	if err != nil {
@@ -139,8 +140,8 @@ func TestSubmittedSpecRoundTrip(t *testing.T) {
 func TestCompareGroups(t *testing.T) {
 	spec := PerNodeCPUCluster("vc", 2)
 	want := spec.Groups()
-	bundle := func(r map[string]float64) []rayclient.Bundle { return []rayclient.Bundle{{UnitResources: r}} }
-	live := []rayclient.PlacementGroup{
+	bundle := func(r map[string]float64) []raystate.Bundle { return []raystate.Bundle{{UnitResources: r}} }
+	live := []raystate.PlacementGroup{
 		{Name: "vc-node0", PlacementGroupID: "a", State: "CREATED", Bundles: bundle(map[string]float64{"CPU": 1})},
 		{Name: "vc-node1", PlacementGroupID: "b", State: "CREATED", Bundles: bundle(map[string]float64{"CPU": 1})},
 		{Name: "other-node0", PlacementGroupID: "c", State: "CREATED"},
@@ -276,7 +277,7 @@ func (f *fakeJobs) SubmitJob(_ context.Context, req rayclient.JobSubmitRequest) 
 	if err != nil {
 		return nil, err
 	}
-	var s vcluster.Request
+	var s contract.Request
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, err
 	}
@@ -390,4 +391,4 @@ func TestRoute(t *testing.T) {
 
 // SpecMatches reports whether the spec the provider submitted equals the
 // bench's DriverSpec (see SpecDiff).
-func SpecMatches(submitted, bench vcluster.Request) bool { return len(SpecDiff(submitted, bench)) == 0 }
+func SpecMatches(submitted, bench contract.Request) bool { return len(SpecDiff(submitted, bench)) == 0 }

@@ -7,16 +7,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // LiveNames lists the live (not REMOVED) placement groups whose names start
 // with prefix.
 func LiveNames(ctx context.Context, c *rayclient.Client, prefix string) ([]string, error) {
-	groups, err := vcluster.ListLiveGroups(ctx, c)
+	groups, err := liveview.ListLiveGroups(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +60,11 @@ func Sweep(c *rayclient.Client, base *Baseline, python, namespace, prefix string
 		if len(still) == 0 {
 			break
 		}
-		groups := make([]vcluster.GroupRequest, len(still))
+		groups := make([]clusterspec.GroupRequest, len(still))
 		for i, name := range still {
-			groups[i] = vcluster.GroupRequest{Name: name}
+			groups[i] = clusterspec.GroupRequest{Name: name}
 		}
-		spec := vcluster.NewRequest(vcluster.ActionDelete, ns, groups, false, topology.PortRange{}, 0)
+		spec := contract.NewRequest(contract.ActionDelete, ns, groups, false, topology.PortRange{}, 0)
 		if _, err := driver.Run(ctx, c, python, spec, driver.RunOptions{}); err != nil {
 			return left, err
 		}

@@ -10,7 +10,7 @@
 //     (baseline.py); plus one full `tofu apply` + `tofu destroy` through a
 //     dev_overrides CLI configuration (internal/devprovider).
 //   - Refresh/plan: HTTP calls and time of the resource's Read path (one
-//     vcluster.LiveView per CLI run, whose group list every Read shares, and
+//     liveview.LiveView per CLI run, whose group list every Read shares, and
 //     the drift comparison) for many clusters, counted with a
 //     rayclienttest.Counter on the client and with a counting reverse proxy in
 //     front of the dashboard while `tofu plan` runs.

@@ -1,25 +1,26 @@
 package bench
 
 import (
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/drift"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // CompareGroups runs the resource's own drift comparison
-// (vcluster.CompareGroups) with recorded group ids by name, returning how
+// (drift.CompareGroups) with recorded group ids by name, returning how
 // many wanted groups still exist and one drift text per wanted group.
-func CompareGroups(want []vcluster.GroupRequest, recorded map[string]string, live []rayclient.PlacementGroup) (int, []string) {
-	rec := make(map[string]vcluster.RecordedGroup, len(recorded))
+func CompareGroups(want []clusterspec.GroupRequest, recorded map[string]string, live []raystate.PlacementGroup) (int, []string) {
+	rec := make(map[string]drift.RecordedGroup, len(recorded))
 	for name, id := range recorded {
-		rec[name] = vcluster.RecordedGroup{ID: id}
+		rec[name] = drift.RecordedGroup{ID: id}
 	}
 	present := 0
-	drift := make([]string, 0, len(want))
-	for _, c := range vcluster.CompareGroups(want, rec, live) {
+	drifts := make([]string, 0, len(want))
+	for _, c := range drift.CompareGroups(want, rec, live) {
 		if c.Found {
 			present++
 		}
-		drift = append(drift, c.Drift)
+		drifts = append(drifts, c.Drift)
 	}
-	return present, drift
+	return present, drifts
 }

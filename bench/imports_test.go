@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// The bench measures the provider through the contract package (vcluster)
-// and the driver, not through the framework layer: an adapter API widened
+// The bench measures the provider through the pure packages (clusterspec,
+// contract, planning, ...), liveview and the driver, not through the framework layer: an adapter API widened
 // for bench/ is how the contract got spread over four layers once.
 func TestBenchDoesNotImportResources(t *testing.T) {
 	const forbidden = "/internal/resources"

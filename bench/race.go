@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // Part 6 (issue 28, item 7): a bounded soak of teams applying at the same
@@ -30,7 +32,7 @@ import (
 // is read for what is left: groups, cluster records, node claims, jobs.
 
 // The provider's messages the soak counts (internal/resources/virtual_cluster_race.go,
-// internal/vcluster/labels.go).
+// internal/clusterspec/labels.go).
 const (
 	raceLostSummary    = "Other clusters took the nodes"
 	racePlanSummary    = "Cannot select nodes"
@@ -317,7 +319,7 @@ func pause(ctx context.Context, d time.Duration) bool {
 
 // gpuNodes counts the alive nodes with GPUs.
 func gpuNodes(ctx context.Context, c *rayclient.Client) int {
-	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}})
+	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}})
 	if err != nil {
 		return 0
 	}
@@ -345,7 +347,7 @@ print(json.dumps(out))
 
 // raceKVKeys lists the keys of the provider's KV namespace under each prefix.
 func raceKVKeys(ctx context.Context, python, gcs string, prefixes ...string) (map[string][]string, error) {
-	in, err := json.Marshal(map[string]any{"address": gcs, "kv_namespace": vcluster.KVNamespace, "prefixes": prefixes})
+	in, err := json.Marshal(map[string]any{"address": gcs, "kv_namespace": record.KVNamespace, "prefixes": prefixes})
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +396,7 @@ func raceLeft(ctx context.Context, cfg RaceConfig) RaceLeft {
 		}
 		time.Sleep(time.Second)
 	}
-	groups, err := vcluster.ListLiveGroups(ctx, cfg.Client)
+	groups, err := liveview.ListLiveGroups(ctx, cfg.Client)
 	if err != nil {
 		left.Err = err
 		return left
@@ -403,7 +405,7 @@ func raceLeft(ctx context.Context, cfg RaceConfig) RaceLeft {
 	for _, g := range groups {
 		left.Keys = append(left.Keys, "group "+g.Name)
 	}
-	recordPrefix, claimPrefix := vcluster.RecordKey("", ""), vcluster.ClaimKey("")
+	recordPrefix, claimPrefix := record.RecordKey("", ""), record.ClaimKey("")
 	recordPrefix = recordPrefix[:strings.IndexByte(recordPrefix, '/')+1] // "vc/": every namespace
 	keys, err := raceKVKeys(ctx, cfg.Python, cfg.GCS, recordPrefix, claimPrefix)
 	if err != nil {

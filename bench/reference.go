@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 //go:embed reference_baseline.py
@@ -52,7 +53,7 @@ func parseRefCycle(line string) (RefCycle, error) {
 func (c *RefCycle) failed() string { return failure(c.OK, c.Error) }
 
 // ReferenceCycle runs the reference's work once in the serving driver.
-func (b *Baseline) ReferenceCycle(groups []vcluster.RequestGroup, useGPUs bool) (RefCycle, error) {
+func (b *Baseline) ReferenceCycle(groups []contract.RequestGroup, useGPUs bool) (RefCycle, error) {
 	line, err := b.exchange(map[string]any{"op": "cycle", "groups": groups, "use_gpus": useGPUs})
 	if err != nil {
 		return RefCycle{}, err
@@ -61,7 +62,7 @@ func (b *Baseline) ReferenceCycle(groups []vcluster.RequestGroup, useGPUs bool) 
 }
 
 // ReferenceCold runs the reference's work in a fresh python process.
-func (b *Baseline) ReferenceCold(groups []vcluster.RequestGroup, useGPUs bool) (RefCycle, error) {
+func (b *Baseline) ReferenceCold(groups []contract.RequestGroup, useGPUs bool) (RefCycle, error) {
 	raw, _ := json.Marshal(groups)
 	line, start, end, err := b.runCold("cold", string(raw), fmt.Sprint(useGPUs))
 	if err != nil {
@@ -91,7 +92,7 @@ const (
 // ReferenceSpec is a GPU cluster of the given number of bundles: logical
 // nodes of GPUsPerNode bundles (the last one smaller), as the reference's
 // bundle_ct_per_node_list = [gpus_per_node] * nodes.
-func ReferenceSpec(name string, bundles int, layout Layout) vcluster.Spec {
+func ReferenceSpec(name string, bundles int, layout Layout) clusterspec.Spec {
 	var counts []int
 	for left := bundles; left > 0; left -= GPUsPerNode {
 		counts = append(counts, min(left, GPUsPerNode))
@@ -195,7 +196,7 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 	if err := WaitUntilPlaceable(ctx, a.Client.Client, spec, a.Wait, a.logf); err != nil {
 		return s, err
 	}
-	groups := DriverSpec(vcluster.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
+	groups := DriverSpec(contract.ActionCreate, a.Namespace, spec, ReadyTimeout).Groups
 	busy := func(err error) error {
 		if err != nil && (strings.Contains(err.Error(), "Timeout") || strings.Contains(err.Error(), "not ready")) {
 			return fmt.Errorf("%w: %v", errBusy, err)

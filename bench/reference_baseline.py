@@ -37,7 +37,7 @@ from ray.util.placement_group import remove_placement_group  # noqa: E402
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # noqa: E402
 
 # The reference's defaults (its 180 s wait, DEFAULT_MASTER_PORT_RANGE_LOW/HIGH),
-# passed by bench/baseline.go from the provider's constants (vcluster).
+# passed by bench/baseline.go from the provider's constants (clusterspec).
 READY_TIMEOUT = float(os.environ["RAYTF_BENCH_READY_TIMEOUT_S"])
 PORT_LOW, PORT_HIGH = (int(p) for p in os.environ["RAYTF_BENCH_PORT_RANGE"].split(","))
 BATCH = 256

@@ -10,9 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // LiveBundleCPU is what each stand-in bundle of the refresh benchmark
@@ -59,7 +63,7 @@ type RefreshResult struct {
 }
 
 type standIn struct {
-	spec     vcluster.Spec
+	spec     clusterspec.Spec
 	recorded map[string]string // group name -> id
 }
 
@@ -130,7 +134,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 	for rep := 0; rep < max(1, cfg.Reps); rep++ {
 		// A fresh LiveView per repetition is what a new CLI run (a new
 		// provider process) starts with: the shared group list is empty.
-		live := vcluster.NewLiveView(cfg.Client.Client)
+		live := liveview.NewLiveView(cfg.Client.Client)
 		before, start := cfg.Client.RequestCount(), time.Now()
 		drifted := 0
 		for _, c := range clusters { // what Read does for each cluster in state
@@ -160,7 +164,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 			for _, g := range c.spec.Groups() {
 				own[g.Name] = true
 			}
-			if err := c.spec.CheckSegments(snap.Topology()); err != nil {
+			if err := planning.CheckSegments(c.spec, snap.Topology()); err != nil {
 				return row, err
 			}
 			_ = topology.CheckPlacement(c.spec.Groups(), snap.Capacity(own))
@@ -184,7 +188,7 @@ func (cfg *RefreshConfig) one(ctx context.Context, n int, ws *Workspace, proxy *
 // standIns are n clusters of the configured size, with the stand-in groups
 // of {CPU: LiveBundleCPU} bundles that play their live groups and the
 // names of those groups.
-func (cfg *RefreshConfig) standIns(n int) (clusters []standIn, live []vcluster.RequestGroup, names []string) {
+func (cfg *RefreshConfig) standIns(n int) (clusters []standIn, live []contract.RequestGroup, names []string) {
 	clusters = make([]standIn, n)
 	for i := range clusters {
 		spec := PerNodeCPUCluster(fmt.Sprintf("%s-r%02d-c%02d", cfg.Prefix, n, i), cfg.GroupsPerCluster)
@@ -194,7 +198,7 @@ func (cfg *RefreshConfig) standIns(n int) (clusters []standIn, live []vcluster.R
 			for j := range bundles {
 				bundles[j] = map[string]float64{"CPU": LiveBundleCPU}
 			}
-			live = append(live, vcluster.RequestGroup{Name: g.Name, Strategy: g.Strategy, Bundles: bundles})
+			live = append(live, contract.RequestGroup{Name: g.Name, Strategy: g.Strategy, Bundles: bundles})
 			names = append(names, g.Name)
 		}
 	}
@@ -280,19 +284,19 @@ func jsonList(v any) string {
 // clusters as ray_virtual_cluster.c[i], with every attribute the resource's
 // Create would record (placement from Ray, ports made up).
 func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (string, error) {
-	live, err := vcluster.ListLiveGroups(ctx, c)
+	live, err := liveview.ListLiveGroups(ctx, c)
 	if err != nil {
 		return "", err
 	}
-	nodes, err := vcluster.ListAliveNodes(ctx, c)
+	nodes, err := liveview.ListAliveNodes(ctx, c)
 	if err != nil {
 		return "", err
 	}
-	nodeByID := map[string]rayclient.Node{}
+	nodeByID := map[string]raystate.Node{}
 	for _, nd := range nodes {
 		nodeByID[nd.NodeID] = nd
 	}
-	liveByName := map[string]rayclient.PlacementGroup{}
+	liveByName := map[string]raystate.PlacementGroup{}
 	for _, g := range live {
 		liveByName[g.Name] = g
 	}
@@ -305,7 +309,7 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 		gi := 0
 		for _, g := range spec.Groups() {
 			lg := liveByName[g.Name]
-			groups = append(groups, map[string]any{"name": g.Name, "id": cl.recorded[g.Name], "state": rayclient.PlacementGroupStateCreated,
+			groups = append(groups, map[string]any{"name": g.Name, "id": cl.recorded[g.Name], "state": raystate.PlacementGroupStateCreated,
 				"strategy": g.Strategy, "node_index": g.NodeIndex, "bundle_count": len(g.Bundles), "drift": ""})
 			for bi := range g.Bundles {
 				nodeID := ""
@@ -315,7 +319,7 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 				domain, rank := topology.ParseNodeTopology(nodeByID[nodeID].ResourcesTotal)
 				bundles = append(bundles, map[string]any{"rank": gi, "placement_group": g.Name, "bundle_index": bi,
 					"global_index": gi, "node_id": nodeID, "node_ip": nodeByID[nodeID].NodeIP, "gpu_id": nil,
-					"nvlink_domain": domain, "topo_rank": rank, "port": vcluster.DefaultPorts.Low + gi})
+					"nvlink_domain": domain, "topo_rank": rank, "port": clusterspec.DefaultPorts.Low + gi})
 				indices = append(indices, gi)
 				domains = append(domains, domain)
 				gi++
@@ -326,11 +330,11 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 			"use_gpus": spec.UseGPUs, "num_gpus_per_node": spec.NumGPUsPerNode,
 			"max_colocated_worker_groups": spec.MaxColocatedWorkerGroups, "placement_group_strategy": spec.WithDefaults().Strategy,
 			"use_unified_pg": spec.UseUnifiedPG, "segment_size": nil, "node_resource_constraints": nil,
-			"port_range_low": spec.Ports.Low, "port_range_high": spec.Ports.High, "ready_timeout": vcluster.DefaultReadyTimeoutText,
-			"namespace": vcluster.DefaultNamespace, "placement_groups": groups, "world_size": spec.WorldSize(),
+			"port_range_low": spec.Ports.Low, "port_range_high": spec.Ports.High, "ready_timeout": clusterspec.DefaultReadyTimeoutText,
+			"namespace": clusterspec.DefaultNamespace, "placement_groups": groups, "world_size": spec.WorldSize(),
 			"node_count": spec.NodeCount(), "sorted_bundle_indices": indices, "bundles": bundles,
 			"nvlink_domain_per_bundle": domains, "master_address": bundles[0]["node_ip"], "master_port": bundles[0]["port"],
-			"timeouts": nil, "select_nodes": false, "pinning": vcluster.DefaultPinning,
+			"timeouts": nil, "select_nodes": false, "pinning": clusterspec.DefaultPinning,
 		}
 		instances = append(instances, map[string]any{"index_key": i, "schema_version": 0, "attributes": attrs,
 			"sensitive_attributes": []any{}})
@@ -357,7 +361,7 @@ func PrintRefresh(out io.Writer, r *RefreshResult) {
 	}
 	g := r.Rows[0].Groups / max(1, r.Rows[0].Clusters)
 	fmt.Fprintf(out, "Clusters of %d per-node groups each (stand-in bundles {CPU: %g}, see bench/README.md).\n\n", g, LiveBundleCPU)
-	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions, a fresh vcluster.LiveView each, as a new CLI run has): refresh = LiveView.Groups (one list shared by every Read of the process) + the drift comparison per cluster in state; plan = LiveView.Snapshot after that refresh (the node list; the group list is shared) + the segment and capacity checks per cluster. HTTP calls counted on the client (rayclienttest.Counter).")
+	fmt.Fprintln(out, "In-process, the resource's code path (median of the repetitions, a fresh liveview.LiveView each, as a new CLI run has): refresh = LiveView.Groups (one list shared by every Read of the process) + the drift comparison per cluster in state; plan = LiveView.Snapshot after that refresh (the node list; the group list is shared) + the segment and capacity checks per cluster. HTTP calls counted on the client (rayclienttest.Counter).")
 	fmt.Fprintln(out)
 	t := NewTable(out, "clusters", "groups", "live groups listed", "refresh calls", "calls/group", "refresh ms", "ms/cluster", "plan calls", "plan ms")
 	for _, row := range r.Rows {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/standin"
 )
 
@@ -50,9 +51,9 @@ func RunSteadyPlans(ctx context.Context, ws *Workspace, counts []int, groupsPerC
 			for _, g := range spec.Groups() {
 				id := fmt.Sprintf("%028x", len(groups)+1)
 				pg := standin.PlacementGroup{PlacementGroupID: id, Name: g.Name, CreatorJobID: "01000000",
-					State: rayclient.PlacementGroupStateCreated, IsDetached: true}
+					State: raystate.PlacementGroupStateCreated, IsDetached: true}
 				for bi, b := range g.Bundles {
-					pg.Bundles = append(pg.Bundles, rayclient.Bundle{PlacementGroupID: id, BundleIndex: bi,
+					pg.Bundles = append(pg.Bundles, raystate.Bundle{PlacementGroupID: id, BundleIndex: bi,
 						UnitResources: b, NodeID: nodes[1+len(groups)%(steadyNodes-1)].NodeID})
 				}
 				groups = append(groups, pg)

@@ -15,10 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/devprovider"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Workspace is a directory with a CLI configuration whose dev_overrides
@@ -145,8 +146,8 @@ func (w *Workspace) RunEnv(ctx context.Context, dir string, env []string, args .
 
 // SubmittedSpecs decodes the driver specs of the job submissions among
 // events (the entrypoint's last word is the base64 spec).
-func SubmittedSpecs(events []ProxyEvent) ([]vcluster.Request, error) {
-	var out []vcluster.Request
+func SubmittedSpecs(events []ProxyEvent) ([]contract.Request, error) {
+	var out []contract.Request
 	for _, e := range events {
 		if e.Route != "POST /api/jobs/" {
 			continue
@@ -161,7 +162,7 @@ func SubmittedSpecs(events []ProxyEvent) ([]vcluster.Request, error) {
 		if err != nil {
 			return nil, err
 		}
-		var s vcluster.Request
+		var s contract.Request
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, err
 		}
@@ -172,12 +173,12 @@ func SubmittedSpecs(events []ProxyEvent) ([]vcluster.Request, error) {
 
 // SpecDiff lists the top-level request keys whose values differ between the
 // spec the provider submitted and the bench's DriverSpec. Both are complete
-// requests (vcluster fills every default), compared through their JSON.
+// requests (clusterspec fills every default), compared through their JSON.
 // Ignored: RunID (per run) and Ownership: the bench acts on bare groups, so
 // its runs skip the cluster record (a few KV calls inside the same job) and
 // leave no records or tombstones in a shared cluster's KV.
-func SpecDiff(submitted, bench vcluster.Request) []string {
-	fields := func(s vcluster.Request) map[string]any {
+func SpecDiff(submitted, bench contract.Request) []string {
+	fields := func(s contract.Request) map[string]any {
 		s.RunID, s.Ownership = "", nil
 		raw, _ := json.Marshal(s)
 		var m map[string]any
@@ -326,7 +327,7 @@ func RunTofu(ctx context.Context, cfg TofuConfig) (*TofuResult, error) {
 	specs, err := SubmittedSpecs(res.Apply.Events)
 	if err == nil && len(specs) > 0 {
 		res.Submitted = len(specs)
-		res.SpecDiff = SpecDiff(specs[0], DriverSpec(vcluster.ActionCreate, vcluster.DefaultNamespace, spec, ReadyTimeout))
+		res.SpecDiff = SpecDiff(specs[0], DriverSpec(contract.ActionCreate, clusterspec.DefaultNamespace, spec, ReadyTimeout))
 		res.SpecChecked = len(res.SpecDiff) == 0
 	}
 	res.Destroy, err = destroy()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/standin"
 )
 
@@ -149,7 +150,7 @@ func RunTopoPlan(ctx context.Context, cfg TopoPlanConfig) ([]TopoPlanResult, err
 					return out, err
 				}
 				if _, err := client.ListNodes(ctx, rayclient.ListOptions{
-					Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}, Detail: true}); err != nil {
+					Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}, Detail: true}); err != nil {
 					stop()
 					return out, err
 				}

@@ -15,10 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/devprovider"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // proxyOps maps the job routes the CountingProxy sees to TracedJobs' ops.
@@ -254,7 +255,7 @@ type TraceResult struct {
 }
 
 // unifiedHCL is the resource block of a unified PACK GPU cluster.
-func unifiedHCL(spec vcluster.Spec) string {
+func unifiedHCL(spec clusterspec.Spec) string {
 	return strings.Replace(PerNodeHCL("bench", spec), "  use_gpus", "  use_unified_pg           = true\n  placement_group_strategy = \"PACK\"\n  use_gpus", 1)
 }
 
@@ -336,7 +337,7 @@ type traceRun struct {
 // provider traces the apply and destroy of the cluster spec (n bundles)
 // into s, and the TodayRef provider's beside them for a size whose target
 // is today's time.
-func (tr *traceRun) provider(s *TraceSample, n int, spec vcluster.Spec, interp time.Duration) error {
+func (tr *traceRun) provider(s *TraceSample, n int, spec clusterspec.Spec, interp time.Duration) error {
 	ctx, ws, proxy := tr.ctx, tr.ws, tr.proxy
 	dir, err := ws.Dir("trace", map[string]string{"main.tf": ProviderHCL(proxy.URL) + "\n" + unifiedHCL(spec)})
 	if err != nil {
@@ -366,7 +367,7 @@ func (tr *traceRun) provider(s *TraceSample, n int, spec vcluster.Spec, interp t
 
 // floors measures into s what the provider's times are read against:
 // NeMo-RL's cold path (when it runs), the creation floor and the empty job.
-func (tr *traceRun) floors(s *TraceSample, name string, spec vcluster.Spec) error {
+func (tr *traceRun) floors(s *TraceSample, name string, spec clusterspec.Spec) error {
 	cfg := tr.cfg
 	var err error
 	if cfg.NeMo != nil {
@@ -375,7 +376,7 @@ func (tr *traceRun) floors(s *TraceSample, name string, spec vcluster.Spec) erro
 		}
 		tr.logf("   NeMo-RL cold %ss", Sec(s.NeMo.Wall))
 	}
-	groups := DriverSpec(vcluster.ActionCreate, BaselineNamespace, spec, ReadyTimeout).Groups
+	groups := DriverSpec(contract.ActionCreate, BaselineNamespace, spec, ReadyTimeout).Groups
 	bare, err := cfg.Floor.Cycle(renamed(groups, name, name+"-floor"))
 	if err != nil {
 		return fmt.Errorf("creation floor: %w", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/provider"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // ProviderFactories serves the provider in-process to the Terraform CLI.
@@ -79,13 +80,13 @@ func Name(prefix string) string {
 }
 
 // LiveGroups lists the non-removed placement groups whose names start with prefix.
-func LiveGroups(ctx context.Context, c *rayclient.Client, prefix string) ([]rayclient.PlacementGroup, error) {
+func LiveGroups(ctx context.Context, c *rayclient.Client, prefix string) ([]raystate.PlacementGroup, error) {
 	all, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Ne("state", raystate.PlacementGroupStateRemoved)}, Detail: true})
 	if err != nil {
 		return nil, err
 	}
-	var out []rayclient.PlacementGroup
+	var out []raystate.PlacementGroup
 	for _, g := range all {
 		if strings.HasPrefix(g.Name, prefix+"-") {
 			out = append(out, g)

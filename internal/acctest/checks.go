@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // CheckGroupsInRay asserts through Ray's state API (of the real dashboard,
@@ -45,8 +46,8 @@ func CheckNoGroupsAt(client func() *rayclient.Client, prefix string) resource.Te
 	return CheckGroupsAt(client, prefix, map[string]int{})
 }
 
-func exactGroups(groups []rayclient.PlacementGroup, want map[string]int) error {
-	byName := map[string][]rayclient.PlacementGroup{}
+func exactGroups(groups []raystate.PlacementGroup, want map[string]int) error {
+	byName := map[string][]raystate.PlacementGroup{}
 	for _, g := range groups {
 		byName[g.Name] = append(byName[g.Name], g)
 	}
@@ -62,7 +63,7 @@ func exactGroups(groups []rayclient.PlacementGroup, want map[string]int) error {
 				ids[i] = g.PlacementGroupID + "(" + g.State + ")"
 			}
 			problems = append(problems, fmt.Sprintf("%s is held by %d groups: %s", name, len(got), strings.Join(ids, ", ")))
-		case got[0].State != rayclient.PlacementGroupStateCreated:
+		case got[0].State != raystate.PlacementGroupStateCreated:
 			problems = append(problems, fmt.Sprintf("%s is %s, want CREATED", name, got[0].State))
 		case len(got[0].Bundles) != n:
 			problems = append(problems, fmt.Sprintf("%s has %d bundles, want %d", name, len(got[0].Bundles), n))

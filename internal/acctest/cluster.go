@@ -13,6 +13,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // The local test cluster of scripts/ray-cluster.sh: node name -> offset of
@@ -123,7 +124,7 @@ func StopNode(t *testing.T, name string) {
 
 // AliveNodeCount is the number of nodes Ray reports ALIVE.
 func AliveNodeCount(ctx context.Context, c *rayclient.Client) (int, error) {
-	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}})
+	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}})
 	return len(nodes), err
 }
 
@@ -135,7 +136,7 @@ func NodeState(ctx context.Context, c *rayclient.Client, ip string) (string, err
 	}
 	state, newest := "", int64(-1)
 	for _, n := range nodes {
-		if n.State == rayclient.NodeStateAlive {
+		if n.State == raystate.NodeStateAlive {
 			return n.State, nil
 		}
 		if n.StartTimeMs > newest {
@@ -147,7 +148,7 @@ func NodeState(ctx context.Context, c *rayclient.Client, ip string) (string, err
 
 // WaitForGroupState polls Ray until the group called name is in state, and
 // returns the last group seen.
-func WaitForGroupState(t testing.TB, name, state string, timeout time.Duration) rayclient.PlacementGroup {
+func WaitForGroupState(t testing.TB, name, state string, timeout time.Duration) raystate.PlacementGroup {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -155,7 +156,7 @@ func WaitForGroupState(t testing.TB, name, state string, timeout time.Duration) 
 	last := "not found"
 	for {
 		groups, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
-			Filters: []rayclient.Filter{rayclient.Eq("name", name), rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
+			Filters: []rayclient.Filter{rayclient.Eq("name", name), rayclient.Ne("state", raystate.PlacementGroupStateRemoved)}, Detail: true})
 		if err == nil {
 			for _, g := range groups {
 				if g.Name == name {
@@ -171,7 +172,7 @@ func WaitForGroupState(t testing.TB, name, state string, timeout time.Duration) 
 		select {
 		case <-ctx.Done():
 			t.Fatalf("placement group %s is not %s after %s (last: %s)", name, state, timeout, last)
-			return rayclient.PlacementGroup{}
+			return raystate.PlacementGroup{}
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

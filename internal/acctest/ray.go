@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
 // RemoveGroupsOutOfBand removes placement groups of the provider's default
@@ -13,7 +13,7 @@ import (
 // REMOVED. Groups that do not exist are skipped.
 func RemoveGroupsOutOfBand(t *testing.T, names ...string) {
 	t.Helper()
-	plainray.RemoveGroups(t, vcluster.DefaultNamespace, names...)
+	plainray.RemoveGroups(t, clusterspec.DefaultNamespace, names...)
 }
 
 // CreateGroupsOutOfBand makes detached per-node style groups (one
@@ -25,5 +25,5 @@ func CreateGroupsOutOfBand(t *testing.T, names ...string) {
 	for i, n := range names {
 		groups[i] = plainray.Group{Name: n, Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 1, "GPU": 1}}}
 	}
-	plainray.CreateGroups(t, vcluster.DefaultNamespace, groups...)
+	plainray.CreateGroups(t, clusterspec.DefaultNamespace, groups...)
 }

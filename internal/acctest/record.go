@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // recordScript reads one key of Ray's internal KV with plain ray calls (not
@@ -20,12 +21,12 @@ print(raw.decode() if raw is not None else "null")
 
 // ReadRecord returns the cluster record the provider keeps in Ray's KV for
 // name in the default namespace, read out of band; nil when there is none.
-func ReadRecord(t *testing.T, name string) *vcluster.Manifest {
+func ReadRecord(t *testing.T, name string) *record.Manifest {
 	t.Helper()
 	out := plainray.Run(t, 2*time.Minute, "reading the record of "+name, recordScript, map[string]any{"address": plainray.GCSAddress(),
-		"key": vcluster.RecordKey(vcluster.DefaultNamespace, name), "kv_namespace": vcluster.KVNamespace})
+		"key": record.RecordKey(clusterspec.DefaultNamespace, name), "kv_namespace": record.KVNamespace})
 	lines := strings.Split(out, "\n")
-	var m *vcluster.Manifest
+	var m *record.Manifest
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
 		t.Fatalf("record of %s: %v\n%s", name, err, out)
 	}
@@ -52,7 +53,7 @@ print(json.dumps(out))
 func NodeClaims(t *testing.T) map[string]string {
 	t.Helper()
 	out := plainray.Run(t, 2*time.Minute, "reading the node claims", claimsScript, map[string]any{"address": plainray.GCSAddress(),
-		"prefix": vcluster.ClaimKey(""), "kv_namespace": vcluster.KVNamespace})
+		"prefix": record.ClaimKey(""), "kv_namespace": record.KVNamespace})
 	lines := strings.Split(out, "\n")
 	claims := map[string]string{}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &claims); err != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
 
 // Batching bounds. Terraform starts the operations of independent
@@ -33,7 +33,7 @@ const (
 )
 
 // Batcher runs driver requests that arrive close together in one Ray job
-// (vcluster.BatchRequest): requests of one namespace share a wave, which
+// (contract.BatchRequest): requests of one namespace share a wave, which
 // launches as soon as every operation in progress (Hold) has its request
 // in a wave, or when no request joined for BatchQuiet, at most BatchBound
 // after the first. So a lone apply waits for nothing. Each request still
@@ -92,13 +92,13 @@ func (b *Batcher) Reconfigure(api JobAPI, python string, opts RunOptions) {
 
 type member struct {
 	ctx        context.Context
-	req        vcluster.Request
+	req        contract.Request
 	onProgress func(Progress)
 	done       chan outcome
 }
 
 type outcome struct {
-	res *vcluster.Result
+	res *contract.Result
 	err error
 }
 
@@ -111,7 +111,7 @@ type wave struct {
 // Run runs req, batched with the requests that arrive with it, and
 // returns its own result as driver.Run does. onProgress (may be nil)
 // receives req's progress lines.
-func (b *Batcher) Run(ctx context.Context, req vcluster.Request, onProgress func(Progress)) (*vcluster.Result, error) {
+func (b *Batcher) Run(ctx context.Context, req contract.Request, onProgress func(Progress)) (*contract.Result, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (b *Batcher) launch(w *wave) {
 		b.answer(m, outcome{res, err})
 		return
 	}
-	reqs := make([]vcluster.Request, len(w.members))
+	reqs := make([]contract.Request, len(w.members))
 	for i, m := range w.members {
 		reqs[i] = m.req
 	}
@@ -221,7 +221,7 @@ func (b *Batcher) launch(w *wave) {
 			m.onProgress(p)
 		}
 	}
-	res, err := Run(ctx, api, python, vcluster.BatchRequest(reqs), opts)
+	res, err := Run(ctx, api, python, contract.BatchRequest(reqs), opts)
 	for i, m := range w.members {
 		if !answered[i] {
 			b.answer(m, batchOutcome(res, err, i, len(w.members)))
@@ -262,7 +262,7 @@ func batchIndex(runID string) (int, bool) {
 // batchOutcome is request i's share of a batch's result: its own result
 // and error, plus the batch's error when the job was interrupted (as Run
 // returns a result together with the cancellation).
-func batchOutcome(res *vcluster.Result, err error, i, n int) outcome {
+func batchOutcome(res *contract.Result, err error, i, n int) outcome {
 	if res == nil || len(res.Batch) != n {
 		if err == nil {
 			err = errors.New("ray placement group driver: the batch's result does not list every request")
@@ -271,7 +271,7 @@ func batchOutcome(res *vcluster.Result, err error, i, n int) outcome {
 	}
 	sub := res.Batch[i]
 	own := sub.Err()
-	var driverErr *vcluster.DriverError
+	var driverErr *contract.DriverError
 	if own == nil && err != nil && !errors.As(err, &driverErr) {
 		own = err
 	}

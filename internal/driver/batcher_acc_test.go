@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
 
 // Guarantee: requests that arrive together share one Ray job; a request
@@ -18,7 +18,7 @@ func TestAccBatcherOneJobPerWave(t *testing.T) {
 	e := newAccEnv(t)
 	api := &hookAPI{JobAPI: e.client}
 	b := NewBatcher(api, e.python, RunOptions{PollInterval: 100 * time.Millisecond, BackgroundCleanup: true})
-	specs := []vcluster.Request{e.cpuSpec("a", 60), e.cpuSpec("b", 60), e.neverFits(8), e.cpuSpec("c", 60)}
+	specs := []contract.Request{e.cpuSpec("a", 60), e.cpuSpec("b", 60), e.neverFits(8), e.cpuSpec("c", 60)}
 	runs := runConcurrently(context.Background(), b, specs, nil)
 	results, errs := runs.results, runs.errs
 	if subs := api.submits(); len(subs) != 1 || !strings.HasPrefix(subs[0].SubmissionID, "raytf_batch_") {
@@ -32,7 +32,7 @@ func TestAccBatcherOneJobPerWave(t *testing.T) {
 			t.Errorf("create %s: %+v %v", name, results[i], errs[i])
 		}
 	}
-	if !vcluster.IsKind(errs[2], vcluster.KindTimeout, vcluster.KindInfeasible) {
+	if !contract.IsKind(errs[2], contract.KindTimeout, contract.KindInfeasible) {
 		t.Errorf("infeasible request: %+v %v", results[2], errs[2])
 	}
 	live := e.livePGs(t)
@@ -43,9 +43,9 @@ func TestAccBatcherOneJobPerWave(t *testing.T) {
 	// Deletes of the three, together: one job again.
 	api = &hookAPI{JobAPI: e.client}
 	b = NewBatcher(api, e.python, RunOptions{PollInterval: 100 * time.Millisecond})
-	var dels []vcluster.Request
+	var dels []contract.Request
 	for _, name := range []string{"a", "b", "c"} {
-		dels = append(dels, e.spec(vcluster.ActionDelete, vcluster.RequestGroup{Name: name}))
+		dels = append(dels, e.spec(contract.ActionDelete, contract.RequestGroup{Name: name}))
 	}
 	runs = runConcurrently(context.Background(), b, dels, nil)
 	for i, res := range runs.results {
@@ -70,7 +70,7 @@ func TestAccBatcherOneJobPerWave(t *testing.T) {
 	b = NewBatcher(api, e.python, RunOptions{PollInterval: 100 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(6*time.Second, cancel)
-	stopped := runConcurrently(ctx, b, []vcluster.Request{e.neverFits(60), e.cpuSpec("d", 60)}, nil).errs
+	stopped := runConcurrently(ctx, b, []contract.Request{e.neverFits(60), e.cpuSpec("d", 60)}, nil).errs
 	if stopped[0] == nil {
 		t.Error("the cancelled infeasible request reported success")
 	}

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // finishBatch ends a batch job of n requests: request i fails when
@@ -36,15 +37,15 @@ func finishBatch(n int, failing map[int]bool) func(j *fakeJob) {
 
 // concurrentRuns are the outcomes of runConcurrently, by request.
 type concurrentRuns struct {
-	results []*vcluster.Result
+	results []*contract.Result
 	errs    []error
 	took    []time.Duration // until each request was answered
 }
 
 // runConcurrently runs specs as concurrent resource operations do: each
 // holds the batcher from before its request until after its answer.
-func runConcurrently(ctx context.Context, b *Batcher, specs []vcluster.Request, onProgress func(int, Progress)) concurrentRuns {
-	out := concurrentRuns{make([]*vcluster.Result, len(specs)), make([]error, len(specs)), make([]time.Duration, len(specs))}
+func runConcurrently(ctx context.Context, b *Batcher, specs []contract.Request, onProgress func(int, Progress)) concurrentRuns {
+	out := concurrentRuns{make([]*contract.Result, len(specs)), make([]error, len(specs)), make([]time.Duration, len(specs))}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, spec := range specs {
@@ -72,7 +73,7 @@ func TestBatcherRunsConcurrentRequestsInOneJob(t *testing.T) {
 	b := NewBatcher(f, "python", fastOpts)
 	var mu sync.Mutex
 	progressOf := map[int]int{}
-	runs := runConcurrently(context.Background(), b, []vcluster.Request{createSpec("a"), createSpec("b"), createSpec("c")}, func(i int, p Progress) {
+	runs := runConcurrently(context.Background(), b, []contract.Request{createSpec("a"), createSpec("b"), createSpec("c")}, func(i int, p Progress) {
 		mu.Lock()
 		progressOf[i]++
 		mu.Unlock()
@@ -91,7 +92,7 @@ func TestBatcherRunsConcurrentRequestsInOneJob(t *testing.T) {
 		}
 		if errs[i] != nil {
 			failed++
-			if !vcluster.IsKind(errs[i], vcluster.KindTimeout) || results[i].OK {
+			if !contract.IsKind(errs[i], contract.KindTimeout) || results[i].OK {
 				t.Errorf("request %d: %+v %v", i, results[i], errs[i])
 			}
 		}
@@ -119,7 +120,7 @@ func TestBatcherAnswersFinishedRequestBeforeTheBatchEnds(t *testing.T) {
 		}
 	})
 	b := NewBatcher(f, "python", fastOpts)
-	runs := runConcurrently(context.Background(), b, []vcluster.Request{createSpec("a"), createSpec("b")}, nil)
+	runs := runConcurrently(context.Background(), b, []contract.Request{createSpec("a"), createSpec("b")}, nil)
 	if runs.errs[0] != nil || runs.errs[1] != nil {
 		t.Fatal(runs.errs)
 	}
@@ -193,11 +194,11 @@ func TestDriverRunsBatchRequestsSeparately(t *testing.T) {
 	w := newOwnershipWorld(t)
 	w.groups = []string{"vc-node0"}
 	w.setRecord("other")
-	m := vcluster.NewManifest(w.spec, "other", "test", vcluster.Placement{})
-	batch := vcluster.BatchRequest([]vcluster.Request{
-		w.spec.Request(vcluster.ActionDelete).Owned(w.spec, "mine", false, nil),
-		w.spec.Request(vcluster.ActionRecord).Owned(w.spec, "other", false, &m),
-		w.spec.Request(vcluster.ActionDelete),
+	m := record.NewManifest(w.spec, "other", "test", record.Placement{})
+	batch := contract.BatchRequest([]contract.Request{
+		contract.RequestFor(w.spec, contract.ActionDelete).Owned(w.spec, "mine", false, nil),
+		contract.RequestFor(w.spec, contract.ActionRecord).Owned(w.spec, "other", false, &m),
+		contract.RequestFor(w.spec, contract.ActionDelete),
 	})
 	batch.RunID = "b1"
 	if err := batch.Validate(); err != nil {
@@ -211,7 +212,7 @@ func TestDriverRunsBatchRequestsSeparately(t *testing.T) {
 	raw["batch"].([]any)[2].(map[string]any)["version"] = 99
 	encoded, _ = json.Marshal(raw)
 	res := w.runRaw(encoded)
-	if !res.OK || res.Action != vcluster.ActionBatch || len(res.Batch) != 3 {
+	if !res.OK || res.Action != contract.ActionBatch || len(res.Batch) != 3 {
 		t.Fatalf("batch result: %+v %+v", res, res.Error)
 	}
 	for i, sub := range res.Batch {
@@ -225,7 +226,7 @@ func TestDriverRunsBatchRequestsSeparately(t *testing.T) {
 	if sub := res.Batch[1]; !sub.OK || sub.Record == nil || sub.Record.Owner != "other" {
 		t.Errorf("owner's record: %+v %+v", sub, sub.Error)
 	}
-	if sub := res.Batch[2]; sub.OK || sub.Error == nil || sub.Error.Kind != vcluster.KindInvalid || !strings.Contains(sub.Error.Message, "99") {
+	if sub := res.Batch[2]; sub.OK || sub.Error == nil || sub.Error.Kind != contract.KindInvalid || !strings.Contains(sub.Error.Message, "99") {
 		t.Errorf("malformed request: %+v %+v", sub, sub.Error)
 	}
 }
@@ -237,7 +238,7 @@ func TestDriverBatchReportsConnectFailureForEachRequest(t *testing.T) {
 	if err != nil {
 		t.Skip("no python3")
 	}
-	batch := vcluster.BatchRequest([]vcluster.Request{createSpec("a"), createSpec("b")})
+	batch := contract.BatchRequest([]contract.Request{createSpec("a"), createSpec("b")})
 	batch.RunID = "b2"
 	raw, _ := json.Marshal(batch)
 	cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg(raw))

@@ -32,7 +32,7 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
 
 //go:embed driver.py
@@ -54,7 +54,7 @@ type Progress struct {
 	// Elapsed is seconds since the driver started.
 	Elapsed float64 `json:"elapsed,omitempty"`
 	// Result is a batch request's own result (phase result).
-	Result *vcluster.Result `json:"result,omitempty"`
+	Result *contract.Result `json:"result,omitempty"`
 	// Raw holds the whole decoded line, including fields not listed here.
 	Raw map[string]any `json:"-"`
 }
@@ -83,7 +83,7 @@ func bootstrapCode() string {
 
 // Entrypoint returns the shell command line of a driver job running spec
 // with the given python executable (e.g. "python", or an absolute path).
-func Entrypoint(python string, spec vcluster.Request) (string, error) {
+func Entrypoint(python string, spec contract.Request) (string, error) {
 	if strings.TrimSpace(python) == "" {
 		return "", errors.New("driver: python executable must not be empty")
 	}
@@ -163,7 +163,7 @@ func payloadAfter(re *regexp.Regexp, line string, last bool) (string, bool) {
 // and a descriptive error when the last one is not a valid result. With
 // runID set, lines of other runs are skipped, and a garbled line is only
 // reported when no line of the run is found.
-func ParseResult(logs, runID string) (*vcluster.Result, error) {
+func ParseResult(logs, runID string) (*contract.Result, error) {
 	if !strings.Contains(logs, resultMarker) {
 		return nil, ErrNoResult
 	}
@@ -197,7 +197,7 @@ func ParseResult(logs, runID string) (*vcluster.Result, error) {
 	return nil, ErrNoResult
 }
 
-func decodeResult(payload string) (*vcluster.Result, error) {
+func decodeResult(payload string) (*contract.Result, error) {
 	var probe struct {
 		OK     *bool   `json:"ok"`
 		Action *string `json:"action"`
@@ -208,7 +208,7 @@ func decodeResult(payload string) (*vcluster.Result, error) {
 	if probe.OK == nil || probe.Action == nil {
 		return nil, fmt.Errorf("ray placement group driver: result line lacks \"ok\" or \"action\": %s", snippet(payload))
 	}
-	var res vcluster.Result
+	var res contract.Result
 	if err := json.Unmarshal([]byte(payload), &res); err != nil {
 		return nil, fmt.Errorf("ray placement group driver: malformed result line (%v): %s", err, snippet(payload))
 	}

@@ -37,7 +37,7 @@ placement_group_table: Any = None
 remove_placement_group: Any = None
 
 # Shapes of the JSON the driver reads and writes (Go's types are the source:
-# vcluster.Request, vcluster.Result, vcluster.Manifest).
+# contract.Request, contract.Result, record.Manifest).
 Json = Dict[str, Any]  # a decoded JSON object: a request part, a record, a result
 Resources = Dict[str, float]  # one bundle's resources
 Bundle = Dict[str, Any]  # one bundle of a group result (probe target until probed)
@@ -60,13 +60,13 @@ def import_ray() -> None:
 
 ACTIONS = ("create", "delete", "inspect", "record", "read")
 BATCH = "batch"  # runs the requests in spec["batch"] concurrently, one result each
-# The request format this driver reads (vcluster.RequestVersion).
+# The request format this driver reads (contract.RequestVersion).
 REQUEST_VERSION = 1
 
 
 @dataclass(frozen=True)
 class Contract:
-    """The contract constants (vcluster.Contract), built once from the
+    """The contract constants (contract.Contract), built once from the
     request's "contract"; the driver has none of its own. Field names and
     types are Go's JSON fields (TestDriverContractFieldsMatch)."""
 
@@ -123,7 +123,7 @@ class Spec(TypedDict):
 
 class DriverError(Exception):
     """A failure as facts: kind, a code and the values Go words it from
-    (vcluster.ResultError.Describe); the driver writes no sentence."""
+    (contract.ResultError.Describe); the driver writes no sentence."""
 
     def __init__(self, kind: str, code: str, **facts: Any) -> None:
         Exception.__init__(self, code)
@@ -215,7 +215,7 @@ def progress(run: Run, phase: str, **facts: Any) -> None:
 
 # ---------------------------------------------------------------- spec
 #
-# Go builds and validates every request (vcluster.Request.Validate); the
+# Go builds and validates every request (contract.Request.Validate); the
 # driver checks only the version and that each field has its type.
 
 
@@ -345,13 +345,13 @@ def norm_bundle(b: Dict[str, Any]) -> Resources:
 
 
 def same_amount(run: Run, a: float, b: float) -> bool:
-    # vcluster.SameAmount: less than one of Ray's amount units apart.
+    # drift.SameAmount: less than one of Ray's amount units apart.
     unit = run.contract.amount_unit
     return abs(a / unit - b / unit) < 1 - 1e-6
 
 
 def same_bundle(run: Run, a: Resources, b: Resources) -> bool:
-    # vcluster.SameResources: an amount below one unit is absent for Ray.
+    # drift.SameResources: an amount below one unit is absent for Ray.
     keys = set(a) | set(b)
     return all(same_amount(run, a.get(k, 0.0), b.get(k, 0.0)) for k in keys)
 
@@ -422,7 +422,7 @@ def node_view(nodes: NodeView) -> List[Json]:
 
 
 def rank_from_label(run: Run, v: object) -> int:
-    # Same rule as Go's vcluster.ParseRankLabel: only ASCII digits, else unknown.
+    # Same rule as Go's clusterspec.ParseRankLabel: only ASCII digits, else unknown.
     if isinstance(v, str) and 0 < len(v) <= run.contract.rank_label_digits and all("0" <= c <= "9" for c in v):
         return int(v)
     return run.contract.topo_rank_unknown
@@ -492,7 +492,7 @@ def is_ours(own: Json, record: Optional[Json]) -> bool:
 
 
 def other_owner(record: Optional[Json]) -> Json:
-    """The facts Go describes another owner from (vcluster.OtherOwner)."""
+    """The facts Go describes another owner from (record.OtherOwner)."""
     record = record or {}
     return {"owner": str(record.get("owner") or ""), "created_at": str(record.get("created_at") or ""),
             "has_record": bool(record)}
@@ -831,7 +831,7 @@ def take_stale_claim(run: Run, own: Json, key: str, stale: Json) -> None:
 
 
 def claim_holder(node_id: str, claim: Json) -> Json:
-    """The facts Go names a holder from (vcluster.NodeHolder)."""
+    """The facts Go names a holder from (contract.NodeHolder)."""
     return {"node_id": node_id, "cluster": str(claim.get("cluster") or ""), "owner": str(claim.get("owner") or ""),
             "groups": [str(g) for g in claim.get("groups") or []], "claimed_at": float(claim.get("claimed_at") or 0)}
 
@@ -921,7 +921,7 @@ def release_cluster_claims(run: Run, own: Json) -> None:
 
 def diff_group(run: Run, want: GroupSpec, table: Json, pg: Any) -> List[Json]:
     """How a live group differs from the wanted one, as facts (Go words
-    them: vcluster.GroupDifference)."""
+    them: contract.GroupDifference)."""
     diffs: List[Json] = []
     if table.get("strategy") != want["strategy"]:
         diffs.append({"field": "strategy", "have": table.get("strategy"), "want": want["strategy"]})

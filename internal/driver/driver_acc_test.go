@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Acceptance test against a real Ray cluster (TF_ACC=1): the test cluster
@@ -54,16 +57,16 @@ func newAccEnv(t *testing.T) *accEnv {
 	return e
 }
 
-func (e *accEnv) spec(action string, groups ...vcluster.RequestGroup) vcluster.Request {
+func (e *accEnv) spec(action string, groups ...contract.RequestGroup) contract.Request {
 	for i := range groups {
 		groups[i].Name = e.prefix + groups[i].Name
 	}
-	return vcluster.Request{Version: vcluster.RequestVersion, Action: action, Namespace: e.ns, ReadyTimeoutSeconds: 60, Groups: groups,
-		Probe: vcluster.Probe{UseGPUs: true, PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
+	return contract.Request{Version: contract.RequestVersion, Action: action, Namespace: e.ns, ReadyTimeoutSeconds: 60, Groups: groups,
+		Probe: contract.Probe{UseGPUs: true, PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: contract.DriverContract()}
 }
 
 type timedRun struct {
-	res          *vcluster.Result
+	res          *contract.Result
 	err          error
 	total        time.Duration
 	firstOutput  time.Duration // until the first progress line was seen
@@ -71,7 +74,7 @@ type timedRun struct {
 	connect      string // how the driver reached Ray ("started" line)
 }
 
-func (e *accEnv) run(ctx context.Context, spec vcluster.Request) timedRun {
+func (e *accEnv) run(ctx context.Context, spec contract.Request) timedRun {
 	var mu sync.Mutex
 	start := time.Now()
 	tr := timedRun{}
@@ -91,7 +94,7 @@ func (e *accEnv) run(ctx context.Context, spec vcluster.Request) timedRun {
 	return tr
 }
 
-func (e *accEnv) mustRun(t *testing.T, spec vcluster.Request) timedRun {
+func (e *accEnv) mustRun(t *testing.T, spec contract.Request) timedRun {
 	t.Helper()
 	tr := e.run(context.Background(), spec)
 	if tr.err != nil {
@@ -100,7 +103,7 @@ func (e *accEnv) mustRun(t *testing.T, spec vcluster.Request) timedRun {
 	return tr
 }
 
-func names(spec vcluster.Request) []string {
+func names(spec contract.Request) []string {
 	out := make([]string, len(spec.Groups))
 	for i, g := range spec.Groups {
 		out[i] = g.Name
@@ -110,14 +113,14 @@ func names(spec vcluster.Request) []string {
 
 // livePGs lists this test's placement groups that Ray does not report as
 // REMOVED, keyed by name.
-func (e *accEnv) livePGs(t *testing.T) map[string]rayclient.PlacementGroup {
+func (e *accEnv) livePGs(t *testing.T) map[string]raystate.PlacementGroup {
 	t.Helper()
 	pgs, err := e.client.ListPlacementGroups(context.Background(), rayclient.ListOptions{
 		Detail: true, Filters: []rayclient.Filter{rayclient.Ne("state", "REMOVED")}})
 	if err != nil {
 		t.Fatalf("listing placement groups: %v", err)
 	}
-	out := map[string]rayclient.PlacementGroup{}
+	out := map[string]raystate.PlacementGroup{}
 	for _, pg := range pgs {
 		if strings.HasPrefix(pg.Name, e.prefix) {
 			out[pg.Name] = pg
@@ -133,13 +136,13 @@ func (e *accEnv) cleanup() {
 	if len(left) == 0 {
 		return
 	}
-	var gs []vcluster.RequestGroup
+	var gs []contract.RequestGroup
 	for n := range left {
-		gs = append(gs, vcluster.RequestGroup{Name: n})
+		gs = append(gs, contract.RequestGroup{Name: n})
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Name < gs[j].Name })
-	spec := vcluster.Request{Version: vcluster.RequestVersion, Action: vcluster.ActionDelete, Namespace: e.ns, Groups: gs, ReadyTimeoutSeconds: 60,
-		Probe: vcluster.Probe{PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: vcluster.DriverContract()}
+	spec := contract.Request{Version: contract.RequestVersion, Action: contract.ActionDelete, Namespace: e.ns, Groups: gs, ReadyTimeoutSeconds: 60,
+		Probe: contract.Probe{PortRangeLow: 1400, PortRangeHigh: 1999}, Contract: contract.DriverContract()}
 	if _, err := Run(context.Background(), e.client, e.python, spec, RunOptions{}); err != nil {
 		t.Errorf("cleanup delete: %v", err)
 	}
@@ -188,7 +191,7 @@ func gpuBundles(n int, extra map[string]float64) []map[string]float64 {
 }
 
 // checkProbe verifies the probe data of a CREATED result.
-func checkProbe(t *testing.T, res *vcluster.Result, spec vcluster.Request) {
+func checkProbe(t *testing.T, res *contract.Result, spec contract.Request) {
 	t.Helper()
 	if len(res.Groups) != len(spec.Groups) {
 		t.Fatalf("got %d groups, want %d", len(res.Groups), len(spec.Groups))
@@ -251,25 +254,25 @@ func same(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
 func TestAccDriver(t *testing.T) {
 	e := newAccEnv(t)
 	racks := []string{"nvlink_domain_rackA", "nvlink_domain_rackA", "nvlink_domain_rackB", "nvlink_domain_rackB"}
-	perNode := func() vcluster.Request {
-		var gs []vcluster.RequestGroup
+	perNode := func() contract.Request {
+		var gs []contract.RequestGroup
 		for i, r := range racks {
-			gs = append(gs, vcluster.RequestGroup{Name: fmt.Sprintf("vc-node%d", i), Strategy: "PACK", Bundles: gpuBundles(2, map[string]float64{r: 0.001})})
+			gs = append(gs, contract.RequestGroup{Name: fmt.Sprintf("vc-node%d", i), Strategy: "PACK", Bundles: gpuBundles(2, map[string]float64{r: 0.001})})
 		}
-		return e.spec(vcluster.ActionCreate, gs...)
+		return e.spec(contract.ActionCreate, gs...)
 	}
 
 	t.Run("create one group", func(t *testing.T) {
-		spec := e.spec(vcluster.ActionCreate, vcluster.RequestGroup{Name: "single", Strategy: "PACK", Bundles: gpuBundles(1, nil)})
+		spec := e.spec(contract.ActionCreate, contract.RequestGroup{Name: "single", Strategy: "PACK", Bundles: gpuBundles(1, nil)})
 		tr := e.mustRun(t, spec)
 		checkProbe(t, tr.res, spec)
 		t.Logf("TIMING create 1 group: total %v, first driver output after %v, progress %v", tr.total.Round(time.Millisecond), tr.firstOutput.Round(time.Millisecond), tr.progressSeen)
 		del := spec
-		del.Action = vcluster.ActionDelete
+		del.Action = contract.ActionDelete
 		e.mustRun(t, del)
 	})
 
-	var first *vcluster.Result
+	var first *contract.Result
 	t.Run("create per-node groups", func(t *testing.T) {
 		spec := perNode()
 		tr := e.mustRun(t, spec)
@@ -314,8 +317,8 @@ func TestAccDriver(t *testing.T) {
 		spec := perNode()
 		spec.Groups[1].Bundles[0]["CPU"] = 2
 		tr := e.run(context.Background(), spec)
-		var de *vcluster.DriverError
-		if !errors.As(tr.err, &de) || de.Kind != vcluster.KindConflict || !strings.Contains(de.Message, spec.Groups[1].Name) {
+		var de *contract.DriverError
+		if !errors.As(tr.err, &de) || de.Kind != contract.KindConflict || !strings.Contains(de.Message, spec.Groups[1].Name) {
 			t.Fatalf("err = %v", tr.err)
 		}
 		t.Logf("conflict message: %s", de.Message)
@@ -325,7 +328,7 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("inspect", func(t *testing.T) {
-		spec := e.spec(vcluster.ActionInspect, vcluster.RequestGroup{Name: "vc-node0"}, vcluster.RequestGroup{Name: "vc-node3"}, vcluster.RequestGroup{Name: "does-not-exist"})
+		spec := e.spec(contract.ActionInspect, contract.RequestGroup{Name: "vc-node0"}, contract.RequestGroup{Name: "vc-node3"}, contract.RequestGroup{Name: "does-not-exist"})
 		tr := e.mustRun(t, spec)
 		res := tr.res
 		if len(res.Groups) != 3 || len(res.Missing) != 1 || res.Missing[0] != e.prefix+"does-not-exist" {
@@ -336,7 +339,7 @@ func TestAccDriver(t *testing.T) {
 			!same(g0.Bundles[0].Resources["nvlink_domain_rackA"], 0.001) || g0.Bundles[0].Port == 0 {
 			t.Errorf("inspected group = %+v", g0)
 		}
-		if !miss.Missing || miss.State != vcluster.StateMissing || miss.ID != "" {
+		if !miss.Missing || miss.State != contract.StateMissing || miss.ID != "" {
 			t.Errorf("missing group = %+v", miss)
 		}
 		if len(e.livePGs(t)) != 4 {
@@ -347,7 +350,7 @@ func TestAccDriver(t *testing.T) {
 	t.Run("back-to-back identical runs", func(t *testing.T) {
 		// Each run has a submission id of its own, so none waits for the
 		// teardown of the one before.
-		spec := e.spec(vcluster.ActionInspect, vcluster.RequestGroup{Name: "vc-node2"})
+		spec := e.spec(contract.ActionInspect, contract.RequestGroup{Name: "vc-node2"})
 		for i := 0; i < 4; i++ {
 			tr := e.mustRun(t, spec)
 			if len(tr.res.Groups) != 1 || tr.res.Groups[0].ID != first.Groups[2].ID {
@@ -358,7 +361,7 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("unified STRICT_SPREAD", func(t *testing.T) {
-		spec := e.spec(vcluster.ActionCreate, vcluster.RequestGroup{Name: "vc-unified", Strategy: "STRICT_SPREAD", Bundles: gpuBundles(4, nil)})
+		spec := e.spec(contract.ActionCreate, contract.RequestGroup{Name: "vc-unified", Strategy: "STRICT_SPREAD", Bundles: gpuBundles(4, nil)})
 		tr := e.mustRun(t, spec)
 		checkProbe(t, tr.res, spec)
 		ips := map[string]bool{}
@@ -372,20 +375,20 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("infeasible times out and leaves nothing", func(t *testing.T) {
-		spec := e.spec(vcluster.ActionCreate,
-			vcluster.RequestGroup{Name: "fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
-			vcluster.RequestGroup{Name: "huge", Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 1, "GPU": 99}}})
+		spec := e.spec(contract.ActionCreate,
+			contract.RequestGroup{Name: "fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
+			contract.RequestGroup{Name: "huge", Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 1, "GPU": 99}}})
 		spec.ReadyTimeoutSeconds = 5
 		tr := e.run(context.Background(), spec)
-		var de *vcluster.DriverError
-		if !errors.As(tr.err, &de) || (de.Kind != vcluster.KindInfeasible && de.Kind != vcluster.KindTimeout) {
+		var de *contract.DriverError
+		if !errors.As(tr.err, &de) || (de.Kind != contract.KindInfeasible && de.Kind != contract.KindTimeout) {
 			t.Fatalf("err = %v", tr.err)
 		}
 		// The driver reports what is pending and the per-node view; Go explains it.
-		huge := vcluster.GroupRequest{Name: e.prefix + "huge", Strategy: "PACK", Bundles: []topology.Resources{{"CPU": 1, "GPU": 99}}}
+		huge := clusterspec.GroupRequest{Name: e.prefix + "huge", Strategy: "PACK", Bundles: []topology.Resources{{"CPU": 1, "GPU": 99}}}
 		if tr.res == nil || !slices.Contains(tr.res.Pending, huge.Name) || len(tr.res.Nodes) == 0 {
 			t.Errorf("pending/nodes not reported: %+v", tr.res)
-		} else if why := vcluster.ExplainShortage([]vcluster.GroupRequest{huge}, vcluster.NodeCapacities(tr.res.Nodes)); !strings.Contains(strings.Join(why.Errors, "; "), `"GPU":99`) {
+		} else if why := planning.ExplainShortage([]clusterspec.GroupRequest{huge}, planning.NodeCapacities(tr.res.Nodes)); !strings.Contains(strings.Join(why.Errors, "; "), `"GPU":99`) {
 			t.Errorf("explanation = %+v", why)
 		}
 		if tr.res == nil || len(tr.res.Removed) != 2 {
@@ -403,9 +406,9 @@ func TestAccDriver(t *testing.T) {
 	})
 
 	t.Run("stopped job leaves nothing", func(t *testing.T) {
-		spec := e.spec(vcluster.ActionCreate,
-			vcluster.RequestGroup{Name: "stop-fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
-			vcluster.RequestGroup{Name: "stop-huge", Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 99}}})
+		spec := e.spec(contract.ActionCreate,
+			contract.RequestGroup{Name: "stop-fits", Strategy: "PACK", Bundles: gpuBundles(1, nil)},
+			contract.RequestGroup{Name: "stop-huge", Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 99}}})
 		spec.ReadyTimeoutSeconds = 300
 		// Stopped once the driver has created its groups, however slowly
 		// the job started.
@@ -439,8 +442,8 @@ func TestAccDriver(t *testing.T) {
 
 	t.Run("delete twice", func(t *testing.T) {
 		spec := perNode()
-		spec.Action = vcluster.ActionDelete
-		spec.Groups = append(spec.Groups, vcluster.RequestGroup{Name: e.prefix + "vc-unified"})
+		spec.Action = contract.ActionDelete
+		spec.Groups = append(spec.Groups, contract.RequestGroup{Name: e.prefix + "vc-unified"})
 		tr := e.mustRun(t, spec)
 		if len(tr.res.Removed) != 5 || len(tr.res.Missing) != 0 {
 			t.Fatalf("first delete = %+v", tr.res)

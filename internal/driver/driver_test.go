@@ -14,26 +14,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
-func createSpec(names ...string) vcluster.Request {
-	groups := make([]vcluster.GroupRequest, len(names))
+func createSpec(names ...string) contract.Request {
+	groups := make([]clusterspec.GroupRequest, len(names))
 	for i, n := range names {
-		groups[i] = vcluster.GroupRequest{Name: n, Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}}}
+		groups[i] = clusterspec.GroupRequest{Name: n, Bundles: []topology.Resources{{"CPU": 1, "GPU": 1}}}
 	}
-	return vcluster.NewRequest(vcluster.ActionCreate, "ns", groups, true, topology.PortRange{}, 0)
+	return contract.NewRequest(contract.ActionCreate, "ns", groups, true, topology.PortRange{}, 0)
 }
 
 // deleteRequest removes the named groups from namespace.
-func deleteRequest(namespace string, names ...string) vcluster.Request {
-	groups := make([]vcluster.GroupRequest, len(names))
+func deleteRequest(namespace string, names ...string) contract.Request {
+	groups := make([]clusterspec.GroupRequest, len(names))
 	for i, n := range names {
-		groups[i] = vcluster.GroupRequest{Name: n}
+		groups[i] = clusterspec.GroupRequest{Name: n}
 	}
-	return vcluster.NewRequest(vcluster.ActionDelete, namespace, groups, false, topology.PortRange{}, 0)
+	return contract.NewRequest(contract.ActionDelete, namespace, groups, false, topology.PortRange{}, 0)
 }
 
 // shellWords splits a command line the way sh does for the quoting forms
@@ -159,27 +160,27 @@ func TestEntrypointValidates(t *testing.T) {
 	if _, err := Entrypoint("python", deleteRequest("", "x")); err != nil {
 		t.Fatal(err)
 	}
-	valid := func(mutate func(*vcluster.Request)) vcluster.Request {
+	valid := func(mutate func(*contract.Request)) contract.Request {
 		s := createSpec("x")
 		mutate(&s)
 		return s
 	}
-	bad := map[string]vcluster.Request{
-		"unknown action": valid(func(s *vcluster.Request) { s.Action = "destroy" }),
-		"no action":      valid(func(s *vcluster.Request) { s.Action = "" }),
-		"no namespace":   valid(func(s *vcluster.Request) { s.Namespace = "" }),
-		"no timeout":     valid(func(s *vcluster.Request) { s.ReadyTimeoutSeconds = 0 }),
-		"no contract":    valid(func(s *vcluster.Request) { s.Contract = vcluster.Contract{} }),
-		"no groups":      valid(func(s *vcluster.Request) { s.Groups = nil }),
-		"empty name":     valid(func(s *vcluster.Request) { s.Groups[0].Name = " " }),
-		"duplicate":      valid(func(s *vcluster.Request) { s.Groups = append(s.Groups, s.Groups[0]) }),
-		"no bundles":     valid(func(s *vcluster.Request) { s.Groups[0].Bundles = nil }),
-		"bad strategy":   valid(func(s *vcluster.Request) { s.Groups[0].Strategy = "SCATTER" }),
-		"zero bundle":    valid(func(s *vcluster.Request) { s.Groups[0].Bundles = []map[string]float64{{"CPU": 0}} }),
-		"negative":       valid(func(s *vcluster.Request) { s.Groups[0].Bundles = []map[string]float64{{"CPU": -1}} }),
-		"port range":     valid(func(s *vcluster.Request) { s.Probe.PortRangeLow, s.Probe.PortRangeHigh = 2000, 2000 }),
-		"no version":     valid(func(s *vcluster.Request) { s.Version = 0 }),
-		"long run id":    valid(func(s *vcluster.Request) { s.RunID = strings.Repeat("r", 129) }),
+	bad := map[string]contract.Request{
+		"unknown action": valid(func(s *contract.Request) { s.Action = "destroy" }),
+		"no action":      valid(func(s *contract.Request) { s.Action = "" }),
+		"no namespace":   valid(func(s *contract.Request) { s.Namespace = "" }),
+		"no timeout":     valid(func(s *contract.Request) { s.ReadyTimeoutSeconds = 0 }),
+		"no contract":    valid(func(s *contract.Request) { s.Contract = contract.Contract{} }),
+		"no groups":      valid(func(s *contract.Request) { s.Groups = nil }),
+		"empty name":     valid(func(s *contract.Request) { s.Groups[0].Name = " " }),
+		"duplicate":      valid(func(s *contract.Request) { s.Groups = append(s.Groups, s.Groups[0]) }),
+		"no bundles":     valid(func(s *contract.Request) { s.Groups[0].Bundles = nil }),
+		"bad strategy":   valid(func(s *contract.Request) { s.Groups[0].Strategy = "SCATTER" }),
+		"zero bundle":    valid(func(s *contract.Request) { s.Groups[0].Bundles = []map[string]float64{{"CPU": 0}} }),
+		"negative":       valid(func(s *contract.Request) { s.Groups[0].Bundles = []map[string]float64{{"CPU": -1}} }),
+		"port range":     valid(func(s *contract.Request) { s.Probe.PortRangeLow, s.Probe.PortRangeHigh = 2000, 2000 }),
+		"no version":     valid(func(s *contract.Request) { s.Version = 0 }),
+		"long run id":    valid(func(s *contract.Request) { s.RunID = strings.Repeat("r", 129) }),
 	}
 	for name, s := range bad {
 		if _, err := Entrypoint("python", s); err == nil {
@@ -239,7 +240,7 @@ func TestParseResultOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.OK || res.Action != vcluster.ActionCreate || res.RayVersion != "2.60.0" || len(res.Groups) != 1 {
+	if !res.OK || res.Action != contract.ActionCreate || res.RayVersion != "2.60.0" || len(res.Groups) != 1 {
 		t.Fatalf("bad result: %+v", res)
 	}
 	g := res.Groups[0]
@@ -264,8 +265,8 @@ func TestParseResultFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var de *vcluster.DriverError
-	if !errors.As(res.Err(), &de) || de.Kind != vcluster.KindTimeout || !strings.Contains(de.Message, `"vc-node1"`) {
+	var de *contract.DriverError
+	if !errors.As(res.Err(), &de) || de.Kind != contract.KindTimeout || !strings.Contains(de.Message, `"vc-node1"`) {
 		t.Fatalf("Err() = %#v", res.Err())
 	}
 	// ok=false without an error object still yields a DriverError.
@@ -273,7 +274,7 @@ func TestParseResultFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.As(res.Err(), &de) || de.Kind != vcluster.KindInternal {
+	if !errors.As(res.Err(), &de) || de.Kind != contract.KindInternal {
 		t.Fatalf("Err() = %#v", res.Err())
 	}
 }
@@ -405,7 +406,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		t.Skip("no python3")
 	}
 	stub := writeRayStub(t)
-	run := func(t *testing.T, specJSON string) (*vcluster.Result, int) {
+	run := func(t *testing.T, specJSON string) (*contract.Result, int) {
 		cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg([]byte(specJSON)))
 		cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
 		out, err := cmd.CombinedOutput()
@@ -419,7 +420,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		res, perr := ParseResult(string(out), "")
 		if perr != nil {
 			t.Errorf("spec %s: %v\n%s", specJSON, perr, out)
-			return &vcluster.Result{}, code
+			return &contract.Result{}, code
 		}
 		return res, code
 	}
@@ -435,7 +436,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 	// The driver checks the version and each field's type; Request.Validate
 	// (TestSpecValidate) the values.
 	for spec, want := range map[string]string{
-		valid(func(m map[string]any) { m["version"] = vcluster.RequestVersion + 1 }):               "request version 2",
+		valid(func(m map[string]any) { m["version"] = contract.RequestVersion + 1 }):               "request version 2",
 		valid(func(m map[string]any) { delete(m, "version") }):                                     "field version must be a JSON integer",
 		valid(func(m map[string]any) { m["action"] = "explode" }):                                  "field action must be a JSON one of create",
 		valid(func(m map[string]any) { delete(m, "contract") }):                                    "field contract must be a JSON object",
@@ -458,7 +459,7 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		t.Run(want, func(t *testing.T) {
 			t.Parallel()
 			res, code := run(t, spec)
-			if code != 1 || res.OK || res.Error == nil || res.Error.Kind != vcluster.KindInvalid || !strings.Contains(res.Error.Message, want) {
+			if code != 1 || res.OK || res.Error == nil || res.Error.Kind != contract.KindInvalid || !strings.Contains(res.Error.Message, want) {
 				t.Errorf("spec %s: exit %d, result %+v %+v", spec, code, res, res.Error)
 			}
 		})
@@ -468,15 +469,15 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 	del.RunID = "r1"
 	raw, _ := json.Marshal(del)
 	res, code := run(t, string(raw))
-	if code != 1 || res.Error == nil || res.Error.Kind != vcluster.KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
-		res.RunID != "r1" || res.Action != vcluster.ActionDelete || res.RayVersion != "stub" {
+	if code != 1 || res.Error == nil || res.Error.Kind != contract.KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
+		res.RunID != "r1" || res.Action != contract.ActionDelete || res.RayVersion != "stub" {
 		t.Errorf("ray.init failure: exit %d, %+v %+v", code, res, res.Error)
 	}
 	// Not base64 at all.
 	cmd := exec.Command(py, "-c", bootstrapCode(), "%%%")
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
 	out, _ := cmd.CombinedOutput()
-	if res, err := ParseResult(string(out), ""); err != nil || res.Error == nil || res.Error.Kind != vcluster.KindInvalid {
+	if res, err := ParseResult(string(out), ""); err != nil || res.Error == nil || res.Error.Kind != contract.KindInvalid {
 		t.Errorf("garbage spec: %v %+v\n%s", err, res, out)
 	}
 }

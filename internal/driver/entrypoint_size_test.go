@@ -3,7 +3,9 @@ package driver
 import (
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // maxArgBytes is Linux's limit on one argument (MAX_ARG_STRLEN): the job
@@ -18,10 +20,10 @@ func TestEntrypointFitsOneArgumentAt16384Bundles(t *testing.T) {
 		counts[i] = 8
 	}
 	for _, unified := range []bool{true, false} {
-		spec := vcluster.Spec{Name: "scale", BundleCtPerNode: counts, UseGPUs: true, NumGPUsPerNode: 8,
+		spec := clusterspec.Spec{Name: "scale", BundleCtPerNode: counts, UseGPUs: true, NumGPUsPerNode: 8,
 			MaxColocatedWorkerGroups: 1, UseUnifiedPG: unified}.WithDefaults()
-		template := vcluster.NewManifest(spec, "owner", "test", vcluster.Placement{})
-		ep, err := Entrypoint("python", spec.Request(vcluster.ActionCreate).Owned(spec, "owner", false, &template))
+		template := record.NewManifest(spec, "owner", "test", record.Placement{})
+		ep, err := Entrypoint("python", contract.RequestFor(spec, contract.ActionCreate).Owned(spec, "owner", false, &template))
 		if err != nil {
 			t.Fatal(err)
 		}

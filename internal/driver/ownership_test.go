@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // writeKVStub is a "ray" whose init works, whose internal KV lives in a JSON
@@ -50,7 +52,7 @@ type ownershipWorld struct {
 	py, stub     string
 	kvFile       string
 	groups       []string
-	spec         vcluster.Spec
+	spec         clusterspec.Spec
 	record, tomb string
 }
 
@@ -59,10 +61,10 @@ func newOwnershipWorld(t *testing.T) *ownershipWorld {
 	if err != nil {
 		t.Skip("no python3")
 	}
-	spec := vcluster.Spec{Name: "vc", BundleCtPerNode: []int{1}, MaxColocatedWorkerGroups: 1}.WithDefaults()
+	spec := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1}, MaxColocatedWorkerGroups: 1}.WithDefaults()
 	return &ownershipWorld{t: t, py: py, stub: writeKVStub(t), kvFile: filepath.Join(t.TempDir(), "kv.json"), spec: spec,
-		record: vcluster.KVNamespace + "|" + vcluster.RecordKey(spec.Namespace, spec.Name),
-		tomb:   vcluster.KVNamespace + "|" + vcluster.TombstoneKey(spec.Namespace, spec.Name)}
+		record: record.KVNamespace + "|" + record.RecordKey(spec.Namespace, spec.Name),
+		tomb:   record.KVNamespace + "|" + record.TombstoneKey(spec.Namespace, spec.Name)}
 }
 
 func (w *ownershipWorld) setRecord(owner string) {
@@ -80,14 +82,14 @@ func (w *ownershipWorld) kv() map[string]string {
 	return out
 }
 
-func (w *ownershipWorld) run(req vcluster.Request) *vcluster.Result {
+func (w *ownershipWorld) run(req contract.Request) *contract.Result {
 	w.t.Helper()
 	raw, _ := json.Marshal(req)
 	return w.runRaw(raw)
 }
 
 // runRaw runs the driver on a request's JSON.
-func (w *ownershipWorld) runRaw(raw []byte) *vcluster.Result {
+func (w *ownershipWorld) runRaw(raw []byte) *contract.Result {
 	w.t.Helper()
 	cmd := exec.Command(w.py, "-c", bootstrapCode(), EncodeSpecArg(raw))
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+w.stub, "RAYTF_STUB_KV="+w.kvFile, "RAYTF_STUB_GROUPS="+strings.Join(w.groups, ","))
@@ -99,13 +101,13 @@ func (w *ownershipWorld) runRaw(raw []byte) *vcluster.Result {
 	return res
 }
 
-func (w *ownershipWorld) deleteAs(owner string) *vcluster.Result {
-	return w.run(w.spec.Request(vcluster.ActionDelete).Owned(w.spec, owner, false, nil))
+func (w *ownershipWorld) deleteAs(owner string) *contract.Result {
+	return w.run(contract.RequestFor(w.spec, contract.ActionDelete).Owned(w.spec, owner, false, nil))
 }
 
-func (w *ownershipWorld) createAs(owner string) *vcluster.Result {
-	m := vcluster.NewManifest(w.spec, owner, "test", vcluster.Placement{})
-	return w.run(w.spec.Request(vcluster.ActionCreate).Owned(w.spec, owner, false, &m))
+func (w *ownershipWorld) createAs(owner string) *contract.Result {
+	m := record.NewManifest(w.spec, owner, "test", record.Placement{})
+	return w.run(contract.RequestFor(w.spec, contract.ActionCreate).Owned(w.spec, owner, false, &m))
 }
 
 func TestDriverDeleteLeavesOtherOwnersGroupsAlone(t *testing.T) {
@@ -144,12 +146,12 @@ func TestDriverDeleteByOwnerLeavesTombstone(t *testing.T) {
 	if _, ok := kv[w.record]; ok {
 		t.Fatal("record not removed")
 	}
-	var tomb vcluster.Tombstone
+	var tomb record.Tombstone
 	if err := json.Unmarshal([]byte(kv[w.tomb]), &tomb); err != nil || tomb.DeletedBy != "mine" || tomb.RecordOwner != "mine" || tomb.DeletedAt == "" {
 		t.Fatalf("tombstone %q: %v", kv[w.tomb], err)
 	}
 	// Inspect reports it, for a state that finds its cluster gone.
-	res = w.run(w.spec.Request(vcluster.ActionInspect).Owned(w.spec, "former", false, nil))
+	res = w.run(contract.RequestFor(w.spec, contract.ActionInspect).Owned(w.spec, "former", false, nil))
 	if !res.OK || res.Tombstone == nil || res.Tombstone.DeletedBy != "mine" {
 		t.Fatalf("inspect: %+v", res)
 	}
@@ -160,7 +162,7 @@ func TestDriverCreateRefusesGroupsItDoesNotOwn(t *testing.T) {
 	w.groups = []string{"vc-node0"}
 	w.setRecord("other")
 	res := w.createAs("mine")
-	if res.OK || res.Error == nil || res.Error.Kind != vcluster.KindConflict ||
+	if res.OK || res.Error == nil || res.Error.Kind != contract.KindConflict ||
 		res.Error.Message != `placement groups of "vc" already exist in namespace terraform-ray (created 2026-12-02T18:00:00Z); import it or choose another name` {
 		t.Fatalf("create over another owner's groups: %+v %+v", res, res.Error)
 	}
@@ -169,7 +171,7 @@ func TestDriverCreateRefusesGroupsItDoesNotOwn(t *testing.T) {
 	}
 	_ = os.Remove(w.kvFile)
 	res = w.createAs("mine")
-	if res.OK || res.Error == nil || res.Error.Kind != vcluster.KindConflict || !strings.Contains(res.Error.Message, "no ownership record") {
+	if res.OK || res.Error == nil || res.Error.Kind != contract.KindConflict || !strings.Contains(res.Error.Message, "no ownership record") {
 		t.Fatalf("create over unrecorded groups: %+v %+v", res, res.Error)
 	}
 	if len(w.kv()) != 0 {
@@ -180,9 +182,9 @@ func TestDriverCreateRefusesGroupsItDoesNotOwn(t *testing.T) {
 func TestDriverUpdateRefusesAnotherOwnersCluster(t *testing.T) {
 	w := newOwnershipWorld(t)
 	w.setRecord("other")
-	m := vcluster.NewManifest(w.spec, "mine", "test", vcluster.Placement{})
-	res := w.run(w.spec.Request(vcluster.ActionInspect).Owned(w.spec, "mine", false, &m))
-	if res.OK || res.Error == nil || res.Error.Kind != vcluster.KindConflict || !strings.Contains(res.Error.Message, "another Terraform state (owner other") {
+	m := record.NewManifest(w.spec, "mine", "test", record.Placement{})
+	res := w.run(contract.RequestFor(w.spec, contract.ActionInspect).Owned(w.spec, "mine", false, &m))
+	if res.OK || res.Error == nil || res.Error.Kind != contract.KindConflict || !strings.Contains(res.Error.Message, "another Terraform state (owner other") {
 		t.Fatalf("update of another owner's cluster: %+v %+v", res, res.Error)
 	}
 }
@@ -190,20 +192,20 @@ func TestDriverUpdateRefusesAnotherOwnersCluster(t *testing.T) {
 func TestDriverRecordRewritesOnlyItsOwnRecord(t *testing.T) {
 	w := newOwnershipWorld(t)
 	w.setRecord("mine")
-	m := vcluster.NewManifest(w.spec, "mine", "test", vcluster.Placement{})
+	m := record.NewManifest(w.spec, "mine", "test", record.Placement{})
 	m.SortedBundleIndices = []int{0}
-	res := w.run(w.spec.Request(vcluster.ActionRecord).Owned(w.spec, "mine", false, &m))
+	res := w.run(contract.RequestFor(w.spec, contract.ActionRecord).Owned(w.spec, "mine", false, &m))
 	if !res.OK || res.Record == nil || res.Record.CreatedAt != "2026-12-02T18:00:00Z" || res.Record.UpdatedAt == "" {
 		t.Fatalf("record by the owner: %+v %+v", res, res.Error)
 	}
-	var stored vcluster.Manifest
-	if err := json.Unmarshal([]byte(w.kv()[w.record]), &stored); err != nil || stored.Owner != "mine" || stored.SchemaVersion != vcluster.ManifestSchemaVersion ||
+	var stored record.Manifest
+	if err := json.Unmarshal([]byte(w.kv()[w.record]), &stored); err != nil || stored.Owner != "mine" || stored.SchemaVersion != record.ManifestSchemaVersion ||
 		len(stored.Groups) != 1 || stored.Groups[0].Name != "vc-node0" {
 		t.Fatalf("stored record %q: %v", w.kv()[w.record], err)
 	}
 	w.setRecord("other")
-	res = w.run(w.spec.Request(vcluster.ActionRecord).Owned(w.spec, "mine", false, &m))
-	if res.OK || res.Error == nil || res.Error.Kind != vcluster.KindConflict {
+	res = w.run(contract.RequestFor(w.spec, contract.ActionRecord).Owned(w.spec, "mine", false, &m))
+	if res.OK || res.Error == nil || res.Error.Kind != contract.KindConflict {
 		t.Fatalf("record over another owner's: %+v", res)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
 
 // The data source's read returns the record and tombstone untouched.
@@ -12,7 +12,7 @@ func TestDriverReadChangesNothing(t *testing.T) {
 	w := newOwnershipWorld(t)
 	w.setRecord("other")
 	before, _ := os.ReadFile(w.kvFile)
-	res := w.run(vcluster.ReadRequest(w.spec.Namespace, w.spec.Name))
+	res := w.run(contract.ReadRequest(w.spec.Namespace, w.spec.Name))
 	if !res.OK || res.Record == nil || res.Record.Owner != "other" || res.Record.CreatedAt != "2026-12-02T18:00:00Z" || res.Tombstone != nil {
 		t.Fatalf("read: %+v %+v", res, res.Error)
 	}
@@ -20,7 +20,7 @@ func TestDriverReadChangesNothing(t *testing.T) {
 		t.Fatalf("read wrote the KV: %s", after)
 	}
 	_ = os.Remove(w.kvFile)
-	res = w.run(vcluster.ReadRequest(w.spec.Namespace, w.spec.Name))
+	res = w.run(contract.ReadRequest(w.spec.Namespace, w.spec.Name))
 	if !res.OK || res.Record != nil {
 		t.Fatalf("read of a missing record: %+v %+v", res, res.Error)
 	}
@@ -30,7 +30,7 @@ func TestDriverReadChangesNothing(t *testing.T) {
 }
 
 func TestReadRequestNeedsOwnership(t *testing.T) {
-	req := vcluster.ReadRequest("ns", "vc")
+	req := contract.ReadRequest("ns", "vc")
 	if err := req.Validate(); err != nil {
 		t.Fatalf("read request: %v", err)
 	}
@@ -45,7 +45,7 @@ func TestReadRequestNeedsOwnership(t *testing.T) {
 func TestDriverReadReportsGroupsOutsideTheNamespace(t *testing.T) {
 	w := newOwnershipWorld(t)
 	w.groups = []string{"vc-node0"}
-	res := w.run(vcluster.ReadRequest(w.spec.Namespace, w.spec.Name, "vc-node0", "vc-unified"))
+	res := w.run(contract.ReadRequest(w.spec.Namespace, w.spec.Name, "vc-node0", "vc-unified"))
 	if !res.OK || res.Record != nil || len(res.Missing) != 1 || res.Missing[0] != "vc-unified" {
 		t.Fatalf("read with groups: %+v %+v", res, res.Error)
 	}

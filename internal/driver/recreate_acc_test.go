@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
 
 // Guarantee: a group removed while a create waits for it (as the cleanup of
@@ -33,8 +33,8 @@ func TestAccDriverRecreatesGroupRemovedDuringWait(t *testing.T) {
 	if !slices.Contains(phases, "waiting") {
 		t.Fatalf("the driver never reported waiting; err = %v", err)
 	}
-	var de *vcluster.DriverError
-	if !errors.As(err, &de) || (de.Kind != vcluster.KindTimeout && de.Kind != vcluster.KindInfeasible) {
+	var de *contract.DriverError
+	if !errors.As(err, &de) || (de.Kind != contract.KindTimeout && de.Kind != contract.KindInfeasible) {
 		t.Fatalf("err = %v, want the never-fitting group's timeout or infeasible error", err)
 	}
 	if !slices.Contains(phases, "recreated") {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // JobAPI is the part of the Ray job API that Run needs; *rayclient.Client
@@ -149,7 +149,7 @@ var processToken = newRunID()
 // tail of its log. The finished job record is deleted (best effort), once
 // Ray's supervisor actor for it is gone, and so are records of this
 // provider's jobs that ended more than orphanAge ago.
-func Run(ctx context.Context, api JobAPI, python string, spec vcluster.Request, opts RunOptions) (*vcluster.Result, error) {
+func Run(ctx context.Context, api JobAPI, python string, spec contract.Request, opts RunOptions) (*contract.Result, error) {
 	if api == nil {
 		return nil, errors.New("driver: no Ray job API client")
 	}
@@ -191,7 +191,7 @@ func Run(ctx context.Context, api JobAPI, python string, spec vcluster.Request, 
 type runner struct {
 	api       JobAPI
 	python    string
-	spec      vcluster.Request
+	spec      contract.Request
 	opts      RunOptions
 	key       string // specKey(spec)
 	id        string // submission id of the current launch
@@ -212,7 +212,7 @@ func newRunID() string {
 
 // specKey identifies spec, whatever its RunID: Runs of equal specs attach to
 // each other's jobs.
-func specKey(spec vcluster.Request) string {
+func specKey(spec contract.Request) string {
 	spec.RunID = ""
 	raw, _ := json.Marshal(spec) // map keys are sorted by encoding/json
 	sum := sha256.Sum256(raw)
@@ -228,7 +228,7 @@ func slugOf(s string) string { return strings.Trim(unsafeIDChars.ReplaceAllStrin
 // spec: raytf_<action>_<group names>_<run id>, the names for people reading
 // the dashboard, the run id to make it unique. It uses only [A-Za-z0-9_-]
 // and is at most 100 chars.
-func SubmissionID(spec vcluster.Request) string {
+func SubmissionID(spec contract.Request) string {
 	names := make([]string, 0, len(spec.Groups))
 	for _, g := range requestGroups(spec) {
 		if n := slugOf(g.Name); n != "" {
@@ -266,15 +266,15 @@ func (r *runner) describe() string {
 
 // requestGroups lists the groups spec acts on, those of a batch's requests
 // included.
-func requestGroups(spec vcluster.Request) []vcluster.RequestGroup {
-	groups := append([]vcluster.RequestGroup(nil), spec.Groups...)
+func requestGroups(spec contract.Request) []contract.RequestGroup {
+	groups := append([]contract.RequestGroup(nil), spec.Groups...)
 	for _, sub := range spec.Batch {
 		groups = append(groups, sub.Groups...)
 	}
 	return groups
 }
 
-func groupNames(spec vcluster.Request) string {
+func groupNames(spec contract.Request) string {
 	groups := requestGroups(spec)
 	names := make([]string, 0, len(groups))
 	for _, g := range groups {
@@ -531,7 +531,7 @@ func (r *runner) deliver(logs string) {
 }
 
 // finish turns a terminal job into the result.
-func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*vcluster.Result, error) {
+func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*contract.Result, error) {
 	logs, lerr := r.logs, error(nil)
 	if logs == "" {
 		logs, lerr = r.api.GetJobLogs(ctx, r.id)
@@ -539,7 +539,7 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*vclust
 	if lerr == nil {
 		r.deliver(logs)
 	}
-	var res *vcluster.Result
+	var res *contract.Result
 	perr := lerr
 	if lerr == nil {
 		res, perr = ParseResult(logs, r.runID)
@@ -583,7 +583,7 @@ func (r *runner) finish(ctx context.Context, job *rayclient.JobDetails) (*vclust
 }
 
 // cancelled stops the job after ctx ended and reports what happened.
-func (r *runner) cancelled(ctx context.Context, cause error) (*vcluster.Result, error) {
+func (r *runner) cancelled(ctx context.Context, cause error) (*contract.Result, error) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 	defer cancel()
 	_, serr := r.api.StopJob(sctx, r.id)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // Acceptance tests of Run's guarantees against a real Ray (TF_ACC=1; see
@@ -71,8 +71,8 @@ func (e *accEnv) jobRecords(t *testing.T) []string {
 	return out
 }
 
-func (e *accEnv) cpuSpec(name string, timeout int) vcluster.Request {
-	s := e.spec(vcluster.ActionCreate, vcluster.RequestGroup{Name: name, Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 0.01}}})
+func (e *accEnv) cpuSpec(name string, timeout int) contract.Request {
+	s := e.spec(contract.ActionCreate, contract.RequestGroup{Name: name, Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 0.01}}})
 	s.Probe.UseGPUs, s.ReadyTimeoutSeconds = false, timeout
 	return s
 }
@@ -81,7 +81,7 @@ func (e *accEnv) cpuSpec(name string, timeout int) vcluster.Request {
 // write them back - without the former resurrection sweep.
 func TestAccRunnerLeavesNoJobRecords(t *testing.T) {
 	e := newAccEnv(t)
-	spec := e.spec(vcluster.ActionInspect, vcluster.RequestGroup{Name: "absent"})
+	spec := e.spec(contract.ActionInspect, contract.RequestGroup{Name: "absent"})
 	var ids []string
 	for _, background := range []bool{false, false, false, true, true, true} {
 		api := &hookAPI{JobAPI: e.client}
@@ -135,7 +135,7 @@ func TestAccRunnerReconcilesLostSubmitResponse(t *testing.T) {
 		}
 		return err
 	}}
-	res, err := Run(context.Background(), api, e.python, e.spec(vcluster.ActionInspect, vcluster.RequestGroup{Name: "absent"}), RunOptions{PollInterval: 100 * time.Millisecond})
+	res, err := Run(context.Background(), api, e.python, e.spec(contract.ActionInspect, contract.RequestGroup{Name: "absent"}), RunOptions{PollInterval: 100 * time.Millisecond})
 	if err != nil || len(res.Missing) != 1 || len(api.submits()) != 1 {
 		t.Fatalf("res = %+v, err = %v, submits %d", res, err, len(api.submits()))
 	}
@@ -145,7 +145,7 @@ func TestAccRunnerReconcilesLostSubmitResponse(t *testing.T) {
 // supervisor actor with plain Ray (ray.kill), or with killDriver SIGKILLs
 // the supervisor's process and the driver, as the OOM killer would. It
 // returns what happened.
-func (e *accEnv) loseSupervisor(t *testing.T, spec vcluster.Request, killDriver bool, timing *RunTiming) lossOutcome {
+func (e *accEnv) loseSupervisor(t *testing.T, spec contract.Request, killDriver bool, timing *RunTiming) lossOutcome {
 	t.Helper()
 	gcs, py := plainray.GCSAddress(), plainray.Python(t)
 	var once sync.Once
@@ -197,7 +197,7 @@ else:
 }
 
 type lossOutcome struct {
-	res     *vcluster.Result
+	res     *contract.Result
 	err     error
 	submits []rayclient.JobSubmitRequest
 	// supervisorDied is whether Ray reported the supervisor dead, rather
@@ -206,8 +206,8 @@ type lossOutcome struct {
 }
 
 // neverFits is a create that waits out its ready timeout.
-func (e *accEnv) neverFits(timeout int) vcluster.Request {
-	spec := e.spec(vcluster.ActionCreate, vcluster.RequestGroup{Name: "lost", Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 0.01, "GPU": 99}}})
+func (e *accEnv) neverFits(timeout int) contract.Request {
+	spec := e.spec(contract.ActionCreate, contract.RequestGroup{Name: "lost", Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 0.01, "GPU": 99}}})
 	spec.Probe.UseGPUs, spec.ReadyTimeoutSeconds = false, timeout
 	return spec
 }
@@ -223,8 +223,8 @@ func TestAccRunnerWaitsForDriverRayLost(t *testing.T) {
 		launches = 2 // the driver was killed with its supervisor: relaunched
 		t.Log("ray.kill killed the driver too; the run was relaunched")
 	}
-	var de *vcluster.DriverError
-	if len(subs) != launches || !errors.As(err, &de) || (de.Kind != vcluster.KindTimeout && de.Kind != vcluster.KindInfeasible) ||
+	var de *contract.DriverError
+	if len(subs) != launches || !errors.As(err, &de) || (de.Kind != contract.KindTimeout && de.Kind != contract.KindInfeasible) ||
 		res == nil || res.RunID != subs[launches-1].Metadata[metaRun] {
 		t.Fatalf("res = %+v, err = %v, launches %d", res, err, len(subs))
 	}
@@ -238,8 +238,8 @@ func TestAccRunnerRelaunchesJobRayLost(t *testing.T) {
 	timing.GhostSlack = 5 * time.Second
 	o := e.loseSupervisor(t, e.neverFits(15), true, &timing)
 	res, err, subs := o.res, o.err, o.submits
-	var de *vcluster.DriverError
-	if len(subs) != 2 || !errors.As(err, &de) || (de.Kind != vcluster.KindTimeout && de.Kind != vcluster.KindInfeasible) ||
+	var de *contract.DriverError
+	if len(subs) != 2 || !errors.As(err, &de) || (de.Kind != contract.KindTimeout && de.Kind != contract.KindInfeasible) ||
 		res == nil || res.RunID != subs[1].Metadata[metaRun] {
 		t.Fatalf("res = %+v, err = %v, launches %d", res, err, len(subs))
 	}
@@ -248,9 +248,9 @@ func TestAccRunnerRelaunchesJobRayLost(t *testing.T) {
 // Guarantee: a stopped driver's cleanup is reported.
 func TestAccRunnerStopReportsCleanup(t *testing.T) {
 	e := newAccEnv(t)
-	spec := e.spec(vcluster.ActionCreate,
-		vcluster.RequestGroup{Name: "stop-fits", Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 0.01}}},
-		vcluster.RequestGroup{Name: "stop-huge", Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 99}}})
+	spec := e.spec(contract.ActionCreate,
+		contract.RequestGroup{Name: "stop-fits", Strategy: "PACK", Bundles: []map[string]float64{{"CPU": 0.01}}},
+		contract.RequestGroup{Name: "stop-huge", Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 99}}})
 	spec.Probe.UseGPUs, spec.ReadyTimeoutSeconds = false, 300
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // fakeAPI mimics the Ray job API closely enough for Run: job records with
@@ -342,7 +342,7 @@ func TestRunSubmitErrors(t *testing.T) {
 	if f.liveStops != 0 {
 		t.Errorf("calls = %v", f.calls)
 	}
-	if _, err := Run(context.Background(), f, "python", vcluster.Request{Action: "nope"}, fastOpts); err == nil {
+	if _, err := Run(context.Background(), f, "python", contract.Request{Action: "nope"}, fastOpts); err == nil {
 		t.Fatal("invalid spec accepted")
 	}
 	if _, err := Run(context.Background(), nil, "python", createSpec("g"), fastOpts); err == nil {
@@ -421,8 +421,8 @@ func TestRunDriverError(t *testing.T) {
 		j.details.Message = "Job entrypoint command failed with exit code 1"
 	})
 	res, err := Run(context.Background(), f, "python", createSpec("g"), fastOpts)
-	var de *vcluster.DriverError
-	if !errors.As(err, &de) || de.Kind != vcluster.KindTimeout || !strings.Contains(de.Message, `needs {"GPU": 1}`) {
+	var de *contract.DriverError
+	if !errors.As(err, &de) || de.Kind != contract.KindTimeout || !strings.Contains(de.Message, `needs {"GPU": 1}`) {
 		t.Fatalf("err = %v", err)
 	}
 	if res == nil || len(res.Removed) != 1 {
@@ -482,7 +482,7 @@ func TestRunWaitsForDriverRayLost(t *testing.T) {
 		}
 	}
 	_, err := Run(context.Background(), f, "python", createSpec("g"), slow)
-	var de *vcluster.DriverError
+	var de *contract.DriverError
 	if !errors.As(err, &de) || f.count("submit ") != 1 {
 		t.Fatalf("err = %v, calls = %v", err, f.calls)
 	}
@@ -649,7 +649,7 @@ func TestSubmissionID(t *testing.T) {
 	long := createSpec(names...)
 	long.Action = "create;rm -rf /"
 	long.RunID = strings.Repeat("r", 100)
-	for _, s := range []vcluster.Request{a, long, createSpec("🚀"), {Action: "../../etc", Groups: []vcluster.RequestGroup{{Name: "@@@"}}}} {
+	for _, s := range []contract.Request{a, long, createSpec("🚀"), {Action: "../../etc", Groups: []contract.RequestGroup{{Name: "@@@"}}}} {
 		if id := SubmissionID(s); len(id) > 100 || !submissionIDRE.MatchString(id) {
 			t.Errorf("unsafe id %q", id)
 		}

@@ -11,30 +11,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/drift"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // topologyCase is one node and topology source, as the driver's probe and
-// Go's vcluster.TopologySource both read it.
+// Go's clusterspec.TopologySource both read it.
 type topologyCase struct {
-	Source    vcluster.TopologySource `json:"source"`
-	Resources map[string]float64      `json:"resources"`
-	Labels    map[string]string       `json:"labels"`
+	Source    clusterspec.TopologySource `json:"source"`
+	Resources map[string]float64         `json:"resources"`
+	Labels    map[string]string          `json:"labels"`
 }
 
 // TestDriverTopologyMatchesGo runs driver.py's node_topology (with a stub
-// ray) over the same nodes as vcluster.TopologySource.Node: the probe must
+// ray) over the same nodes as clusterspec.TopologySource.Node: the probe must
 // report the domain and rank the plan selected by.
 func TestDriverTopologyMatchesGo(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")
 	}
-	labels := vcluster.TopologySource{DomainLabel: "raytf.io/nvlink-domain", RankLabel: "raytf.io/topo-rank"}
+	labels := clusterspec.TopologySource{DomainLabel: "raytf.io/nvlink-domain", RankLabel: "raytf.io/topo-rank"}
 	res := map[string]float64{"CPU": 4, "nvlink_domain_rackB": 1, "nvlink_domain_rackA": 1, topology.TopoRankKey: 3.7}
 	var cases []topologyCase
-	for _, src := range []vcluster.TopologySource{{}, labels, {DomainLabel: labels.DomainLabel}, {RankLabel: labels.RankLabel}} {
+	for _, src := range []clusterspec.TopologySource{{}, labels, {DomainLabel: labels.DomainLabel}, {RankLabel: labels.RankLabel}} {
 		for _, l := range []map[string]string{
 			nil, {}, {labels.DomainLabel: "rackZ", labels.RankLabel: "12"}, {labels.DomainLabel: "", labels.RankLabel: ""},
 			{labels.RankLabel: "-1"}, {labels.RankLabel: "+4"}, {labels.RankLabel: " 4"}, {labels.RankLabel: "4.0"},
@@ -44,7 +47,7 @@ func TestDriverTopologyMatchesGo(t *testing.T) {
 			cases = append(cases, topologyCase{Source: src, Resources: res, Labels: l}, topologyCase{Source: src, Labels: l})
 		}
 	}
-	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "cases": cases})
+	input, _ := json.Marshal(map[string]any{"contract": contract.DriverContract(), "cases": cases})
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 run = Run()
@@ -93,7 +96,7 @@ func runDriverHarness(t *testing.T, py string, input []byte, harness string) []b
 // rankOrderCase is one unified GPU cluster's probed bundles.
 type rankOrderCase struct {
 	Bundles   []map[string]any   `json:"bundles"`
-	RankOrder vcluster.RankOrder `json:"rank_order"`
+	RankOrder contract.RankOrder `json:"rank_order"`
 }
 
 // TestDriverRankOrderMatchesGo: the record the driver writes in rank order
@@ -133,7 +136,7 @@ func TestDriverRankOrderMatchesGo(t *testing.T) {
 		}
 		rng.Shuffle(len(c.Bundles), func(a, b int) { c.Bundles[a], c.Bundles[b] = c.Bundles[b], c.Bundles[a] })
 	}
-	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "cases": cases})
+	input, _ := json.Marshal(map[string]any{"contract": contract.DriverContract(), "cases": cases})
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 run = Run()
@@ -171,7 +174,7 @@ print(json.dumps([topology_order(run, c["bundles"], c["rank_order"]) for c in sp
 }
 
 // TestDriverMatchRuleMatchesGo runs driver.py's amount comparison over the
-// vectors vcluster.SameAmount and SameResources are tested with
+// vectors drift.SameAmount and SameResources are tested with
 // (python/tests/testdata/live_match.json): a group the driver adopts as
 // matching is one refresh finds no drift in.
 func TestDriverMatchRuleMatchesGo(t *testing.T) {
@@ -196,7 +199,7 @@ func TestDriverMatchRuleMatchesGo(t *testing.T) {
 	if err := json.Unmarshal(raw, &vectors); err != nil {
 		t.Fatal(err)
 	}
-	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "vectors": vectors})
+	input, _ := json.Marshal(map[string]any{"contract": contract.DriverContract(), "vectors": vectors})
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 run = Run()
@@ -212,12 +215,12 @@ print(json.dumps({
 		t.Fatalf("driver output %s: %v", out, err)
 	}
 	for i, c := range vectors.Amounts {
-		if got.Amounts[i] != c.Same || vcluster.SameAmount(c.A, c.B) != c.Same {
-			t.Errorf("amounts %v vs %v: driver %v, Go %v, want %v", c.A, c.B, got.Amounts[i], vcluster.SameAmount(c.A, c.B), c.Same)
+		if got.Amounts[i] != c.Same || drift.SameAmount(c.A, c.B) != c.Same {
+			t.Errorf("amounts %v vs %v: driver %v, Go %v, want %v", c.A, c.B, got.Amounts[i], drift.SameAmount(c.A, c.B), c.Same)
 		}
 	}
 	for i, c := range vectors.Resources {
-		if got.Resources[i] != c.Same || vcluster.SameResources(c.A, c.B) != c.Same {
+		if got.Resources[i] != c.Same || drift.SameResources(c.A, c.B) != c.Same {
 			t.Errorf("resources %v vs %v: driver %v, want %v", c.A, c.B, got.Resources[i], c.Same)
 		}
 	}
@@ -225,7 +228,7 @@ print(json.dumps({
 
 // TestDriverRecordMatchesGo: the record the driver writes after a create
 // (Go's template plus the placement it observed, placed_record) is the one
-// Go builds from the same result (vcluster.NewManifest of NewPlacement),
+// Go builds from the same result (record.NewManifest of NewPlacement),
 // for per-node and unified GPU clusters.
 func TestDriverRecordMatchesGo(t *testing.T) {
 	py, err := exec.LookPath("python3")
@@ -233,49 +236,49 @@ func TestDriverRecordMatchesGo(t *testing.T) {
 		t.Skip("no python3")
 	}
 	seg := 1
-	specs := []vcluster.Spec{
+	specs := []clusterspec.Spec{
 		{Name: "pn", BundleCtPerNode: []int{2, 1}, UseGPUs: true, NumGPUsPerNode: 2, MaxColocatedWorkerGroups: 1},
 		{Name: "un", BundleCtPerNode: []int{2, 2}, UseGPUs: true, NumGPUsPerNode: 2, MaxColocatedWorkerGroups: 1, UseUnifiedPG: true, SegmentSize: &seg},
 	}
 	type harnessCase struct {
-		Own       vcluster.Ownership     `json:"own"`
-		Groups    []vcluster.GroupResult `json:"groups"`
-		RankOrder *vcluster.RankOrder    `json:"rank_order"`
+		Own       contract.Ownership     `json:"own"`
+		Groups    []contract.GroupResult `json:"groups"`
+		RankOrder *contract.RankOrder    `json:"rank_order"`
 	}
 	var cases []harnessCase
-	var want []vcluster.Manifest
+	var want []record.Manifest
 	for _, s := range specs {
 		s = s.WithDefaults()
-		res := &vcluster.Result{}
+		res := &contract.Result{}
 		node := 0
 		for _, g := range s.Groups() {
-			gr := vcluster.GroupResult{Name: g.Name, ID: "id-" + g.Name, State: "CREATED", Strategy: g.Strategy}
+			gr := contract.GroupResult{Name: g.Name, ID: "id-" + g.Name, State: "CREATED", Strategy: g.Strategy}
 			for i := range g.Bundles {
 				gpu := i % 2
 				// Nodes in reverse rank order, so the unified cluster's order differs from its natural one.
-				gr.Bundles = append(gr.Bundles, vcluster.BundleResult{Index: i, NodeID: fmt.Sprintf("n%d", node/2), NodeIP: fmt.Sprintf("10.0.0.%d", node/2),
+				gr.Bundles = append(gr.Bundles, contract.BundleResult{Index: i, NodeID: fmt.Sprintf("n%d", node/2), NodeIP: fmt.Sprintf("10.0.0.%d", node/2),
 					GPUID: &gpu, NVLinkDomain: "nvlink_domain_d" + fmt.Sprint(node/2), TopoRank: 9 - node/2, Port: 1400 + node})
 				node++
 			}
 			res.Groups = append(res.Groups, gr)
 		}
-		p, issues := vcluster.NewPlacement(s, res)
-		if vcluster.HasError(issues) {
+		p, issues := contract.NewPlacement(s, res)
+		if clusterspec.HasError(issues) {
 			t.Fatalf("%s: %v", s.Name, issues)
 		}
-		template := vcluster.NewManifest(s, "owner", "test", vcluster.Placement{})
-		req := s.Request(vcluster.ActionCreate).Owned(s, "owner", false, &template)
+		template := record.NewManifest(s, "owner", "test", record.Placement{})
+		req := contract.RequestFor(s, contract.ActionCreate).Owned(s, "owner", false, &template)
 		cases = append(cases, harnessCase{Own: *req.Ownership, Groups: res.Groups, RankOrder: req.RankOrder})
-		want = append(want, vcluster.NewManifest(s, "owner", "test", p))
+		want = append(want, record.NewManifest(s, "owner", "test", p))
 	}
-	input, _ := json.Marshal(map[string]any{"contract": vcluster.DriverContract(), "cases": cases})
+	input, _ := json.Marshal(map[string]any{"contract": contract.DriverContract(), "cases": cases})
 	out := runDriverHarness(t, py, input, `
 spec = json.loads(sys.stdin.read())
 run = Run()
 run.contract = Contract.from_request(spec["contract"])
 print(json.dumps([placed_record(run, c["own"], c["groups"], None, c["rank_order"]) for c in spec["cases"]]))
 `)
-	var got []vcluster.Manifest
+	var got []record.Manifest
 	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(want) {
 		t.Fatalf("driver output %s: %v", out, err)
 	}

@@ -21,10 +21,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/validators"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 const defaultAddress = "http://127.0.0.1:8265"
@@ -192,11 +192,11 @@ func (m providerModel) retryMax() int {
 func (m providerModel) newProviderData(ctx context.Context, client *rayclient.Client, version string, runtimeEnv map[string]any, diags *diag.Diagnostics) *resources.ProviderData {
 	python := m.PythonExecutable.ValueString()
 	if python == "" {
-		python = vcluster.DefaultPythonExecutable
+		python = clusterspec.DefaultPythonExecutable
 	}
 	namespace := m.Namespace.ValueString()
 	if namespace == "" {
-		namespace = vcluster.DefaultNamespace
+		namespace = clusterspec.DefaultNamespace
 	}
 	data := resources.NewProviderData(client, namespace, python, version, runtimeEnv)
 	data.PlanTimeout = durationOr(m.PlanTimeout, resources.DefaultPlanTimeout)
@@ -272,9 +272,9 @@ func (m *providerModel) fromEnvironment(getenv func(string) string) (envSources,
 		return nil
 	})
 	str("python_executable", envPythonExecutable, &m.PythonExecutable, nil)
-	str(vcluster.AttrCapacityCheck, envCapacityCheck, &m.CapacityCheck, func(s string) error {
-		if !slices.Contains(vcluster.CapacityChecks, s) {
-			return fmt.Errorf("must be one of %q", vcluster.CapacityChecks)
+	str(clusterspec.AttrCapacityCheck, envCapacityCheck, &m.CapacityCheck, func(s string) error {
+		if !slices.Contains(clusterspec.CapacityChecks, s) {
+			return fmt.Errorf("must be one of %q", clusterspec.CapacityChecks)
 		}
 		return nil
 	})

@@ -18,11 +18,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/validators"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 var (
@@ -96,7 +96,7 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Ray namespace in which the driver jobs create the named, detached placement " +
-					"groups. Names are unique per namespace. Defaults to `" + vcluster.DefaultNamespace + "`." + envDoc(envNamespace),
+					"groups. Names are unique per namespace. Defaults to `" + clusterspec.DefaultNamespace + "`." + envDoc(envNamespace),
 				Optional:   true,
 				Validators: []validator.String{stringvalidator.RegexMatches(namePattern, namespaceRule)},
 			},
@@ -155,12 +155,12 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				Optional:   true,
 				Validators: []validator.String{validators.DurationValidator{}},
 			},
-			vcluster.AttrTopologyLabels: resources.TopologyLabelsProviderAttribute(),
-			vcluster.AttrCapacityCheck: schema.StringAttribute{
-				MarkdownDescription: "Default `" + vcluster.AttrCapacityCheck + "` of every `ray_virtual_cluster`. " +
-					resources.CapacityCheckDescription + " Defaults to `" + vcluster.DefaultCapacityCheck + "`." + envDoc(envCapacityCheck),
+			clusterspec.AttrTopologyLabels: resources.TopologyLabelsProviderAttribute(),
+			clusterspec.AttrCapacityCheck: schema.StringAttribute{
+				MarkdownDescription: "Default `" + clusterspec.AttrCapacityCheck + "` of every `ray_virtual_cluster`. " +
+					resources.CapacityCheckDescription + " Defaults to `" + clusterspec.DefaultCapacityCheck + "`." + envDoc(envCapacityCheck),
 				Optional:   true,
-				Validators: []validator.String{stringvalidator.OneOf(vcluster.CapacityChecks...)},
+				Validators: []validator.String{stringvalidator.OneOf(clusterspec.CapacityChecks...)},
 			},
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient/rayclienttest"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // Integration tests against a real Ray dashboard. Run with
@@ -61,7 +62,7 @@ func TestIntegrationNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	res, err := c.ListNodesWithMeta(ctx, ListOptions{Filters: []Filter{Eq("state", NodeStateAlive)}, Detail: true})
+	res, err := c.ListNodesWithMeta(ctx, ListOptions{Filters: []Filter{Eq("state", raystate.NodeStateAlive)}, Detail: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestIntegrationNodes(t *testing.T) {
 			rs = append(rs, fmt.Sprintf("%s=%g", k, n.ResourcesTotal[k]))
 		}
 		t.Logf("node %s ip=%s head=%t state=%s start=%d resources: %s", n.NodeID, n.NodeIP, n.IsHeadNode, n.State, n.StartTimeMs, strings.Join(rs, " "))
-		if n.State != NodeStateAlive || n.NodeID == "" || n.NodeIP == "" || len(n.ResourcesTotal) == 0 || n.StartTimeMs == 0 {
+		if n.State != raystate.NodeStateAlive || n.NodeID == "" || n.NodeIP == "" || len(n.ResourcesTotal) == 0 || n.StartTimeMs == 0 {
 			t.Errorf("node = %+v", n)
 		}
 		if n.IsHeadNode {
@@ -98,7 +99,7 @@ func TestIntegrationNodes(t *testing.T) {
 		t.Errorf("head filter: %v %+v", err, head)
 	}
 	// Source-side filter that matches nothing is not reported as truncation.
-	dead, err := c.ListNodes(ctx, ListOptions{Filters: []Filter{Eq("state", NodeStateDead)}})
+	dead, err := c.ListNodes(ctx, ListOptions{Filters: []Filter{Eq("state", raystate.NodeStateDead)}})
 	if err != nil {
 		t.Errorf("dead filter: %v", err)
 	}
@@ -151,21 +152,21 @@ func TestIntegrationPlacementGroups(t *testing.T) {
 		t.Log("no placement groups in the cluster; filter checks are limited")
 	}
 
-	created, err := c.ListPlacementGroups(ctx, ListOptions{Filters: []Filter{Eq("state", PlacementGroupStateCreated)}})
+	created, err := c.ListPlacementGroups(ctx, ListOptions{Filters: []Filter{Eq("state", raystate.PlacementGroupStateCreated)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	notRemoved, err := c.ListPlacementGroups(ctx, ListOptions{Filters: []Filter{Ne("state", PlacementGroupStateRemoved)}})
+	notRemoved, err := c.ListPlacementGroups(ctx, ListOptions{Filters: []Filter{Ne("state", raystate.PlacementGroupStateRemoved)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, pg := range created {
-		if pg.State != PlacementGroupStateCreated {
+		if pg.State != raystate.PlacementGroupStateCreated {
 			t.Errorf("state filter returned %+v", pg)
 		}
 	}
 	for _, pg := range notRemoved {
-		if pg.State == PlacementGroupStateRemoved {
+		if pg.State == raystate.PlacementGroupStateRemoved {
 			t.Errorf("!= filter returned %+v", pg)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // Captured from Ray 2.60.0: GET /api/v0/nodes?detail=true (trimmed to 2 rows).
@@ -57,9 +59,9 @@ func TestListNodesDecodeAndDefaults(t *testing.T) {
 		t.Fatalf("nodes = %d", len(nodes))
 	}
 	n := nodes[1]
-	want := Node{
+	want := raystate.Node{
 		NodeID: "7c98bcd000b5838d1b953f1b3bfe0bf0475687392e7ccfcdaeec471d", NodeIP: "127.0.0.10", IsHeadNode: true,
-		State: NodeStateAlive, NodeName: "127.0.0.10",
+		State: raystate.NodeStateAlive, NodeName: "127.0.0.10",
 		ResourcesTotal: map[string]float64{"CPU": 4, "memory": 24708472576, "object_store_memory": 1e8, "node:__internal_head__": 1, "node:127.0.0.10": 1, "topo_rank": 1},
 		Labels:         map[string]string{"ray.io/node-id": "7c98bcd000b5838d1b953f1b3bfe0bf0475687392e7ccfcdaeec471d"},
 		StartTimeMs:    1796217643411,
@@ -209,12 +211,12 @@ func TestListTruncation(t *testing.T) {
 		srv := httptest.NewServer(jsonHandler(200, body(6, 0, 0, "", `""`, "null"), nil))
 		defer srv.Close()
 		c := newTestClient(t, srv.URL)
-		nodes, err := c.ListNodes(context.Background(), ListOptions{Filters: []Filter{Eq("state", NodeStateDead)}})
+		nodes, err := c.ListNodes(context.Background(), ListOptions{Filters: []Filter{Eq("state", raystate.NodeStateDead)}})
 		if err != nil || nodes == nil || len(nodes) != 0 {
 			t.Errorf("nodes = %v err = %v", nodes, err)
 		}
 		// Without a source-side filter the same counters mean truncation.
-		_, err = c.ListNodes(context.Background(), ListOptions{Filters: []Filter{Ne("state", NodeStateAlive)}})
+		_, err = c.ListNodes(context.Background(), ListOptions{Filters: []Filter{Ne("state", raystate.NodeStateAlive)}})
 		if !errors.Is(err, ErrTruncated) {
 			t.Errorf("err = %v", err)
 		}
@@ -250,7 +252,7 @@ func TestListPlacementGroupsDecode(t *testing.T) {
 	srv := httptest.NewServer(jsonHandler(200, pgBody, func(r *http.Request) { q = r.URL.Query() }))
 	defer srv.Close()
 	c := newTestClient(t, srv.URL)
-	pgs, err := c.ListPlacementGroups(context.Background(), ListOptions{Detail: true, Filters: []Filter{Ne("state", PlacementGroupStateRemoved)}})
+	pgs, err := c.ListPlacementGroups(context.Background(), ListOptions{Detail: true, Filters: []Filter{Ne("state", raystate.PlacementGroupStateRemoved)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,11 +264,11 @@ func TestListPlacementGroupsDecode(t *testing.T) {
 	}
 	p := pgs[1]
 	if p.PlacementGroupID != "9a64917f1416d51d242a6d5e22e603000000" || p.Name != "drvtest-exp1" || p.CreatorJobID != "03000000" ||
-		p.State != PlacementGroupStateCreated || p.IsDetached || len(p.Bundles) != 2 {
+		p.State != raystate.PlacementGroupStateCreated || p.IsDetached || len(p.Bundles) != 2 {
 		t.Fatalf("pg = %+v", p)
 	}
 	b := p.Bundles[0]
-	want := Bundle{
+	want := raystate.Bundle{
 		BundleID:         "9a64917f1416d51d242a6d5e22e603000000:0",
 		PlacementGroupID: "9a64917f1416d51d242a6d5e22e603000000",
 		BundleIndex:      0,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	fastjson "github.com/goccy/go-json"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // unmarshal must decode exactly what encoding/json decodes, and fail with
@@ -15,8 +16,8 @@ func TestUnmarshalMatchesEncodingJSON(t *testing.T) {
 	rows := nodesBody[strings.Index(nodesBody, `[`)+1 : strings.LastIndex(nodesBody, `]`)]
 	manyNodes := strings.Replace(nodesBody, rows, strings.TrimSuffix(strings.Repeat(rows+", ", 500), ", "), 1)
 	type decodeInto func() any
-	nodes := func() any { return new(stateEnvelope[Node]) }
-	groups := func() any { return new(stateEnvelope[PlacementGroup]) }
+	nodes := func() any { return new(stateEnvelope[raystate.Node]) }
+	groups := func() any { return new(stateEnvelope[raystate.PlacementGroup]) }
 	job := func() any { return new(JobDetails) }
 	jobs := func() any { return new([]JobDetails) }
 	version := func() any { return new(Version) }

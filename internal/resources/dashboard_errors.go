@@ -6,8 +6,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // addDashboardError explains a failed call to the dashboard: rejected
@@ -21,10 +21,10 @@ func addDashboardError(diags *diag.Diagnostics, address string, err error) {
 }
 
 // errorDetail is err's message followed by what a user does about it: the
-// driver's fix for its failure (vcluster.Fix), new credentials, or, for a
+// driver's fix for its failure (contract.Fix), new credentials, or, for a
 // failed call to Ray, checking the cluster and running the command again.
 func errorDetail(err error) string {
-	switch fix := vcluster.Fix(err); {
+	switch fix := contract.Fix(err); {
 	case fix != "":
 		return err.Error() + "\n\n" + fix
 	case rayclient.IsUnauthorized(err):

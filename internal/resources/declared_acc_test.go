@@ -12,13 +12,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/drift"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // Ray keeps resource amounts in units of 1e-4: a constraint of 0.00015 is
 // reserved as one of them, and every check (drift, the driver's adoption,
 // the data source, raytf_attach) takes what Ray reports for the declared
-// amount (vcluster.SameAmount). The plan after the apply is empty.
+// amount (drift.SameAmount). The plan after the apply is empty.
 func TestAccVirtualCluster_subUnitConstraintPlansEmpty(t *testing.T) {
 	name := acctest.Name("subunit")
 	const declared = 0.00015
@@ -37,7 +39,7 @@ func TestAccVirtualCluster_subUnitConstraintPlansEmpty(t *testing.T) {
 					for _, g := range groups {
 						for _, b := range g.Bundles {
 							got, ok := b.UnitResources["nvlink_domain_rackA"]
-							if !ok || !vcluster.SameAmount(got, declared) {
+							if !ok || !drift.SameAmount(got, declared) {
 								return fmt.Errorf("bundle %d of %s reserves nvlink_domain_rackA = %v (present %v); want %v",
 									b.BundleIndex, g.Name, got, ok, declared)
 							}
@@ -77,7 +79,7 @@ resource "ray_virtual_cluster" "t" {
 	first := acctest.NewWorkDir(t, cfg)
 	first.MustRun("apply", "-auto-approve")
 	before := acctest.ReadRecord(t, name)
-	if before == nil || before.SchemaVersion != vcluster.ManifestSchemaVersion || !before.SelectNodes || len(before.SelectedNodeIDs) != 4 {
+	if before == nil || before.SchemaVersion != record.ManifestSchemaVersion || !before.SelectNodes || len(before.SelectedNodeIDs) != 4 {
 		t.Fatalf("record after apply: %+v", before)
 	}
 
@@ -136,11 +138,11 @@ resource "ray_virtual_cluster" "t" {
   bundle_ct_per_node_list = [1, 1]
 }`, name))
 	out := dir.MustRun("import", "ray_virtual_cluster.t", name)
-	if !strings.Contains(out, "Import could not recover every argument") || !strings.Contains(out, vcluster.AttrNumGPUsPerNode) ||
-		!strings.Contains(out, vcluster.AttrSelectNodes) {
+	if !strings.Contains(out, "Import could not recover every argument") || !strings.Contains(out, clusterspec.AttrNumGPUsPerNode) ||
+		!strings.Contains(out, clusterspec.AttrSelectNodes) {
 		t.Errorf("import of unrecorded groups did not warn about what it could not recover:\n%s", out)
 	}
-	if rec := acctest.ReadRecord(t, name); rec == nil || rec.SchemaVersion != vcluster.ManifestSchemaVersion || len(rec.Groups) != 2 {
+	if rec := acctest.ReadRecord(t, name); rec == nil || rec.SchemaVersion != record.ManifestSchemaVersion || len(rec.Groups) != 2 {
 		t.Errorf("record after import: %+v", rec)
 	}
 	dir.MustRun("destroy", "-auto-approve")

@@ -10,8 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
 // One diagnostic per mistake. The framework runs an attribute's schema
@@ -21,7 +20,7 @@ import (
 
 // withoutSchemaDuplicates returns issues minus those on an attribute (by its
 // root name) that the attribute's schema validators reject.
-func withoutSchemaDuplicates(ctx context.Context, sch schema.Schema, cfg tfsdk.Config, issues []vcluster.Issue) []vcluster.Issue {
+func withoutSchemaDuplicates(ctx context.Context, sch schema.Schema, cfg tfsdk.Config, issues []clusterspec.Issue) []clusterspec.Issue {
 	rejected := map[string]bool{}
 	out := issues[:0:0]
 	for _, is := range issues {

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // exampleConfig joins an example's .tf files except versions.tf, whose
@@ -107,8 +107,8 @@ func TestAccExample_import(t *testing.T) {
 		Check:     acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownOutputValue("groups", knownvalue.ListExact([]knownvalue.Check{
-				knownvalue.StringExact(name + "-node0=" + rayclient.PlacementGroupStateCreated),
-				knownvalue.StringExact(name + "-node1=" + rayclient.PlacementGroupStateCreated),
+				knownvalue.StringExact(name + "-node0=" + raystate.PlacementGroupStateCreated),
+				knownvalue.StringExact(name + "-node1=" + raystate.PlacementGroupStateCreated),
 			})),
 		},
 	})

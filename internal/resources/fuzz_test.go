@@ -12,10 +12,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // safeEntrypoint is the only shape a driver job's shell command may have:
@@ -82,7 +83,7 @@ func fuzzModel(t *testing.T, name string, counts []byte, flags, knobs byte, key 
 }
 
 var refBootstrap = func() string {
-	ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, vcluster.NewRequest(vcluster.ActionDelete, "", []vcluster.GroupRequest{{Name: "x"}}, false, topology.PortRange{}, 0))
+	ep, err := driver.Entrypoint(clusterspec.DefaultPythonExecutable, contract.NewRequest(contract.ActionDelete, "", []clusterspec.GroupRequest{{Name: "x"}}, false, topology.PortRange{}, 0))
 	if err != nil {
 		panic(err)
 	}
@@ -144,15 +145,15 @@ func FuzzDriverEntrypoint(f *testing.F) {
 		if rt <= 0 {
 			t.Fatalf("readyTimeout(%q) = %s, want > 0", ready, rt)
 		}
-		for _, action := range []string{vcluster.ActionCreate, vcluster.ActionDelete, vcluster.ActionInspect} {
-			ds := spec.Request(action)
+		for _, action := range []string{contract.ActionCreate, contract.ActionDelete, contract.ActionInspect} {
+			ds := contract.RequestFor(spec, action)
 			if len(ds.Groups) != len(groups) {
 				t.Fatalf("%s: driver spec has %d groups, the cluster %d", action, len(ds.Groups), len(groups))
 			}
 			if ds.ReadyTimeoutSeconds < 1 {
 				t.Fatalf("%s: ready_timeout_seconds %d from %s", action, ds.ReadyTimeoutSeconds, rt)
 			}
-			ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, ds)
+			ep, err := driver.Entrypoint(clusterspec.DefaultPythonExecutable, ds)
 			if err != nil {
 				if ds.Validate() == nil {
 					t.Fatalf("%s: Entrypoint failed for a valid driver spec: %v", action, err)
@@ -167,7 +168,7 @@ func FuzzDriverEntrypoint(f *testing.F) {
 	})
 }
 
-func checkEntrypoint(t *testing.T, action, ep string, ds vcluster.Request) {
+func checkEntrypoint(t *testing.T, action, ep string, ds contract.Request) {
 	t.Helper()
 	sub := safeEntrypoint.FindStringSubmatch(ep)
 	if sub == nil {
@@ -180,7 +181,7 @@ func checkEntrypoint(t *testing.T, action, ep string, ds vcluster.Request) {
 	if err != nil {
 		t.Fatalf("%s: spec argument is not base64: %v", action, err)
 	}
-	var got vcluster.Request
+	var got contract.Request
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatalf("%s: spec argument is not the JSON of a spec: %v", action, err)
 	}
@@ -216,13 +217,13 @@ func TestDriverEntrypointSeeds(t *testing.T) {
 	if !known || d.HasError() {
 		t.Fatalf("clusterSpec: known=%v %v", known, d)
 	}
-	ds := spec.Request(vcluster.ActionCreate)
-	ep, err := driver.Entrypoint(vcluster.DefaultPythonExecutable, ds)
+	ds := contract.RequestFor(spec, contract.ActionCreate)
+	ep, err := driver.Entrypoint(clusterspec.DefaultPythonExecutable, ds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(ep, "touch") || strings.Contains(ep, "$(id)") {
 		t.Fatal("user input in the entrypoint")
 	}
-	checkEntrypoint(t, vcluster.ActionCreate, ep, ds)
+	checkEntrypoint(t, contract.ActionCreate, ep, ds)
 }

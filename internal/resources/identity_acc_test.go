@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
 // The cluster's resource identity is its name and Ray namespace, and an
@@ -22,7 +22,7 @@ import (
 func TestAccIdentity_importBlock(t *testing.T) {
 	name := acctest.Name("ident")
 	identity := map[string]knownvalue.Check{
-		"name": knownvalue.StringExact(name), "namespace": knownvalue.StringExact(vcluster.DefaultNamespace),
+		"name": knownvalue.StringExact(name), "namespace": knownvalue.StringExact(clusterspec.DefaultNamespace),
 	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -64,7 +64,7 @@ func TestAccIdentity_importBlock(t *testing.T) {
 				Config: requiredTestProvider + plainConfig(name) + fmt.Sprintf("\nimport {\n  to       = %s\n  identity = { name = %q, namespace = \"elsewhere\" }\n}\n",
 					vcName, name),
 				ExpectError: wrappedRE("Import identity names another Ray namespace", `identity.namespace is "elsewhere"`,
-					`provider works in Ray namespace "`+vcluster.DefaultNamespace+`"`),
+					`provider works in Ray namespace "`+clusterspec.DefaultNamespace+`"`),
 			},
 		},
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // Label topology: scripts/ray-cluster.sh gives every node the labels
@@ -36,14 +37,14 @@ const (
 )
 
 // rayNodesByID lists the alive nodes as Ray's state API reports them.
-func rayNodesByID(t *testing.T) map[string]rayclient.Node {
+func rayNodesByID(t *testing.T) map[string]raystate.Node {
 	t.Helper()
 	nodes, err := acctest.Client(t).ListNodes(context.Background(), rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}, Detail: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]rayclient.Node{}
+	out := map[string]raystate.Node{}
 	for _, n := range nodes {
 		out[n.NodeID] = n
 	}
@@ -250,7 +251,7 @@ func bundlesMatchRay(t *testing.T, name string, byLabel bool) statecheck.StateCh
 		if err != nil {
 			return err
 		}
-		live := map[string]rayclient.Bundle{}
+		live := map[string]raystate.Bundle{}
 		for _, g := range groups {
 			for _, b := range g.Bundles {
 				live[fmt.Sprintf("%s/%d", g.Name, b.BundleIndex)] = b

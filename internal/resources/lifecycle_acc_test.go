@@ -19,9 +19,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // Acceptance tests of the safe lifecycle (issue 10): clusters that choose
@@ -57,7 +59,7 @@ resource "ray_virtual_cluster" "t" {
 func nodeIDs(t *testing.T) map[string]string {
 	t.Helper()
 	nodes, err := acctest.Client(t).ListNodes(context.Background(), rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}})
+		Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +302,7 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 				for _, want := range []string{
 					"Virtual cluster owned by another Terraform state",
 					fmt.Sprintf(`already holds virtual cluster %q, owned by another Terraform state (owner %s…, created %s)`,
-						name, vcluster.OwnerPrefix(rec.Owner), rec.CreatedAt),
+						name, record.OwnerPrefix(rec.Owner), rec.CreatedAt),
 					fmt.Sprintf(`placement groups "%s-node0" (CREATED), "%s-node1" (CREATED)`, name, name),
 					"terraform import ray_virtual_cluster.<label> " + name,
 				} {
@@ -424,13 +426,13 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	// The former owner's plan says who took the cluster, from the note the
 	// import left in Ray's job records.
 	from, to := stateOwner(t, first), stateOwner(t, second)
-	note, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(vcluster.DefaultNamespace, name))
+	note, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name))
 	if err != nil || note.Metadata["raytf_transfer_from"] != from || note.Metadata["raytf_transfer_to"] != to {
 		t.Fatalf("Ray holds no note of the transfer from %s to %s: %+v, %v", from, to, note, err)
 	}
 	out = first.MustRun("plan")
 	flat := strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "Virtual cluster imported by another state") || !strings.Contains(flat, "(owner "+vcluster.OwnerPrefix(to)+"…)") ||
+	if !strings.Contains(flat, "Virtual cluster imported by another state") || !strings.Contains(flat, "(owner "+record.OwnerPrefix(to)+"…)") ||
 		!strings.Contains(flat, "this state's destroy only forgets it") {
 		t.Errorf("the former owner's plan does not warn that another state took the cluster:\n%s", out)
 	}
@@ -451,7 +453,7 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(vcluster.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
+	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
 		t.Errorf("the owner's destroy left the transfer note in Ray: %v", err)
 	}
 	out = first.MustRun("plan")

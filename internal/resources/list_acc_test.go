@@ -16,7 +16,8 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // elsewhereNamespace is a Ray namespace the provider is not configured with.
@@ -30,14 +31,14 @@ const elsewhereNamespace = "raytf-list-elsewhere"
 func leakGroups(t *testing.T, prefix string) {
 	t.Helper()
 	cpu := []map[string]float64{{"CPU": 1}}
-	plainray.CreateGroups(t, vcluster.DefaultNamespace,
+	plainray.CreateGroups(t, clusterspec.DefaultNamespace,
 		plainray.Group{Name: prefix + "-leak-node0", Strategy: "PACK", Bundles: cpu},
 		plainray.Group{Name: prefix + "-leak-node1", Strategy: "PACK", Bundles: cpu},
 		plainray.Group{Name: prefix + "-uni-unified", Strategy: "SPREAD", Bundles: []map[string]float64{{"CPU": 1}, {"CPU": 1}}},
 		plainray.Group{Name: prefix + "-plain", Strategy: "SPREAD", Bundles: []map[string]float64{{"CPU": 0.5}, {"CPU": 0.5}}})
 	plainray.CreateGroups(t, elsewhereNamespace, plainray.Group{Name: prefix + "-far-node0", Strategy: "PACK", Bundles: cpu})
 	t.Cleanup(func() {
-		plainray.RemoveGroups(t, vcluster.DefaultNamespace, prefix+"-leak-node0", prefix+"-leak-node1", prefix+"-uni-unified", prefix+"-plain")
+		plainray.RemoveGroups(t, clusterspec.DefaultNamespace, prefix+"-leak-node0", prefix+"-leak-node1", prefix+"-uni-unified", prefix+"-plain")
 		plainray.RemoveGroups(t, elsewhereNamespace, prefix+"-far-node0")
 	})
 }
@@ -61,7 +62,7 @@ func TestAccList_query(t *testing.T) {
 	acctest.SkipWithoutQuery(t)
 	prefix := acctest.Name("lq")
 	own, leak, far := prefix+"-own", prefix+"-leak", prefix+"-far"
-	ns := vcluster.DefaultNamespace
+	ns := clusterspec.DefaultNamespace
 	leakShape := []querycheck.KnownValueCheck{
 		{Path: tfjsonpath.New("bundle_ct_per_node_list"), KnownValue: knownvalue.ListExact([]knownvalue.Check{knownvalue.Int64Exact(1), knownvalue.Int64Exact(1)})},
 		{Path: tfjsonpath.New("use_gpus"), KnownValue: knownvalue.Bool(false)},
@@ -159,7 +160,7 @@ func TestAccList_generateConfig(t *testing.T) {
 	w.MustRun("init")
 	out := w.MustRun("query")
 	for _, want := range []string{lost, leak, "Placement groups that no ray_virtual_cluster can adopt: " + prefix + "-plain",
-		"its name is not a virtual cluster's", "this state, owner " + vcluster.OwnerPrefix(owner),
+		"its name is not a virtual cluster's", "this state, owner " + record.OwnerPrefix(owner),
 		"Check placement_group_strategy of " + prefix + "-uni before importing it"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("terraform query output lacks %q", want)

@@ -13,8 +13,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // Acceptance tests of Ray-native placement (issue 11): node label
@@ -25,9 +28,9 @@ import (
 // domainLabel and rankLabel are labels_acc_test.go's.
 
 // parsedRayVersion is the connected Ray's version (serverRayVersion, parsed).
-func parsedRayVersion(t *testing.T) vcluster.RayVersion {
+func parsedRayVersion(t *testing.T) clusterspec.RayVersion {
 	t.Helper()
-	v, err := vcluster.ParseRayVersion(serverRayVersion(t))
+	v, err := clusterspec.ParseRayVersion(serverRayVersion(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +39,7 @@ func parsedRayVersion(t *testing.T) vcluster.RayVersion {
 
 func hasTopologyStrategy(t *testing.T) bool {
 	t.Helper()
-	need, _ := vcluster.ParseRayVersion(vcluster.TopologyStrategyMinRayVersion)
+	need, _ := clusterspec.ParseRayVersion(clusterspec.TopologyStrategyMinRayVersion)
 	return !parsedRayVersion(t).Less(need)
 }
 
@@ -44,22 +47,22 @@ func hasTopologyStrategy(t *testing.T) bool {
 func nodeLabelsByID(t *testing.T) map[string]map[string]string {
 	t.Helper()
 	nodes, err := acctest.Client(t).ListNodes(context.Background(), rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}})
+		Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return vcluster.NodeLabels(nodes)
+	return planning.NodeLabels(nodes)
 }
 
 // liveGroup is the named placement group as Ray's state API reports it.
-func liveGroup(t *testing.T, name string) (rayclient.PlacementGroup, error) {
+func liveGroup(t *testing.T, name string) (raystate.PlacementGroup, error) {
 	groups, err := acctest.Client(t).ListPlacementGroups(context.Background(), rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("name", name), rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Eq("name", name), rayclient.Ne("state", raystate.PlacementGroupStateRemoved)}, Detail: true})
 	if err != nil {
-		return rayclient.PlacementGroup{}, err
+		return raystate.PlacementGroup{}, err
 	}
 	if len(groups) != 1 {
-		return rayclient.PlacementGroup{}, fmt.Errorf("Ray has %d live groups named %s, want 1", len(groups), name)
+		return raystate.PlacementGroup{}, fmt.Errorf("Ray has %d live groups named %s, want 1", len(groups), name)
 	}
 	return groups[0], nil
 }
@@ -98,11 +101,11 @@ func checkBundlesOnLabel(t *testing.T, group, key, want string) resource.TestChe
 // that other clusters on the shared Ray do not fail the plan's live check.
 func twoFreeRanks(t *testing.T) (string, string) {
 	t.Helper()
-	snap, err := vcluster.FetchSnapshot(context.Background(), acctest.Client(t))
+	snap, err := liveview.FetchSnapshot(context.Background(), acctest.Client(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	labels := vcluster.NodeLabels(snap.Nodes)
+	labels := planning.NodeLabels(snap.Nodes)
 	var ranks []string
 	for _, c := range snap.Capacity(nil) {
 		if rank, ok := labels[c.ID][rankLabel]; ok && c.Available["CPU"] >= 1 {
@@ -191,10 +194,10 @@ func TestAccVirtualCluster_topologyStrategy(t *testing.T) {
 	acctest.PreCheck(t)
 	if !hasTopologyStrategy(t) {
 		t.Skipf("Ray %s has no topology_strategy (needs %s); TestAccVirtualCluster_topologyStrategyNeedsNewerRay covers this server",
-			parsedRayVersion(t), vcluster.TopologyStrategyMinRayVersion)
+			parsedRayVersion(t), clusterspec.TopologyStrategyMinRayVersion)
 	}
 	name := acctest.Name("native-topo")
-	group := vcluster.UnifiedGroupName(name)
+	group := clusterspec.UnifiedGroupName(name)
 	var assigned string
 	vcTest(t, name, resource.TestStep{
 		Config: topologyConfig(name),
@@ -220,7 +223,7 @@ func TestAccVirtualCluster_topologyStrategy(t *testing.T) {
 			},
 		),
 		ConfigStateChecks: []statecheck.StateCheck{
-			expectVC(at("topology_strategy", domainLabel), knownvalue.StringExact(vcluster.TopologyLabelStrategy)),
+			expectVC(at("topology_strategy", domainLabel), knownvalue.StringExact(clusterspec.TopologyLabelStrategy)),
 			expectVC(at("topology_assignments"), knownvalue.MapSizeExact(1)),
 			expectVC(at("placement_groups", 0, "drift"), knownvalue.StringExact("")),
 		},
@@ -241,12 +244,12 @@ func TestAccVirtualCluster_topologyStrategy(t *testing.T) {
 func TestAccVirtualCluster_topologyStrategyNeedsNewerRay(t *testing.T) {
 	acctest.PreCheck(t)
 	if hasTopologyStrategy(t) {
-		t.Skipf("Ray %s has topology_strategy; this test needs a server older than %s", parsedRayVersion(t), vcluster.TopologyStrategyMinRayVersion)
+		t.Skipf("Ray %s has topology_strategy; this test needs a server older than %s", parsedRayVersion(t), clusterspec.TopologyStrategyMinRayVersion)
 	}
 	name := acctest.Name("native-oldray")
 	vcTest(t, name, resource.TestStep{
 		Config: topologyConfig(name),
 		ExpectError: regexp.MustCompile(fmt.Sprintf(`(?s)topology_strategy\s+needs\s+Ray\s+%s\s+or\s+newer.*runs\s+Ray\s+%s`,
-			regexp.QuoteMeta(vcluster.TopologyStrategyMinRayVersion), regexp.QuoteMeta(parsedRayVersion(t).String()))),
+			regexp.QuoteMeta(clusterspec.TopologyStrategyMinRayVersion), regexp.QuoteMeta(parsedRayVersion(t).String()))),
 	})
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 func TestClaimPortsReportsOverlaps(t *testing.T) {
@@ -99,8 +99,8 @@ func TestClaimNameTellsDuplicatesFromReplans(t *testing.T) {
 
 func TestClaimCapacityReturnsOtherClusters(t *testing.T) {
 	d := &ProviderData{}
-	a := []vcluster.GroupRequest{{Name: "a-node0"}}
-	b := []vcluster.GroupRequest{{Name: "b-node0"}}
+	a := []clusterspec.GroupRequest{{Name: "a-node0"}}
+	b := []clusterspec.GroupRequest{{Name: "b-node0"}}
 	if others := d.ClaimCapacity("ns/a", a); len(others) != 0 {
 		t.Fatal(others)
 	}
@@ -127,27 +127,27 @@ func TestUnreachableDetailNamesTheGCSPort(t *testing.T) {
 // own key's excepted), and a failed create's are forgotten.
 func TestChooseNodesCountsOtherChoices(t *testing.T) {
 	d := &ProviderData{}
-	groupsOf := func(name string) []vcluster.GroupRequest { return []vcluster.GroupRequest{{Name: name}} }
-	d.ChooseNodes("ns/a", func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+	groupsOf := func(name string) []clusterspec.GroupRequest { return []clusterspec.GroupRequest{{Name: name}} }
+	d.ChooseNodes("ns/a", func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
 		if len(others) != 0 {
 			t.Fatalf("first choice saw %v", others)
 		}
 		return groupsOf("a-unified")
 	})
-	d.ChooseNodes("ns/b", func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+	d.ChooseNodes("ns/b", func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
 		if len(others) != 1 || others[0].Name != "a-unified" {
 			t.Fatalf("second choice saw %v", others)
 		}
 		return nil // failed: records nothing
 	})
-	d.ChooseNodes("ns/a", func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+	d.ChooseNodes("ns/a", func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
 		if len(others) != 0 {
 			t.Fatalf("a cluster's own choice counted: %v", others)
 		}
 		return groupsOf("a-unified")
 	})
 	d.ForgetChosen("ns/a")
-	d.ChooseNodes("ns/c", func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
+	d.ChooseNodes("ns/c", func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
 		if len(others) != 0 {
 			t.Fatalf("a forgotten choice counted: %v", others)
 		}

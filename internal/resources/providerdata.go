@@ -15,10 +15,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // ProviderData is what the provider hands every resource and data source.
@@ -30,10 +31,10 @@ type ProviderData struct {
 	// Version is the provider's version, written into cluster records.
 	Version string
 	// CapacityCheck is the provider's capacity_check, the default of every
-	// cluster's ("" means vcluster.DefaultCapacityCheck).
+	// cluster's ("" means clusterspec.DefaultCapacityCheck).
 	CapacityCheck string
 	// TopologyLabels is the provider's topology_labels; nil for the resources.
-	TopologyLabels *vcluster.TopologySource
+	TopologyLabels *clusterspec.TopologySource
 
 	// PlanTimeout bounds each plan-time read (planReadContext); 0 means
 	// DefaultPlanTimeout.
@@ -44,15 +45,15 @@ type ProviderData struct {
 
 	// Live is this process's view of the cluster: one group list shared by
 	// Reads and plan checks (dropped by writes), one snapshot per plan.
-	Live *vcluster.LiveView
+	Live *liveview.LiveView
 
 	mu      sync.Mutex
 	ports   map[string]portClaim   // port ranges of the clusters planned so far
 	names   map[string][]nameClaim // "<namespace>/<name>" -> the clusters that planned it
-	planned map[string][]vcluster.GroupRequest
+	planned map[string][]clusterspec.GroupRequest
 
-	chooseMu sync.Mutex                         // one apply-time node choice at a time
-	chosen   map[string][]vcluster.GroupRequest // pinned groups of the clusters whose nodes this process chose
+	chooseMu sync.Mutex                            // one apply-time node choice at a time
+	chosen   map[string][]clusterspec.GroupRequest // pinned groups of the clusters whose nodes this process chose
 
 	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
 	planReads  planReads       // planReadContext (planreads.go)
@@ -104,11 +105,11 @@ func (d *ProviderData) PlannedHere(namespace, name, owner string) bool {
 
 // ClaimCapacity records the groups a cluster about to be created plans to
 // place and returns those of the clusters planned before it in this run.
-func (d *ProviderData) ClaimCapacity(key string, groups []vcluster.GroupRequest) (others []vcluster.GroupRequest) {
+func (d *ProviderData) ClaimCapacity(key string, groups []clusterspec.GroupRequest) (others []clusterspec.GroupRequest) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.planned == nil {
-		d.planned = map[string][]vcluster.GroupRequest{}
+		d.planned = map[string][]clusterspec.GroupRequest{}
 	}
 	keys := make([]string, 0, len(d.planned))
 	for k := range d.planned {
@@ -129,10 +130,10 @@ func (d *ProviderData) ClaimCapacity(key string, groups []vcluster.GroupRequest)
 // groups may not be in Ray's list yet), one cluster at a time, and records
 // the groups it returns under key (nil records nothing). Two clusters
 // created in parallel thus never pick the same free nodes.
-func (d *ProviderData) ChooseNodes(key string, choose func(others []vcluster.GroupRequest) []vcluster.GroupRequest) {
+func (d *ProviderData) ChooseNodes(key string, choose func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest) {
 	d.chooseMu.Lock()
 	defer d.chooseMu.Unlock()
-	var others []vcluster.GroupRequest
+	var others []clusterspec.GroupRequest
 	for _, k := range slices.Sorted(maps.Keys(d.chosen)) {
 		if k != key {
 			others = append(others, d.chosen[k]...)
@@ -140,7 +141,7 @@ func (d *ProviderData) ChooseNodes(key string, choose func(others []vcluster.Gro
 	}
 	if groups := choose(others); groups != nil {
 		if d.chosen == nil {
-			d.chosen = map[string][]vcluster.GroupRequest{}
+			d.chosen = map[string][]clusterspec.GroupRequest{}
 		}
 		d.chosen[key] = groups
 	}
@@ -217,14 +218,14 @@ func sharedNodes(a, b []string) (shared []string, anyNode bool) {
 }
 
 // capacityCheck is a cluster's capacity_check: its own when set, else the
-// provider's, else vcluster.DefaultCapacityCheck.
+// provider's, else clusterspec.DefaultCapacityCheck.
 func (d *ProviderData) capacityCheck(own types.String) string {
-	return cmp.Or(own.ValueString(), d.CapacityCheck, vcluster.DefaultCapacityCheck)
+	return cmp.Or(own.ValueString(), d.CapacityCheck, clusterspec.DefaultCapacityCheck)
 }
 
 // NewProviderData bundles the configured client and driver settings.
 func NewProviderData(client *rayclient.Client, namespace, python, version string, runtimeEnv map[string]any) *ProviderData {
-	d := &ProviderData{Client: client, Live: vcluster.NewLiveView(client), Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
+	d := &ProviderData{Client: client, Live: liveview.NewLiveView(client), Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
 	d.UseJobs(driver.NewBatcher(nil, "", driver.RunOptions{}))
 	return d
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // The reliability tests run against the real local Ray. Those that stop Ray
@@ -25,7 +26,7 @@ import (
 
 // createdWithoutDrift is a placement group Ray reports placed, as configured.
 var createdWithoutDrift = knownvalue.ObjectPartial(map[string]knownvalue.Check{
-	"state": knownvalue.StringExact(rayclient.PlacementGroupStateCreated), "drift": knownvalue.StringExact(""),
+	"state": knownvalue.StringExact(raystate.PlacementGroupStateCreated), "drift": knownvalue.StringExact(""),
 })
 
 // With the provider talking to Ray through a proxy that answers 503 and
@@ -56,7 +57,7 @@ func TestAccReliability_faultProxy(t *testing.T) {
 			Config:    cfg(1),
 			Check:     resource.ComposeAggregateTestCheckFunc(faulted(6), acctest.CheckGroupsInRay(t, name, one), noJobs),
 			ConfigStateChecks: []statecheck.StateCheck{
-				expectVC(at("placement_groups", 0, "state"), knownvalue.StringExact(rayclient.PlacementGroupStateCreated)),
+				expectVC(at("placement_groups", 0, "state"), knownvalue.StringExact(raystate.PlacementGroupStateCreated)),
 				expectVC(at("master_port"), intBetween(1700, 1800)),
 			},
 		},
@@ -179,8 +180,8 @@ func stopWaitingCreate(ctx context.Context, t *testing.T, group string) (string,
 					continue
 				}
 				groups, err := c.ListPlacementGroups(ctx, rayclient.ListOptions{
-					Filters: []rayclient.Filter{rayclient.Eq("name", group), rayclient.Ne("state", rayclient.PlacementGroupStateRemoved)}})
-				if err != nil || len(groups) == 0 || groups[0].State != rayclient.PlacementGroupStatePending {
+					Filters: []rayclient.Filter{rayclient.Eq("name", group), rayclient.Ne("state", raystate.PlacementGroupStateRemoved)}})
+				if err != nil || len(groups) == 0 || groups[0].State != raystate.PlacementGroupStatePending {
 					continue
 				}
 				time.Sleep(time.Second) // well inside the wait
@@ -301,12 +302,12 @@ func TestAccReliability_workerNodeStopped(t *testing.T) {
 				}
 				acctest.StopNode(t, "rackC-1")
 				state, err := acctest.NodeState(context.Background(), acctest.Client(t), acctest.NodeIP("rackC-1"))
-				if err != nil || state != rayclient.NodeStateDead {
+				if err != nil || state != raystate.NodeStateDead {
 					t.Fatalf("Ray reports rackC-1 %q (%v), want DEAD", state, err)
 				}
-				acctest.WaitForGroupState(t, group, rayclient.PlacementGroupStateRescheduling, time.Minute)
+				acctest.WaitForGroupState(t, group, raystate.PlacementGroupStateRescheduling, time.Minute)
 				time.Sleep(2 * time.Second)
-				acctest.WaitForGroupState(t, group, rayclient.PlacementGroupStateRescheduling, 10*time.Second) // and it stays so
+				acctest.WaitForGroupState(t, group, raystate.PlacementGroupStateRescheduling, 10*time.Second) // and it stays so
 				t.Logf("rackC-1 is DEAD and %s is RESCHEDULING", group)
 			},
 			Config:             cfg,

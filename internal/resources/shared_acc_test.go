@@ -20,6 +20,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // Acceptance tests of a Ray cluster shared with other tenants (issue 17):
@@ -82,8 +83,8 @@ func removeWhenPending(t *testing.T, name, holder string) (wait func()) {
 		client := acctest.Client(t)
 		for bound := time.Now().Add(3 * time.Minute); time.Now().Before(bound); time.Sleep(500 * time.Millisecond) {
 			groups, err := acctest.LiveGroups(context.Background(), client, name)
-			if err == nil && slices.ContainsFunc(groups, func(g rayclient.PlacementGroup) bool {
-				return g.State == rayclient.PlacementGroupStatePending
+			if err == nil && slices.ContainsFunc(groups, func(g raystate.PlacementGroup) bool {
+				return g.State == raystate.PlacementGroupStatePending
 			}) {
 				t.Logf("%s is pending: removing the other tenant's group %s", name, holder)
 				break
@@ -206,7 +207,7 @@ resource "ray_virtual_cluster" %q {
 func domainNodes(t *testing.T, rack string) []string {
 	t.Helper()
 	nodes, err := acctest.Client(t).ListNodes(context.Background(), rayclient.ListOptions{
-		Filters: []rayclient.Filter{rayclient.Eq("state", rayclient.NodeStateAlive)}, Detail: true})
+		Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}, Detail: true})
 	if err != nil {
 		t.Fatal(err)
 	}

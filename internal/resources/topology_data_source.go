@@ -16,9 +16,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 var (
@@ -43,7 +44,7 @@ type clusterTopologyArgs struct {
 }
 
 // argumentNames are the attributes of clusterTopologyArgs, echoed into state.
-var argumentNames = []string{"segment_size", "num_nodes", "exclude_node_ids", "role", "include_nodes", vcluster.AttrTopologyLabels}
+var argumentNames = []string{"segment_size", "num_nodes", "exclude_node_ids", "role", "include_nodes", clusterspec.AttrTopologyLabels}
 
 func (d *clusterTopologyDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_cluster_topology"
@@ -90,9 +91,9 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 					"totals and the selection outputs do not need it.",
 				Optional: true,
 			},
-			vcluster.AttrTopologyLabels: topologyLabelsDataSourceAttribute(),
-			"id":                        schema.StringAttribute{MarkdownDescription: "Ray session name of the cluster that was read.", Computed: true},
-			"ray_version":               schema.StringAttribute{MarkdownDescription: "Ray version reported by the dashboard.", Computed: true},
+			clusterspec.AttrTopologyLabels: topologyLabelsDataSourceAttribute(),
+			"id":                           schema.StringAttribute{MarkdownDescription: "Ray session name of the cluster that was read.", Computed: true},
+			"ray_version":                  schema.StringAttribute{MarkdownDescription: "Ray version reported by the dashboard.", Computed: true},
 			"nodes": schema.ListNestedAttribute{
 				MarkdownDescription: "Alive nodes (after `exclude_node_ids`) in topological order: by the lowest " +
 					"`topo_rank` of their NVLink domain, then `topo_rank`, then node id. Empty unless " +
@@ -164,7 +165,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		addDashboardError(&resp.Diagnostics, client.Address(), err)
 		return
 	}
-	nodes, err := vcluster.ListAliveNodes(readCtx, client)
+	nodes, err := liveview.ListAliveNodes(readCtx, client)
 	if d.data.failUnanswered(&resp.Diagnostics, err) {
 		return
 	}
@@ -174,7 +175,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	}
 	kept := withoutExcluded(ctx, nodes, args.ExcludeNodeIDs, &resp.Diagnostics)
 	if err := source.MissingLabelSupport(nodes, version.RayVersion); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
+		resp.Diagnostics.AddAttributeError(path.Root(clusterspec.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
 	}
 	topo := source.NodeTopology(kept)
@@ -213,12 +214,12 @@ func readTopologyArgs(ctx context.Context, config tfsdk.Config, diags *diag.Diag
 	diags.Append(config.GetAttribute(ctx, path.Root("exclude_node_ids"), &args.ExcludeNodeIDs)...)
 	diags.Append(config.GetAttribute(ctx, path.Root("role"), &args.Role)...)
 	diags.Append(config.GetAttribute(ctx, path.Root("include_nodes"), &args.IncludeNodes)...)
-	diags.Append(config.GetAttribute(ctx, path.Root(vcluster.AttrTopologyLabels), &args.TopologyLabels)...)
+	diags.Append(config.GetAttribute(ctx, path.Root(clusterspec.AttrTopologyLabels), &args.TopologyLabels)...)
 	return args
 }
 
 // withoutExcluded is nodes without those exclude_node_ids names, in order.
-func withoutExcluded(ctx context.Context, nodes []rayclient.Node, exclude types.Set, diags *diag.Diagnostics) []rayclient.Node {
+func withoutExcluded(ctx context.Context, nodes []raystate.Node, exclude types.Set, diags *diag.Diagnostics) []raystate.Node {
 	excluded := map[string]bool{}
 	var excludeList []string
 	diags.Append(exclude.ElementsAs(ctx, &excludeList, false)...)

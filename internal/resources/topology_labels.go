@@ -14,9 +14,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // topology_labels is the same object on the provider, the data source and
@@ -30,7 +30,7 @@ type topologyLabelsModel struct {
 }
 
 var topologyLabelsType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	vcluster.AttrTopologyLabelDomain: types.StringType, vcluster.AttrTopologyLabelRank: types.StringType,
+	clusterspec.AttrTopologyLabelDomain: types.StringType, clusterspec.AttrTopologyLabelRank: types.StringType,
 }}
 
 var (
@@ -43,7 +43,7 @@ var (
 		"Selection, ordering and the sentinels then work exactly as with the resources."
 	topologyLabelsDomainDoc = "Node label key whose value names the node's NVLink domain, e.g. `raytf.io/nvlink-domain`."
 	topologyLabelsRankDoc   = "Node label key holding the node's topological rank, e.g. `raytf.io/topo-rank`."
-	topologyLabelsOverride  = " When set, it replaces the provider's `" + vcluster.AttrTopologyLabels + "` as a whole; " +
+	topologyLabelsOverride  = " When set, it replaces the provider's `" + clusterspec.AttrTopologyLabels + "` as a whole; " +
 		"unset, the provider's applies (default: the resources)."
 )
 
@@ -68,7 +68,7 @@ func (labelKeyValidator) ValidateString(_ context.Context, req validator.StringR
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	if err := vcluster.ValidateLabelKey(req.ConfigValue.ValueString()); err != nil {
+	if err := clusterspec.ValidateLabelKey(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid node label key", fmt.Sprintf("%s: %v.", req.Path, err))
 	}
 }
@@ -84,8 +84,8 @@ func TopologyLabelsProviderAttribute() pschema.SingleNestedAttribute {
 			"each can set its own.",
 		Optional: true,
 		Attributes: map[string]pschema.Attribute{
-			vcluster.AttrTopologyLabelDomain: pschema.StringAttribute{MarkdownDescription: topologyLabelsDomainDoc, Optional: true, Validators: labelKeyValidators()},
-			vcluster.AttrTopologyLabelRank:   pschema.StringAttribute{MarkdownDescription: topologyLabelsRankDoc, Optional: true, Validators: labelKeyValidators()},
+			clusterspec.AttrTopologyLabelDomain: pschema.StringAttribute{MarkdownDescription: topologyLabelsDomainDoc, Optional: true, Validators: labelKeyValidators()},
+			clusterspec.AttrTopologyLabelRank:   pschema.StringAttribute{MarkdownDescription: topologyLabelsRankDoc, Optional: true, Validators: labelKeyValidators()},
 		},
 	}
 }
@@ -95,8 +95,8 @@ func topologyLabelsDataSourceAttribute() dschema.SingleNestedAttribute {
 		MarkdownDescription: topologyLabelsDoc + topologyLabelsOverride + " Ray versions that do not report node labels are an error.",
 		Optional:            true,
 		Attributes: map[string]dschema.Attribute{
-			vcluster.AttrTopologyLabelDomain: dschema.StringAttribute{MarkdownDescription: topologyLabelsDomainDoc, Optional: true, Validators: labelKeyValidators()},
-			vcluster.AttrTopologyLabelRank:   dschema.StringAttribute{MarkdownDescription: topologyLabelsRankDoc, Optional: true, Validators: labelKeyValidators()},
+			clusterspec.AttrTopologyLabelDomain: dschema.StringAttribute{MarkdownDescription: topologyLabelsDomainDoc, Optional: true, Validators: labelKeyValidators()},
+			clusterspec.AttrTopologyLabelRank:   dschema.StringAttribute{MarkdownDescription: topologyLabelsRankDoc, Optional: true, Validators: labelKeyValidators()},
 		},
 	}
 }
@@ -104,7 +104,7 @@ func topologyLabelsDataSourceAttribute() dschema.SingleNestedAttribute {
 // topologyLabelsResourceAttribute is computed too: state holds the source in
 // effect (the resource's own, else the provider's), so that a change of
 // either replaces the cluster (its nodes, pins and reported domains were
-// chosen by it). The keys are checked by vcluster.Spec.Validate.
+// chosen by it). The keys are checked by clusterspec.Spec.Validate.
 func topologyLabelsResourceAttribute() rschema.SingleNestedAttribute {
 	return rschema.SingleNestedAttribute{
 		MarkdownDescription: topologyLabelsDoc + topologyLabelsOverride + " It applies to plan-time checks, " +
@@ -114,15 +114,15 @@ func topologyLabelsResourceAttribute() rschema.SingleNestedAttribute {
 		Optional: true,
 		Computed: true,
 		Attributes: map[string]rschema.Attribute{
-			vcluster.AttrTopologyLabelDomain: rschema.StringAttribute{MarkdownDescription: topologyLabelsDomainDoc, Optional: true},
-			vcluster.AttrTopologyLabelRank:   rschema.StringAttribute{MarkdownDescription: topologyLabelsRankDoc, Optional: true},
+			clusterspec.AttrTopologyLabelDomain: rschema.StringAttribute{MarkdownDescription: topologyLabelsDomainDoc, Optional: true},
+			clusterspec.AttrTopologyLabelRank:   rschema.StringAttribute{MarkdownDescription: topologyLabelsRankDoc, Optional: true},
 		},
 	}
 }
 
 // TopologyLabelsFromObject reads a topology_labels object; nil (the
 // resources) when null, unknown or without any key.
-func TopologyLabelsFromObject(ctx context.Context, o types.Object) (*vcluster.TopologySource, diag.Diagnostics) {
+func TopologyLabelsFromObject(ctx context.Context, o types.Object) (*clusterspec.TopologySource, diag.Diagnostics) {
 	if o.IsNull() || o.IsUnknown() {
 		return nil, nil
 	}
@@ -131,7 +131,7 @@ func TopologyLabelsFromObject(ctx context.Context, o types.Object) (*vcluster.To
 	if diags.HasError() {
 		return nil, diags
 	}
-	src := &vcluster.TopologySource{DomainLabel: m.NVLinkDomain.ValueString(), RankLabel: m.TopoRank.ValueString()}
+	src := &clusterspec.TopologySource{DomainLabel: m.NVLinkDomain.ValueString(), RankLabel: m.TopoRank.ValueString()}
 	if !src.UsesLabels() {
 		return nil, diags // {} is the resources, like null
 	}
@@ -139,7 +139,7 @@ func TopologyLabelsFromObject(ctx context.Context, o types.Object) (*vcluster.To
 }
 
 // topologyLabelsObject is the object form of src; null for nil.
-func topologyLabelsObject(src *vcluster.TopologySource) types.Object {
+func topologyLabelsObject(src *clusterspec.TopologySource) types.Object {
 	if src == nil {
 		return types.ObjectNull(topologyLabelsType.AttrTypes)
 	}
@@ -150,14 +150,14 @@ func topologyLabelsObject(src *vcluster.TopologySource) types.Object {
 		return types.StringValue(s)
 	}
 	o, _ := types.ObjectValue(topologyLabelsType.AttrTypes, map[string]attr.Value{
-		vcluster.AttrTopologyLabelDomain: str(src.DomainLabel), vcluster.AttrTopologyLabelRank: str(src.RankLabel),
+		clusterspec.AttrTopologyLabelDomain: str(src.DomainLabel), clusterspec.AttrTopologyLabelRank: str(src.RankLabel),
 	})
 	return o
 }
 
 // topologySourceFor is the source in effect for an override (a data source's
 // or resource's topology_labels): the override when set, else the provider's.
-func (d *ProviderData) topologySourceFor(ctx context.Context, override types.Object) (*vcluster.TopologySource, diag.Diagnostics) {
+func (d *ProviderData) topologySourceFor(ctx context.Context, override types.Object) (*clusterspec.TopologySource, diag.Diagnostics) {
 	if !override.IsNull() && !override.IsUnknown() {
 		return TopologyLabelsFromObject(ctx, override)
 	}
@@ -167,16 +167,16 @@ func (d *ProviderData) topologySourceFor(ctx context.Context, override types.Obj
 	return d.TopologyLabels, nil
 }
 
-func sourceOrDefault(src *vcluster.TopologySource) vcluster.TopologySource {
+func sourceOrDefault(src *clusterspec.TopologySource) clusterspec.TopologySource {
 	if src == nil {
-		return vcluster.TopologySource{}
+		return clusterspec.TopologySource{}
 	}
 	return *src
 }
 
 // labelSupportError is src.MissingLabelSupport, asking Ray for its version
 // (for the message) only when labels are missing.
-func (d *ProviderData) labelSupportError(ctx context.Context, src vcluster.TopologySource, nodes []rayclient.Node) error {
+func (d *ProviderData) labelSupportError(ctx context.Context, src clusterspec.TopologySource, nodes []raystate.Node) error {
 	if src.MissingLabelSupport(nodes, "") == nil {
 		return nil
 	}

@@ -8,34 +8,33 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
 func TestTopologyLabelsSchema(t *testing.T) {
 	s := resourceSchema(t)
-	a, ok := s.Attributes[vcluster.AttrTopologyLabels]
+	a, ok := s.Attributes[clusterspec.AttrTopologyLabels]
 	if !ok || !a.IsOptional() || !a.IsComputed() {
 		t.Fatalf("topology_labels must be optional and computed (the source in effect): %+v", a)
 	}
-	if !slices.Contains(replacingInSchema(t, s), vcluster.AttrTopologyLabels) {
+	if !slices.Contains(replacingInSchema(t, s), clusterspec.AttrTopologyLabels) {
 		t.Fatal("a change of topology_labels must replace the cluster")
 	}
 }
 
 // planLabels runs the topology_labels part of ModifyPlan.
-func planLabels(t *testing.T, provider *vcluster.TopologySource, config, state types.Object, creating bool) (types.Object, bool) {
+func planLabels(t *testing.T, provider *clusterspec.TopologySource, config, state types.Object, creating bool) (types.Object, bool) {
 	t.Helper()
 	plan := virtualClusterModel{TopologyLabels: config}
 	resp := &resource.ModifyPlanResponse{}
-	p := &planning{r: &virtualClusterResource{data: &ProviderData{TopologyLabels: provider}}, ctx: context.Background(),
+	p := &planCall{r: &virtualClusterResource{data: &ProviderData{TopologyLabels: provider}}, ctx: context.Background(),
 		resp: resp, plan: &plan, state: virtualClusterModel{TopologyLabels: state}, creating: creating}
 	p.planTopologyLabels(config)
 	if resp.Diagnostics.HasError() {
 		t.Fatal(resp.Diagnostics)
 	}
 	replaced := slices.ContainsFunc(resp.RequiresReplace, func(p path.Path) bool {
-		return p.Equal(path.Root(vcluster.AttrTopologyLabels))
+		return p.Equal(path.Root(clusterspec.AttrTopologyLabels))
 	})
 	if replaced != p.replacing {
 		t.Fatalf("RequiresReplace %v but replacing %v", resp.RequiresReplace, p.replacing)
@@ -44,13 +43,13 @@ func planLabels(t *testing.T, provider *vcluster.TopologySource, config, state t
 }
 
 func TestPlanTopologyLabels(t *testing.T) {
-	both := &vcluster.TopologySource{DomainLabel: "raytf.io/nvlink-domain", RankLabel: "raytf.io/topo-rank"}
-	rankOnly := &vcluster.TopologySource{RankLabel: "raytf.io/topo-rank"}
+	both := &clusterspec.TopologySource{DomainLabel: "raytf.io/nvlink-domain", RankLabel: "raytf.io/topo-rank"}
+	rankOnly := &clusterspec.TopologySource{RankLabel: "raytf.io/topo-rank"}
 	null := topologyLabelsObject(nil)
-	empty := topologyLabelsObject(&vcluster.TopologySource{}) // `topology_labels = {}`: the resources
+	empty := topologyLabelsObject(&clusterspec.TopologySource{}) // `topology_labels = {}`: the resources
 	for _, tc := range []struct {
 		name                   string
-		provider               *vcluster.TopologySource
+		provider               *clusterspec.TopologySource
 		config, state, want    types.Object
 		creating, wantReplaced bool
 	}{
@@ -77,7 +76,7 @@ func TestClusterSpecReadsTopologyLabels(t *testing.T) {
 	m := virtualClusterModel{
 		Name:                types.StringValue("vc"),
 		BundleCtPerNodeList: types.ListValueMust(types.Int64Type, nil),
-		TopologyLabels:      topologyLabelsObject(&vcluster.TopologySource{DomainLabel: "bad key"}),
+		TopologyLabels:      topologyLabelsObject(&clusterspec.TopologySource{DomainLabel: "bad key"}),
 	}
 	spec, known, d := clusterSpec(ctx, m)
 	if !known || d.HasError() || spec.Topology.DomainLabel != "bad key" {

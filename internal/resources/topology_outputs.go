@@ -8,9 +8,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // The outputs are built as terraform-plugin-go values and stored with
@@ -21,47 +22,47 @@ import (
 type nodeField struct {
 	name, doc string
 	typ       attr.Type
-	value     func(n *rayclient.Node, t topology.Node, res map[string]float64) tftypes.Value
+	value     func(n *raystate.Node, t topology.Node, res map[string]float64) tftypes.Value
 }
 
 // nodeFields lists the attributes of a `nodes` entry once: the schema, the
 // object type and the values all come from it.
 var nodeFields = []nodeField{
 	{name: "node_id", doc: "Ray node id (hex).", typ: types.StringType,
-		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+		value: func(n *raystate.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
 			return tfString(n.NodeID)
 		}},
 	{name: "node_ip", doc: "Node IP address.", typ: types.StringType,
-		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+		value: func(n *raystate.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
 			return tfString(n.NodeIP)
 		}},
 	{name: "node_name", doc: "Node name.", typ: types.StringType,
-		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+		value: func(n *raystate.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
 			return tfString(n.NodeName)
 		}},
 	{name: "is_head_node", doc: "Whether this is the head node.", typ: types.BoolType,
-		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+		value: func(n *raystate.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
 			return tftypes.NewValue(tftypes.Bool, n.IsHeadNode)
 		}},
 	{name: "state", doc: "Node state (`ALIVE`).", typ: types.StringType,
-		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value { return tfString(n.State) }},
+		value: func(n *raystate.Node, _ topology.Node, _ map[string]float64) tftypes.Value { return tfString(n.State) }},
 	{name: "cpus", doc: "Logical CPUs (`CPU` resource).", typ: types.Float64Type,
-		value: func(_ *rayclient.Node, _ topology.Node, res map[string]float64) tftypes.Value {
+		value: func(_ *raystate.Node, _ topology.Node, res map[string]float64) tftypes.Value {
 			return tfNumber(res["CPU"])
 		}},
 	{name: "gpus", doc: "Logical GPUs (`GPU` resource).", typ: types.Float64Type,
-		value: func(_ *rayclient.Node, _ topology.Node, res map[string]float64) tftypes.Value {
+		value: func(_ *raystate.Node, _ topology.Node, res map[string]float64) tftypes.Value {
 			return tfNumber(res["GPU"])
 		}},
 	{name: "nvlink_domain", doc: domainOutputDoc, typ: types.StringType,
-		value: func(_ *rayclient.Node, t topology.Node, _ map[string]float64) tftypes.Value {
+		value: func(_ *raystate.Node, t topology.Node, _ map[string]float64) tftypes.Value {
 			return tfString(t.Domain)
 		}},
 	{name: "topo_rank", doc: rankOutputDoc, typ: types.Int64Type,
-		value: func(_ *rayclient.Node, t topology.Node, _ map[string]float64) tftypes.Value { return tfInt(t.TopoRank) }},
+		value: func(_ *raystate.Node, t topology.Node, _ map[string]float64) tftypes.Value { return tfInt(t.TopoRank) }},
 	{name: "resources", doc: "All total resources of the node.",
 		typ: types.MapType{ElemType: types.Float64Type},
-		value: func(_ *rayclient.Node, _ topology.Node, res map[string]float64) tftypes.Value {
+		value: func(_ *raystate.Node, _ topology.Node, res map[string]float64) tftypes.Value {
 			m := make(map[string]tftypes.Value, len(res))
 			for k, v := range res {
 				m[k] = tfNumber(v)
@@ -70,7 +71,7 @@ var nodeFields = []nodeField{
 		}},
 	{name: "labels", doc: "Node labels.",
 		typ: types.MapType{ElemType: types.StringType},
-		value: func(n *rayclient.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
+		value: func(n *raystate.Node, _ topology.Node, _ map[string]float64) tftypes.Value {
 			m := make(map[string]tftypes.Value, len(n.Labels))
 			for k, v := range n.Labels {
 				m[k] = tfString(v)
@@ -143,7 +144,7 @@ type nodeOutputs struct {
 // buildNodeOutputs lists every node in `nodes` only with includeNodes: every
 // attribute or none, because null attributes are not cheaper than filled ones
 // (the framework inspects each null value against the schema).
-func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, includeNodes bool) nodeOutputs {
+func buildNodeOutputs(nodes []raystate.Node, topo []topology.Node, includeNodes bool) nodeOutputs {
 	objs := []tftypes.Value{}
 	if includeNodes {
 		objs = make([]tftypes.Value, 0, len(nodes))
@@ -159,7 +160,7 @@ func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, includeNodes
 	}
 	for _, i := range order {
 		n, t := &nodes[i], topo[i]
-		res := vcluster.UserResources(n.ResourcesTotal)
+		res := planning.UserResources(n.ResourcesTotal)
 		gpus += res["GPU"]
 		cpus += res["CPU"]
 		if includeNodes {
@@ -184,7 +185,7 @@ func buildNodeOutputs(nodes []rayclient.Node, topo []topology.Node, includeNodes
 // selectionOutputs are selected_node_ids, remaining_node_ids,
 // node_resource_constraints, node_label_selectors and message, by attribute
 // name. With a label domain source the constraints become label selectors.
-func selectionOutputs(plan topology.SegmentPlan, source vcluster.TopologySource) map[string]tftypes.Value {
+func selectionOutputs(plan topology.SegmentPlan, source clusterspec.TopologySource) map[string]tftypes.Value {
 	strList := func(ids []string) tftypes.Value {
 		vals := make([]tftypes.Value, len(ids))
 		for i, id := range ids {

@@ -5,19 +5,19 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 func TestBuildNodeOutputs(t *testing.T) {
-	nodes := []rayclient.Node{
+	nodes := []raystate.Node{
 		{NodeID: "c", NodeIP: "10.0.0.3", ResourcesTotal: map[string]float64{"CPU": 4, "GPU": 4, "topo_rank": 3, "nvlink_domain_b": 1}},
 		{NodeID: "a", NodeIP: "10.0.0.1", ResourcesTotal: map[string]float64{"CPU": 8, "GPU": 2, "topo_rank": 5, "nvlink_domain_a": 1,
 			"CPU_group_0123": 1}, Labels: map[string]string{"ray.io/node-id": "a"}},
 		{NodeID: "b", NodeIP: "10.0.0.2", IsHeadNode: true, ResourcesTotal: map[string]float64{"CPU": 2, "topo_rank": 1}},
 	}
-	topo := vcluster.TopologySource{}.NodeTopology(nodes)
+	topo := clusterspec.TopologySource{}.NodeTopology(nodes)
 	out := buildNodeOutputs(nodes, topo, true)
 	if out.totalCPUs != 14 || out.totalGPUs != 6 {
 		t.Errorf("totals %d CPUs %d GPUs", out.totalCPUs, out.totalGPUs)

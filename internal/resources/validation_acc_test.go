@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
 // badConfigs are configurations that must fail at plan with the attribute
@@ -30,8 +30,8 @@ var badConfigs = []struct {
 	{"empty bundle list", `bundle_ct_per_node_list = []`, `(?s)bundle_ct_per_node_list.*at least 1`},
 	{"negative count", `bundle_ct_per_node_list = [2, -1]`, `(?s)bundle_ct_per_node_list.*between 0 and 4096`},
 	{"all zero counts", `bundle_ct_per_node_list = [0, 0]`, `(?s)No bundles requested.*at least one count must be > 0`},
-	{"huge list", `bundle_ct_per_node_list = [` + strings.Repeat("1,", vcluster.MaxLogicalNodes) + `1]`,
-		fmt.Sprintf(`(?s)Too many logical nodes.*%d entries`, vcluster.MaxLogicalNodes+1)},
+	{"huge list", `bundle_ct_per_node_list = [` + strings.Repeat("1,", clusterspec.MaxLogicalNodes) + `1]`,
+		fmt.Sprintf(`(?s)Too many logical nodes.*%d entries`, clusterspec.MaxLogicalNodes+1)},
 	{"huge count", `bundle_ct_per_node_list = [100000]`, `(?s)bundle_ct_per_node_list.*between 0 and 4096`},
 	{"more bundles than GPUs", `bundle_ct_per_node_list = [2, 9]`, `(?s)Too many bundles for one node.*node 1 asks for 9 bundles but num_gpus_per_node is 8`},
 	{"null count", `bundle_ct_per_node_list = [1, null]`, `(?s)bundle_ct_per_node_list`},

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 func vcTest(t *testing.T, name string, steps ...resource.TestStep) {
@@ -50,7 +50,7 @@ func TestAccVirtualCluster_perNodeGroups(t *testing.T) {
 			expectVC(at("placement_groups", 0), knownvalue.ObjectPartial(map[string]knownvalue.Check{
 				"name":       knownvalue.StringExact(name + "-node0"),
 				"strategy":   knownvalue.StringExact("PACK"),
-				"state":      knownvalue.StringExact(rayclient.PlacementGroupStateCreated),
+				"state":      knownvalue.StringExact(raystate.PlacementGroupStateCreated),
 				"drift":      knownvalue.StringExact(""),
 				"node_index": knownvalue.Int64Exact(0),
 			})),

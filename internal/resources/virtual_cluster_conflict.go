@@ -9,8 +9,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // checkNameFree fails the plan of a new cluster whose name Ray already uses
@@ -21,7 +23,7 @@ import (
 // cluster at no cost; only then one short read job asks for the record and
 // which of those groups live in this Ray namespace (the state API lists
 // every namespace's groups). It reports whether the name is free.
-func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementGroup) bool {
+func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.PlacementGroup) bool {
 	data := p.r.data
 	if data.PlannedHere(spec.Namespace, spec.Name, "") {
 		return true // the create half of a replacement: the groups are the cluster's own
@@ -29,7 +31,7 @@ func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementG
 	var alike []string
 	state := map[string]string{}
 	for _, g := range live {
-		if vcluster.NamedLike(spec.Name, g.Name) && state[g.Name] == "" {
+		if clusterspec.NamedLike(spec.Name, g.Name) && state[g.Name] == "" {
 			alike = append(alike, g.Name)
 			state[g.Name] = g.State
 		}
@@ -40,7 +42,7 @@ func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementG
 	slices.Sort(alike)
 	ctx, cancel := context.WithTimeout(p.ctx, virtualClusterReadTimeout)
 	defer cancel()
-	res, err := data.Jobs.Run(ctx, vcluster.ReadRequest(spec.Namespace, spec.Name, alike...), nil)
+	res, err := data.Jobs.Run(ctx, contract.ReadRequest(spec.Namespace, spec.Name, alike...), nil)
 	if err == nil {
 		err = res.Err()
 	}
@@ -63,7 +65,7 @@ func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementG
 	}
 	groups := strings.Join(present, ", ")
 	if rec := res.Record; rec != nil {
-		owner := vcluster.OtherOwner{Owner: rec.Owner, CreatedAt: rec.CreatedAt}
+		owner := record.OtherOwner{Owner: rec.Owner, CreatedAt: rec.CreatedAt}
 		p.resp.Diagnostics.AddAttributeError(path.Root("name"), "Virtual cluster owned by another Terraform state",
 			fmt.Sprintf("Ray namespace %q already holds virtual cluster %q, owned by %s, with placement groups %s. "+
 				"Creating it here would fail at apply, so the plan stops; nothing was created or changed.\n\n"+
@@ -82,7 +84,7 @@ func (p *planning) checkNameFree(spec vcluster.Spec, live []rayclient.PlacementG
 }
 
 // importHint shows how to import cluster spec into this configuration.
-func importHint(spec vcluster.Spec) string {
+func importHint(spec clusterspec.Spec) string {
 	return fmt.Sprintf("With the CLI:\n  terraform import ray_virtual_cluster.<label> %s\nor with an import block:\n"+
 		"  import {\n    to = ray_virtual_cluster.<label>\n    id = %q\n  }\n"+
 		"(Terraform >= 1.12 and OpenTofu >= 1.12 also take identity = { name = %q, namespace = %q } instead of id.)",

@@ -14,8 +14,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/drift"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 var (
@@ -90,7 +94,7 @@ func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.Schema
 		MarkdownDescription: "Reads a `ray_virtual_cluster` that another configuration (or state) owns, so an " +
 			"application can depend on capacity an infrastructure repository declared without owning it: the " +
 			"placement groups and their live state, every bundle in rank order, the master address and port. " +
-			"It reads the cluster's record in Ray's internal KV (namespace `" + vcluster.KVNamespace + "`) with a " +
+			"It reads the cluster's record in Ray's internal KV (namespace `" + record.KVNamespace + "`) with a " +
 			"short read-only Ray job (the dashboard has no KV endpoint) and checks it against the groups Ray's " +
 			"state API reports. It fails, naming the cluster, when there is no such cluster, when its groups are " +
 			"missing, pending or rescheduling, or when Ray moved bundles since the owner's last apply. It never " +
@@ -100,8 +104,8 @@ func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.Schema
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the cluster (the resource's `name`).",
 				Required:            true,
-				Validators: []validator.String{stringvalidator.RegexMatches(vcluster.NamePattern,
-					fmt.Sprintf("must be letters, digits, `.`, `_` and `-`, at most %d characters", vcluster.MaxNameLength))},
+				Validators: []validator.String{stringvalidator.RegexMatches(clusterspec.NamePattern,
+					fmt.Sprintf("must be letters, digits, `.`, `_` and `-`, at most %d characters", clusterspec.MaxNameLength))},
 			},
 			"namespace": schema.StringAttribute{
 				MarkdownDescription: "Ray namespace of the cluster. Defaults to the provider's `namespace`.",
@@ -119,7 +123,7 @@ func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.Schema
 			"port_range_high": computed("Upper bound (exclusive) of the probed port range."),
 			"placement_groups": schema.ListNestedAttribute{
 				MarkdownDescription: "The placement groups in declaration order, with their state as Ray reports it now " +
-					"(always `" + rayclient.PlacementGroupStateCreated + "`: other states fail the read).",
+					"(always `" + raystate.PlacementGroupStateCreated + "`: other states fail the read).",
 				Computed: true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":         text("Group name."),
@@ -177,7 +181,7 @@ func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.Read
 	ctx, cancel := context.WithTimeout(ctx, virtualClusterReadTimeout)
 	defer cancel()
 	client := d.data.Client
-	res, err := d.data.Jobs.Run(ctx, vcluster.ReadRequest(ns, name), nil)
+	res, err := d.data.Jobs.Run(ctx, contract.ReadRequest(ns, name), nil)
 	if err == nil {
 		err = res.Err()
 	}
@@ -186,7 +190,7 @@ func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.Read
 			fmt.Sprintf("Reading the record of %s from Ray's internal KV failed: %s", clusterLabel(name, ns), errorDetail(err)))
 		return
 	}
-	live, err := vcluster.ListLiveGroups(ctx, client)
+	live, err := liveview.ListLiveGroups(ctx, client)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", errorDetail(err))
 		return
@@ -208,21 +212,21 @@ func clusterLabel(name, ns string) string {
 // readVirtualCluster checks the record of cluster name in namespace ns
 // against the live groups and returns the data source's value, or an
 // error summary and detail naming the cluster.
-func readVirtualCluster(name, ns string, rec *vcluster.Manifest, tomb *vcluster.Tombstone,
-	live []rayclient.PlacementGroup) (m virtualClusterDataModel, summary, detail string) {
+func readVirtualCluster(name, ns string, rec *record.Manifest, tomb *record.Tombstone,
+	live []raystate.PlacementGroup) (m virtualClusterDataModel, summary, detail string) {
 	label := clusterLabel(name, ns)
 	if rec == nil {
 		return m, "Virtual cluster not found", missingRecordDetail(name, ns, tomb, live)
 	}
 	switch {
-	case rec.SchemaVersion > vcluster.ManifestSchemaVersion:
+	case rec.SchemaVersion > record.ManifestSchemaVersion:
 		return m, "Virtual cluster record is too new", fmt.Sprintf("The record of %s has schema_version %d; this "+
 			"provider reads up to %d. It was written by a newer provider (%s): upgrade this one.",
-			label, rec.SchemaVersion, vcluster.ManifestSchemaVersion, rec.ProviderVersion)
+			label, rec.SchemaVersion, record.ManifestSchemaVersion, rec.ProviderVersion)
 	case rec.SchemaVersion < 1 || len(rec.Groups) == 0:
 		return m, "Virtual cluster record is unreadable", fmt.Sprintf("The record of %s in Ray's internal KV "+
 			"(namespace %s, key %s) is not a cluster record. Re-apply the configuration that owns the cluster.",
-			label, vcluster.KVNamespace, vcluster.RecordKey(ns, name))
+			label, record.KVNamespace, record.RecordKey(ns, name))
 	}
 	for i, b := range rec.Bundles {
 		if b.Rank != i {
@@ -234,22 +238,22 @@ func readVirtualCluster(name, ns string, rec *vcluster.Manifest, tomb *vcluster.
 		return m, "Virtual cluster is not ready", fmt.Sprintf("The placement groups of %s do not match its record:\n  - %s\n\n"+
 			"Pending and rescheduling groups recover by themselves (retry later); for missing, recreated or moved groups "+
 			"re-apply the configuration that owns the cluster (owner %s…, created %s).",
-			label, strings.Join(problems, "\n  - "), vcluster.OwnerPrefix(rec.Owner), rec.CreatedAt)
+			label, strings.Join(problems, "\n  - "), record.OwnerPrefix(rec.Owner), rec.CreatedAt)
 	}
 	return dataModelFromRecord(name, ns, rec, live), "", ""
 }
 
 // missingRecordDetail says why a cluster has no record: destroyed, created
 // outside this provider, or never applied here.
-func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []rayclient.PlacementGroup) string {
+func missingRecordDetail(name, ns string, tomb *record.Tombstone, live []raystate.PlacementGroup) string {
 	label := clusterLabel(name, ns)
 	if tomb != nil && tomb.DeletedBy != "" {
 		return fmt.Sprintf("There is no %s: it was destroyed at %s by the Terraform state with owner %s….",
-			label, tomb.DeletedAt, vcluster.OwnerPrefix(tomb.DeletedBy))
+			label, tomb.DeletedAt, record.OwnerPrefix(tomb.DeletedBy))
 	}
 	var alike []string
 	for _, g := range live {
-		if vcluster.NamedLike(name, g.Name) {
+		if clusterspec.NamedLike(name, g.Name) {
 			alike = append(alike, fmt.Sprintf("%q (%s)", g.Name, g.State))
 		}
 	}
@@ -260,13 +264,13 @@ func missingRecordDetail(name, ns string, tomb *vcluster.Tombstone, live []raycl
 	}
 	return fmt.Sprintf("There is no %s: no record in Ray's internal KV (namespace %s, key %s). Apply the configuration "+
 		"that declares it first, or check name and namespace (namespace defaults to the provider's).",
-		label, vcluster.KVNamespace, vcluster.RecordKey(ns, name))
+		label, record.KVNamespace, record.RecordKey(ns, name))
 }
 
 // liveProblems lists, per recorded group, why it is not usable as recorded:
 // missing, recreated, not CREATED, or with bundles on other nodes.
-func liveProblems(rec *vcluster.Manifest, live []rayclient.PlacementGroup) []string {
-	byName := make(map[string][]rayclient.PlacementGroup, len(live))
+func liveProblems(rec *record.Manifest, live []raystate.PlacementGroup) []string {
+	byName := make(map[string][]raystate.PlacementGroup, len(live))
 	for _, g := range live {
 		byName[g.Name] = append(byName[g.Name], g)
 	}
@@ -283,7 +287,7 @@ func liveProblems(rec *vcluster.Manifest, live []rayclient.PlacementGroup) []str
 			problems = append(problems, fmt.Sprintf("%s is being created: the owner's apply has not finished", rg.Name))
 			continue
 		}
-		_, mismatches := vcluster.MatchRecorded(vcluster.RecordedGroup{ID: rg.ID, BundleCount: rg.BundleCount, BundleNodes: recordedNode[rg.Name]}, byName[rg.Name])
+		_, mismatches := drift.MatchRecorded(drift.RecordedGroup{ID: rg.ID, BundleCount: rg.BundleCount, BundleNodes: recordedNode[rg.Name]}, byName[rg.Name])
 		problems = append(problems, describeMismatches(rg, mismatches)...)
 	}
 	return problems
@@ -291,22 +295,22 @@ func liveProblems(rec *vcluster.Manifest, live []rayclient.PlacementGroup) []str
 
 // describeMismatches words the ways a recorded group differs from Ray's: a
 // group that is gone, recreated or not CREATED says only that.
-func describeMismatches(rg vcluster.ManifestGroup, mismatches []vcluster.LiveMismatch) []string {
+func describeMismatches(rg record.ManifestGroup, mismatches []drift.LiveMismatch) []string {
 	var out []string
 	for _, m := range mismatches {
 		switch m.Kind {
-		case vcluster.MismatchMissing:
+		case drift.MismatchMissing:
 			return []string{fmt.Sprintf("%s (id %s) is missing: removed outside Terraform", rg.Name, rg.ID)}
-		case vcluster.MismatchRecreated:
+		case drift.MismatchRecreated:
 			return []string{fmt.Sprintf("%s was recreated outside Terraform: its id is %s, the record says %s", rg.Name, m.LiveID, rg.ID)}
-		case vcluster.MismatchState:
-			if m.State == rayclient.PlacementGroupStateRescheduling {
+		case drift.MismatchState:
+			if m.State == raystate.PlacementGroupStateRescheduling {
 				return []string{fmt.Sprintf("%s is %s: a node holding its bundles died and Ray is placing them again", rg.Name, m.State)}
 			}
-			return []string{fmt.Sprintf("%s is %s, not %s", rg.Name, m.State, rayclient.PlacementGroupStateCreated)}
-		case vcluster.MismatchBundleCount:
+			return []string{fmt.Sprintf("%s is %s, not %s", rg.Name, m.State, raystate.PlacementGroupStateCreated)}
+		case drift.MismatchBundleCount:
 			out = append(out, fmt.Sprintf("%s has %d bundles, the record says %d", rg.Name, m.BundleCount, rg.BundleCount))
-		case vcluster.MismatchMoved:
+		case drift.MismatchMoved:
 			out = append(out, fmt.Sprintf("%s bundle %d is on node %s, the record says %s", rg.Name, m.Bundle, m.To, m.From))
 		}
 	}
@@ -314,7 +318,7 @@ func describeMismatches(rg vcluster.ManifestGroup, mismatches []vcluster.LiveMis
 }
 
 // dataModelFromRecord is the data source's value for a checked record.
-func dataModelFromRecord(name, ns string, rec *vcluster.Manifest, live []rayclient.PlacementGroup) virtualClusterDataModel {
+func dataModelFromRecord(name, ns string, rec *record.Manifest, live []raystate.PlacementGroup) virtualClusterDataModel {
 	state := make(map[string]string, len(live))
 	for _, g := range live {
 		state[g.PlacementGroupID] = g.State

@@ -14,8 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // readerConfig is an application's configuration: it only reads cluster name.
@@ -78,7 +78,7 @@ func sameAsRay(t *testing.T, name string, read map[string]any) error {
 	if err != nil {
 		return err
 	}
-	byName := map[string]rayclient.PlacementGroup{}
+	byName := map[string]raystate.PlacementGroup{}
 	for _, g := range live {
 		byName[g.Name] = g
 	}
@@ -137,7 +137,7 @@ func TestAccVirtualClusterDataSource_secondState(t *testing.T) {
 				if err := sameAsOwner(read, owned); err != nil {
 					return err
 				}
-				if read["id"] != "terraform-ray/"+name || read["schema_version"] != float64(vcluster.ManifestSchemaVersion) || read["created_at"] == "" {
+				if read["id"] != "terraform-ray/"+name || read["schema_version"] != float64(record.ManifestSchemaVersion) || read["created_at"] == "" {
 					return fmt.Errorf("record fields: %v", read)
 				}
 				if err := sameAsRay(t, name, read); err != nil {

@@ -14,18 +14,18 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // testRecord is the record fixture the Python attach helper's tests use too.
-func testRecord(t *testing.T) *vcluster.Manifest {
+func testRecord(t *testing.T) *record.Manifest {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "python", "tests", "testdata", "record_v1.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m vcluster.Manifest
+	var m record.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -33,13 +33,13 @@ func testRecord(t *testing.T) *vcluster.Manifest {
 }
 
 // liveOf is what the state API reports for rec's groups, all CREATED where recorded.
-func liveOf(rec *vcluster.Manifest) []rayclient.PlacementGroup {
-	var live []rayclient.PlacementGroup
+func liveOf(rec *record.Manifest) []raystate.PlacementGroup {
+	var live []raystate.PlacementGroup
 	for _, g := range rec.Groups {
-		pg := rayclient.PlacementGroup{PlacementGroupID: g.ID, Name: g.Name, State: rayclient.PlacementGroupStateCreated}
+		pg := raystate.PlacementGroup{PlacementGroupID: g.ID, Name: g.Name, State: raystate.PlacementGroupStateCreated}
 		for _, b := range rec.Bundles {
 			if b.PlacementGroup == g.Name {
-				pg.Bundles = append(pg.Bundles, rayclient.Bundle{PlacementGroupID: g.ID, BundleIndex: b.BundleIndex, NodeID: b.NodeID})
+				pg.Bundles = append(pg.Bundles, raystate.Bundle{PlacementGroupID: g.ID, BundleIndex: b.BundleIndex, NodeID: b.NodeID})
 			}
 		}
 		live = append(live, pg)
@@ -59,7 +59,7 @@ func TestVirtualClusterDataSourceFromRecord(t *testing.T) {
 		t.Fatalf("cluster attributes: %+v", m)
 	}
 	if len(m.PlacementGroups) != 2 || m.PlacementGroups[1] != (dataGroup{Name: "train-node1", ID: rec.Groups[1].ID,
-		State: rayclient.PlacementGroupStateCreated, Strategy: "PACK", NodeIndex: 1, BundleCount: 2}) {
+		State: raystate.PlacementGroupStateCreated, Strategy: "PACK", NodeIndex: 1, BundleCount: 2}) {
 		t.Fatalf("groups: %+v", m.PlacementGroups)
 	}
 	if len(m.Bundles) != 4 {
@@ -90,40 +90,40 @@ func TestVirtualClusterDataSourceWithoutGPUs(t *testing.T) {
 func TestVirtualClusterDataSourceErrors(t *testing.T) {
 	cases := []struct {
 		name   string
-		change func(rec **vcluster.Manifest, tomb **vcluster.Tombstone, live *[]rayclient.PlacementGroup)
+		change func(rec **record.Manifest, tomb **record.Tombstone, live *[]raystate.PlacementGroup)
 		want   []string
 	}{
-		{"no record", func(rec **vcluster.Manifest, _ **vcluster.Tombstone, live *[]rayclient.PlacementGroup) {
+		{"no record", func(rec **record.Manifest, _ **record.Tombstone, live *[]raystate.PlacementGroup) {
 			*rec, *live = nil, nil
 		}, []string{"Virtual cluster not found", "no record", "key vc/terraform-ray/train", "Apply the configuration"}},
-		{"destroyed", func(rec **vcluster.Manifest, tomb **vcluster.Tombstone, _ *[]rayclient.PlacementGroup) {
-			*rec, *tomb = nil, &vcluster.Tombstone{DeletedBy: "0123456789abcdef", DeletedAt: "2026-12-02T19:00:00Z"}
+		{"destroyed", func(rec **record.Manifest, tomb **record.Tombstone, _ *[]raystate.PlacementGroup) {
+			*rec, *tomb = nil, &record.Tombstone{DeletedBy: "0123456789abcdef", DeletedAt: "2026-12-02T19:00:00Z"}
 		}, []string{"Virtual cluster not found", "destroyed at 2026-12-02T19:00:00Z", "owner 01234567"}},
-		{"groups without a record", func(rec **vcluster.Manifest, _ **vcluster.Tombstone, _ *[]rayclient.PlacementGroup) {
+		{"groups without a record", func(rec **record.Manifest, _ **record.Tombstone, _ *[]raystate.PlacementGroup) {
 			*rec = nil
 		}, []string{"Virtual cluster not found", `"train-node0" (CREATED)`, "terraform import"}},
-		{"newer schema", func(rec **vcluster.Manifest, _ **vcluster.Tombstone, _ *[]rayclient.PlacementGroup) {
-			(*rec).SchemaVersion = vcluster.ManifestSchemaVersion + 1
-		}, []string{"too new", fmt.Sprintf("schema_version %d", vcluster.ManifestSchemaVersion+1), "upgrade"}},
-		{"unreadable", func(rec **vcluster.Manifest, _ **vcluster.Tombstone, _ *[]rayclient.PlacementGroup) {
-			*rec = &vcluster.Manifest{}
+		{"newer schema", func(rec **record.Manifest, _ **record.Tombstone, _ *[]raystate.PlacementGroup) {
+			(*rec).SchemaVersion = record.ManifestSchemaVersion + 1
+		}, []string{"too new", fmt.Sprintf("schema_version %d", record.ManifestSchemaVersion+1), "upgrade"}},
+		{"unreadable", func(rec **record.Manifest, _ **record.Tombstone, _ *[]raystate.PlacementGroup) {
+			*rec = &record.Manifest{}
 		}, []string{"unreadable", "not a cluster record"}},
-		{"missing group", func(_ **vcluster.Manifest, _ **vcluster.Tombstone, live *[]rayclient.PlacementGroup) {
+		{"missing group", func(_ **record.Manifest, _ **record.Tombstone, live *[]raystate.PlacementGroup) {
 			*live = (*live)[:1]
 		}, []string{"not ready", "train-node1 (id b2b2", "removed outside Terraform", "re-apply"}},
-		{"recreated group", func(_ **vcluster.Manifest, _ **vcluster.Tombstone, live *[]rayclient.PlacementGroup) {
+		{"recreated group", func(_ **record.Manifest, _ **record.Tombstone, live *[]raystate.PlacementGroup) {
 			(*live)[1].PlacementGroupID = "ffff"
 		}, []string{"not ready", "train-node1 was recreated outside Terraform: its id is ffff"}},
-		{"rescheduling", func(_ **vcluster.Manifest, _ **vcluster.Tombstone, live *[]rayclient.PlacementGroup) {
-			(*live)[0].State = rayclient.PlacementGroupStateRescheduling
+		{"rescheduling", func(_ **record.Manifest, _ **record.Tombstone, live *[]raystate.PlacementGroup) {
+			(*live)[0].State = raystate.PlacementGroupStateRescheduling
 		}, []string{"not ready", "train-node0 is RESCHEDULING", "retry later"}},
-		{"pending", func(_ **vcluster.Manifest, _ **vcluster.Tombstone, live *[]rayclient.PlacementGroup) {
-			(*live)[0].State = rayclient.PlacementGroupStatePending
+		{"pending", func(_ **record.Manifest, _ **record.Tombstone, live *[]raystate.PlacementGroup) {
+			(*live)[0].State = raystate.PlacementGroupStatePending
 		}, []string{"train-node0 is PENDING, not CREATED"}},
-		{"being created", func(rec **vcluster.Manifest, _ **vcluster.Tombstone, _ *[]rayclient.PlacementGroup) {
+		{"being created", func(rec **record.Manifest, _ **record.Tombstone, _ *[]raystate.PlacementGroup) {
 			(*rec).Groups[0].ID = ""
 		}, []string{"train-node0 is being created"}},
-		{"moved bundle", func(_ **vcluster.Manifest, _ **vcluster.Tombstone, live *[]rayclient.PlacementGroup) {
+		{"moved bundle", func(_ **record.Manifest, _ **record.Tombstone, live *[]raystate.PlacementGroup) {
 			(*live)[1].Bundles[0].NodeID = "elsewhere"
 		}, []string{"train-node1 bundle 0 is on node elsewhere, the record says b39466"}},
 	}
@@ -131,7 +131,7 @@ func TestVirtualClusterDataSourceErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := testRecord(t)
 			live := liveOf(rec)
-			var tomb *vcluster.Tombstone
+			var tomb *record.Tombstone
 			c.change(&rec, &tomb, &live)
 			_, summary, detail := readVirtualCluster("train", "terraform-ray", rec, tomb, live)
 			got := summary + "\n" + detail

@@ -10,15 +10,18 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // runDriver runs one driver action as a Ray job and reports its progress.
 // Every job but a plain inspect (refresh explaining a gone cluster) is one
 // of this provider's writes, so the shared group list is dropped after it.
-func (r *virtualClusterResource) runDriver(ctx context.Context, req vcluster.Request) (*vcluster.Result, error) {
-	if o := req.Ownership; req.Action != vcluster.ActionInspect || (o != nil && (o.Claim || o.Manifest != nil)) {
+func (r *virtualClusterResource) runDriver(ctx context.Context, req contract.Request) (*contract.Result, error) {
+	if o := req.Ownership; req.Action != contract.ActionInspect || (o != nil && (o.Claim || o.Manifest != nil)) {
 		defer r.data.Live.InvalidateGroups()
 	}
 	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": req.Action, "groups": len(req.Groups)})
@@ -37,23 +40,23 @@ func progressFields(p driver.Progress) map[string]any {
 
 // cleanupAfterFailedCreate removes whatever groups a failed create may have
 // left behind when the driver could not clean up itself (stopped, killed).
-func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, spec vcluster.Spec, owner string, cause error) {
-	if vcluster.IsKind(cause, vcluster.KindConflict, vcluster.KindInvalid) {
+func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, spec clusterspec.Spec, owner string, cause error) {
+	if contract.IsKind(cause, contract.KindConflict, contract.KindInvalid) {
 		return // the driver touched nothing
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 	defer cancel()
 	spec.ReadyTimeout = time.Minute
-	if _, err := r.runDriver(cctx, spec.Request(vcluster.ActionDelete).Owned(spec, owner, false, nil)); err != nil {
+	if _, err := r.runDriver(cctx, contract.RequestFor(spec, contract.ActionDelete).Owned(spec, owner, false, nil)); err != nil {
 		tflog.Warn(ctx, "cleanup after failed create did not finish", map[string]any{"error": err.Error()})
 	}
 }
 
 // createErrorDetail explains a failed create: a name conflict, or, for
 // groups Ray could not place, why they do not fit.
-func createErrorDetail(spec vcluster.Spec, res *vcluster.Result, err error) string {
-	if vcluster.IsKind(err, vcluster.KindConflict) {
-		fix := vcluster.Fix(err)
+func createErrorDetail(spec clusterspec.Spec, res *contract.Result, err error) string {
+	if contract.IsKind(err, contract.KindConflict) {
+		fix := contract.Fix(err)
 		if fix == "" {
 			fix = "To manage the existing cluster from this state, `terraform import` it (which takes ownership); " +
 				"otherwise choose another name."
@@ -61,11 +64,11 @@ func createErrorDetail(spec vcluster.Spec, res *vcluster.Result, err error) stri
 		return err.Error() + "\n\nNothing was created or changed. " + fix
 	}
 	detail := err.Error()
-	if why := vcluster.ExplainApplyShortage(spec, res); why != "" {
+	if why := planning.ExplainApplyShortage(spec, res); why != "" {
 		detail += "\n\n" + why
 	}
 	detail += "\n\nNo placement group of this cluster was left behind."
-	if fix := vcluster.Fix(err); fix != "" {
+	if fix := contract.Fix(err); fix != "" {
 		detail += " " + fix
 	}
 	return detail
@@ -76,18 +79,18 @@ func createErrorDetail(spec vcluster.Spec, res *vcluster.Result, err error) stri
 // rank order, rewrites the cluster's record with the provider's. driver.py
 // records topology_order (Go's sort, mirrored) when the request asks for it
 // and the sort keeps every bundle, else creation order; so a rewrite is rare.
-func (r *virtualClusterResource) applyOwnedResult(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, res *vcluster.Result) diag.Diagnostics {
+func (r *virtualClusterResource) applyOwnedResult(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, res *contract.Result) diag.Diagnostics {
 	diags := applyResult(m, spec, res)
 	owner := m.OwnerID.ValueString()
 	if diags.HasError() || owner == "" || res.Record == nil {
 		return diags
 	}
-	p, _ := vcluster.NewPlacement(spec, res)
+	p, _ := contract.NewPlacement(spec, res)
 	if slices.Equal(p.SortedBundleIndices(), res.Record.SortedBundleIndices) {
 		return diags
 	}
-	manifest := vcluster.NewManifest(spec, owner, r.data.Version, p)
-	if _, err := r.runDriver(ctx, spec.Request(vcluster.ActionRecord).Owned(spec, owner, false, &manifest)); err != nil {
+	manifest := record.NewManifest(spec, owner, r.data.Version, p)
+	if _, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionRecord).Owned(spec, owner, false, &manifest)); err != nil {
 		diags.AddWarning("Cannot record the cluster's rank order in Ray",
 			fmt.Sprintf("The cluster is ready, but its record in Ray's KV still lists bundles in creation order: %v", err))
 	}
@@ -97,14 +100,14 @@ func (r *virtualClusterResource) applyOwnedResult(ctx context.Context, m *virtua
 // explainGone says why every group of a cluster in state is gone: destroyed
 // by another state that had imported it (its tombstone says so), or removed
 // outside Terraform. It costs one inspect job, only in this rare case.
-func (r *virtualClusterResource) explainGone(ctx context.Context, m virtualClusterModel, spec vcluster.Spec) string {
+func (r *virtualClusterResource) explainGone(ctx context.Context, m virtualClusterModel, spec clusterspec.Spec) string {
 	removed := fmt.Sprintf("Every placement group of %q in namespace %s", spec.Name, spec.Namespace)
 	const forgot = " This state forgets it; the next apply creates it again."
-	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionInspect).Owned(spec, m.OwnerID.ValueString(), false, nil))
+	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, m.OwnerID.ValueString(), false, nil))
 	if err != nil || res.Tombstone == nil || res.Tombstone.DeletedBy == "" || res.Tombstone.DeletedBy == m.OwnerID.ValueString() {
 		return removed + " was removed outside Terraform." + forgot
 	}
 	t := res.Tombstone
 	return fmt.Sprintf("%s was destroyed at %s by another Terraform state (owner %s…) that had imported it and so owned it.%s",
-		removed, t.DeletedAt, vcluster.OwnerPrefix(t.DeletedBy), forgot)
+		removed, t.DeletedAt, record.OwnerPrefix(t.DeletedBy), forgot)
 }

@@ -10,8 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
 func timeoutsValue(create string) timeouts.Value {
@@ -104,23 +103,23 @@ func TestSameDurationKeepsState(t *testing.T) {
 func TestReadyTimeoutConversions(t *testing.T) {
 	ctx := context.Background()
 	m := selectingState(t)
-	spec := vcluster.Defaults()
+	spec := clusterspec.Defaults()
 	spec.Name, spec.BundleCtPerNode, spec.ReadyTimeoutText = "vc", []int{1}, "3m"
 	var diags diag.Diagnostics
 	setConfigFromSpec(ctx, &m, spec, &diags)
 	if diags.HasError() || m.ReadyTimeout.ValueString() != "3m" {
 		t.Fatalf("imported ready_timeout %q (%v), want 3m", m.ReadyTimeout.ValueString(), diags)
 	}
-	if got, d := m.ReadyTimeout.ValueGoDuration(); d.HasError() || got != vcluster.DefaultReadyTimeout {
+	if got, d := m.ReadyTimeout.ValueGoDuration(); d.HasError() || got != clusterspec.DefaultReadyTimeout {
 		t.Fatalf("ready_timeout as a duration: %v %v", got, d)
 	}
 	back, known, d := clusterSpec(ctx, m)
-	if !known || d.HasError() || back.ReadyTimeout != vcluster.DefaultReadyTimeout || back.ReadyTimeoutText != "3m" {
+	if !known || d.HasError() || back.ReadyTimeout != clusterspec.DefaultReadyTimeout || back.ReadyTimeoutText != "3m" {
 		t.Fatalf("spec ready timeout %v %q (%v %v)", back.ReadyTimeout, back.ReadyTimeoutText, known, d)
 	}
 	spec.ReadyTimeoutText = ""
 	setConfigFromSpec(ctx, &m, spec, &diags)
-	if m.ReadyTimeout.ValueString() != vcluster.DefaultReadyTimeoutText {
+	if m.ReadyTimeout.ValueString() != clusterspec.DefaultReadyTimeoutText {
 		t.Fatalf("imported default ready_timeout %q", m.ReadyTimeout.ValueString())
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // readImported restores the configuration attributes of an imported
@@ -26,7 +28,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		diags.AddError("Cannot read placement groups for import", errorDetail(err))
 		return false
 	}
-	read, err := r.runDriver(ctx, vcluster.ReadRequest(m.Namespace.ValueString(), name))
+	read, err := r.runDriver(ctx, contract.ReadRequest(m.Namespace.ValueString(), name))
 	if err == nil {
 		err = read.Err()
 	}
@@ -48,14 +50,14 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 				"what Ray reports, not necessarily to what was declared: %s. Compare the next plan with your configuration; "+
 				"the record this import writes keeps them from now on.", name, unrecoveredWhy(rec), strings.Join(unrecovered, ", ")))
 	}
-	owner, err := vcluster.NewOwnerToken()
+	owner, err := record.NewOwnerToken()
 	if err != nil {
 		diags.AddError("Cannot import the virtual cluster", errorDetail(err))
 		return false
 	}
 	// Import takes ownership: the record now names this state.
-	template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
-	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionInspect).Owned(spec, owner, true, &template))
+	template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
+	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, true, &template))
 	if err != nil {
 		diags.AddError("Cannot probe the imported placement groups", errorDetail(err))
 		return false
@@ -71,7 +73,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		diags.AddWarning("Import took ownership of the virtual cluster",
 			fmt.Sprintf("This state now owns %q in namespace %s (owner %s…). It belonged to %s, which can no longer "+
 				"change or destroy it: its destroy will only forget the cluster.", name, spec.Namespace,
-				vcluster.OwnerPrefix(owner), res.PreviousOwner.Describe()))
+				record.OwnerPrefix(owner), res.PreviousOwner.Describe()))
 		if res.PreviousOwner.Owner != "" {
 			r.noteTransfer(ctx, spec, res.PreviousOwner.Owner, owner, diags)
 		}
@@ -87,9 +89,9 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 // configuration it generates is the one import restores. It returns the
 // spec and the arguments it could not recover; false with an error when
 // Ray has no group of the cluster or the groups form none.
-func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClusterModel, live []rayclient.PlacementGroup,
-	rec *vcluster.Manifest, diags *diag.Diagnostics,
-) (spec vcluster.Spec, unrecovered []string, ok bool) {
+func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClusterModel, live []raystate.PlacementGroup,
+	rec *record.Manifest, diags *diag.Diagnostics,
+) (spec clusterspec.Spec, unrecovered []string, ok bool) {
 	name := m.Name.ValueString()
 	var counts []int
 	if !m.BundleCtPerNodeList.IsNull() {
@@ -100,17 +102,17 @@ func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClust
 		}
 	}
 	id := importID(name, counts, m)
-	var declared vcluster.Spec
+	var declared clusterspec.Spec
 	if rec != nil {
 		declared, unrecovered = rec.DeclaredSpec()
 		if counts == nil {
 			counts = declared.BundleCtPerNode
 		}
 	}
-	spec, found, err := vcluster.InferSpec(name, live, counts)
+	spec, found, err := record.InferSpec(name, live, counts)
 	if !found {
 		diags.AddError("Nothing to import", fmt.Sprintf("The import id %q names no virtual cluster: Ray has no live placement group named %q or %q "+
-			"in namespace %s. Check the name and the provider's namespace (`ray list placement-groups` lists the groups).", id, vcluster.UnifiedGroupName(name), name+"-node<i>", m.Namespace.ValueString()))
+			"in namespace %s. Check the name and the provider's namespace (`ray list placement-groups` lists the groups).", id, clusterspec.UnifiedGroupName(name), name+"-node<i>", m.Namespace.ValueString()))
 		return spec, nil, false
 	}
 	if err != nil {
@@ -119,7 +121,7 @@ func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClust
 		return spec, nil, false
 	}
 	spec.Namespace = m.Namespace.ValueString()
-	spec.InferNative(live)
+	record.InferNative(&spec, live)
 	spec.Topology = sourceOrDefault(data.TopologyLabels)
 	switch {
 	case rec != nil && rec.HasDeclaration():
@@ -127,18 +129,18 @@ func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClust
 		spec = declared
 		spec.Namespace = inferred.Namespace
 		spec.BundleCtPerNode = inferred.BundleCtPerNode // the id's split, when it gave one
-		if declared.Topology == (vcluster.TopologySource{}) {
+		if declared.Topology == (clusterspec.TopologySource{}) {
 			spec.Topology = inferred.Topology
 		}
 	case rec != nil: // a version 1 record: its fields, the rest from Ray
 		spec.UseGPUs, spec.NumGPUsPerNode, spec.MaxColocatedWorkerGroups = declared.UseGPUs, declared.NumGPUsPerNode, declared.MaxColocatedWorkerGroups
 		spec.Strategy, spec.Ports = declared.Strategy, declared.Ports
 	default:
-		unrecovered = []string{vcluster.AttrNumGPUsPerNode, vcluster.AttrSegmentSize, vcluster.AttrPortRangeLow, vcluster.AttrPortRangeHigh,
-			vcluster.AttrSelectNodes, vcluster.AttrPinning, vcluster.AttrSelectedNodeIDs, vcluster.AttrExcludeNodeIDs, vcluster.AttrReadyTimeout,
-			vcluster.AttrTopologyLabels}
+		unrecovered = []string{clusterspec.AttrNumGPUsPerNode, clusterspec.AttrSegmentSize, clusterspec.AttrPortRangeLow, clusterspec.AttrPortRangeHigh,
+			clusterspec.AttrSelectNodes, clusterspec.AttrPinning, clusterspec.AttrSelectedNodeIDs, clusterspec.AttrExcludeNodeIDs, clusterspec.AttrReadyTimeout,
+			clusterspec.AttrTopologyLabels}
 		if spec.UseUnifiedPG && len(counts) == 0 {
-			unrecovered = append([]string{vcluster.AttrBundleCtPerNodeList}, unrecovered...)
+			unrecovered = append([]string{clusterspec.AttrBundleCtPerNodeList}, unrecovered...)
 		}
 	}
 	m.ID = types.StringValue(name)
@@ -152,7 +154,7 @@ func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClust
 
 // unrecoveredWhy says why an import could not recover every argument of a
 // cluster whose record is rec.
-func unrecoveredWhy(rec *vcluster.Manifest) string {
+func unrecoveredWhy(rec *record.Manifest) string {
 	if rec != nil {
 		return fmt.Sprintf("its record in Ray's KV has schema version %d, which does not keep them", rec.SchemaVersion)
 	}

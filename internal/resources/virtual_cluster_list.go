@@ -22,8 +22,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // The ownership classes of the list resource's `ownership` filter.
@@ -46,7 +48,7 @@ var (
 // `terraform query`: their identity and, with include_resource, the state an
 // import would give them, so -generate-config-out writes configuration that
 // plans empty once imported. It only reads: the shared group list from the
-// dashboard and one read job for the records (vcluster.ReadRequest, which
+// dashboard and one read job for the records (contract.ReadRequest, which
 // writes neither groups nor KV).
 type virtualClusterList struct {
 	data *ProviderData
@@ -117,13 +119,13 @@ func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.
 type listCandidate struct {
 	Name    string
 	Cluster bool
-	Groups  []rayclient.PlacementGroup
+	Groups  []raystate.PlacementGroup
 }
 
 // listCandidates sorts the named live groups whose name (or cluster name)
 // starts with prefix into clusters and other groups, by name. Unnamed groups
 // cannot be adopted or even placed in a namespace, so they are skipped.
-func listCandidates(live []rayclient.PlacementGroup, prefix string) []listCandidate {
+func listCandidates(live []raystate.PlacementGroup, prefix string) []listCandidate {
 	byName := map[string]*listCandidate{}
 	key := func(name string, cluster bool) string { return fmt.Sprintf("%t/%s", cluster, name) }
 	for _, g := range live {
@@ -143,7 +145,7 @@ func listCandidates(live []rayclient.PlacementGroup, prefix string) []listCandid
 	out := make([]listCandidate, 0, len(byName))
 	for _, k := range slices.Sorted(maps.Keys(byName)) {
 		c := byName[k]
-		slices.SortFunc(c.Groups, func(a, b rayclient.PlacementGroup) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(c.Groups, func(a, b raystate.PlacementGroup) int { return strings.Compare(a.Name, b.Name) })
 		out = append(out, *c)
 	}
 	slices.SortStableFunc(out, func(a, b listCandidate) int { return strings.Compare(a.Name, b.Name) })
@@ -153,10 +155,10 @@ func listCandidates(live []rayclient.PlacementGroup, prefix string) []listCandid
 // clusterOfGroup is the virtual cluster a group's name belongs to
 // ("<name>-unified", "<name>-node<i>"), else the group's own name.
 func clusterOfGroup(group string) (name string, cluster bool) {
-	if n, ok := strings.CutSuffix(group, vcluster.UnifiedGroupName("")); ok && n != "" {
+	if n, ok := strings.CutSuffix(group, clusterspec.UnifiedGroupName("")); ok && n != "" {
 		return n, true
 	}
-	if i := strings.LastIndex(group, "-node"); i > 0 && vcluster.NamedLike(group[:i], group) {
+	if i := strings.LastIndex(group, "-node"); i > 0 && clusterspec.NamedLike(group[:i], group) {
 		return group[:i], true
 	}
 	return group, false
@@ -165,9 +167,9 @@ func clusterOfGroup(group string) (name string, cluster bool) {
 // listRead reads the record of each candidate and which of its groups live
 // in namespace ns, in one wave of read jobs (the batcher joins requests that
 // arrive together), and keeps only the groups that live in ns.
-func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []listCandidate) ([]listCandidate, []*vcluster.Manifest, error) {
+func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []listCandidate) ([]listCandidate, []*record.Manifest, error) {
 	type answer struct {
-		res *vcluster.Result
+		res *contract.Result
 		err error
 	}
 	answers := make([]answer, len(cands))
@@ -180,7 +182,7 @@ func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []li
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := l.data.Jobs.Run(ctx, vcluster.ReadRequest(ns, c.Name, names...), nil)
+			res, err := l.data.Jobs.Run(ctx, contract.ReadRequest(ns, c.Name, names...), nil)
 			if err == nil {
 				err = res.Err()
 			}
@@ -189,13 +191,13 @@ func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []li
 	}
 	wg.Wait()
 	var kept []listCandidate
-	var records []*vcluster.Manifest
+	var records []*record.Manifest
 	for i, c := range cands {
 		a := answers[i]
 		if a.err != nil {
 			return nil, nil, fmt.Errorf("reading the record of %q: %w", c.Name, a.err)
 		}
-		var here []rayclient.PlacementGroup
+		var here []raystate.PlacementGroup
 		for _, g := range c.Groups {
 			if !slices.Contains(a.res.Missing, g.Name) {
 				here = append(here, g)
@@ -292,7 +294,7 @@ func countResults(results []list.ListResult) int {
 
 // listClass is the ownership class of a candidate with record rec (nil
 // without one) whose shape problem (adoptProblem) is problem.
-func listClass(rec *vcluster.Manifest, owners []string, problem string) string {
+func listClass(rec *record.Manifest, owners []string, problem string) string {
 	switch {
 	case rec == nil && problem != "":
 		return notACluster
@@ -307,7 +309,7 @@ func listClass(rec *vcluster.Manifest, owners []string, problem string) string {
 
 // listResult is one cluster's result: its identity, a display name saying
 // who owns it, and, with include_resource, the state import gives it.
-func (l *virtualClusterList) listResult(ctx context.Context, req list.ListRequest, ns string, c listCandidate, rec *vcluster.Manifest, class string) list.ListResult {
+func (l *virtualClusterList) listResult(ctx context.Context, req list.ListRequest, ns string, c listCandidate, rec *record.Manifest, class string) list.ListResult {
 	result := req.NewListResult(ctx)
 	m := virtualClusterModel{Name: types.StringValue(c.Name), Namespace: types.StringValue(ns)}
 	result.Diagnostics.Append(result.Identity.Set(ctx, virtualClusterIdentity{Namespace: m.Namespace, Name: m.Name})...)
@@ -341,16 +343,16 @@ func (l *virtualClusterList) listResult(ctx context.Context, req list.ListReques
 }
 
 // listDisplayName says which cluster a result is and who owns it.
-func listDisplayName(c listCandidate, rec *vcluster.Manifest, class string) string {
+func listDisplayName(c listCandidate, rec *record.Manifest, class string) string {
 	groups := fmt.Sprintf("%d placement group", len(c.Groups))
 	if len(c.Groups) != 1 {
 		groups += "s"
 	}
 	switch class {
 	case ownedHere:
-		return fmt.Sprintf("%s (this state, owner %s…, %s)", c.Name, vcluster.OwnerPrefix(rec.Owner), groups)
+		return fmt.Sprintf("%s (this state, owner %s…, %s)", c.Name, record.OwnerPrefix(rec.Owner), groups)
 	case ownedOther:
-		return fmt.Sprintf("%s (other state, owner %s…, created %s, %s)", c.Name, vcluster.OwnerPrefix(rec.Owner), rec.CreatedAt, groups)
+		return fmt.Sprintf("%s (other state, owner %s…, created %s, %s)", c.Name, record.OwnerPrefix(rec.Owner), rec.CreatedAt, groups)
 	case ownedNone:
 		if rec != nil {
 			return fmt.Sprintf("%s (no state: record without owner, %s)", c.Name, groups)
@@ -363,10 +365,10 @@ func listDisplayName(c listCandidate, rec *vcluster.Manifest, class string) stri
 // fillListedComputed sets the computed attributes of a listed cluster from
 // what was read: the live groups, and the placement its record keeps (null
 // without a record; import probes the groups for it).
-func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, live []rayclient.PlacementGroup,
-	rec *vcluster.Manifest, diags *diag.Diagnostics,
+func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, live []raystate.PlacementGroup,
+	rec *record.Manifest, diags *diag.Diagnostics,
 ) {
-	byName := map[string]rayclient.PlacementGroup{}
+	byName := map[string]raystate.PlacementGroup{}
 	for _, g := range live {
 		byName[g.Name] = g
 	}
@@ -405,9 +407,9 @@ func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec vclust
 	bundles := make([]attr.Value, 0, len(rec.Bundles))
 	domains := make([]string, len(rec.Bundles))
 	for _, b := range rec.Bundles {
-		bundles = append(bundles, bundleValue(vcluster.PlacedBundle{Rank: b.Rank, Group: b.PlacementGroup, BundleIndex: b.BundleIndex,
-			GlobalIndex: b.GlobalIndex, BundleResult: vcluster.BundleResult{NodeID: b.NodeID, NodeIP: b.NodeIP, GPUID: b.GPUID,
-				NVLinkDomain: b.NVLinkDomain, TopoRank: b.TopoRank, Port: b.Port}}, diags))
+		bundles = append(bundles, bundleValue(record.PlacedBundle{Rank: b.Rank, Group: b.PlacementGroup, BundleIndex: b.BundleIndex,
+			GlobalIndex: b.GlobalIndex, NodeID: b.NodeID, NodeIP: b.NodeIP, GPUID: b.GPUID,
+			NVLinkDomain: b.NVLinkDomain, TopoRank: b.TopoRank, Port: b.Port}, diags))
 		if b.GlobalIndex >= 0 && b.GlobalIndex < len(domains) {
 			domains[b.GlobalIndex] = b.NVLinkDomain
 		}
@@ -427,7 +429,7 @@ func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec vclust
 // warn that it has no effect). Once imported the defaults fill them in
 // again, so the plan stays empty.
 func omitDefaults(m *virtualClusterModel) {
-	d := vcluster.Defaults()
+	d := clusterspec.Defaults()
 	if m.UseGPUs.ValueBool() == d.UseGPUs {
 		m.UseGPUs = types.BoolNull()
 	}
@@ -449,7 +451,7 @@ func omitDefaults(m *virtualClusterModel) {
 	if m.PortRangeHigh.ValueInt64() == int64(d.Ports.High) {
 		m.PortRangeHigh = types.Int64Null()
 	}
-	if m.ReadyTimeout.ValueString() == vcluster.DefaultReadyTimeoutText {
+	if m.ReadyTimeout.ValueString() == clusterspec.DefaultReadyTimeoutText {
 		m.ReadyTimeout = timetypes.NewGoDurationNull()
 	}
 	if m.SelectNodes.ValueBool() == d.SelectNodes {

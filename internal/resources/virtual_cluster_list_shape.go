@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // adoptProblem says why no ray_virtual_cluster can adopt the groups of c,
@@ -19,22 +19,22 @@ import (
 func adoptProblem(c listCandidate) string {
 	if !c.Cluster {
 		return fmt.Sprintf("its name is not a virtual cluster's: ray_virtual_cluster finds its groups by the names %q and %q, "+
-			"and Ray cannot rename a placement group", vcluster.UnifiedGroupName("<name>"), "<name>-node<i>")
+			"and Ray cannot rename a placement group", clusterspec.UnifiedGroupName("<name>"), "<name>-node<i>")
 	}
 	unified, nodes := false, map[int]bool{}
 	for _, g := range c.Groups {
-		if g.Name == vcluster.UnifiedGroupName(c.Name) {
+		if g.Name == clusterspec.UnifiedGroupName(c.Name) {
 			unified = true
 		} else if i, err := strconv.Atoi(strings.TrimPrefix(g.Name, c.Name+"-node")); err == nil {
 			nodes[i] = true
 		}
 	}
 	if unified && len(nodes) > 0 {
-		return fmt.Sprintf("both %q and %q groups exist, and a virtual cluster has one or the other", vcluster.UnifiedGroupName(c.Name), c.Name+"-node<i>")
+		return fmt.Sprintf("both %q and %q groups exist, and a virtual cluster has one or the other", clusterspec.UnifiedGroupName(c.Name), c.Name+"-node<i>")
 	}
 	for i := range len(nodes) {
 		if !nodes[i] {
-			return fmt.Sprintf("its node groups leave out %q: a virtual cluster numbers its logical nodes from 0 without gaps", vcluster.NodeGroupName(c.Name, i))
+			return fmt.Sprintf("its node groups leave out %q: a virtual cluster numbers its logical nodes from 0 without gaps", clusterspec.NodeGroupName(c.Name, i))
 		}
 	}
 	return shapeProblem(c.Groups)
@@ -42,7 +42,7 @@ func adoptProblem(c listCandidate) string {
 
 // shapeProblem says why no ray_virtual_cluster with one logical node per
 // group declares groups' bundles ("" when one does).
-func shapeProblem(groups []rayclient.PlacementGroup) string {
+func shapeProblem(groups []raystate.PlacementGroup) string {
 	var first map[string]float64
 	for _, g := range groups {
 		if !g.IsDetached {
@@ -101,7 +101,7 @@ func notAClusterDetail(c listCandidate, ns, problem string) string {
 
 // shapeHint is the arguments of a ray_virtual_cluster with one logical node
 // per group of groups, whose shape fits one (shapeProblem is "").
-func shapeHint(groups []rayclient.PlacementGroup) string {
+func shapeHint(groups []raystate.PlacementGroup) string {
 	counts := make([]string, len(groups))
 	var constraints []string
 	useGPUs, cpu, anyConstraint := false, 0.0, false
@@ -132,7 +132,7 @@ func shapeHint(groups []rayclient.PlacementGroup) string {
 }
 
 // bundlesText summarizes a group's bundles: "2 bundles of {CPU = 1, GPU = 1}".
-func bundlesText(bundles []rayclient.Bundle) string {
+func bundlesText(bundles []raystate.Bundle) string {
 	if len(bundles) == 0 {
 		return "no bundles"
 	}

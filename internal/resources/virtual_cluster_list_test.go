@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
-func pg(name string, detached bool, bundles ...map[string]float64) rayclient.PlacementGroup {
-	g := rayclient.PlacementGroup{Name: name, State: "CREATED", IsDetached: detached}
+func pg(name string, detached bool, bundles ...map[string]float64) raystate.PlacementGroup {
+	g := raystate.PlacementGroup{Name: name, State: "CREATED", IsDetached: detached}
 	for _, b := range bundles {
-		g.Bundles = append(g.Bundles, rayclient.Bundle{UnitResources: b})
+		g.Bundles = append(g.Bundles, raystate.Bundle{UnitResources: b})
 	}
 	return g
 }
@@ -21,7 +21,7 @@ var cpu1 = map[string]float64{"CPU": 1}
 // Group names sort into clusters ("<name>-unified", "<name>-node<i>") and
 // other groups; unnamed groups and names outside the prefix are left out.
 func TestListCandidates(t *testing.T) {
-	live := []rayclient.PlacementGroup{
+	live := []raystate.PlacementGroup{
 		pg("a-node1", true, cpu1), pg("a-node0", true, cpu1), pg("b-unified", true, cpu1),
 		pg("scratch", true, cpu1), pg("", true, cpu1), pg("x-nodes", true, cpu1), pg("other-node0", true, cpu1),
 	}
@@ -45,15 +45,15 @@ func TestListCandidates(t *testing.T) {
 // Whoever owns a record decides its class; groups without a record are
 // no_state when a cluster could adopt them, not_a_cluster when none can.
 func TestListClass(t *testing.T) {
-	mine := &vcluster.Manifest{Owner: "tok-mine"}
+	mine := &record.Manifest{Owner: "tok-mine"}
 	for _, tc := range []struct {
-		rec     *vcluster.Manifest
+		rec     *record.Manifest
 		problem string
 		want    string
 	}{
 		{mine, "", ownedHere},
-		{&vcluster.Manifest{Owner: "tok-other"}, "", ownedOther},
-		{&vcluster.Manifest{}, "", ownedNone},
+		{&record.Manifest{Owner: "tok-other"}, "", ownedOther},
+		{&record.Manifest{}, "", ownedNone},
 		{nil, "", ownedNone},
 		{nil, "bad shape", notACluster},
 	} {
@@ -73,14 +73,14 @@ func TestAdoptProblem(t *testing.T) {
 		c    listCandidate
 		want string
 	}{
-		{listCandidate{Name: "ok", Cluster: true, Groups: []rayclient.PlacementGroup{pg("ok-node0", true, cpu1, cpu1), pg("ok-node1", true, cpu1)}}, ""},
-		{listCandidate{Name: "scratch", Groups: []rayclient.PlacementGroup{pg("scratch", true, cpu1)}}, "its name is not a virtual cluster's"},
-		{listCandidate{Name: "gap", Cluster: true, Groups: []rayclient.PlacementGroup{pg("gap-node1", true, cpu1)}}, `leave out "gap-node0"`},
-		{listCandidate{Name: "both", Cluster: true, Groups: []rayclient.PlacementGroup{pg("both-unified", true, cpu1), pg("both-node0", true, cpu1)}}, "one or the other"},
-		{listCandidate{Name: "job", Cluster: true, Groups: []rayclient.PlacementGroup{pg("job-node0", false, cpu1)}}, "not detached"},
-		{listCandidate{Name: "mix", Cluster: true, Groups: []rayclient.PlacementGroup{pg("mix-unified", true, cpu1, map[string]float64{"CPU": 2})}}, "differ"},
-		{listCandidate{Name: "g", Cluster: true, Groups: []rayclient.PlacementGroup{pg("g-node0", true, gpu2)}}, "2 GPUs"},
-		{listCandidate{Name: "h", Cluster: true, Groups: []rayclient.PlacementGroup{pg("h-node0", true, map[string]float64{"CPU": 0.5})}}, "0.5 CPUs"},
+		{listCandidate{Name: "ok", Cluster: true, Groups: []raystate.PlacementGroup{pg("ok-node0", true, cpu1, cpu1), pg("ok-node1", true, cpu1)}}, ""},
+		{listCandidate{Name: "scratch", Groups: []raystate.PlacementGroup{pg("scratch", true, cpu1)}}, "its name is not a virtual cluster's"},
+		{listCandidate{Name: "gap", Cluster: true, Groups: []raystate.PlacementGroup{pg("gap-node1", true, cpu1)}}, `leave out "gap-node0"`},
+		{listCandidate{Name: "both", Cluster: true, Groups: []raystate.PlacementGroup{pg("both-unified", true, cpu1), pg("both-node0", true, cpu1)}}, "one or the other"},
+		{listCandidate{Name: "job", Cluster: true, Groups: []raystate.PlacementGroup{pg("job-node0", false, cpu1)}}, "not detached"},
+		{listCandidate{Name: "mix", Cluster: true, Groups: []raystate.PlacementGroup{pg("mix-unified", true, cpu1, map[string]float64{"CPU": 2})}}, "differ"},
+		{listCandidate{Name: "g", Cluster: true, Groups: []raystate.PlacementGroup{pg("g-node0", true, gpu2)}}, "2 GPUs"},
+		{listCandidate{Name: "h", Cluster: true, Groups: []raystate.PlacementGroup{pg("h-node0", true, map[string]float64{"CPU": 0.5})}}, "0.5 CPUs"},
 	} {
 		got := adoptProblem(tc.c)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
@@ -92,7 +92,7 @@ func TestAdoptProblem(t *testing.T) {
 // The warning about groups no cluster can adopt gives their shape and,
 // when their bundles fit a cluster, the arguments of one.
 func TestNotAClusterDetail(t *testing.T) {
-	c := listCandidate{Name: "scratch", Groups: []rayclient.PlacementGroup{pg("scratch", true, map[string]float64{"CPU": 2, "GPU": 1, "rack": 0.1},
+	c := listCandidate{Name: "scratch", Groups: []raystate.PlacementGroup{pg("scratch", true, map[string]float64{"CPU": 2, "GPU": 1, "rack": 0.1},
 		map[string]float64{"CPU": 2, "GPU": 1, "rack": 0.1})}}
 	got := notAClusterDetail(c, "ns", adoptProblem(c))
 	for _, want := range []string{`"scratch": CREATED, detached, 2 bundles of {CPU = 2, GPU = 1, rack = 0.1}`,
@@ -102,7 +102,7 @@ func TestNotAClusterDetail(t *testing.T) {
 			t.Errorf("detail lacks %q:\n%s", want, got)
 		}
 	}
-	c.Groups = []rayclient.PlacementGroup{pg("scratch", true, cpu1, map[string]float64{"CPU": 2})}
+	c.Groups = []raystate.PlacementGroup{pg("scratch", true, cpu1, map[string]float64{"CPU": 2})}
 	if got := notAClusterDetail(c, "ns", adoptProblem(c)); !strings.Contains(got, "No ray_virtual_cluster has this shape either") ||
 		strings.Contains(got, "bundle_ct_per_node_list") {
 		t.Errorf("a shape no cluster has gets no arguments:\n%s", got)

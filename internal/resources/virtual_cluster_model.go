@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 type virtualClusterModel struct {
@@ -55,7 +55,7 @@ type virtualClusterModel struct {
 // clusterSpec converts the Terraform model into the contract's Spec.
 // known is false while any value it needs is unknown (e.g. constraints that
 // come from a data source not read yet).
-func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec, known bool, diags diag.Diagnostics) {
+func clusterSpec(ctx context.Context, m virtualClusterModel) (spec clusterspec.Spec, known bool, diags diag.Diagnostics) {
 	for _, v := range []interface{ IsUnknown() bool }{m.Name, m.BundleCtPerNodeList, m.UseGPUs, m.NumGPUsPerNode,
 		m.MaxColocatedWorkerGroups, m.PlacementGroupStrategy, m.UseUnifiedPG, m.SegmentSize,
 		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh, m.SelectNodes, m.Pinning, m.TopologyLabels,
@@ -89,8 +89,8 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec vcluster.Spec
 		}
 	}
 	// Unset attributes (a configuration before the schema's defaults) keep
-	// vcluster's defaults, the only place they are written.
-	def := vcluster.Defaults()
+	// clusterspec's defaults, the only place they are written.
+	def := clusterspec.Defaults()
 	spec.Name = m.Name.ValueString()
 	spec.UseGPUs = boolOr(m.UseGPUs, def.UseGPUs)
 	spec.NumGPUsPerNode = int(int64Or(m.NumGPUsPerNode, int64(def.NumGPUsPerNode)))
@@ -200,7 +200,7 @@ func excludedNodes(ctx context.Context, m virtualClusterModel) (ids map[string]b
 
 // setConfigFromSpec writes the configurable attributes of spec into the
 // model (import, where Ray's groups are the only source).
-func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, diags *diag.Diagnostics) {
+func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, diags *diag.Diagnostics) {
 	spec = spec.WithDefaults()
 	counts := make([]int64, len(spec.BundleCtPerNode))
 	for i, c := range spec.BundleCtPerNode {
@@ -216,7 +216,7 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluste
 	m.PlacementGroupStrategy = types.StringValue(spec.Strategy)
 	m.PortRangeLow = types.Int64Value(int64(spec.Ports.Low))
 	m.PortRangeHigh = types.Int64Value(int64(spec.Ports.High))
-	m.ReadyTimeout = goDuration(vcluster.DefaultReadyTimeoutText)
+	m.ReadyTimeout = goDuration(clusterspec.DefaultReadyTimeoutText)
 	if spec.ReadyTimeoutText != "" {
 		m.ReadyTimeout = goDuration(spec.ReadyTimeoutText)
 	}
@@ -257,7 +257,7 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec vcluste
 
 func readyTimeout(m virtualClusterModel) time.Duration {
 	d, _ := time.ParseDuration(m.ReadyTimeout.ValueString())
-	return vcluster.Spec{ReadyTimeout: d}.WithDefaults().ReadyTimeout
+	return clusterspec.Spec{ReadyTimeout: d}.WithDefaults().ReadyTimeout
 }
 
 // goDuration is a duration attribute's value as written (a record in Ray's

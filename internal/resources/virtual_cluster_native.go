@@ -7,8 +7,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // Ray-native placement on the resource: node_label_selectors,
@@ -44,7 +45,7 @@ func (d *ProviderData) CachedRayVersion(ctx context.Context) (string, error) {
 // the connected Ray lacks, a warning for a Ray older than supported. An
 // unreachable dashboard adds nothing here (the live check warns about it);
 // the error is returned for the plan's deadline.
-func checkRayVersion(ctx context.Context, data *ProviderData, spec vcluster.Spec, diags *diag.Diagnostics) error {
+func checkRayVersion(ctx context.Context, data *ProviderData, spec clusterspec.Spec, diags *diag.Diagnostics) error {
 	v, err := data.CachedRayVersion(ctx)
 	if err != nil {
 		return err
@@ -55,12 +56,12 @@ func checkRayVersion(ctx context.Context, data *ProviderData, spec vcluster.Spec
 
 // topologyAssignments is Ray's topology_assignments of the spec's unified
 // group in live; null without topology_strategy.
-func topologyAssignments(spec vcluster.Spec, live []rayclient.PlacementGroup, recordedID string) types.Map {
+func topologyAssignments(spec clusterspec.Spec, live []raystate.PlacementGroup, recordedID string) types.Map {
 	if len(spec.TopologyStrategy) == 0 || !spec.UseUnifiedPG {
 		return types.MapNull(types.StringType)
 	}
-	name := vcluster.UnifiedGroupName(spec.Name)
-	var found *rayclient.PlacementGroup
+	name := clusterspec.UnifiedGroupName(spec.Name)
+	var found *raystate.PlacementGroup
 	for i, g := range live {
 		if g.Name == name && (found == nil || g.PlacementGroupID == recordedID) {
 			found = &live[i]
@@ -80,7 +81,7 @@ func topologyAssignments(spec vcluster.Spec, live []rayclient.PlacementGroup, re
 // fillTopologyAssignments settles topology_assignments after a create or
 // update: a value the plan already knows stays (it must), else it is read
 // from Ray (one list call, only with topology_strategy).
-func (r *virtualClusterResource) fillTopologyAssignments(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, diags *diag.Diagnostics) {
+func (r *virtualClusterResource) fillTopologyAssignments(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, diags *diag.Diagnostics) {
 	if !m.TopologyAssignments.IsUnknown() && !m.TopologyAssignments.IsNull() {
 		return
 	}
@@ -88,7 +89,7 @@ func (r *virtualClusterResource) fillTopologyAssignments(ctx context.Context, m 
 		m.TopologyAssignments = types.MapNull(types.StringType)
 		return
 	}
-	live, err := vcluster.ListLiveGroups(ctx, r.data.Client)
+	live, err := liveview.ListLiveGroups(ctx, r.data.Client)
 	if err != nil {
 		diags.AddWarning("Cannot read Ray's topology assignments", err.Error())
 		m.TopologyAssignments = types.MapNull(types.StringType)

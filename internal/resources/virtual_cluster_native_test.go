@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // The server's version is asked once per provider process, and a feature it
@@ -32,8 +32,8 @@ func TestCheckRayVersionAsksOnceAndGates(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := NewProviderData(client, "ns", "python", "test", nil)
-	spec := vcluster.Spec{Name: "vc", BundleCtPerNode: []int{1}, UseUnifiedPG: true,
-		TopologyStrategy: map[string]string{"raytf.io/nvlink-domain": vcluster.TopologyLabelStrategy}}.WithDefaults()
+	spec := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1}, UseUnifiedPG: true,
+		TopologyStrategy: map[string]string{"raytf.io/nvlink-domain": clusterspec.TopologyLabelStrategy}}.WithDefaults()
 	for i := 0; i < 3; i++ {
 		var diags diag.Diagnostics
 		checkRayVersion(context.Background(), data, spec, &diags)

@@ -7,14 +7,17 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/drift"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // applyResult fills the computed attributes from a create or inspect result.
-func applyResult(m *virtualClusterModel, spec vcluster.Spec, res *vcluster.Result) diag.Diagnostics {
+func applyResult(m *virtualClusterModel, spec clusterspec.Spec, res *contract.Result) diag.Diagnostics {
 	var diags diag.Diagnostics
-	p, issues := vcluster.NewPlacement(spec, res)
+	p, issues := contract.NewPlacement(spec, res)
 	addIssues(&diags, issues)
 	if diags.HasError() {
 		return diags
@@ -47,7 +50,7 @@ func applyResult(m *virtualClusterModel, spec vcluster.Spec, res *vcluster.Resul
 }
 
 // bundleValue is one element of the bundles attribute.
-func bundleValue(b vcluster.PlacedBundle, diags *diag.Diagnostics) attr.Value {
+func bundleValue(b record.PlacedBundle, diags *diag.Diagnostics) attr.Value {
 	gpu := types.Int64Null()
 	if b.GPUID != nil {
 		gpu = types.Int64Value(int64(*b.GPUID))
@@ -63,7 +66,7 @@ func bundleValue(b vcluster.PlacedBundle, diags *diag.Diagnostics) attr.Value {
 	return obj
 }
 
-func groupValue(g vcluster.GroupRequest, id, state, strategy string, bundles int, drift string) attr.Value {
+func groupValue(g clusterspec.GroupRequest, id, state, strategy string, bundles int, drift string) attr.Value {
 	if strategy == "" {
 		strategy = g.Strategy
 	}
@@ -107,7 +110,7 @@ type recordedBundle struct {
 // refreshGroups compares the groups the configuration wants with what Ray
 // reports and records each difference in placement_groups[*].drift. It
 // returns how many of the groups still exist.
-func refreshGroups(ctx context.Context, m *virtualClusterModel, spec vcluster.Spec, live []rayclient.PlacementGroup) (int, diag.Diagnostics) {
+func refreshGroups(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, live []raystate.PlacementGroup) (int, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var groups []recordedGroup
 	var bundles []recordedBundle
@@ -115,10 +118,10 @@ func refreshGroups(ctx context.Context, m *virtualClusterModel, spec vcluster.Sp
 	if !m.Bundles.IsNull() && !m.Bundles.IsUnknown() {
 		diags.Append(m.Bundles.ElementsAs(ctx, &bundles, false)...)
 	}
-	recorded := map[string]vcluster.RecordedGroup{}
+	recorded := map[string]drift.RecordedGroup{}
 	strategies := map[string]string{}
 	for _, g := range groups {
-		recorded[g.Name] = vcluster.RecordedGroup{ID: g.ID, BundleNodes: map[int]string{}}
+		recorded[g.Name] = drift.RecordedGroup{ID: g.ID, BundleNodes: map[int]string{}}
 		strategies[g.Name] = g.Strategy
 	}
 	for _, b := range bundles {
@@ -128,15 +131,15 @@ func refreshGroups(ctx context.Context, m *virtualClusterModel, spec vcluster.Sp
 	}
 	present := 0
 	values := make([]attr.Value, 0)
-	for _, c := range spec.CompareLive(recorded, live) {
+	for _, c := range drift.CompareLive(spec, recorded, live) {
 		if !c.Found {
-			values = append(values, groupValue(c.Want, recorded[c.Want.Name].ID, vcluster.StateMissing, strategies[c.Want.Name], 0, c.Drift))
+			values = append(values, groupValue(c.Want, recorded[c.Want.Name].ID, contract.StateMissing, strategies[c.Want.Name], 0, c.Drift))
 			continue
 		}
 		present++
 		values = append(values, groupValue(c.Want, c.Live.PlacementGroupID, c.Live.State, strategies[c.Want.Name], len(c.Live.Bundles), c.Drift))
 	}
 	m.PlacementGroups = mustList(groupObjectType, values, &diags)
-	m.TopologyAssignments = topologyAssignments(spec, live, recorded[vcluster.UnifiedGroupName(spec.Name)].ID)
+	m.TopologyAssignments = topologyAssignments(spec, live, recorded[clusterspec.UnifiedGroupName(spec.Name)].ID)
 	return present, diags
 }

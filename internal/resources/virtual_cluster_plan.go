@@ -14,9 +14,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // ValidateConfig applies every static rule of the reference at validate and
@@ -44,7 +45,7 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 		}
 	}
 	if !m.ReadyTimeout.IsNull() && !m.Timeouts.IsNull() {
-		if create, d := m.Timeouts.Create(ctx, vcluster.DefaultOperationTimeout); !d.HasError() && readyTimeout(m) >= create {
+		if create, d := m.Timeouts.Create(ctx, clusterspec.DefaultOperationTimeout); !d.HasError() && readyTimeout(m) >= create {
 			resp.Diagnostics.AddAttributeWarning(path.Root("ready_timeout"), "ready_timeout is not shorter than the create timeout",
 				fmt.Sprintf("ready_timeout (%s) should be shorter than timeouts.create (%s), or Terraform stops waiting first.", readyTimeout(m), create))
 		}
@@ -72,7 +73,7 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	p := &planning{r: r, ctx: ctx, resp: resp, plan: &plan, creating: req.State.Raw.IsNull()}
+	p := &planCall{r: r, ctx: ctx, resp: resp, plan: &plan, creating: req.State.Raw.IsNull()}
 	if !p.creating {
 		resp.Diagnostics.Append(req.State.Get(ctx, &p.state)...)
 		if resp.Diagnostics.HasError() {
@@ -82,7 +83,7 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 		r.warnIfTransferred(ctx, p.state, &resp.Diagnostics)
 	}
 	var labels types.Object
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(vcluster.AttrTopologyLabels), &labels)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(clusterspec.AttrTopologyLabels), &labels)...)
 	planned := plan // what resp.Plan already holds
 	if p.planTopologyLabels(labels); resp.Diagnostics.HasError() {
 		return
@@ -100,12 +101,12 @@ func upgradeState(m *virtualClusterModel) {
 		m.SelectNodes = types.BoolValue(false)
 	}
 	if m.Pinning.IsNull() {
-		m.Pinning = types.StringValue(vcluster.DefaultPinning)
+		m.Pinning = types.StringValue(clusterspec.DefaultPinning)
 	}
 }
 
-// planning is one ModifyPlan call.
-type planning struct {
+// planCall is one ModifyPlan call.
+type planCall struct {
 	r                   *virtualClusterResource
 	ctx                 context.Context
 	resp                *resource.ModifyPlanResponse
@@ -117,7 +118,7 @@ type planning struct {
 // planTopologyLabels plans the topology source in effect: the configured
 // one, else the provider's. When it differs from the one the cluster was
 // created with (the provider's changed), the cluster is replaced.
-func (p *planning) planTopologyLabels(config types.Object) {
+func (p *planCall) planTopologyLabels(config types.Object) {
 	if config.IsUnknown() {
 		return
 	}
@@ -132,18 +133,18 @@ func (p *planning) planTopologyLabels(config types.Object) {
 	was, d := TopologyLabelsFromObject(p.ctx, p.state.TopologyLabels)
 	p.resp.Diagnostics.Append(d...)
 	if sourceOrDefault(was) != sourceOrDefault(src) {
-		p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root(vcluster.AttrTopologyLabels))
+		p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root(clusterspec.AttrTopologyLabels))
 		p.replacing = true
 	}
 }
 
-func (p *planning) replace(attribute, summary, detail string) {
+func (p *planCall) replace(attribute, summary, detail string) {
 	p.resp.Diagnostics.AddWarning(summary, detail+" The cluster will be replaced.")
 	p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root(attribute))
 	p.replacing = true
 }
 
-func (p *planning) run() {
+func (p *planCall) run() {
 	diags := &p.resp.Diagnostics
 	data := p.r.data
 	plan := p.plan
@@ -155,7 +156,7 @@ func (p *planning) run() {
 	spec, known, d := clusterSpec(p.ctx, *plan)
 	diags.Append(d...)
 	spec.CapacityCheck = data.capacityCheck(plan.CapacityCheck)
-	if !known || diags.HasError() || vcluster.HasError(spec.Validate()) {
+	if !known || diags.HasError() || clusterspec.HasError(spec.Validate()) {
 		return
 	}
 	readCtx, cancel := data.planReadContext(p.ctx) // plan_timeout: a silent address fails the plan
@@ -183,12 +184,12 @@ func (p *planning) run() {
 		return
 	}
 	if err := data.labelSupportError(p.ctx, spec.Topology, snap.Nodes); err != nil {
-		diags.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
+		diags.AddAttributeError(path.Root(clusterspec.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
 	}
 	if !p.creating && !p.replacing {
 		if !spec.SelectNodes {
-			if err := spec.CheckSegments(snap.TopologyFrom(spec.Topology)); err != nil {
+			if err := planning.CheckSegments(spec, snap.TopologyFrom(spec.Topology)); err != nil {
 				diags.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
 			}
 		}
@@ -200,7 +201,7 @@ func (p *planning) run() {
 // checkOccupancy checks the live groups and nodes against the cluster before
 // it claims its name: a new cluster's name must be free, and an updated one
 // is told about nodes others hold. It reports whether planning goes on.
-func (p *planning) checkOccupancy(spec vcluster.Spec, snap *vcluster.Snapshot) bool {
+func (p *planCall) checkOccupancy(spec clusterspec.Spec, snap *planning.Snapshot) bool {
 	if p.creating {
 		return p.checkNameFree(spec, snap.Groups)
 	}
@@ -213,7 +214,7 @@ func (p *planning) checkOccupancy(spec vcluster.Spec, snap *vcluster.Snapshot) b
 // liveUnavailable reports a snapshot that could not be read: rejected
 // credentials fail the plan; anything else warns that the live checks wait
 // for the apply, leaving unknown what a new cluster would choose there.
-func (p *planning) liveUnavailable(snapErr error) {
+func (p *planCall) liveUnavailable(snapErr error) {
 	data := p.r.data
 	if rayclient.IsUnauthorized(snapErr) {
 		p.resp.Diagnostics.AddError("Ray rejected the credentials", credentialsDetail(data.Client.Address(), snapErr))
@@ -232,7 +233,7 @@ func (p *planning) liveUnavailable(snapErr error) {
 // its computed attributes become unknown, select_nodes chooses nodes now
 // (into spec, for the checks and for claimPorts), and its capacity is
 // checked against the snapshot and the clusters planned beside it.
-func (p *planning) planPlacement(spec *vcluster.Spec, snap *vcluster.Snapshot) {
+func (p *planCall) planPlacement(spec *clusterspec.Spec, snap *planning.Snapshot) {
 	diags := &p.resp.Diagnostics
 	plan := p.plan
 	if p.replacing {
@@ -249,7 +250,7 @@ func (p *planning) planPlacement(spec *vcluster.Spec, snap *vcluster.Snapshot) {
 			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
 			return // chosen at apply, once the excluded nodes are known
 		}
-		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, nil)
+		ids, domains, issues := planning.ChooseFreeNodes(*spec, snap, exclude, nil)
 		if addIssues(diags, issues); diags.HasError() {
 			return
 		}
@@ -263,9 +264,9 @@ func (p *planning) planPlacement(spec *vcluster.Spec, snap *vcluster.Snapshot) {
 	}
 	// A cluster that waits for capacity (capacity_check = "none", e.g. for
 	// an autoscaler) claims none from the clusters planned beside it.
-	var claim []vcluster.GroupRequest
-	if spec.CapacityCheck != vcluster.CapacityNone {
-		claim = spec.FeasibilityGroups()
+	var claim []clusterspec.GroupRequest
+	if spec.CapacityCheck != clusterspec.CapacityNone {
+		claim = planning.FeasibilityGroups(*spec)
 	}
 	others := p.r.data.ClaimCapacity(spec.Namespace+"/"+spec.Name, claim)
 	checkLive(*spec, snap, others, diags)
@@ -275,7 +276,7 @@ func (p *planning) planPlacement(spec *vcluster.Spec, snap *vcluster.Snapshot) {
 // cluster planned in this run on a node both can hold bundles on. A cluster
 // whose nodes are chosen only at apply (exclude_node_ids not known yet) is
 // checked there, once it has a choice: now it would clash with everything.
-func (p *planning) claimPorts(spec *vcluster.Spec) {
+func (p *planCall) claimPorts(spec *clusterspec.Spec) {
 	if spec.SelectNodes && len(spec.SelectedNodeIDs) == 0 {
 		return
 	}
@@ -292,7 +293,7 @@ func (p *planning) claimPorts(spec *vcluster.Spec) {
 
 // compareWithState decides between no change, an update and a replacement
 // for a cluster in state.
-func (p *planning) compareWithState() {
+func (p *planCall) compareWithState() {
 	plan, state := p.plan, p.state
 	if state.Namespace.ValueString() != p.r.data.Namespace {
 		plan.Namespace = types.StringValue(p.r.data.Namespace)
@@ -328,7 +329,7 @@ func (p *planning) compareWithState() {
 
 // checkHeldNodes replaces a cluster when a node it holds is no longer
 // alive: a selected node, or a node its bundles were placed on.
-func (p *planning) checkHeldNodes(spec vcluster.Spec, snap *vcluster.Snapshot) {
+func (p *planCall) checkHeldNodes(spec clusterspec.Spec, snap *planning.Snapshot) {
 	alive := map[string]bool{}
 	for _, n := range snap.Nodes {
 		alive[n.NodeID] = true
@@ -357,8 +358,8 @@ func (p *planning) checkHeldNodes(spec vcluster.Spec, snap *vcluster.Snapshot) {
 // checkLive rejects a cluster that the live topology and free resources cannot
 // hold, naming the requirement that fails; nothing is created. The cluster's
 // own groups do not count as taken: a replacement frees them first.
-func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, others []vcluster.GroupRequest, diags *diag.Diagnostics) {
-	if err := spec.CheckSegments(snap.TopologyFrom(spec.Topology)); err != nil && !spec.SelectNodes {
+func checkLive(spec clusterspec.Spec, snap *planning.Snapshot, others []clusterspec.GroupRequest, diags *diag.Diagnostics) {
+	if err := planning.CheckSegments(spec, snap.TopologyFrom(spec.Topology)); err != nil && !spec.SelectNodes {
 		summary := "Not enough complete NVLink segments"
 		var insufficient *topology.ResourceInsufficientError
 		if !errors.As(err, &insufficient) {
@@ -367,34 +368,34 @@ func checkLive(spec vcluster.Spec, snap *vcluster.Snapshot, others []vcluster.Gr
 		diags.AddAttributeError(path.Root("segment_size"), summary, err.Error())
 		return
 	}
-	if addIssues(diags, spec.CheckSelectors(vcluster.NodeLabels(snap.Nodes))); diags.HasError() {
+	if addIssues(diags, planning.CheckSelectors(spec, planning.NodeLabels(snap.Nodes))); diags.HasError() {
 		return
 	}
-	if why := spec.CheckTopologyStrategy(snap); why != "" {
-		diags.AddAttributeError(path.Root(vcluster.AttrTopologyStrategy), "The Ray cluster cannot hold this virtual cluster", why)
+	if why := planning.CheckTopologyStrategy(spec, snap); why != "" {
+		diags.AddAttributeError(path.Root(clusterspec.AttrTopologyStrategy), "The Ray cluster cannot hold this virtual cluster", why)
 		return
 	}
-	shortage, together := spec.CheckSnapshotCapacity(snap, others)
+	shortage, together := planning.CheckSnapshotCapacity(spec, snap, others)
 	if len(shortage.Errors)+len(shortage.Warnings) == 0 {
 		return
 	}
 	// One diagnostic for all problems, with the node summary once: at
 	// 10,000 nodes each problem repeating the table was thousands of lines.
-	attribute := path.Root(spec.ShortageAttribute(snap.Capacity(nil)))
+	attribute := path.Root(planning.ShortageAttribute(spec, snap.Capacity(nil)))
 	if len(shortage.Errors) > 0 {
 		summary, detail := "The Ray cluster cannot hold this virtual cluster", shortage.Detail()
 		if together {
 			summary = "The Ray cluster cannot hold this virtual cluster together with the others planned"
 			detail = "It fits alone, but not together with the other virtual clusters this configuration creates:\n" + detail
 		}
-		if holders := spec.HoldersReport(snap); holders != "" {
-			detail += "\n\n" + holders + "\n\n" + spec.ShortageNextStep()
+		if holders := planning.HoldersReport(spec, snap); holders != "" {
+			detail += "\n\n" + holders + "\n\n" + planning.ShortageNextStep(spec)
 		}
 		diags.AddAttributeError(attribute, summary, detail)
 	}
 	if len(shortage.Warnings) > 0 {
 		diags.AddAttributeWarning(attribute, "Placement may not succeed",
-			vcluster.Shortage{Errors: shortage.Warnings, Nodes: shortage.Nodes}.Detail())
+			planning.Shortage{Errors: shortage.Warnings, Nodes: shortage.Nodes}.Detail())
 	}
 }
 

@@ -7,8 +7,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // selectingState is a cluster in state that selected nodes a and b.
@@ -27,26 +28,26 @@ func selectingState(t *testing.T) virtualClusterModel {
 	return virtualClusterModel{
 		ID: types.StringValue("vc"), Name: types.StringValue("vc"), BundleCtPerNodeList: counts,
 		UseGPUs: types.BoolValue(false), NumGPUsPerNode: types.Int64Value(8), MaxColocatedWorkerGroups: types.Int64Value(1),
-		PlacementGroupStrategy: types.StringValue(vcluster.DefaultStrategy), UseUnifiedPG: types.BoolValue(false),
+		PlacementGroupStrategy: types.StringValue(clusterspec.DefaultStrategy), UseUnifiedPG: types.BoolValue(false),
 		SegmentSize: types.Int64Null(), NodeResourceConstraints: types.ListNull(constraintType),
 		PortRangeLow: types.Int64Value(1400), PortRangeHigh: types.Int64Value(1999), ReadyTimeout: goDuration("180s"),
 		Namespace: types.StringValue("ns"), PlacementGroups: types.ListNull(groupObjectType), Bundles: bundles,
-		OwnerID: types.StringValue("owner"), SelectNodes: types.BoolValue(true), Pinning: types.StringValue(vcluster.PinningNode),
+		OwnerID: types.StringValue("owner"), SelectNodes: types.BoolValue(true), Pinning: types.StringValue(clusterspec.PinningNode),
 		ExcludeNodeIDs: types.SetNull(types.StringType), SelectedNodeIDs: selected,
 		NodeLabelSelectors: types.ListNull(selectorType), TopologyStrategy: types.MapNull(types.StringType),
 		TopologyAssignments: types.MapNull(types.StringType),
 	}
 }
 
-func newPlanning(state, plan virtualClusterModel) *planning {
+func newPlanning(state, plan virtualClusterModel) *planCall {
 	r := &virtualClusterResource{data: &ProviderData{Namespace: "ns"}}
-	return &planning{r: r, ctx: context.Background(), resp: &resource.ModifyPlanResponse{}, plan: &plan, state: state}
+	return &planCall{r: r, ctx: context.Background(), resp: &resource.ModifyPlanResponse{}, plan: &plan, state: state}
 }
 
-func snapshotOf(ids ...string) *vcluster.Snapshot {
-	s := &vcluster.Snapshot{}
+func snapshotOf(ids ...string) *planning.Snapshot {
+	s := &planning.Snapshot{}
 	for _, id := range ids {
-		s.Nodes = append(s.Nodes, rayclient.Node{NodeID: id})
+		s.Nodes = append(s.Nodes, raystate.Node{NodeID: id})
 	}
 	return s
 }
@@ -110,7 +111,7 @@ func TestPlanReplacesWhenExcludingAHeldNode(t *testing.T) {
 // A state written before select_nodes and pinning existed is no replacement.
 func TestPlanTreatsMissingNewAttributesAsDefaults(t *testing.T) {
 	state := selectingState(t)
-	state.SelectNodes, state.Pinning = types.BoolValue(false), types.StringValue(vcluster.DefaultPinning)
+	state.SelectNodes, state.Pinning = types.BoolValue(false), types.StringValue(clusterspec.DefaultPinning)
 	state.SelectedNodeIDs = types.ListNull(types.StringType)
 	old := state
 	old.SelectNodes, old.Pinning = types.BoolNull(), types.StringNull()

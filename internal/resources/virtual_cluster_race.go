@@ -11,8 +11,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
-
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // queuePollInterval is how long a cluster that queues for nodes
@@ -27,10 +30,10 @@ const queuePollInterval = 2 * time.Second
 // (chooses again as holders' groups go) until ready_timeout, other modes
 // fail at once naming the holders. Errors of choice go to diags; the
 // driver's error is returned.
-func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
-	snap *vcluster.Snapshot, owner string, diags *diag.Diagnostics) (*vcluster.Result, error) {
+func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterModel, spec *clusterspec.Spec,
+	snap *planning.Snapshot, owner string, diags *diag.Diagnostics) (*contract.Result, error) {
 	key := spec.Namespace + "/" + spec.Name
-	claimed := map[string]vcluster.NodeHolder{} // nodes other clusters' claims hold, as the driver reported them
+	claimed := map[string]contract.NodeHolder{} // nodes other clusters' claims hold, as the driver reported them
 	queueUntil := time.Now().Add(spec.ReadyTimeout)
 	var collided time.Time
 	for {
@@ -43,7 +46,7 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 					diags.Append(choice...)
 					return nil, nil
 				}
-				if spec.CapacityMode() == vcluster.CapacityTotal && time.Now().Add(queuePollInterval).Before(queueUntil) {
+				if spec.CapacityMode() == clusterspec.CapacityTotal && time.Now().Add(queuePollInterval).Before(queueUntil) {
 					tflog.Info(ctx, "queueing for nodes other clusters hold", map[string]any{"cluster": key, "holders": len(claimed)})
 					if snap = r.waitAndSnapshot(ctx, diags); snap == nil {
 						return nil, nil
@@ -53,7 +56,7 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 				}
 				tflog.Info(ctx, "no nodes left after a lost race", map[string]any{"cluster": key,
 					"seconds_since_collision": time.Since(collided).Seconds()})
-				diags.AddAttributeError(path.Root(vcluster.AttrSelectNodes), "Other clusters took the nodes",
+				diags.AddAttributeError(path.Root(clusterspec.AttrSelectNodes), "Other clusters took the nodes",
 					lostRaceDetail(*spec, claimed, choice))
 				return nil, nil
 			}
@@ -66,8 +69,8 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 		if !collided.IsZero() { // the queue and the wait share ready_timeout
 			attempt.ReadyTimeout = max(time.Until(queueUntil), time.Second)
 		}
-		template := vcluster.NewManifest(*spec, owner, r.data.Version, vcluster.Placement{})
-		res, err := r.runDriver(ctx, attempt.Request(vcluster.ActionCreate).Owned(attempt, owner, false, &template))
+		template := record.NewManifest(*spec, owner, r.data.Version, record.Placement{})
+		res, err := r.runDriver(ctx, contract.RequestFor(attempt, contract.ActionCreate).Owned(attempt, owner, false, &template))
 		holders, all := nodesClaimed(res, err)
 		if holders == nil {
 			return res, err
@@ -79,7 +82,7 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 		for _, h := range append(all, holders...) {
 			claimed[h.NodeID] = h
 		}
-		tflog.Info(ctx, "lost the race for nodes: choosing again", map[string]any{"cluster": key, "holders": vcluster.DescribeHolders(holders)})
+		tflog.Info(ctx, "lost the race for nodes: choosing again", map[string]any{"cluster": key, "holders": contract.DescribeHolders(holders)})
 		if snap = r.freshSnapshot(ctx, diags); snap == nil {
 			return nil, nil
 		}
@@ -89,13 +92,13 @@ func (r *virtualClusterResource) place(ctx context.Context, m *virtualClusterMod
 // nodesClaimed returns the holders of the nodes it wanted and every claim
 // of another cluster when the create failed because other clusters had
 // claimed its nodes first; nil holders otherwise.
-func nodesClaimed(res *vcluster.Result, err error) (holders, claimed []vcluster.NodeHolder) {
-	if err == nil || res == nil || res.Error == nil || res.Error.Code != vcluster.CodeNodesClaimed {
+func nodesClaimed(res *contract.Result, err error) (holders, claimed []contract.NodeHolder) {
+	if err == nil || res == nil || res.Error == nil || res.Error.Code != contract.CodeNodesClaimed {
 		return nil, nil
 	}
 	f := res.Error.Facts
 	if f.Holders == nil {
-		f.Holders = []vcluster.NodeHolder{}
+		f.Holders = []contract.NodeHolder{}
 	}
 	return f.Holders, f.Claimed
 }
@@ -103,7 +106,7 @@ func nodesClaimed(res *vcluster.Result, err error) (holders, claimed []vcluster.
 // forgetGone drops the claims whose cluster has no group in snap any more:
 // it was destroyed, and its delete released the claim (or the claim is
 // stale, which the next claimant takes over).
-func forgetGone(claimed map[string]vcluster.NodeHolder, snap *vcluster.Snapshot) {
+func forgetGone(claimed map[string]contract.NodeHolder, snap *planning.Snapshot) {
 	live := map[string]bool{}
 	for _, g := range snap.Groups {
 		live[g.Name] = true
@@ -116,7 +119,7 @@ func forgetGone(claimed map[string]vcluster.NodeHolder, snap *vcluster.Snapshot)
 }
 
 // claimDescriptions names each claimed node's holder for node choice.
-func claimDescriptions(claimed map[string]vcluster.NodeHolder) map[string]string {
+func claimDescriptions(claimed map[string]contract.NodeHolder) map[string]string {
 	out := make(map[string]string, len(claimed))
 	for id, h := range claimed {
 		out[id] = "another cluster"
@@ -128,9 +131,9 @@ func claimDescriptions(claimed map[string]vcluster.NodeHolder) map[string]string
 }
 
 // freshSnapshot reads nodes and groups again (other clusters just placed).
-func (r *virtualClusterResource) freshSnapshot(ctx context.Context, diags *diag.Diagnostics) *vcluster.Snapshot {
+func (r *virtualClusterResource) freshSnapshot(ctx context.Context, diags *diag.Diagnostics) *planning.Snapshot {
 	r.data.Live.InvalidateGroups()
-	snap, err := vcluster.FetchSnapshot(ctx, r.data.Client)
+	snap, err := liveview.FetchSnapshot(ctx, r.data.Client)
 	if err != nil {
 		addDashboardError(diags, r.data.Client.Address(), err)
 		return nil
@@ -139,7 +142,7 @@ func (r *virtualClusterResource) freshSnapshot(ctx context.Context, diags *diag.
 }
 
 // waitAndSnapshot waits queuePollInterval, then reads the cluster again.
-func (r *virtualClusterResource) waitAndSnapshot(ctx context.Context, diags *diag.Diagnostics) *vcluster.Snapshot {
+func (r *virtualClusterResource) waitAndSnapshot(ctx context.Context, diags *diag.Diagnostics) *planning.Snapshot {
 	select {
 	case <-ctx.Done():
 		diags.AddError("Cannot create the virtual cluster", "Timed out while queueing for nodes: "+ctx.Err().Error()+
@@ -153,8 +156,8 @@ func (r *virtualClusterResource) waitAndSnapshot(ctx context.Context, diags *dia
 // lostRaceDetail explains a cluster that lost the race for its nodes and
 // finds no other that fit: who holds them, why nothing else fits, and what
 // to do.
-func lostRaceDetail(spec vcluster.Spec, claimed map[string]vcluster.NodeHolder, choice diag.Diagnostics) string {
-	holders := make([]vcluster.NodeHolder, 0, len(claimed))
+func lostRaceDetail(spec clusterspec.Spec, claimed map[string]contract.NodeHolder, choice diag.Diagnostics) string {
+	holders := make([]contract.NodeHolder, 0, len(claimed))
 	for _, id := range slices.Sorted(maps.Keys(claimed)) {
 		if claimed[id].Cluster != "" { // an unreadable claim names no cluster
 			holders = append(holders, claimed[id])
@@ -166,13 +169,13 @@ func lostRaceDetail(spec vcluster.Spec, claimed map[string]vcluster.NodeHolder, 
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "While this apply chose nodes for %q, other clusters applying at the same time claimed them first: %s.",
-		spec.Name, vcluster.DescribeHolders(holders))
+		spec.Name, contract.DescribeHolders(holders))
 	if len(why) > 0 {
 		fmt.Fprintf(&b, "\n\nThe nodes left cannot hold it: %s", strings.Join(why, "\n"))
 	}
-	if spec.CapacityMode() == vcluster.CapacityTotal {
+	if spec.CapacityMode() == clusterspec.CapacityTotal {
 		fmt.Fprintf(&b, "\n\nIt queued for those nodes until ready_timeout (%s) ran out.", spec.ReadyTimeout)
 	}
-	fmt.Fprintf(&b, "\n\nNothing of %q was created. %s", spec.Name, spec.ShortageNextStep())
+	fmt.Fprintf(&b, "\n\nNothing of %q was created. %s", spec.Name, planning.ShortageNextStep(spec))
 	return b.String()
 }

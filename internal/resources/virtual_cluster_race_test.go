@@ -6,22 +6,22 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
 
 // The error of a cluster that lost the race and finds nothing else names
 // each holder once, why the other nodes cannot hold it, that it queued
 // (capacity_check = "total"), and the next step.
 func TestLostRaceDetail(t *testing.T) {
-	claimed := map[string]vcluster.NodeHolder{
+	claimed := map[string]contract.NodeHolder{
 		"n1": {NodeID: "n1", Cluster: "ns/first", Owner: "o1", Groups: []string{"first-node0"}},
 		"n2": {NodeID: "n2", Cluster: "ns/first", Owner: "o1", Groups: []string{"first-node0"}},
 		"n3": {NodeID: "n3"},
 	}
 	var choice diag.Diagnostics
 	choice.AddError("Cannot select nodes", "cannot form 1 complete segments")
-	free := vcluster.Spec{Name: "late", ReadyTimeout: time.Minute}
+	free := clusterspec.Spec{Name: "late", ReadyTimeout: time.Minute}
 	got := lostRaceDetail(free, claimed, choice)
 	for _, want := range []string{`cluster "first" in namespace ns (the state with owner_id o1; groups "first-node0") holds node(s) n1, n2`,
 		"The nodes left cannot hold it: cannot form 1 complete segments", `Nothing of "late" was created`, `capacity_check = "total"`} {
@@ -33,7 +33,7 @@ func TestLostRaceDetail(t *testing.T) {
 		t.Errorf("a free-mode cluster did not queue:\n%s", got)
 	}
 	queued := free
-	queued.CapacityCheck = vcluster.CapacityTotal
+	queued.CapacityCheck = clusterspec.CapacityTotal
 	if got := lostRaceDetail(queued, claimed, choice); !strings.Contains(got, "queued for those nodes until ready_timeout (1m0s)") {
 		t.Errorf("a total-mode cluster's detail does not say it queued:\n%s", got)
 	}

@@ -15,8 +15,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 var (
@@ -46,7 +50,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	if !ok {
 		return
 	}
-	owner, err := vcluster.NewOwnerToken()
+	owner, err := record.NewOwnerToken()
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot create the virtual cluster", errorDetail(err))
 		return
@@ -55,13 +59,13 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	if _ = checkRayVersion(ctx, r.data, spec, &resp.Diagnostics); resp.Diagnostics.HasError() { // unreachable: the snapshot says so
 		return
 	}
-	snap, err := vcluster.FetchSnapshot(ctx, r.data.Client)
+	snap, err := liveview.FetchSnapshot(ctx, r.data.Client)
 	if err != nil {
 		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), err)
 		return
 	}
 	if err := r.data.labelSupportError(ctx, spec.Topology, snap.Nodes); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root(vcluster.AttrTopologyLabels), "Ray does not report node labels", err.Error())
+		resp.Diagnostics.AddAttributeError(path.Root(clusterspec.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
 	}
 	res, err := r.place(ctx, &m, &spec, snap, owner, &resp.Diagnostics)
@@ -91,20 +95,20 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 // selectNodes chooses the cluster's nodes among those free now, the
 // clusters this process is creating counted as taken; spread picks among
 // disjoint choices after a lost race (Spec.SpreadChoice).
-func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *vcluster.Spec,
-	snap *vcluster.Snapshot, spread bool, diags *diag.Diagnostics) bool {
+func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *clusterspec.Spec,
+	snap *planning.Snapshot, spread bool, diags *diag.Diagnostics) bool {
 	key := spec.Namespace + "/" + spec.Name
 	exclude, _ := excludedNodes(ctx, *m)
-	r.data.ChooseNodes(key, func(others []vcluster.GroupRequest) []vcluster.GroupRequest {
-		ids, domains, issues := spec.ChooseFreeNodes(snap, exclude, others)
+	r.data.ChooseNodes(key, func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
+		ids, domains, issues := planning.ChooseFreeNodes(*spec, snap, exclude, others)
 		if addIssues(diags, issues); diags.HasError() {
 			return nil
 		}
 		if spread { // after a lost race: apart from the others that lost it
-			ids, domains = spec.SpreadChoice(snap, exclude, others, ids, domains)
+			ids, domains = planning.SpreadChoice(*spec, snap, exclude, others, ids, domains)
 		}
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
-		return spec.FeasibilityGroups()
+		return planning.FeasibilityGroups(*spec)
 	})
 	if diags.HasError() {
 		return false
@@ -182,15 +186,15 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		m.OwnerID = types.StringNull() // a state from before owners existed stays without one
 	}
 	owner := m.OwnerID.ValueString()
-	request := spec.Request(vcluster.ActionInspect)
+	request := contract.RequestFor(spec, contract.ActionInspect)
 	if owner != "" {
-		template := vcluster.NewManifest(spec, owner, r.data.Version, vcluster.Placement{})
+		template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
 		request = request.Owned(spec, owner, false, &template)
 	}
 	res, err := r.runDriver(ctx, request)
 	if err != nil {
 		summary := "Cannot re-probe the virtual cluster"
-		if vcluster.IsKind(err, vcluster.KindConflict) {
+		if contract.IsKind(err, contract.KindConflict) {
 			summary = "The virtual cluster belongs to another Terraform state"
 		}
 		resp.Diagnostics.AddError(summary, errorDetail(err))
@@ -217,7 +221,7 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 	if !ok {
 		return
 	}
-	res, err := r.runDriver(ctx, spec.Request(vcluster.ActionDelete).Owned(spec, m.OwnerID.ValueString(), false, nil))
+	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionDelete).Owned(spec, m.OwnerID.ValueString(), false, nil))
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot delete the virtual cluster", errorDetail(err))
 		return
@@ -282,7 +286,7 @@ func (r *virtualClusterResource) load(ctx context.Context, get getFunc, timeout 
 	if diags.HasError() || !requireConfigured(r.data, diags) {
 		return ctx, func() {}, m, false
 	}
-	limit, d := timeout(m.Timeouts)(ctx, vcluster.DefaultOperationTimeout)
+	limit, d := timeout(m.Timeouts)(ctx, clusterspec.DefaultOperationTimeout)
 	diags.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	return ctx, cancel, m, !diags.HasError()
@@ -290,10 +294,10 @@ func (r *virtualClusterResource) load(ctx context.Context, get getFunc, timeout 
 
 // begin is load plus the cluster shape the model describes.
 func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout func(timeouts.Value) timeoutFunc,
-	diags *diag.Diagnostics) (context.Context, context.CancelFunc, virtualClusterModel, vcluster.Spec, bool) {
+	diags *diag.Diagnostics) (context.Context, context.CancelFunc, virtualClusterModel, clusterspec.Spec, bool) {
 	ctx, cancel, m, ok := r.load(ctx, get, timeout, diags)
 	if !ok {
-		return ctx, cancel, m, vcluster.Spec{}, false
+		return ctx, cancel, m, clusterspec.Spec{}, false
 	}
 	if m.Namespace.IsNull() || m.Namespace.IsUnknown() || m.Namespace.ValueString() == "" {
 		m.Namespace = types.StringValue(r.data.Namespace)
@@ -308,7 +312,7 @@ func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout
 }
 
 // Diagnostics helpers shared by the resource files.
-func addIssues(diags *diag.Diagnostics, issues []vcluster.Issue) {
+func addIssues(diags *diag.Diagnostics, issues []clusterspec.Issue) {
 	for _, is := range issues {
 		switch {
 		case is.Path == "" && is.Warning:

@@ -27,9 +27,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 	"github.com/ray-infra/terraform-provider-ray/internal/validators"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
 )
 
 // replacingAttributes are the configurable attributes that change the
@@ -37,8 +39,8 @@ import (
 // RequiresReplace modifiers are derived from this list.
 var replacingAttributes = []string{
 	"name", "bundle_ct_per_node_list", "use_gpus", "max_colocated_worker_groups", "placement_group_strategy",
-	"use_unified_pg", "node_resource_constraints", "select_nodes", "pinning", vcluster.AttrTopologyLabels,
-	vcluster.AttrNodeLabelSelectors, vcluster.AttrTopologyStrategy,
+	"use_unified_pg", "node_resource_constraints", "select_nodes", "pinning", clusterspec.AttrTopologyLabels,
+	clusterspec.AttrNodeLabelSelectors, clusterspec.AttrTopologyStrategy,
 }
 
 // inPlaceAttributes are the configurable attributes an update applies by
@@ -47,7 +49,7 @@ var replacingAttributes = []string{
 // when it comes to exclude a node the cluster holds.
 var inPlaceAttributes = []string{
 	"num_gpus_per_node", "segment_size", "port_range_low", "port_range_high", "ready_timeout", "timeouts",
-	"exclude_node_ids", vcluster.AttrCapacityCheck,
+	"exclude_node_ids", clusterspec.AttrCapacityCheck,
 }
 
 var (
@@ -139,37 +141,37 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				ElementType: types.Int64Type,
 				Required:    true,
 				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.NoNullValues(),
-					listvalidator.ValueInt64sAre(int64validator.Between(0, vcluster.MaxBundlesPerNode))},
+					listvalidator.ValueInt64sAre(int64validator.Between(0, clusterspec.MaxBundlesPerNode))},
 			},
 			"use_gpus": schema.BoolAttribute{
-				MarkdownDescription: fmt.Sprintf("Whether every bundle reserves one GPU. Defaults to `%t`.", vcluster.DefaultUseGPUs),
-				Optional:            true, Computed: true, Default: booldefault.StaticBool(vcluster.DefaultUseGPUs),
+				MarkdownDescription: fmt.Sprintf("Whether every bundle reserves one GPU. Defaults to `%t`.", clusterspec.DefaultUseGPUs),
+				Optional:            true, Computed: true, Default: booldefault.StaticBool(clusterspec.DefaultUseGPUs),
 			},
 			"num_gpus_per_node": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("GPUs per physical node; no logical node may ask for more bundles than this "+
 					"when `use_gpus`, and segment trimming keeps `segment_size * num_gpus_per_node` bundles per segment. "+
-					"Defaults to `%d`.", vcluster.DefaultNumGPUsPerNode),
-				Optional: true, Computed: true, Default: int64default.StaticInt64(vcluster.DefaultNumGPUsPerNode),
-				Validators: []validator.Int64{int64validator.Between(1, vcluster.MaxGPUsPerNode)},
+					"Defaults to `%d`.", clusterspec.DefaultNumGPUsPerNode),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(clusterspec.DefaultNumGPUsPerNode),
+				Validators: []validator.Int64{int64validator.Between(1, clusterspec.MaxGPUsPerNode)},
 			},
 			"max_colocated_worker_groups": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Worker groups that may share a bundle: each bundle reserves this many "+
-					"CPUs. Defaults to `%d`.", vcluster.DefaultMaxColocatedWorkerGroups),
-				Optional: true, Computed: true, Default: int64default.StaticInt64(vcluster.DefaultMaxColocatedWorkerGroups),
-				Validators: []validator.Int64{int64validator.Between(1, vcluster.MaxColocatedGroups)},
+					"CPUs. Defaults to `%d`.", clusterspec.DefaultMaxColocatedWorkerGroups),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(clusterspec.DefaultMaxColocatedWorkerGroups),
+				Validators: []validator.Int64{int64validator.Between(1, clusterspec.MaxColocatedGroups)},
 			},
 			"placement_group_strategy": schema.StringAttribute{
 				MarkdownDescription: fmt.Sprintf("Ray placement strategy of the unified group: %s. Per-node groups "+
 					"always use `%s`, as in the reference. Defaults to `%s`.", codeList(topology.Strategies),
-					vcluster.PerNodeStrategy, vcluster.DefaultStrategy),
-				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultStrategy),
-				Validators: []validator.String{validators.StringCheck{Summary: vcluster.InvalidStrategySummary,
+					clusterspec.PerNodeStrategy, clusterspec.DefaultStrategy),
+				Optional: true, Computed: true, Default: stringdefault.StaticString(clusterspec.DefaultStrategy),
+				Validators: []validator.String{validators.StringCheck{Summary: clusterspec.InvalidStrategySummary,
 					Check: topology.CheckStrategy, Describe: "one of " + codeList(topology.Strategies)}},
 			},
 			"use_unified_pg": schema.BoolAttribute{
 				MarkdownDescription: fmt.Sprintf("Create one placement group holding every bundle (for cross-node model "+
-					"parallelism) instead of one group per logical node. Defaults to `%t`.", vcluster.DefaultUseUnifiedPG),
-				Optional: true, Computed: true, Default: booldefault.StaticBool(vcluster.DefaultUseUnifiedPG),
+					"parallelism) instead of one group per logical node. Defaults to `%t`.", clusterspec.DefaultUseUnifiedPG),
+				Optional: true, Computed: true, Default: booldefault.StaticBool(clusterspec.DefaultUseUnifiedPG),
 			},
 			"segment_size": schema.Int64Attribute{
 				MarkdownDescription: "Nodes per NVLink-domain segment. Must divide the number of logical nodes. With a " +
@@ -192,22 +194,22 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			},
 			"port_range_low": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Lowest port (inclusive) probed for the master and per-bundle ports. "+
-					"Defaults to `%d`.", vcluster.DefaultPorts.Low),
-				Optional: true, Computed: true, Default: int64default.StaticInt64(int64(vcluster.DefaultPorts.Low)),
-				Validators: []validator.Int64{int64validator.Between(vcluster.MinPort, vcluster.MaxPortRangeHigh-1)},
+					"Defaults to `%d`.", clusterspec.DefaultPorts.Low),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(int64(clusterspec.DefaultPorts.Low)),
+				Validators: []validator.Int64{int64validator.Between(clusterspec.MinPort, clusterspec.MaxPortRangeHigh-1)},
 			},
 			"port_range_high": schema.Int64Attribute{
 				MarkdownDescription: fmt.Sprintf("Upper bound (exclusive) of the probed port range. Defaults to `%d`.",
-					vcluster.DefaultPorts.High),
-				Optional: true, Computed: true, Default: int64default.StaticInt64(int64(vcluster.DefaultPorts.High)),
-				Validators: []validator.Int64{int64validator.Between(vcluster.MinPort+1, vcluster.MaxPortRangeHigh)},
+					clusterspec.DefaultPorts.High),
+				Optional: true, Computed: true, Default: int64default.StaticInt64(int64(clusterspec.DefaultPorts.High)),
+				Validators: []validator.Int64{int64validator.Between(clusterspec.MinPort+1, clusterspec.MaxPortRangeHigh)},
 			},
 			"ready_timeout": schema.StringAttribute{
 				MarkdownDescription: "How long the driver waits for Ray to place the groups before it removes them and " +
-					"fails, as a Go duration. Defaults to `" + vcluster.DefaultReadyTimeoutText + "` (the reference's 3 minutes). " +
+					"fails, as a Go duration. Defaults to `" + clusterspec.DefaultReadyTimeoutText + "` (the reference's 3 minutes). " +
 					"Compared as a duration: `180s` and `3m` are the same value and changing one into the other plans nothing.",
 				CustomType: timetypes.GoDurationType{},
-				Optional:   true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultReadyTimeoutText),
+				Optional:   true, Computed: true, Default: stringdefault.StaticString(clusterspec.DefaultReadyTimeoutText),
 				Validators:    []validator.String{validators.DurationValidator{}},
 				PlanModifiers: []planmodifier.String{keepSameDuration},
 			},
@@ -218,13 +220,13 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			},
 			"placement_groups": schema.ListNestedAttribute{
 				MarkdownDescription: "The placement groups as Ray reports them. `state` is Ray's (`CREATED`, " +
-					"`PENDING`, `RESCHEDULING`) or `" + vcluster.StateMissing + "`; `drift` says how a group differs from the configuration " +
+					"`PENDING`, `RESCHEDULING`) or `" + contract.StateMissing + "`; `drift` says how a group differs from the configuration " +
 					"(empty when it matches). Any drift makes the next plan replace the cluster.",
 				Computed: true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":         schema.StringAttribute{Computed: true, MarkdownDescription: "Group name."},
 					"id":           schema.StringAttribute{Computed: true, MarkdownDescription: "Ray placement group id (hex)."},
-					"state":        schema.StringAttribute{Computed: true, MarkdownDescription: "Ray state, or `" + vcluster.StateMissing + "`."},
+					"state":        schema.StringAttribute{Computed: true, MarkdownDescription: "Ray state, or `" + contract.StateMissing + "`."},
 					"strategy":     schema.StringAttribute{Computed: true, MarkdownDescription: "Placement strategy."},
 					"node_index":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Logical node index; `-1` for the unified group."},
 					"bundle_count": schema.Int64Attribute{Computed: true, MarkdownDescription: "Bundles in the group."},
@@ -264,7 +266,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"master_port":    schema.Int64Attribute{MarkdownDescription: "Port probed for the first bundle in rank order: free on `master_address` within the port range when probed.", Computed: true},
 			"owner_id": schema.StringAttribute{
 				MarkdownDescription: "Random token of the Terraform state that owns the cluster, also kept in Ray's record of " +
-					"the cluster (internal KV namespace `" + vcluster.KVNamespace + "`). Another state cannot create, " +
+					"the cluster (internal KV namespace `" + record.KVNamespace + "`). Another state cannot create, " +
 					"change or destroy groups of the same name; `terraform import` takes ownership explicitly.",
 				Computed:      true,
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
@@ -277,7 +279,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"replaces it. The chosen nodes are claimed whole at apply: no other `select_nodes` cluster shares " +
 					"them (clusters without it still share a node's free resources). Conflicts with " +
 					"`node_resource_constraints`. Defaults to `false`.",
-				Optional: true, Computed: true, Default: booldefault.StaticBool(vcluster.Defaults().SelectNodes),
+				Optional: true, Computed: true, Default: booldefault.StaticBool(clusterspec.Defaults().SelectNodes),
 			},
 			"exclude_node_ids": schema.SetAttribute{
 				MarkdownDescription: "Node ids `select_nodes` must not choose, e.g. another cluster's `selected_node_ids`. " +
@@ -289,10 +291,10 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: fmt.Sprintf("How `select_nodes` holds each logical node to its node: `%s` pins every "+
 					"bundle to the selected node with Ray's `bundle_label_selector` on `%s`, so a segment is exactly the "+
 					"selected nodes; `%s` only pins it to the node's NVLink domain (`{<domain> = %g}`), as the reference "+
-					"does, which lets Ray use any node of the domain. Defaults to `%s`.", vcluster.PinningNode,
-					vcluster.NodeIDLabel, vcluster.PinningDomain, topology.DomainConstraintAmount, vcluster.DefaultPinning),
-				Optional: true, Computed: true, Default: stringdefault.StaticString(vcluster.DefaultPinning),
-				Validators: []validator.String{stringvalidator.OneOf(vcluster.Pinnings...)},
+					"does, which lets Ray use any node of the domain. Defaults to `%s`.", clusterspec.PinningNode,
+					clusterspec.NodeIDLabel, clusterspec.PinningDomain, topology.DomainConstraintAmount, clusterspec.DefaultPinning),
+				Optional: true, Computed: true, Default: stringdefault.StaticString(clusterspec.DefaultPinning),
+				Validators: []validator.String{stringvalidator.OneOf(clusterspec.Pinnings...)},
 			},
 			"node_label_selectors": schema.ListAttribute{
 				MarkdownDescription: "Ray node-label selectors per logical node (same length as `bundle_ct_per_node_list`), " +
@@ -300,19 +302,19 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"Values as Ray accepts them: `\"v\"`, `\"!v\"`, `\"in(a,b)\"`, `\"!in(a,b)\"`; an empty map selects any node. " +
 					"E.g. `[{ \"raytf.io/nvlink-domain\" = \"rackA\" }, {}]`. The plan fails when no alive node satisfies a " +
 					"selector. With `select_nodes`, nodes that satisfy no selector are not chosen and each chosen node must " +
-					"satisfy its logical node's selector; with `pinning = \"" + vcluster.PinningNode + "\"` the pin on `" +
-					vcluster.NodeIDLabel + "` replaces a selector on that key, and one the chosen node does not satisfy is a " +
-					"plan error. Needs Ray " + vcluster.BundleLabelSelectorMinRayVersion + " or newer.",
+					"satisfy its logical node's selector; with `pinning = \"" + clusterspec.PinningNode + "\"` the pin on `" +
+					clusterspec.NodeIDLabel + "` replaces a selector on that key, and one the chosen node does not satisfy is a " +
+					"plan error. Needs Ray " + clusterspec.BundleLabelSelectorMinRayVersion + " or newer.",
 				ElementType: types.MapType{ElemType: types.StringType},
 				Optional:    true,
 				Validators:  []validator.List{listvalidator.NoNullValues()},
 			},
 			"topology_strategy": schema.MapAttribute{
 				MarkdownDescription: "Ray's topology strategy for the unified group (`use_unified_pg = true` only): node label " +
-					"key to strategy, e.g. `{ \"raytf.io/nvlink-domain\" = \"" + vcluster.TopologyLabelStrategy + "\" }` keeps " +
+					"key to strategy, e.g. `{ \"raytf.io/nvlink-domain\" = \"" + clusterspec.TopologyLabelStrategy + "\" }` keeps " +
 					"every bundle on nodes that share one value of that label. Ray accepts one label, with `" +
-					vcluster.TopologyLabelStrategy + "`; the node-level strategy stays `placement_group_strategy`. " +
-					"Experimental in Ray; needs Ray " + vcluster.TopologyStrategyMinRayVersion + " or newer (an older server " +
+					clusterspec.TopologyLabelStrategy + "`; the node-level strategy stays `placement_group_strategy`. " +
+					"Experimental in Ray; needs Ray " + clusterspec.TopologyStrategyMinRayVersion + " or newer (an older server " +
 					"fails the plan). The plan fails when no single label value's nodes can hold the group.",
 				ElementType: types.StringType,
 				Optional:    true,
@@ -331,12 +333,12 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				Computed:      true,
 				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},
 			},
-			vcluster.AttrTopologyLabels: topologyLabelsResourceAttribute(),
-			vcluster.AttrCapacityCheck: schema.StringAttribute{
-				MarkdownDescription: CapacityCheckDescription + " Defaults to the provider's `" + vcluster.AttrCapacityCheck +
+			clusterspec.AttrTopologyLabels: topologyLabelsResourceAttribute(),
+			clusterspec.AttrCapacityCheck: schema.StringAttribute{
+				MarkdownDescription: CapacityCheckDescription + " Defaults to the provider's `" + clusterspec.AttrCapacityCheck +
 					"`. Only the plan and the create look at it: changing it changes no placement group.",
 				Optional:   true,
-				Validators: []validator.String{stringvalidator.OneOf(vcluster.CapacityChecks...)},
+				Validators: []validator.String{stringvalidator.OneOf(clusterspec.CapacityChecks...)},
 			},
 		},
 		Blocks: map[string]schema.Block{
@@ -360,8 +362,8 @@ var CapacityCheckDescription = fmt.Sprintf("What the plan and the create check t
 	"placement group is what makes Ray add nodes (the shape and segment rules still apply, and the apply waits "+
 	"`ready_timeout`). With `select_nodes`, `%s` chooses among the nodes whose free resources hold a logical "+
 	"node's bundles, `%s` and `%s` among those that could hold them when empty.",
-	vcluster.CapacityFree, vcluster.CapacityTotal, vcluster.CapacityNone, vcluster.CapacityFree,
-	vcluster.CapacityTotal, vcluster.CapacityNone)
+	clusterspec.CapacityFree, clusterspec.CapacityTotal, clusterspec.CapacityNone, clusterspec.CapacityFree,
+	clusterspec.CapacityTotal, clusterspec.CapacityNone)
 
 // codeList renders values as "`a`, `b` or `c`".
 func codeList(values []string) string {
@@ -379,5 +381,5 @@ func codeList(values []string) string {
 // provider's default.
 func timeoutDescription(op string) string {
 	return fmt.Sprintf("How long %s may take, as a Go duration such as `30s` or `2h45m`. Defaults to %.0f minutes.",
-		op, vcluster.DefaultOperationTimeout.Minutes())
+		op, clusterspec.DefaultOperationTimeout.Minutes())
 }

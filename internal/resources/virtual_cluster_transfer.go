@@ -8,14 +8,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // noteTransfer leaves the note that tells the former owner's next plan that
 // this state took the cluster (driver.RecordTransfer). A failure only costs
 // that warning, so it is a warning itself.
-func (r *virtualClusterResource) noteTransfer(ctx context.Context, spec vcluster.Spec, from, to string, diags *diag.Diagnostics) {
+func (r *virtualClusterResource) noteTransfer(ctx context.Context, spec clusterspec.Spec, from, to string, diags *diag.Diagnostics) {
 	t := driver.Transfer{Namespace: spec.Namespace, Name: spec.Name, From: from, To: to, At: time.Now()}
 	if err := driver.RecordTransfer(ctx, r.data.Client, t); err != nil {
 		diags.AddWarning("Cannot tell the former owner about the import",
@@ -51,5 +52,5 @@ func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state vi
 			"or destroy the cluster: this state's destroy only forgets it, and its placement groups stay. Remove it from this "+
 			"configuration (a `removed` block with `destroy = false`, or `terraform state rm`), or import it back if this state "+
 			"should own it.",
-			vcluster.OwnerPrefix(t.To), t.Name, t.Namespace, when))
+			record.OwnerPrefix(t.To), t.Name, t.Namespace, when))
 }

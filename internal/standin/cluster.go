@@ -11,17 +11,17 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-// Rows are the client's own state-API types (rayclient.Node,
-// rayclient.PlacementGroup): the stand-in renders them with Ray's field names
+// Rows are the client's own state-API types (raystate.Node,
+// raystate.PlacementGroup): the stand-in renders them with Ray's field names
 // and formatting (render.go), so there is one definition of each row.
 type (
-	Node           = rayclient.Node
-	PlacementGroup = rayclient.PlacementGroup
-	Bundle         = rayclient.Bundle
+	Node           = raystate.Node
+	PlacementGroup = raystate.PlacementGroup
+	Bundle         = raystate.Bundle
 )
 
 // Label keys and resource names the generated nodes carry. NodeIDLabel is the
@@ -34,7 +34,7 @@ const (
 	RankLabel          = "raytf.io/topo-rank"
 	domainResourceName = topology.NVLinkDomainPrefix
 	topoRankResource   = topology.TopoRankKey
-	aliveState         = rayclient.NodeStateAlive
+	aliveState         = raystate.NodeStateAlive
 	bootTimeMs         = int64(1796234892100)
 )
 

@@ -1,5 +1,5 @@
 """raytf_attach follows the provider's live-match rule: the vectors are shared
-with Go (internal/vcluster/match_test.go) through testdata/live_match.json."""
+with Go (internal/drift/match_test.go) through testdata/live_match.json."""
 
 import json
 from pathlib import Path

@@ -19,7 +19,7 @@ GB200 = str(DATA / "gb200-nvl72.txt")
 H100 = str(DATA / "h100-no-fabric.txt")
 NO_GPU = str(DATA / "no-gpu.txt")
 GB200_DOMAIN = "5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10.32766"
-# The provider's rules: a label value (internal/vcluster labelNamePattern), a rank label's digits.
+# The provider's rules: a label value (internal/clusterspec labelNamePattern), a rank label's digits.
 LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
 
 

@@ -78,7 +78,7 @@ def test_team_note_example_shape():
 
 def test_reads_v1_and_v2_records():
     # testdata/record_v2.json is record_v1.json with the declaration schema 2
-    # adds; internal/vcluster reads the same two files (TestManifestVersions).
+    # adds; internal/record reads the same two files (TestManifestVersions).
     from pathlib import Path
 
     v1 = parse_record((Path(__file__).parent / "testdata" / "record_v1.json").read_bytes())

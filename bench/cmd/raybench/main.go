@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/bench"
-	"github.com/ray-infra/terraform-provider-ray/internal/vcluster"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
 func main() {
@@ -108,7 +108,7 @@ func parseFlags() (o *options, code int) {
 	flag.StringVar(&o.address, "address", envOr("RAY_ADDRESS", "http://127.0.0.1:8265"), "Ray dashboard URL")
 	flag.StringVar(&o.gcs, "gcs", "127.0.0."+envOr("RAY_TF_IP_BASE", "10")+":"+envOr("RAY_TF_GCS_PORT", "6379"), "GCS address the Python baseline passes to ray.init")
 	flag.StringVar(&o.python, "python", filepath.Join(envOr("RAY_BIN", ""), "python"), "python with ray installed (for the baseline)")
-	flag.StringVar(&o.jobPython, "job-python", vcluster.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
+	flag.StringVar(&o.jobPython, "job-python", clusterspec.DefaultPythonExecutable, "python_executable of the driver jobs (the provider's default)")
 	flag.IntVar(&o.reps, "reps", 5, "reference and tofu: repetitions per size")
 	flag.StringVar(&o.clusters, "clusters", "1,10,50", "refresh: cluster counts")
 	flag.IntVar(&o.groupsPer, "groups-per-cluster", 3, "refresh: placement groups per cluster")
@@ -175,7 +175,7 @@ func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args
 func (l *live) fail(what string, err error) {
 	logf("!! %s: %v", what, err)
 	l.status = 1
-	if left, serr := bench.Sweep(l.client.Client, l.base, l.o.jobPython, vcluster.DefaultNamespace, l.prefix); len(left) > 0 || serr != nil {
+	if left, serr := bench.Sweep(l.client.Client, l.base, l.o.jobPython, clusterspec.DefaultNamespace, l.prefix); len(left) > 0 || serr != nil {
 		logf(">> swept %v (%v)", left, serr)
 	}
 }
@@ -231,7 +231,7 @@ func runLive(o *options, w parts) int {
 		}
 	}
 	defer func() {
-		left, err := bench.Sweep(client.Client, l.base, o.jobPython, vcluster.DefaultNamespace, l.prefix)
+		left, err := bench.Sweep(client.Client, l.base, o.jobPython, clusterspec.DefaultNamespace, l.prefix)
 		l.base.Stop()
 		if len(left) > 0 {
 			logf(">> swept leftover groups: %s", strings.Join(left, ", "))
@@ -291,7 +291,7 @@ func (l *live) reference() int {
 	logf(">> reference: %v bundles, %v, x %d repetitions", sz, layouts, l.o.reps)
 	start := time.Now()
 	res, err := bench.RunReference(l.ctx, bench.ReferenceConfig{Apply: &bench.ApplyConfig{Client: l.client,
-		JobPython: l.o.jobPython, Namespace: vcluster.DefaultNamespace, Prefix: l.prefix, Wait: l.o.wait, Log: os.Stderr},
+		JobPython: l.o.jobPython, Namespace: clusterspec.DefaultNamespace, Prefix: l.prefix, Wait: l.o.wait, Log: os.Stderr},
 		Ref: l.ref, Floor: l.base, NeMo: l.nemo, Sizes: sz, Layouts: layouts, Reps: l.o.reps})
 	if err != nil {
 		l.fail("reference", err)

@@ -118,8 +118,8 @@ func NewInputs(n int) (*Inputs, error) {
 // named "ref" of GPUsPerNode bundles per node (one CPU, one GPU), node i
 // pinned by constraints[i]: one PACK group "ref-node<i>" per node. It is
 // spelled out here so that this package imports only internal/topology;
-// vcluster's TestTopologyRefRequestsAreTheProvidersOwn checks it against
-// vcluster.Spec.Groups.
+// clusterspec's TestTopologyRefRequestsAreTheProvidersOwn checks it against
+// clusterspec.Spec.Groups.
 func Requests(constraints []map[string]float64) []topology.GroupRequest {
 	out := make([]topology.GroupRequest, 0, len(constraints))
 	for i, c := range constraints {

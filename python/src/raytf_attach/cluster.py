@@ -38,7 +38,7 @@ def live_mismatches(
     recorded_id: str, bundle_count: int, bundle_nodes: dict, found: Optional[LiveGroup]
 ) -> list[tuple]:
     """How a live group differs from its record, the provider's rule
-    (internal/vcluster/match.go MatchRecorded; vectors in
+    (internal/drift/match.go MatchRecorded; vectors in
     tests/testdata/live_match.json): ("missing",), ("recreated", live id),
     ("state", state), ("bundle_count", live count), ("moved", bundle, from, to)."""
     if found is None:

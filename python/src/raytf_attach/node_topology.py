@@ -40,7 +40,7 @@ DEFAULT_RANK_LABEL = "raytf.io/topo-rank"
 # the job (set by srun on every node), then the node rank of torch-style launchers.
 RANK_ENV = ("SLURM_NODEID", "NODE_RANK", "GROUP_RANK")
 
-# The provider reads a rank label of 1-18 decimal digits (internal/vcluster ParseRankLabel).
+# The provider reads a rank label of 1-18 decimal digits (internal/clusterspec ParseRankLabel).
 MAX_RANK_DIGITS = 18
 
 SOURCES = ("resources", "labels", "both")

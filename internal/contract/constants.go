@@ -1,0 +1,101 @@
+package contract
+
+import (
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// StateMissing is the state of a group Ray does not have; the other states
+// are Ray's own (raystate.PlacementGroupState*).
+const StateMissing = "MISSING"
+
+// Driver actions.
+const (
+	ActionCreate  = "create"
+	ActionDelete  = "delete"
+	ActionInspect = "inspect"
+	// ActionRecord rewrites the cluster's record (when the provider's rank
+	// order differs from the driver's natural order).
+	ActionRecord = "record"
+	// ActionRead returns a cluster's record and tombstone and writes nothing
+	// (the ray_virtual_cluster data source).
+	ActionRead = "read"
+	// ActionBatch runs the requests in Request.Batch in one driver job,
+	// each with its own result (Result.Batch).
+	ActionBatch = "batch"
+)
+
+// Error kinds the driver reports (ResultError.Kind, DriverError.Kind).
+const (
+	KindTimeout    = "timeout"
+	KindInfeasible = "infeasible"
+	KindConflict   = "conflict"
+	KindInvalid    = "invalid"
+	KindInternal   = "internal"
+)
+
+// Ray resource-name conventions the driver and the snapshot rely on.
+const (
+	// GroupResourceMarker appears in the per-placement-group resources Ray
+	// adds to nodes (e.g. CPU_group_<id>), which are not node capacity.
+	GroupResourceMarker = "_group_"
+)
+
+// Driver tuning, sent in every request so that driver.py has no constants.
+const (
+	driverPortTries         = 50  // random bind attempts per probe task
+	driverPortRounds        = 8   // re-probe rounds to resolve per-node port collisions
+	driverProbeBatch        = 256 // nodes probed at once (one task each in flight)
+	driverMinProbeSeconds   = 60
+	driverRemoveWaitSeconds = 60
+	// A group removed while a create waits for it is created again at most
+	// this often; after that the removal is reported instead of fought.
+	driverMaxRecreates = 3
+	// A delete removes one name at most this often (a name resolves to one
+	// live group at a time; this stops one that keeps coming back).
+	driverMaxRemovalsPerName = 16
+	driverMinRemoveWait      = 10
+	driverGCSCallSeconds     = 30
+	driverProbeGPUFraction   = 0.01
+)
+
+// RequestVersion is the driver request format (Request.Version).
+const RequestVersion = 1
+
+// DriverContract is the contract constants every request carries.
+func DriverContract() Contract {
+	return Contract{
+		DomainPrefix:         topology.NVLinkDomainPrefix,
+		DomainUnknown:        topology.NVLinkDomainUnknown,
+		TopoRankKey:          topology.TopoRankKey,
+		TopoRankUnknown:      topology.TopoRankUnknown,
+		StateCreated:         raystate.PlacementGroupStateCreated,
+		StateRemoved:         raystate.PlacementGroupStateRemoved,
+		StateMissing:         StateMissing,
+		GroupResourceMarker:  GroupResourceMarker,
+		PortTries:            driverPortTries,
+		PortRounds:           driverPortRounds,
+		ProbeBatch:           driverProbeBatch,
+		MinProbeSeconds:      driverMinProbeSeconds,
+		RemoveWaitSeconds:    driverRemoveWaitSeconds,
+		RankLabelDigits:      clusterspec.MaxRankLabelDigits,
+		AmountUnit:           AmountUnit,
+		MaxRecreates:         driverMaxRecreates,
+		MaxRemovalsPerName:   driverMaxRemovalsPerName,
+		MinRemoveWaitSeconds: driverMinRemoveWait,
+		GCSCallSeconds:       driverGCSCallSeconds,
+		ProbeGPUFraction:     driverProbeGPUFraction,
+	}
+}
+
+// AmountUnit is the resolution of Ray's resource amounts: Ray keeps them as
+// integers of 1e-4 (FixedPoint), so a declared 0.00015 comes back as 0.0001
+// or 0.0002 and is still the declared amount.
+const AmountUnit = 1e-4
+
+// Limits of a driver request.
+const (
+	maxResourceAmount = 1e18
+	maxRunIDLength    = 128
+)

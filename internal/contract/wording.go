@@ -1,0 +1,29 @@
+package contract
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// FormatResources renders a resource map with sorted keys.
+func FormatResources(r map[string]float64) string {
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %g", k, r[k]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// ShortID shortens a node id for messages.
+func ShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
