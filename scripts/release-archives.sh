@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds release archives the way .goreleaser.yml does, without GoReleaser (a cold build of it
-# takes ~18 minutes on 2 cores): for the host platform (or PLATFORMS="linux_amd64 darwin_arm64"),
+# Builds release archives the way .goreleaser.yml does, without GoReleaser (so `make install`
+# and `make mirror-check` need only Go): for the host platform (or PLATFORMS="linux_amd64 darwin_arm64"),
 # into OUT (default bin/release):
 #
 #   terraform-provider-ray_<version>_<os>_<arch>.zip   the binary terraform-provider-ray_v<version>

@@ -2,7 +2,7 @@
 # `make release-check`: validates .goreleaser.yml with `goreleaser check`, then makes a
 # snapshot build for the host platform only (dist/, ignored by git), when GoReleaser v2 is
 # built and cached (scripts/install-goreleaser.sh builds it once from the Go module proxy:
-# ~18 minutes on 2 cores). Without it, scripts/release-archives.sh makes the host's zip and
+# about 5 CPU-minutes; .ci/run always does). Without it, scripts/release-archives.sh makes the host's zip and
 # SHA256SUMS as GoReleaser names them (bin/release), and .goreleaser.yml goes unchecked.
 # The full release (every platform, zips, signed SHA256SUMS) runs with the same file
 # from a tag: `goreleaser release --clean` with GPG_FINGERPRINT set (.github/workflows/release.yml).
@@ -11,7 +11,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/.."
 goreleaser="$("$here/install-goreleaser.sh" --cached)"
 if [ -z "$goreleaser" ]; then
-  echo ">> GoReleaser is not built: goreleaser check skipped (run scripts/install-goreleaser.sh once, ~18 min); release zip for $(go env GOOS)/$(go env GOARCH) without it" >&2
+  echo ">> GoReleaser is not built: goreleaser check skipped (run scripts/install-goreleaser.sh once, a few minutes); release zip for $(go env GOOS)/$(go env GOARCH) without it" >&2
   out="$("$here/release-archives.sh")"
   echo ">> release check passed without GoReleaser: $(cd "$out" && echo terraform-provider-ray_*)" >&2
   exit 0
