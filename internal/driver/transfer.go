@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -19,21 +21,53 @@ import (
 // submits one trivial job whose metadata names both owners, under an id made
 // from the cluster's namespace and name: a plan reads it with one GET, which
 // finds nothing (404) for every cluster never taken. There is at most one
-// note per cluster; the owner's delete removes it.
+// note per cluster; the owner's delete removes it. A later transfer (A to B,
+// then B to C, or B importing again) keeps the earlier owners in the note, so
+// A is still warned.
 const (
 	metaTransferCluster = "raytf_transfer_cluster"
 	metaTransferFrom    = "raytf_transfer_from"
 	metaTransferTo      = "raytf_transfer_to"
 	metaTransferAt      = "raytf_transfer_at"
+	metaTransferEarlier = "raytf_transfer_earlier"
 	// transferEntrypoint does nothing: the note is the record, not the job.
 	transferEntrypoint = "true"
+	// maxEarlierOwners bounds the note's metadata; older owners drop out.
+	maxEarlierOwners = 8
+	// writeBackWait is how long a stopped note's job may take to write its
+	// record back after the delete (Ray's job monitor ends after the stop).
+	writeBackWait = 1500 * time.Millisecond
 )
 
 // Transfer is one import's taking of a cluster from another state.
 type Transfer struct {
 	Namespace, Name string
 	From, To        string // owner tokens (owner_id) of the former and the new owner
-	At              time.Time
+	// Earlier are the owners before From, newest first (earlier transfers).
+	Earlier []string
+	At      time.Time
+}
+
+// TakenFrom tells whether owner held the cluster before this transfer or an
+// earlier one and does not hold it now: its state is the one to warn.
+func (t Transfer) TakenFrom(owner string) bool {
+	if owner == "" || owner == t.To {
+		return false
+	}
+	return owner == t.From || slices.Contains(t.Earlier, owner)
+}
+
+// carryEarlier adds the owners of the note t replaces to t.Earlier, leaving
+// out the new owner (a cluster imported back is its own again).
+func (t *Transfer) carryEarlier(old *Transfer) {
+	if old == nil {
+		return
+	}
+	for _, o := range append([]string{old.From}, old.Earlier...) {
+		if o != "" && o != t.To && o != t.From && !slices.Contains(t.Earlier, o) && len(t.Earlier) < maxEarlierOwners {
+			t.Earlier = append(t.Earlier, o)
+		}
+	}
 }
 
 // TransferID is the submission id of the note of the cluster name in
@@ -48,13 +82,14 @@ func TransferID(namespace, name string) string {
 	return "raytf_owner_" + slug + "_" + hex.EncodeToString(sum[:8])
 }
 
-// RecordTransfer leaves the note of t, replacing an earlier transfer's.
+// RecordTransfer leaves the note of t, replacing an earlier transfer's and
+// keeping its owners in t.Earlier.
 func RecordTransfer(ctx context.Context, api JobAPI, t Transfer) error {
 	id := TransferID(t.Namespace, t.Name)
-	if err := removeNote(ctx, api, id); err != nil {
-		return fmt.Errorf("replacing the ownership note %q: %w", id, err)
+	if old, err := ReadTransfer(ctx, api, t.Namespace, t.Name); err == nil {
+		t.carryEarlier(old)
 	}
-	_, err := api.SubmitJob(ctx, rayclient.JobSubmitRequest{
+	req := rayclient.JobSubmitRequest{
 		Entrypoint:   transferEntrypoint,
 		SubmissionID: id,
 		Metadata: map[string]string{
@@ -62,13 +97,20 @@ func RecordTransfer(ctx context.Context, api JobAPI, t Transfer) error {
 			metaTransferCluster: t.Namespace + "/" + t.Name,
 			metaTransferFrom:    t.From,
 			metaTransferTo:      t.To,
+			metaTransferEarlier: strings.Join(t.Earlier, ","),
 			metaTransferAt:      t.At.UTC().Format(time.RFC3339),
 		},
-	})
-	if err != nil {
-		return fmt.Errorf("leaving the ownership note %q: %w", id, err)
 	}
-	return nil
+	var err error
+	for attempt := 0; attempt < 2; attempt++ { // a stopped note's record written back after the delete takes one more
+		if err = removeNote(ctx, api, id); err != nil {
+			return fmt.Errorf("replacing the ownership note %q: %w", id, err)
+		}
+		if _, err = api.SubmitJob(ctx, req); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("leaving the ownership note %q: %w", id, err)
 }
 
 // ReadTransfer returns the note of the cluster name in namespace, nil when
@@ -86,29 +128,45 @@ func ReadTransfer(ctx context.Context, api JobAPI, namespace, name string) (*Tra
 		return nil, errors.New("job " + job.SubmissionID + " is not this provider's ownership note")
 	}
 	at, _ := time.Parse(time.RFC3339, md[metaTransferAt])
-	return &Transfer{Namespace: namespace, Name: name, From: md[metaTransferFrom], To: md[metaTransferTo], At: at}, nil
+	var earlier []string
+	if e := md[metaTransferEarlier]; e != "" {
+		earlier = strings.Split(e, ",")
+	}
+	return &Transfer{Namespace: namespace, Name: name, From: md[metaTransferFrom], To: md[metaTransferTo], Earlier: earlier, At: at}, nil
 }
 
-// DeleteTransfer removes the note of a deleted cluster, best effort: a note
-// left behind only warns a state that no longer has the cluster.
-func DeleteTransfer(ctx context.Context, api JobAPI, namespace, name string) {
-	_ = removeNote(ctx, api, TransferID(namespace, name))
+// DeleteTransfer removes the note of a deleted cluster. Its error is only
+// worth a log line: a note left behind warns a state that no longer has the
+// cluster, and the next import of the name replaces it.
+func DeleteTransfer(ctx context.Context, api JobAPI, namespace, name string) error {
+	return removeNote(ctx, api, TransferID(namespace, name))
 }
 
-// removeNote deletes the note id. Ray deletes only finished jobs, and a
-// note's job may still be starting when a second import or the delete comes
-// seconds after the first, so a running one is stopped first.
+// removeNote deletes the note id, even when the command is being cancelled
+// (the cluster's own change is done by then). Ray deletes only finished jobs,
+// and a note's job may still be starting when a second import or the delete
+// comes seconds after the first, so a running one is stopped first; its
+// monitor may then write the record back once, which a second pass removes.
 func removeNote(ctx context.Context, api JobAPI, id string) error {
-	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	stopped := false
 	for {
 		_, err := api.DeleteJob(ctx, id)
-		if err == nil || rayclient.IsNotFound(err) {
+		if rayclient.IsNotFound(err) || (err == nil && !stopped) {
 			return nil
+		}
+		if err == nil { // stopped: look once more after its monitor ended
+			stopped = false
+			if !sleepCtx(ctx, writeBackWait) {
+				return nil
+			}
+			continue
 		}
 		if _, serr := api.StopJob(ctx, id); rayclient.IsNotFound(serr) {
 			return nil
 		}
+		stopped = true
 		if !sleepCtx(ctx, 200*time.Millisecond) {
 			return err
 		}

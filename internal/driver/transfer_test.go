@@ -55,8 +55,55 @@ func TestTransferNoteRoundTrip(t *testing.T) {
 	if !isTransferNote(&j) {
 		t.Error("the note is not told apart from driver records, whose cleanup would delete it")
 	}
-	DeleteTransfer(ctx, api, "ns", "vc")
+	if err := DeleteTransfer(ctx, api, "ns", "vc"); err != nil {
+		t.Fatal(err)
+	}
 	if got, err := ReadTransfer(ctx, api, "ns", "vc"); got != nil || err != nil {
 		t.Errorf("note left after delete: %+v, %v", got, err)
+	}
+}
+
+// A chain of imports (A to B, B to C) and a re-import by the same state keep
+// warning every former owner, and never the owner of now.
+func TestTransferWarnsEveryFormerOwner(t *testing.T) {
+	ctx := context.Background()
+	api := newFake(func(j *fakeJob) { // each note's job ends once stopped, as in Ray
+		if j.stopped {
+			j.details.Status = rayclient.JobStatusStopped
+		}
+	})
+	for _, step := range [][2]string{{"a", "b"}, {"b", "c"}, {"c", "c2"}} {
+		if err := RecordTransfer(ctx, api, Transfer{Namespace: "ns", Name: "vc", From: step[0], To: step[1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ReadTransfer(ctx, api, "ns", "vc")
+	if err != nil || got == nil {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	for owner, want := range map[string]bool{"a": true, "b": true, "c": true, "c2": false, "": false, "z": false} {
+		if got.TakenFrom(owner) != want {
+			t.Errorf("TakenFrom(%q) = %v, want %v (note %+v)", owner, !want, want, got)
+		}
+	}
+	// Imported back by a: a owns it again and is not warned; the others are.
+	if err := RecordTransfer(ctx, api, Transfer{Namespace: "ns", Name: "vc", From: "c2", To: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = ReadTransfer(ctx, api, "ns", "vc")
+	if got.TakenFrom("a") || !got.TakenFrom("b") || !got.TakenFrom("c2") {
+		t.Errorf("after the import back: %+v", got)
+	}
+}
+
+func TestTransferEarlierOwnersAreBounded(t *testing.T) {
+	tr := Transfer{From: "x", To: "y"}
+	old := &Transfer{From: "o0"}
+	for i := 1; i < 20; i++ {
+		old.Earlier = append(old.Earlier, "o"+strings.Repeat("i", i))
+	}
+	tr.carryEarlier(old)
+	if len(tr.Earlier) != maxEarlierOwners || tr.Earlier[0] != "o0" {
+		t.Errorf("earlier owners %v", tr.Earlier)
 	}
 }

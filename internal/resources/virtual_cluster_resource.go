@@ -232,7 +232,9 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 				"it only forgets the cluster.", spec.Name, spec.Namespace, o.Describe()))
 		return
 	}
-	driver.DeleteTransfer(ctx, r.data.Client, spec.Namespace, spec.Name)
+	if err := driver.DeleteTransfer(ctx, r.data.Client, spec.Namespace, spec.Name); err != nil {
+		tflog.Warn(ctx, "cannot remove the cluster's ownership note; the next import of the name replaces it", map[string]any{"error": err.Error()})
+	}
 	tflog.Info(ctx, "virtual cluster deleted", map[string]any{"removed": res.Removed, "already_gone": res.Missing})
 }
 

@@ -40,7 +40,7 @@ func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state vi
 		tflog.Debug(ctx, "cannot read the cluster's ownership note", map[string]any{"error": err.Error()})
 		return
 	}
-	if t == nil || t.From != owner || t.To == owner {
+	if t == nil || !t.TakenFrom(owner) {
 		return
 	}
 	when := ""
