@@ -5,5 +5,5 @@
 // what import recovers of a declaration: from the record (DeclaredSpec) or,
 // without one, inferred from the live groups (InferSpec, InferNative).
 //
-// It does no I/O.
+// It does no I/O (owner tokens only read crypto/rand).
 package record

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
@@ -30,8 +31,8 @@ type (
 const (
 	NodeIDLabel        = "ray.io/node-id"
 	AcceleratorLabel   = "ray.io/accelerator-type"
-	DomainLabel        = "raytf.io/nvlink-domain"
-	RankLabel          = "raytf.io/topo-rank"
+	DomainLabel        = clusterspectest.DomainLabel
+	RankLabel          = clusterspectest.RankLabel
 	domainResourceName = topology.NVLinkDomainPrefix
 	topoRankResource   = topology.TopoRankKey
 	aliveState         = raystate.NodeStateAlive

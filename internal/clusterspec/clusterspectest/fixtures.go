@@ -44,12 +44,13 @@ func Ptr(i int) *int { return &i }
 func LabelledSpec() clusterspec.Spec {
 	s := ValidSpec()
 	s.BundleCtPerNode = []int{2, 1}
-	s.NodeLabelSelectors = []map[string]string{{"raytf.io/nvlink-domain": "rackA"}, {}}
+	s.NodeLabelSelectors = []map[string]string{{DomainLabel: "rackA"}, {}}
 	return s.WithDefaults()
 }
 
 // DomainLabel and RankLabel are the node labels the test cluster carries
-// for its NVLink domain and topo rank.
+// for its NVLink domain and topo rank (scripts/ray-cluster.sh sets them; the
+// stand-in dashboard uses the same constants).
 const (
 	DomainLabel = "raytf.io/nvlink-domain"
 	RankLabel   = "raytf.io/topo-rank"
