@@ -25,7 +25,7 @@ import (
 // labels scripts/ray-cluster.sh gives (raytf.io/nvlink-domain,
 // raytf.io/topo-rank) and detect the server's Ray version, never pin it.
 
-// domainLabel and rankLabel are labels_acc_test.go's.
+// domainLabel and rankLabel are topology_labels_acc_test.go's.
 
 // parsedRayVersion is the connected Ray's version (serverRayVersion, parsed).
 func parsedRayVersion(t *testing.T) clusterspec.RayVersion {
