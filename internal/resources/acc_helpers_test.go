@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/compare"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
@@ -324,4 +327,64 @@ func logNodes(t *testing.T, address string) statecheck.StateCheck {
 		}
 		return nil
 	})
+}
+
+func vcTest(t *testing.T, name string, steps ...resource.TestStep) {
+	t.Helper()
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNoGroupsInRay(t, name),
+		Steps:                    steps,
+	})
+}
+
+// expectAction is a pre-apply plan check that the cluster is planned for action.
+func expectAction(action plancheck.ResourceActionType) resource.ConfigPlanChecks {
+	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, action)}}
+}
+
+// sameAsBundle0 checks that attribute equals bundle 0's field (the master is rank 0).
+func sameAsBundle0(attribute, field string) statecheck.StateCheck {
+	return statecheck.CompareValuePairs(vcName, at(attribute), vcName, at("bundles", 0, field), compare.ValuesSame())
+}
+
+// importIgnore lists what Ray cannot tell an import: fresh probe ports,
+// num_gpus_per_node (a property of the hosts, not of the groups), and the
+// owner token (an import takes ownership with a token of its own).
+var importIgnore = []string{"bundles", "master_port", "num_gpus_per_node", "timeouts", "owner_id"}
+
+func plainConfig(name string) string {
+	return fmt.Sprintf(`
+resource "ray_virtual_cluster" "t" {
+  name                    = %q
+  bundle_ct_per_node_list = [1, 1]
+  use_gpus                = false
+}`, name)
+}
+
+// removeGroupsAtCleanup removes, out of band, whatever groups of cluster
+// name a test that runs its own working directories leaves behind.
+func removeGroupsAtCleanup(t *testing.T, name string) {
+	t.Helper()
+	t.Cleanup(func() {
+		if groups, _ := acctest.LiveGroups(context.Background(), acctest.Client(t), name); len(groups) > 0 {
+			var names []string
+			for _, g := range groups {
+				names = append(names, g.Name)
+			}
+			acctest.RemoveGroupsOutOfBand(t, names...)
+		}
+	})
+}
+
+// serverRayVersion is the version the test cluster's dashboard reports, so
+// that the tests run unchanged against every Ray version CI covers.
+func serverRayVersion(t *testing.T) string {
+	t.Helper()
+	v, err := acctest.Client(t).Version(context.Background())
+	if err != nil {
+		t.Fatalf("asking Ray for its version: %v", err)
+	}
+	return v.RayVersion
 }

@@ -1,7 +1,6 @@
 package resources_test
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -24,17 +23,6 @@ func topologyTest(t *testing.T, steps ...resource.TestStep) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps:                    steps,
 	})
-}
-
-// serverRayVersion is the version the test cluster's dashboard reports, so
-// that the tests run unchanged against every Ray version CI covers.
-func serverRayVersion(t *testing.T) string {
-	t.Helper()
-	v, err := acctest.Client(t).Version(context.Background())
-	if err != nil {
-		t.Fatalf("asking Ray for its version: %v", err)
-	}
-	return v.RayVersion
 }
 
 // sameNode checks that list[i] of the data source at address is the node id

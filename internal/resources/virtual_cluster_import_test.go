@@ -2,57 +2,22 @@ package resources_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/drift"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
-
-// Ray keeps resource amounts in units of 1e-4: a constraint of 0.00015 is
-// reserved as one of them, and every check (drift, the driver's adoption,
-// the data source, raytf_attach) takes what Ray reports for the declared
-// amount (drift.SameAmount). The plan after the apply is empty.
-func TestAccVirtualCluster_subUnitConstraintPlansEmpty(t *testing.T) {
-	name := acctest.Name("subunit")
-	const declared = 0.00015
-	cfg := virtualCluster{name: name, counts: []int{1}, noGPUs: true,
-		constraints: []map[string]float64{{"nvlink_domain_rackA": declared}}}.String()
-	vcTest(t, name,
-		resource.TestStep{
-			Config: cfg,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1}),
-				func(_ *terraform.State) error {
-					groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name)
-					if err != nil {
-						return err
-					}
-					for _, g := range groups {
-						for _, b := range g.Bundles {
-							got, ok := b.UnitResources["nvlink_domain_rackA"]
-							if !ok || !drift.SameAmount(got, declared) {
-								return fmt.Errorf("bundle %d of %s reserves nvlink_domain_rackA = %v (present %v); want %v",
-									b.BundleIndex, g.Name, got, ok, declared)
-							}
-						}
-					}
-					return nil
-				},
-			),
-		},
-		// A refresh and plan with the same configuration: no drift, no change.
-		resource.TestStep{Config: cfg, PlanOnly: true},
-	)
-}
 
 // Import by name restores every declared argument from the record in Ray:
 // a select_nodes unified [2, 2, 2, 2] cluster with 2 GPUs per node and
@@ -148,5 +113,133 @@ resource "ray_virtual_cluster" "t" {
 	dir.MustRun("destroy", "-auto-approve")
 	if groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name); err != nil || len(groups) > 0 {
 		t.Errorf("groups left after destroy: %v %v", groups, err)
+	}
+}
+
+func TestAccVirtualCluster_importUnified(t *testing.T) {
+	name := acctest.Name("imp")
+	cfg := virtualCluster{name: name, counts: []int{2, 1}, gpusPerNode: 4, unified: true, strategy: "STRICT_SPREAD"}.String()
+	vcTest(t, name,
+		resource.TestStep{Config: cfg},
+		resource.TestStep{
+			ResourceName:            vcName,
+			ImportState:             true,
+			ImportStateId:           name + ":2,1",
+			ImportStateVerify:       true,
+			ImportStateVerifyIgnore: importIgnore,
+		},
+		resource.TestStep{
+			ResourceName:  vcName,
+			ImportState:   true,
+			ImportStateId: "no-such-cluster",
+			ExpectError:   regexp.MustCompile(`Nothing to import`),
+		},
+		// The verifying import took ownership of the groups for a state the
+		// test then discards; this state may no longer destroy them. Remove
+		// them and recreate, so the final destroy is this state's again.
+		resource.TestStep{
+			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-unified") },
+			Config:    cfg,
+		},
+	)
+}
+
+// Import in a second directory takes ownership: the first directory's
+// destroy then only forgets the cluster (with a warning naming the other
+// owner), and after the second directory destroys it, the first one's plan
+// says it was destroyed by the state that had imported it.
+func TestAccLifecycle_importTakesOwnership(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("import")
+	removeGroupsAtCleanup(t, name)
+	first := acctest.NewWorkDir(t, plainConfig(name))
+	first.MustRun("apply", "-auto-approve")
+	var ids map[string]string
+	if err := groupIDs(t, name, &ids)(nil); err != nil {
+		t.Fatal(err)
+	}
+
+	second := acctest.NewWorkDir(t, plainConfig(name))
+	out := second.MustRun("import", "ray_virtual_cluster.t", name)
+	if !strings.Contains(out, "Import took ownership of the virtual cluster") {
+		t.Errorf("import did not say it took ownership:\n%s", out)
+	}
+	if out := second.MustRun("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") ||
+		strings.Contains(out, "imported by another state") {
+		t.Errorf("plan after import is not empty, or warns the new owner:\n%s", out)
+	}
+	// The former owner's plan says who took the cluster, from the note the
+	// import left in Ray's job records.
+	from, to := stateOwner(t, first), stateOwner(t, second)
+	note, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name))
+	if err != nil || note.Metadata["raytf_transfer_from"] != from || note.Metadata["raytf_transfer_to"] != to {
+		t.Fatalf("Ray holds no note of the transfer from %s to %s: %+v, %v", from, to, note, err)
+	}
+	out = first.MustRun("plan")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Virtual cluster imported by another state") || !strings.Contains(flat, "(owner "+record.OwnerPrefix(to)+"…)") ||
+		!strings.Contains(flat, "this state's destroy only forgets it") {
+		t.Errorf("the former owner's plan does not warn that another state took the cluster:\n%s", out)
+	}
+
+	// A copy of the first state destroys: it no longer owns the cluster.
+	firstCopy := acctest.NewWorkDir(t, plainConfig(name))
+	copyState(t, first, firstCopy)
+	out = firstCopy.MustRun("destroy", "-auto-approve")
+	if !strings.Contains(out, "Virtual cluster left to its owner") || !strings.Contains(out, "another Terraform state (owner") ||
+		!strings.Contains(out, "Virtual cluster imported by another state") {
+		t.Errorf("destroy by the former owner did not warn:\n%s", out)
+	}
+	if err := sameGroupIDs(t, name, &ids)(nil); err != nil {
+		t.Fatalf("the former owner's destroy touched the groups: %v", err)
+	}
+
+	second.MustRun("destroy", "-auto-approve")
+	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
+		t.Errorf("the owner's destroy left the transfer note in Ray: %v", err)
+	}
+	out = first.MustRun("plan")
+	flat = strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Virtual cluster is gone") || !strings.Contains(flat, "by another Terraform state (owner") ||
+		!strings.Contains(flat, "that had imported it") || !strings.Contains(flat, "will be created") {
+		t.Errorf("the first state's plan does not say what happened:\n%s", out)
+	}
+}
+
+// stateOwner reads the owner_id of the one cluster in w's local state.
+func stateOwner(t *testing.T, w *acctest.WorkDir) string {
+	t.Helper()
+	data, err := os.ReadFile(w.Dir + "/terraform.tfstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Resources []struct {
+			Instances []struct {
+				Attributes struct {
+					OwnerID string `json:"owner_id"`
+				} `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil || len(st.Resources) != 1 || len(st.Resources[0].Instances) != 1 {
+		t.Fatalf("state of %s: %v", w.Dir, err)
+	}
+	return st.Resources[0].Instances[0].Attributes.OwnerID
+}
+
+// copyState copies from's local state file into to.
+func copyState(t *testing.T, from, to *acctest.WorkDir) {
+	t.Helper()
+	data, err := os.ReadFile(from.Dir + "/terraform.tfstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to.Dir+"/terraform.tfstate", data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

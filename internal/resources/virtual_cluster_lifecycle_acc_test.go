@@ -2,9 +2,7 @@ package resources_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,8 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
@@ -270,15 +266,6 @@ resource "ray_virtual_cluster" %q {
 	})
 }
 
-func plainConfig(name string) string {
-	return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1]
-  use_gpus                = false
-}`, name)
-}
-
 // A second working directory declaring the same cluster cannot take it:
 // its plan (not only its apply) fails, naming the owner's token prefix, the
 // creation time and the import command; Ray still holds the first state's
@@ -398,106 +385,6 @@ func sameGroupIDs(t *testing.T, prefix string, ids *map[string]string) func(*ter
 	}
 }
 
-// Import in a second directory takes ownership: the first directory's
-// destroy then only forgets the cluster (with a warning naming the other
-// owner), and after the second directory destroys it, the first one's plan
-// says it was destroyed by the state that had imported it.
-func TestAccLifecycle_importTakesOwnership(t *testing.T) {
-	acctest.SkipUnlessAcc(t)
-	acctest.PreCheck(t)
-	name := acctest.Name("import")
-	removeGroupsAtCleanup(t, name)
-	first := acctest.NewWorkDir(t, plainConfig(name))
-	first.MustRun("apply", "-auto-approve")
-	var ids map[string]string
-	if err := groupIDs(t, name, &ids)(nil); err != nil {
-		t.Fatal(err)
-	}
-
-	second := acctest.NewWorkDir(t, plainConfig(name))
-	out := second.MustRun("import", "ray_virtual_cluster.t", name)
-	if !strings.Contains(out, "Import took ownership of the virtual cluster") {
-		t.Errorf("import did not say it took ownership:\n%s", out)
-	}
-	if out := second.MustRun("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") ||
-		strings.Contains(out, "imported by another state") {
-		t.Errorf("plan after import is not empty, or warns the new owner:\n%s", out)
-	}
-	// The former owner's plan says who took the cluster, from the note the
-	// import left in Ray's job records.
-	from, to := stateOwner(t, first), stateOwner(t, second)
-	note, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name))
-	if err != nil || note.Metadata["raytf_transfer_from"] != from || note.Metadata["raytf_transfer_to"] != to {
-		t.Fatalf("Ray holds no note of the transfer from %s to %s: %+v, %v", from, to, note, err)
-	}
-	out = first.MustRun("plan")
-	flat := strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "Virtual cluster imported by another state") || !strings.Contains(flat, "(owner "+record.OwnerPrefix(to)+"…)") ||
-		!strings.Contains(flat, "this state's destroy only forgets it") {
-		t.Errorf("the former owner's plan does not warn that another state took the cluster:\n%s", out)
-	}
-
-	// A copy of the first state destroys: it no longer owns the cluster.
-	firstCopy := acctest.NewWorkDir(t, plainConfig(name))
-	copyState(t, first, firstCopy)
-	out = firstCopy.MustRun("destroy", "-auto-approve")
-	if !strings.Contains(out, "Virtual cluster left to its owner") || !strings.Contains(out, "another Terraform state (owner") ||
-		!strings.Contains(out, "Virtual cluster imported by another state") {
-		t.Errorf("destroy by the former owner did not warn:\n%s", out)
-	}
-	if err := sameGroupIDs(t, name, &ids)(nil); err != nil {
-		t.Fatalf("the former owner's destroy touched the groups: %v", err)
-	}
-
-	second.MustRun("destroy", "-auto-approve")
-	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
-		t.Errorf("the owner's destroy left the transfer note in Ray: %v", err)
-	}
-	out = first.MustRun("plan")
-	flat = strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "Virtual cluster is gone") || !strings.Contains(flat, "by another Terraform state (owner") ||
-		!strings.Contains(flat, "that had imported it") || !strings.Contains(flat, "will be created") {
-		t.Errorf("the first state's plan does not say what happened:\n%s", out)
-	}
-}
-
-// stateOwner reads the owner_id of the one cluster in w's local state.
-func stateOwner(t *testing.T, w *acctest.WorkDir) string {
-	t.Helper()
-	data, err := os.ReadFile(w.Dir + "/terraform.tfstate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Resources []struct {
-			Instances []struct {
-				Attributes struct {
-					OwnerID string `json:"owner_id"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(data, &st); err != nil || len(st.Resources) != 1 || len(st.Resources[0].Instances) != 1 {
-		t.Fatalf("state of %s: %v", w.Dir, err)
-	}
-	return st.Resources[0].Instances[0].Attributes.OwnerID
-}
-
-// copyState copies from's local state file into to.
-func copyState(t *testing.T, from, to *acctest.WorkDir) {
-	t.Helper()
-	data, err := os.ReadFile(from.Dir + "/terraform.tfstate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to.Dir+"/terraform.tfstate", data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // With segment_size 2 over a 3-node domain, the cluster's bundles sit only
 // on the two selected nodes (node pinning), checked in Ray itself.
 func TestAccLifecycle_segmentIsExactlyTheSelectedNodes(t *testing.T) {
@@ -532,20 +419,5 @@ resource "ray_virtual_cluster" "t" {
 			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
 			checkBundleNodesInRay(t, name, []int{2, 2}, &selected),
 		),
-	})
-}
-
-// removeGroupsAtCleanup removes, out of band, whatever groups of cluster
-// name a test that runs its own working directories leaves behind.
-func removeGroupsAtCleanup(t *testing.T, name string) {
-	t.Helper()
-	t.Cleanup(func() {
-		if groups, _ := acctest.LiveGroups(context.Background(), acctest.Client(t), name); len(groups) > 0 {
-			var names []string
-			for _, g := range groups {
-				names = append(names, g.Name)
-			}
-			acctest.RemoveGroupsOutOfBand(t, names...)
-		}
 	})
 }

@@ -1,6 +1,7 @@
 package resources_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -13,28 +14,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/drift"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
-
-func vcTest(t *testing.T, name string, steps ...resource.TestStep) {
-	t.Helper()
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckNoGroupsInRay(t, name),
-		Steps:                    steps,
-	})
-}
-
-// expectAction is a pre-apply plan check that the cluster is planned for action.
-func expectAction(action plancheck.ResourceActionType) resource.ConfigPlanChecks {
-	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, action)}}
-}
-
-// sameAsBundle0 checks that attribute equals bundle 0's field (the master is rank 0).
-func sameAsBundle0(attribute, field string) statecheck.StateCheck {
-	return statecheck.CompareValuePairs(vcName, at(attribute), vcName, at("bundles", 0, field), compare.ValuesSame())
-}
 
 func TestAccVirtualCluster_perNodeGroups(t *testing.T) {
 	name := acctest.Name("pernode")
@@ -265,39 +247,6 @@ func TestAccVirtualCluster_driftAndImport(t *testing.T) {
 	)
 }
 
-func TestAccVirtualCluster_importUnified(t *testing.T) {
-	name := acctest.Name("imp")
-	cfg := virtualCluster{name: name, counts: []int{2, 1}, gpusPerNode: 4, unified: true, strategy: "STRICT_SPREAD"}.String()
-	vcTest(t, name,
-		resource.TestStep{Config: cfg},
-		resource.TestStep{
-			ResourceName:            vcName,
-			ImportState:             true,
-			ImportStateId:           name + ":2,1",
-			ImportStateVerify:       true,
-			ImportStateVerifyIgnore: importIgnore,
-		},
-		resource.TestStep{
-			ResourceName:  vcName,
-			ImportState:   true,
-			ImportStateId: "no-such-cluster",
-			ExpectError:   regexp.MustCompile(`Nothing to import`),
-		},
-		// The verifying import took ownership of the groups for a state the
-		// test then discards; this state may no longer destroy them. Remove
-		// them and recreate, so the final destroy is this state's again.
-		resource.TestStep{
-			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-unified") },
-			Config:    cfg,
-		},
-	)
-}
-
-// importIgnore lists what Ray cannot tell an import: fresh probe ports,
-// num_gpus_per_node (a property of the hosts, not of the groups), and the
-// owner token (an import takes ownership with a token of its own).
-var importIgnore = []string{"bundles", "master_port", "num_gpus_per_node", "timeouts", "owner_id"}
-
 // With Ray unreachable the live checks become a warning: the plan succeeds
 // and the checks run again at apply.
 func TestAccVirtualCluster_planWithUnreachableRay(t *testing.T) {
@@ -415,4 +364,41 @@ func TestAccVirtualCluster_replaceOrUpdate(t *testing.T) {
 		})
 	}
 	vcTest(t, name, steps...)
+}
+
+// Ray keeps resource amounts in units of 1e-4: a constraint of 0.00015 is
+// reserved as one of them, and every check (drift, the driver's adoption,
+// the data source, raytf_attach) takes what Ray reports for the declared
+// amount (drift.SameAmount). The plan after the apply is empty.
+func TestAccVirtualCluster_subUnitConstraintPlansEmpty(t *testing.T) {
+	name := acctest.Name("subunit")
+	const declared = 0.00015
+	cfg := virtualCluster{name: name, counts: []int{1}, noGPUs: true,
+		constraints: []map[string]float64{{"nvlink_domain_rackA": declared}}}.String()
+	vcTest(t, name,
+		resource.TestStep{
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1}),
+				func(_ *terraform.State) error {
+					groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name)
+					if err != nil {
+						return err
+					}
+					for _, g := range groups {
+						for _, b := range g.Bundles {
+							got, ok := b.UnitResources["nvlink_domain_rackA"]
+							if !ok || !drift.SameAmount(got, declared) {
+								return fmt.Errorf("bundle %d of %s reserves nvlink_domain_rackA = %v (present %v); want %v",
+									b.BundleIndex, g.Name, got, ok, declared)
+							}
+						}
+					}
+					return nil
+				},
+			),
+		},
+		// A refresh and plan with the same configuration: no drift, no change.
+		resource.TestStep{Config: cfg, PlanOnly: true},
+	)
 }
