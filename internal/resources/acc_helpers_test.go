@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,187 +24,8 @@ const (
 	dsName = "data.ray_cluster_topology.t"
 )
 
-// virtualCluster renders a ray_virtual_cluster block; zero fields are left
-// out, so the provider's defaults apply.
-type virtualCluster struct {
-	label        string // Terraform label; "t" when empty
-	name         string
-	counts       []int // bundle_ct_per_node_list
-	gpusPerNode  int
-	noGPUs       bool // use_gpus = false
-	colocated    int  // max_colocated_worker_groups
-	unified      bool // use_unified_pg
-	strategy     string
-	segmentSize  int
-	readyTimeout string
-	constraints  []map[string]float64 // node_resource_constraints
-	portLow      int
-	portHigh     int
-}
-
-func (c virtualCluster) String() string {
-	label := c.label
-	if label == "" {
-		label = "t"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "resource \"ray_virtual_cluster\" %q {\n", label)
-	line := func(key, value string) { fmt.Fprintf(&b, "  %-27s = %s\n", key, value) }
-	line("name", strconv.Quote(c.name))
-	line("bundle_ct_per_node_list", hclInts(c.counts))
-	if c.gpusPerNode != 0 {
-		line("num_gpus_per_node", strconv.Itoa(c.gpusPerNode))
-	}
-	if c.noGPUs {
-		line("use_gpus", "false")
-	}
-	if c.colocated != 0 {
-		line("max_colocated_worker_groups", strconv.Itoa(c.colocated))
-	}
-	if c.unified {
-		line("use_unified_pg", "true")
-	}
-	if c.strategy != "" {
-		line("placement_group_strategy", strconv.Quote(c.strategy))
-	}
-	if c.segmentSize != 0 {
-		line("segment_size", strconv.Itoa(c.segmentSize))
-	}
-	if c.readyTimeout != "" {
-		line("ready_timeout", strconv.Quote(c.readyTimeout))
-	}
-	if c.constraints != nil {
-		maps := make([]string, len(c.constraints))
-		for i, m := range c.constraints {
-			maps[i] = hclNumberMap(m)
-		}
-		line("node_resource_constraints", "["+strings.Join(maps, ", ")+"]")
-	}
-	if c.portLow != 0 {
-		line("port_range_low", strconv.Itoa(c.portLow))
-	}
-	if c.portHigh != 0 {
-		line("port_range_high", strconv.Itoa(c.portHigh))
-	}
-	b.WriteString("}\n")
-	return b.String()
-}
-
-// rayProvider renders a provider "ray" block; zero fields are left out.
-type rayProvider struct {
-	address          string
-	maxRetries       *int
-	retryWaitMin     string
-	retryWaitMax     string
-	pythonExecutable string
-	runtimeEnvJSON   string // an HCL expression
-	token            string // an HCL expression
-}
-
-func (p rayProvider) String() string {
-	var b strings.Builder
-	b.WriteString("provider \"ray\" {\n")
-	line := func(key, value string) { fmt.Fprintf(&b, "  %-17s = %s\n", key, value) }
-	if p.address != "" {
-		line("address", strconv.Quote(p.address))
-	}
-	if p.maxRetries != nil {
-		line("max_retries", strconv.Itoa(*p.maxRetries))
-	}
-	if p.retryWaitMin != "" {
-		line("retry_wait_min", strconv.Quote(p.retryWaitMin))
-	}
-	if p.retryWaitMax != "" {
-		line("retry_wait_max", strconv.Quote(p.retryWaitMax))
-	}
-	if p.pythonExecutable != "" {
-		line("python_executable", strconv.Quote(p.pythonExecutable))
-	}
-	if p.runtimeEnvJSON != "" {
-		line("runtime_env_json", p.runtimeEnvJSON)
-	}
-	if p.token != "" {
-		line("token", p.token)
-	}
-	b.WriteString("}\n")
-	return b.String()
-}
-
-// requiredTestProvider names the in-process test provider by its full
-// address: OpenTofu reads a bare "ray" as registry.opentofu.org's.
-const requiredTestProvider = "terraform {\n  required_providers {\n    ray = { source = \"registry.terraform.io/hashicorp/ray\" }\n  }\n}\n"
-
-// retries is a max_retries value for rayProvider.
-func retries(n int) *int { return &n }
-
 // unreachableProvider points at a port nothing listens on, without retries.
-var unreachableProvider = rayProvider{address: "http://127.0.0.1:1", maxRetries: retries(0)}
-
-// clusterTopology renders a data "ray_cluster_topology" block; zero fields
-// are left out.
-type clusterTopology struct {
-	label          string // Terraform label; "t" when empty
-	segmentSize    int
-	numNodes       int
-	excludeNodeIDs string // an HCL expression
-	role           string
-}
-
-func (d clusterTopology) String() string {
-	label := d.label
-	if label == "" {
-		label = "t"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "data \"ray_cluster_topology\" %q {\n", label)
-	line := func(key, value string) { fmt.Fprintf(&b, "  %-16s = %s\n", key, value) }
-	line("include_nodes", "true") // the tests read nodes, which are opt-in
-	if d.segmentSize != 0 {
-		line("segment_size", strconv.Itoa(d.segmentSize))
-	}
-	if d.numNodes != 0 {
-		line("num_nodes", strconv.Itoa(d.numNodes))
-	}
-	if d.excludeNodeIDs != "" {
-		line("exclude_node_ids", d.excludeNodeIDs)
-	}
-	if d.role != "" {
-		line("role", strconv.Quote(d.role))
-	}
-	b.WriteString("}\n")
-	return b.String()
-}
-
-// hcl joins blocks (anything printable: virtualCluster, rayProvider, ...)
-// into one configuration.
-func hcl(blocks ...fmt.Stringer) string {
-	parts := make([]string, len(blocks))
-	for i, b := range blocks {
-		parts[i] = b.String()
-	}
-	return strings.Join(parts, "\n")
-}
-
-func hclInts(values []int) string {
-	items := make([]string, len(values))
-	for i, v := range values {
-		items[i] = strconv.Itoa(v)
-	}
-	return "[" + strings.Join(items, ", ") + "]"
-}
-
-func hclNumberMap(m map[string]float64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	items := make([]string, len(keys))
-	for i, k := range keys {
-		items[i] = fmt.Sprintf("%s = %s", k, strconv.FormatFloat(m[k], 'g', -1, 64))
-	}
-	return "{ " + strings.Join(items, ", ") + " }"
-}
+var unreachableProvider = acctest.Provider{Address: "http://127.0.0.1:1", MaxRetries: acctest.Retries(0)}
 
 // onDomain is the constraint that pins a logical node into an NVLink domain.
 func onDomain(domain string) map[string]float64 { return map[string]float64{domain: 0.001} }
@@ -354,13 +174,9 @@ func sameAsBundle0(attribute, field string) statecheck.StateCheck {
 // owner token (an import takes ownership with a token of its own).
 var importIgnore = []string{"bundles", "master_port", "num_gpus_per_node", "timeouts", "owner_id"}
 
-func plainConfig(name string) string {
-	return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1]
-  use_gpus                = false
-}`, name)
+// plainCluster is a CPU-only cluster of two logical nodes of one bundle.
+func plainCluster(name string) acctest.VirtualCluster {
+	return acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, NoGPUs: true}
 }
 
 // removeGroupsAtCleanup removes, out of band, whatever groups of cluster

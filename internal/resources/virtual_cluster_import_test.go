@@ -28,18 +28,8 @@ func TestAccLifecycle_importRestoresDeclaration(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	acctest.PreCheck(t)
 	name := acctest.Name("decl")
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                     = %q
-  bundle_ct_per_node_list  = [2, 2, 2, 2]
-  num_gpus_per_node        = 2
-  use_unified_pg           = true
-  select_nodes             = true
-  segment_size             = 2
-  ready_timeout            = "2m"
-  port_range_low           = 1600
-  port_range_high          = 1700
-}`, name)
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{2, 2, 2, 2}, GPUsPerNode: 2, Unified: true, SelectNodes: true,
+		SegmentSize: 2, ReadyTimeout: "2m", PortLow: 1600, PortHigh: 1700}.String()
 	removeGroupsAtCleanup(t, name)
 	first := acctest.NewWorkDir(t, cfg)
 	first.MustRun("apply", "-auto-approve")
@@ -76,7 +66,7 @@ resource "ray_virtual_cluster" "t" {
 // An import id that names no cluster fails naming the id.
 func TestAccVirtualCluster_importUnknownNamesID(t *testing.T) {
 	name := acctest.Name("noimp")
-	cfg := virtualCluster{name: name, counts: []int{1}, noGPUs: true}.String()
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1}, NoGPUs: true}.String()
 	vcTest(t, name,
 		resource.TestStep{Config: cfg},
 		resource.TestStep{
@@ -97,11 +87,7 @@ func TestAccLifecycle_importWithoutRecordWarns(t *testing.T) {
 	name := acctest.Name("norec")
 	removeGroupsAtCleanup(t, name)
 	acctest.CreateGroupsOutOfBand(t, name+"-node0", name+"-node1")
-	dir := acctest.NewWorkDir(t, fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1]
-}`, name))
+	dir := acctest.NewWorkDir(t, acctest.VirtualCluster{Name: name, Counts: []int{1, 1}}.String())
 	out := dir.MustRun("import", "ray_virtual_cluster.t", name)
 	if !strings.Contains(out, "Import could not recover every argument") || !strings.Contains(out, clusterspec.AttrNumGPUsPerNode) ||
 		!strings.Contains(out, clusterspec.AttrSelectNodes) {
@@ -118,7 +104,7 @@ resource "ray_virtual_cluster" "t" {
 
 func TestAccVirtualCluster_importUnified(t *testing.T) {
 	name := acctest.Name("imp")
-	cfg := virtualCluster{name: name, counts: []int{2, 1}, gpusPerNode: 4, unified: true, strategy: "STRICT_SPREAD"}.String()
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{2, 1}, GPUsPerNode: 4, Unified: true, Strategy: "STRICT_SPREAD"}.String()
 	vcTest(t, name,
 		resource.TestStep{Config: cfg},
 		resource.TestStep{
@@ -153,14 +139,14 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("import")
 	removeGroupsAtCleanup(t, name)
-	first := acctest.NewWorkDir(t, plainConfig(name))
+	first := acctest.NewWorkDir(t, plainCluster(name).String())
 	first.MustRun("apply", "-auto-approve")
 	var ids map[string]string
 	if err := groupIDs(t, name, &ids)(nil); err != nil {
 		t.Fatal(err)
 	}
 
-	second := acctest.NewWorkDir(t, plainConfig(name))
+	second := acctest.NewWorkDir(t, plainCluster(name).String())
 	out := second.MustRun("import", "ray_virtual_cluster.t", name)
 	if !strings.Contains(out, "Import took ownership of the virtual cluster") {
 		t.Errorf("import did not say it took ownership:\n%s", out)
@@ -184,7 +170,7 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	}
 
 	// A copy of the first state destroys: it no longer owns the cluster.
-	firstCopy := acctest.NewWorkDir(t, plainConfig(name))
+	firstCopy := acctest.NewWorkDir(t, plainCluster(name).String())
 	copyState(t, first, firstCopy)
 	out = firstCopy.MustRun("destroy", "-auto-approve")
 	if !strings.Contains(out, "Virtual cluster left to its owner") || !strings.Contains(out, "another Terraform state (owner") ||

@@ -37,18 +37,11 @@ var extraIP = acctest.NodeIP(extraNode)
 
 // selectConfig is a cluster that selects its own nodes: one {CPU: 1} bundle
 // per logical node (no GPUs, so it never competes for the shared GPUs).
-func selectConfig(name string, nodes int, extra string) string {
-	counts := strings.TrimSuffix(strings.Repeat("1, ", nodes), ", ")
-	return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [%s]
-  use_gpus                = false
-  select_nodes            = true
-  port_range_low          = 1700
-  port_range_high         = 1800
-%s
-}`, name, counts, extra)
+func selectConfig(name string, nodes int, more func(*acctest.VirtualCluster)) string {
+	c := acctest.VirtualCluster{Name: name, Counts: slices.Repeat([]int{1}, nodes), NoGPUs: true, SelectNodes: true,
+		PortLow: 1700, PortHigh: 1800}
+	more(&c)
+	return c.String()
 }
 
 // nodeIDs maps the IPs of the alive nodes to their ids.
@@ -112,16 +105,16 @@ func stopExtraNode(t *testing.T) {
 	t.Errorf("%s still alive %s after stop-node", extraNode, lcNodeWait)
 }
 
-// excludeAllBut renders exclude_node_ids holding every alive node except keep.
+// excludeAllBut is an exclude_node_ids value holding every alive node except keep.
 func excludeAllBut(t *testing.T, keep ...string) string {
 	var ids []string
 	for _, id := range nodeIDs(t) {
 		if !slices.Contains(keep, id) {
-			ids = append(ids, fmt.Sprintf("%q", id))
+			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
-	return "  exclude_node_ids = [" + strings.Join(ids, ", ") + "]"
+	return acctest.Strings(ids)
 }
 
 // checkBundleNodesInRay asserts through Ray's state API that bundle i of
@@ -180,7 +173,7 @@ func TestAccLifecycle_churnElsewhereKeepsPlanEmpty(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("churn")
 	ids := nodeIDs(t)
-	cfg := selectConfig(name, 2, "  segment_size = 2")
+	cfg := selectConfig(name, 2, func(c *acctest.VirtualCluster) { c.SegmentSize = 2 })
 	var selected []string
 	vcTest(t, name,
 		resource.TestStep{
@@ -218,7 +211,7 @@ func TestAccLifecycle_heldNodeGoneReplaces(t *testing.T) {
 	name := acctest.Name("held")
 	extra := startExtraNode(t)
 	spare := nodeIDs(t)[acctest.NodeIP("rackB-2")]
-	cfg := selectConfig(name, 1, excludeAllBut(t, extra, spare))
+	cfg := selectConfig(name, 1, func(c *acctest.VirtualCluster) { c.ExcludeNodeIDs = excludeAllBut(t, extra, spare) })
 	var selected []string
 	vcTest(t, name,
 		resource.TestStep{
@@ -250,16 +243,11 @@ func TestAccLifecycle_heldNodeGoneReplaces(t *testing.T) {
 func TestAccLifecycle_sameNameTwiceInOneConfiguration(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("twice")
-	block := func(label string) string {
-		return fmt.Sprintf(`
-resource "ray_virtual_cluster" %q {
-  name                    = %q
-  bundle_ct_per_node_list = [1]
-  use_gpus                = false
-}`, label, name)
+	block := func(label string) acctest.VirtualCluster {
+		return acctest.VirtualCluster{Label: label, Name: name, Counts: []int{1}, NoGPUs: true}
 	}
 	vcTest(t, name, resource.TestStep{
-		Config:   block("a") + block("b"),
+		Config:   acctest.HCL(block("a"), block("b")),
 		PlanOnly: true,
 		ExpectError: regexp.MustCompile(`(?s)Duplicate virtual cluster name.*` +
 			strings.Join(strings.Fields(`Another ray_virtual_cluster in this configuration already declares name "`+name+`"`), `\s+`)),
@@ -277,13 +265,13 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 	var ids map[string]string
 	vcTest(t, name,
 		resource.TestStep{
-			Config: plainConfig(name),
+			Config: plainCluster(name).String(),
 			Check:  groupIDs(t, name, &ids),
 		},
 		resource.TestStep{
 			PreConfig: func() {
 				rec := acctest.ReadRecord(t, name)
-				other := acctest.NewWorkDir(t, plainConfig(name))
+				other := acctest.NewWorkDir(t, plainCluster(name).String())
 				out, err := other.Run("plan")
 				flat := strings.Join(strings.Fields(out), " ")
 				for _, want := range []string{
@@ -302,7 +290,7 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 					t.Errorf("the record changed: %+v, was %+v", after, rec)
 				}
 			},
-			Config:           plainConfig(name),
+			Config:           plainCluster(name).String(),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			Check:            resource.ComposeAggregateTestCheckFunc(sameGroupIDs(t, name, &ids)),
 		},
@@ -317,13 +305,7 @@ func TestAccLifecycle_planRefusesGroupsWithoutRecord(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("foreign")
 	unified := name + "-unified"
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1]
-  use_gpus                = false
-  use_unified_pg          = true
-}`, name)
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1}, NoGPUs: true, Unified: true}.String()
 	var ids map[string]string
 	vcTest(t, name,
 		resource.TestStep{
@@ -393,19 +375,8 @@ func TestAccLifecycle_segmentIsExactlyTheSelectedNodes(t *testing.T) {
 	extra := startExtraNode(t)
 	ids := nodeIDs(t)
 	rackB := []string{extra, ids[acctest.NodeIP("rackB-2")], ids[acctest.NodeIP("rackB-1")]}
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                     = %q
-  bundle_ct_per_node_list  = [2, 2]
-  use_gpus                 = false
-  use_unified_pg           = true
-  placement_group_strategy = "PACK"
-  select_nodes             = true
-  segment_size             = 2
-  port_range_low           = 1900
-  port_range_high          = 1999
-%s
-}`, name, excludeAllBut(t, rackB...))
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{2, 2}, NoGPUs: true, Unified: true, Strategy: "PACK",
+		SelectNodes: true, SegmentSize: 2, PortLow: 1900, PortHigh: 1999, ExcludeNodeIDs: excludeAllBut(t, rackB...)}.String()
 	var selected []string
 	vcTest(t, name, resource.TestStep{
 		Config: cfg,
