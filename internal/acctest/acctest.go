@@ -1,5 +1,6 @@
 // Package acctest holds what the acceptance tests share: provider factories,
-// pre-checks and checks that ask the real Ray cluster, not Terraform state.
+// pre-checks, checks that ask the real Ray cluster, not Terraform state, and
+// the HCL builder every test configuration is written with (hcl.go).
 package acctest
 
 import (

@@ -2,7 +2,9 @@ package provider_test
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,16 +36,12 @@ func functionTest(t *testing.T, steps ...resource.TestStep) {
 
 // testTopology is a four-node topology local: two nodes in domain A (ranks 3
 // and 2), one in B (rank 1), one without a domain.
-const testTopology = `
-locals {
-  topo = {
+var testTopology = acctest.Block{Type: "locals", Attrs: []acctest.Attr{{Key: "topo", Expr: `{
     n1 = { nvlink_domain = "nvlink_domain_A", topo_rank = 3 }
     n2 = { nvlink_domain = "nvlink_domain_A", topo_rank = 2 }
     n3 = { nvlink_domain = "nvlink_domain_B", topo_rank = 1 }
     n4 = { nvlink_domain = "unknown", topo_rank = -1 }
-  }
-}
-`
+  }`}}}
 
 // testBundle is one element of sort_bundles' bundles argument.
 type testBundle struct {
@@ -61,14 +59,14 @@ func bundlesHCL(bundles ...testBundle) string {
 	return "[\n" + strings.Join(items, "\n") + "\n  ]"
 }
 
-// outputConfig renders one output per name = expression, after the topology local.
-func outputConfig(outputs map[string]string) string {
-	var b strings.Builder
-	b.WriteString(testTopology)
-	for name, expr := range outputs {
-		fmt.Fprintf(&b, "output %q {\n  value = %s\n}\n", name, expr)
+// outputConfig renders the topology local, one output per name =
+// expression (sorted by name) and the further blocks.
+func outputConfig(outputs map[string]string, more ...fmt.Stringer) string {
+	blocks := []fmt.Stringer{testTopology}
+	for _, name := range slices.Sorted(maps.Keys(outputs)) {
+		blocks = append(blocks, acctest.Output(name, outputs[name]))
 	}
-	return b.String()
+	return acctest.HCL(append(blocks, more...)...)
 }
 
 func stringList(values ...string) knownvalue.Check {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 )
 
 func TestFunctionSortBundles(t *testing.T) {
@@ -33,16 +35,7 @@ func TestFunctionSortBundles(t *testing.T) {
 			"trimmed":        fmt.Sprintf("provider::ray::sort_bundles(%s, 2, 1)", segmented),
 			"untrimmed":      fmt.Sprintf("provider::ray::sort_bundles(%s, null, 1)", segmented),
 			"null_variables": fmt.Sprintf("provider::ray::sort_bundles(%s, var.segment_size, var.gpus_per_node)", ranked),
-		}) + `
-variable "segment_size" {
-  type    = number
-  default = null
-}
-variable "gpus_per_node" {
-  type    = number
-  default = null
-}
-`,
+		}, nullNumber("segment_size"), nullNumber("gpus_per_node")),
 		ConfigStateChecks: []statecheck.StateCheck{
 			statecheck.ExpectKnownOutputValue("by_topology", intList(2, 1, 0)),
 			statecheck.ExpectKnownOutputValue("by_node", intList(2, 1, 0)),
@@ -56,4 +49,9 @@ variable "gpus_per_node" {
 		errorStep(fmt.Sprintf("provider::ray::sort_bundles(%s, 0, 0)", one), `segment_size must be at least 1, or null`),
 		errorStep(fmt.Sprintf("provider::ray::sort_bundles(%s, null, 0)", one), `gpus_per_node must be at least 1, or null`),
 	)
+}
+
+// nullNumber is a variable of type number that defaults to null.
+func nullNumber(name string) acctest.Block {
+	return acctest.Block{Type: "variable", Labels: []string{name}, Attrs: []acctest.Attr{{Key: "type", Expr: "number"}, {Key: "default", Expr: "null"}}}
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
-// exampleConfig joins an example's .tf files except versions.tf, whose
-// registry source address the in-process test provider does not serve.
+// exampleConfig joins an example's .tf files (the examples' own HCL, as a
+// user has it) except versions.tf, whose registry source address the
+// in-process test provider does not serve.
 func exampleConfig(t *testing.T, dir string) string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "examples", dir, "*.tf"))
@@ -28,7 +29,7 @@ func exampleConfig(t *testing.T, dir string) string {
 	}
 	sort.Strings(files)
 	var b strings.Builder
-	b.WriteString(requiredTestProvider)
+	b.WriteString(acctest.RequiredTestProvider.String())
 	for _, f := range files {
 		if filepath.Base(f) == "versions.tf" {
 			continue

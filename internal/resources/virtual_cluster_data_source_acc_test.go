@@ -20,15 +20,9 @@ import (
 
 // readerConfig is an application's configuration: it only reads cluster name.
 func readerConfig(name string) string {
-	return fmt.Sprintf(`
-data "ray_virtual_cluster" "app" {
-  name = %q
-}
-
-output "cluster" {
-  value = data.ray_virtual_cluster.app
-}
-`, name)
+	return acctest.HCL(
+		acctest.Block{Type: "data", Labels: []string{"ray_virtual_cluster", "app"}, Attrs: []acctest.Attr{{Key: "name", Expr: acctest.Quote(name)}}},
+		acctest.Output("cluster", "data.ray_virtual_cluster.app"))
 }
 
 // readFromSecondState applies readerConfig in its own working directory and
@@ -129,7 +123,7 @@ func TestAccVirtualClusterDataSource_secondState(t *testing.T) {
 			return nil
 		},
 		Steps: []resource.TestStep{{
-			Config: virtualCluster{name: name, counts: []int{2, 1}, gpusPerNode: 4}.String(),
+			Config: acctest.VirtualCluster{Name: name, Counts: []int{2, 1}, GPUsPerNode: 4}.String(),
 			ConfigStateChecks: []statecheck.StateCheck{stateCheckFunc(func(resources map[string]map[string]any) error {
 				owned := resources[vcName]
 				reader = acctest.NewWorkDir(t, readerConfig(name))

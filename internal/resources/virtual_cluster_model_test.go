@@ -4,11 +4,16 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
 // TestSameModel: Read and ModifyPlan skip writing a model equal to the one
@@ -49,5 +54,64 @@ func TestSameModel(t *testing.T) {
 	b.Namespace = types.StringValue("other")
 	if sameModel(a, b) {
 		t.Fatal("a changed namespace went unseen")
+	}
+}
+
+func timeoutsValue(create string) timeouts.Value {
+	types4 := map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType, "read": types.StringType}
+	return timeouts.Value{Object: types.ObjectValueMust(types4, map[string]attr.Value{
+		"create": types.StringValue(create), "update": types.StringNull(), "delete": types.StringNull(), "read": types.StringNull(),
+	})}
+}
+
+// Durations compare as lengths of time: "3m" is "180s", and unparsable,
+// null or unknown values are only equal to themselves.
+func TestSameAttributeDurations(t *testing.T) {
+	cases := []struct {
+		a, b attr.Value
+		same bool
+	}{
+		{goDuration("180s"), goDuration("3m"), true},
+		{goDuration("1h"), goDuration("60m0s"), true},
+		{goDuration("180s"), goDuration("4m"), false},
+		{goDuration("soon"), goDuration("later"), false},
+		{goDuration("soon"), goDuration("soon"), true},
+		{goDuration("180s"), timetypes.NewGoDurationNull(), false},
+		{timetypes.NewGoDurationNull(), timetypes.NewGoDurationNull(), true},
+		{timeoutsValue("180s"), timeoutsValue("3m"), true},
+		{timeoutsValue("180s"), timeoutsValue("4m"), false},
+		{timeoutsValue("180s"), timeouts.Value{Object: types.ObjectNull(timeoutsValue("1s").AttributeTypes(context.Background()))}, false},
+		{types.StringValue("180s"), types.StringValue("3m"), false}, // a plain string is compared as written
+	}
+	for _, c := range cases {
+		if got := sameAttribute(c.a, c.b); got != c.same {
+			t.Errorf("sameAttribute(%v, %v) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
+
+// Import and the model conversions keep ready_timeout as declared, typed as
+// a duration; the spec reads the same length of time from either spelling.
+func TestReadyTimeoutConversions(t *testing.T) {
+	ctx := context.Background()
+	m := selectingState(t)
+	spec := clusterspec.Defaults()
+	spec.Name, spec.BundleCtPerNode, spec.ReadyTimeoutText = "vc", []int{1}, "3m"
+	var diags diag.Diagnostics
+	setConfigFromSpec(ctx, &m, spec, &diags)
+	if diags.HasError() || m.ReadyTimeout.ValueString() != "3m" {
+		t.Fatalf("imported ready_timeout %q (%v), want 3m", m.ReadyTimeout.ValueString(), diags)
+	}
+	if got, d := m.ReadyTimeout.ValueGoDuration(); d.HasError() || got != clusterspec.DefaultReadyTimeout {
+		t.Fatalf("ready_timeout as a duration: %v %v", got, d)
+	}
+	back, known, d := clusterSpec(ctx, m)
+	if !known || d.HasError() || back.ReadyTimeout != clusterspec.DefaultReadyTimeout || back.ReadyTimeoutText != "3m" {
+		t.Fatalf("spec ready timeout %v %q (%v %v)", back.ReadyTimeout, back.ReadyTimeoutText, known, d)
+	}
+	spec.ReadyTimeoutText = ""
+	setConfigFromSpec(ctx, &m, spec, &diags)
+	if m.ReadyTimeout.ValueString() != clusterspec.DefaultReadyTimeoutText {
+		t.Fatalf("imported default ready_timeout %q", m.ReadyTimeout.ValueString())
 	}
 }

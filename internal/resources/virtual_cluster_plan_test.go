@@ -122,3 +122,40 @@ func TestPlanTreatsMissingNewAttributesAsDefaults(t *testing.T) {
 		t.Fatal("an upgraded state was replaced")
 	}
 }
+
+func TestIssuePath(t *testing.T) {
+	if got := issuePath("node_resource_constraints[2]").String(); got != "node_resource_constraints[2]" {
+		t.Fatalf("indexed path %q", got)
+	}
+	if got := issuePath("segment_size").String(); got != "segment_size" {
+		t.Fatalf("plain path %q", got)
+	}
+}
+
+// A configuration that only respells ready_timeout or a timeout plans no
+// change: configEqual holds, nothing is replaced, and the plan keeps the
+// prior spelling (which Terraform accepts for an equivalent configuration).
+func TestPlanRespelledDurationsChangeNothing(t *testing.T) {
+	state := selectingState(t)
+	state.Timeouts = timeoutsValue("10m")
+	plan := state
+	plan.ReadyTimeout, plan.Timeouts = goDuration("3m"), timeoutsValue("600s")
+	if !configEqual(plan, state) || shapeChanged(plan, state) {
+		t.Fatalf("configEqual = %v, shapeChanged = %v", configEqual(plan, state), shapeChanged(plan, state))
+	}
+	p := newPlanning(state, plan)
+	p.compareWithState()
+	if p.replacing || len(p.resp.RequiresReplace) != 0 {
+		t.Fatalf("replacing=%v %v", p.replacing, p.resp.RequiresReplace)
+	}
+	if !p.plan.Timeouts.Equal(state.Timeouts) {
+		t.Errorf("timeouts planned %v, want the prior %v", p.plan.Timeouts, state.Timeouts)
+	}
+	plan.ReadyTimeout = goDuration("4m")
+	if configEqual(plan, state) {
+		t.Error("a different ready_timeout must be a change")
+	}
+	if got := changedAttributes(plan, state, inPlaceAttributes); len(got) != 1 || got[0] != "ready_timeout" {
+		t.Errorf("changed %v, want [ready_timeout]", got)
+	}
+}

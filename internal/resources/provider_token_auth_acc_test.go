@@ -56,12 +56,12 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 	if err != nil {
 		t.Fatalf("asking the token-authenticated Ray for its version: %v", err)
 	}
-	provider := func(tokenExpr string) rayProvider {
-		return rayProvider{address: acctest.AuthAddress, maxRetries: retries(1), token: tokenExpr}
+	provider := func(tokenExpr string) acctest.Provider {
+		return acctest.Provider{Address: acctest.AuthAddress, MaxRetries: acctest.Retries(1), Token: tokenExpr}
 	}
 	tokenFrom := func(file string) string { return fmt.Sprintf("trimspace(file(%q))", file) }
-	cluster := func(name string) virtualCluster {
-		return virtualCluster{name: name, counts: []int{1}, gpusPerNode: 2}
+	cluster := func(name string) acctest.VirtualCluster {
+		return acctest.VirtualCluster{Name: name, Counts: []int{1}, GPUsPerNode: 2}
 	}
 	// The single node of scripts/ray-cluster.sh start-auth.
 	const authNodeIP = "127.0.0.30"
@@ -90,19 +90,19 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 			CheckDestroy:             acctest.CheckNoGroupsAt(authRay, name),
 			Steps: []resource.TestStep{
 				{
-					Config:      hcl(provider(""), clusterTopology{}),
+					Config:      acctest.HCL(provider(""), acctest.Topology{}),
 					ExpectError: wrappedRE(`Ray rejected the credentials`, `401 Unauthorized`, `Missing authentication token`, `ray get-auth-token`),
 				},
 				{
-					Config:      hcl(provider(tokenFrom(wrongFile)), clusterTopology{}),
+					Config:      acctest.HCL(provider(tokenFrom(wrongFile)), acctest.Topology{}),
 					ExpectError: wrappedRE(`403 Forbidden`, `Invalid authentication token`),
 				},
 				{
 					// Rejected credentials fail the plan: nothing is submitted.
-					Config:      hcl(provider(tokenFrom(wrongFile)), cluster(name)),
+					Config:      acctest.HCL(provider(tokenFrom(wrongFile)), cluster(name)),
 					ExpectError: wrappedRE(`403 Forbidden`, `Invalid authentication token`),
 				},
-				works(name, hcl(provider(tokenFrom(tokenFile)), clusterTopology{}, cluster(name))),
+				works(name, acctest.HCL(provider(tokenFrom(tokenFile)), acctest.Topology{}, cluster(name))),
 			},
 		})
 	})
@@ -121,7 +121,7 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
 				CheckDestroy:             acctest.CheckNoGroupsAt(authRay, envName),
 				Steps: []resource.TestStep{
-					works(envName, hcl(provider(""), clusterTopology{}, cluster(envName))),
+					works(envName, acctest.HCL(provider(""), acctest.Topology{}, cluster(envName))),
 				},
 			})
 		})
@@ -136,7 +136,7 @@ func TestAccSecurity_tokenAuth(t *testing.T) {
 			PreCheck:                 func() { acctest.PreCheckCLI(t) },
 			ProtoV6ProviderFactories: acctest.ProviderFactories,
 			Steps: []resource.TestStep{{
-				Config: hcl(provider(""), clusterTopology{}),
+				Config: acctest.HCL(provider(""), acctest.Topology{}),
 				ConfigStateChecks: []statecheck.StateCheck{
 					expectDS(at("nodes", 0, "node_ip"), knownvalue.StringExact(authNodeIP)),
 				},

@@ -50,7 +50,7 @@ func TestAccVirtualCluster_planFailsWhenRayNeverAnswers(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:   fmt.Sprintf("provider \"ray\" {\n  address = %q\n}\n", addr) + virtualCluster{name: "silent", counts: []int{1}}.String(),
+			Config:   acctest.HCL(acctest.Provider{Address: addr}, acctest.VirtualCluster{Name: "silent", Counts: []int{1}}),
 			PlanOnly: true,
 			ExpectError: wrappedRE("Ray does not answer", "Nothing answered at "+regexp.QuoteMeta(addr),
 				"within plan_timeout \\(30s\\)", "Tried: ray: GET /api/version", "connect_timeout 5s, request_timeout 30s",
@@ -68,8 +68,8 @@ func TestAccProvider_badTimeouts(t *testing.T) {
 				PreCheck:                 func() { acctest.PreCheckCLI(t) },
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config: fmt.Sprintf("provider \"ray\" {\n  %s = %q\n}\n", attr, value) +
-						virtualCluster{name: "badtimeout", counts: []int{1}}.String(),
+					Config: acctest.HCL(acctest.Provider{Extra: []acctest.Attr{{Key: attr, Expr: acctest.Quote(value)}}},
+						acctest.VirtualCluster{Name: "badtimeout", Counts: []int{1}}),
 					PlanOnly:    true,
 					ExpectError: wrappedRE("Invalid duration", regexp.QuoteMeta(fmt.Sprintf("%s = %q: must be a positive Go duration", attr, value))),
 				}},

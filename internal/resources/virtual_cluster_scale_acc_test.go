@@ -32,8 +32,8 @@ func TestAccVirtualCluster_scaleDiagnosticsBounded(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: rayProvider{address: srv.URL, maxRetries: retries(0)}.String() + virtualCluster{
-				name: "scale-diag", counts: []int{4, 4}, gpusPerNode: 4, colocated: 100}.String(),
+			Config: acctest.HCL(acctest.Provider{Address: srv.URL, MaxRetries: acctest.Retries(0)}, acctest.VirtualCluster{
+				Name: "scale-diag", Counts: []int{4, 4}, GPUsPerNode: 4, Colocated: 100}),
 			PlanOnly: true,
 		}},
 		ErrorCheck: func(err error) error { planErr = err; return nil },
@@ -74,8 +74,8 @@ func TestAccVirtualCluster_scaleUnifiedPlan(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: rayProvider{address: hs.URL, maxRetries: retries(0)}.String() + virtualCluster{
-				name: "scale-2048x8", counts: counts, gpusPerNode: 8, unified: true}.String(),
+			Config: acctest.HCL(acctest.Provider{Address: hs.URL, MaxRetries: acctest.Retries(0)}, acctest.VirtualCluster{
+				Name: "scale-2048x8", Counts: counts, GPUsPerNode: 8, Unified: true}),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{

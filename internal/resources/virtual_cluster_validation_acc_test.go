@@ -80,8 +80,8 @@ func TestAccVirtualCluster_badInput(t *testing.T) {
 		}
 		// The attributes stay raw HCL: many are not valid values of the schema.
 		steps = append(steps, resource.TestStep{
-			Config: rayProvider{address: srv.URL, maxRetries: retries(0)}.String() +
-				fmt.Sprintf("resource \"ray_virtual_cluster\" \"t\" {\n%s\n}\n", attrs),
+			Config: acctest.HCL(acctest.Provider{Address: srv.URL, MaxRetries: acctest.Retries(0)},
+				acctest.RawBlock("resource", []string{"ray_virtual_cluster", "t"}, attrs)),
 			PlanOnly: true,
 			// The CLI wraps long messages, so any space may be a line break.
 			ExpectError: regexp.MustCompile(strings.ReplaceAll(c.want, " ", `\s+`)),

@@ -1,6 +1,7 @@
 package resources_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -13,33 +14,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/drift"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
-
-func vcTest(t *testing.T, name string, steps ...resource.TestStep) {
-	t.Helper()
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             acctest.CheckNoGroupsInRay(t, name),
-		Steps:                    steps,
-	})
-}
-
-// expectAction is a pre-apply plan check that the cluster is planned for action.
-func expectAction(action plancheck.ResourceActionType) resource.ConfigPlanChecks {
-	return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, action)}}
-}
-
-// sameAsBundle0 checks that attribute equals bundle 0's field (the master is rank 0).
-func sameAsBundle0(attribute, field string) statecheck.StateCheck {
-	return statecheck.CompareValuePairs(vcName, at(attribute), vcName, at("bundles", 0, field), compare.ValuesSame())
-}
 
 func TestAccVirtualCluster_perNodeGroups(t *testing.T) {
 	name := acctest.Name("pernode")
 	vcTest(t, name, resource.TestStep{
-		Config: virtualCluster{name: name, counts: []int{2, 0, 1}, gpusPerNode: 4, portLow: 1500, portHigh: 1600}.String(),
+		Config: acctest.VirtualCluster{Name: name, Counts: []int{2, 0, 1}, GPUsPerNode: 4, PortLow: 1500, PortHigh: 1600}.String(),
 		Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 2, name + "-node2": 1}),
 		ConfigStateChecks: []statecheck.StateCheck{
 			expectVC(at("id"), knownvalue.StringExact(name)),
@@ -72,7 +54,7 @@ func TestAccVirtualCluster_unifiedStrategies(t *testing.T) {
 	name := acctest.Name("unified")
 	step := func(strategy string, counts ...int) resource.TestStep {
 		return resource.TestStep{
-			Config: virtualCluster{name: name, counts: counts, gpusPerNode: 4, unified: true, strategy: strategy}.String(),
+			Config: acctest.VirtualCluster{Name: name, Counts: counts, GPUsPerNode: 4, Unified: true, Strategy: strategy}.String(),
 			Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
 			ConfigStateChecks: []statecheck.StateCheck{
 				expectVC(at("placement_groups", 0, "strategy"), knownvalue.StringExact(strategy)),
@@ -93,7 +75,7 @@ func TestAccVirtualCluster_unifiedStrategies(t *testing.T) {
 func TestAccVirtualCluster_noGPUs(t *testing.T) {
 	name := acctest.Name("cpu")
 	vcTest(t, name, resource.TestStep{
-		Config: virtualCluster{name: name, counts: []int{2}, noGPUs: true, colocated: 2}.String(),
+		Config: acctest.VirtualCluster{Name: name, Counts: []int{2}, NoGPUs: true, Colocated: 2}.String(),
 		Check:  acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 2}),
 		ConfigStateChecks: []statecheck.StateCheck{
 			expectVC(at("bundles", 0, "gpu_id"), knownvalue.Null()),
@@ -112,8 +94,8 @@ func TestAccVirtualCluster_topologyOrder(t *testing.T) {
 		})
 	}
 	vcTest(t, name, resource.TestStep{
-		Config: virtualCluster{name: name, counts: []int{4, 4}, gpusPerNode: 4, unified: true, strategy: "PACK",
-			constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")}}.String(),
+		Config: acctest.VirtualCluster{Name: name, Counts: []int{4, 4}, GPUsPerNode: 4, Unified: true, Strategy: "PACK",
+			Constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")}}.String(),
 		Check: resource.ComposeAggregateTestCheckFunc(
 			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 8}),
 			checkRecordInRankOrder(t, name),
@@ -156,9 +138,9 @@ func checkRecordInRankOrder(t *testing.T, name string) resource.TestCheckFunc {
 func TestAccVirtualCluster_segments(t *testing.T) {
 	name := acctest.Name("seg")
 	cfg := func(second string) string {
-		return virtualCluster{name: name, counts: []int{4, 4}, gpusPerNode: 4, unified: true, strategy: "PACK",
-			segmentSize: 2, readyTimeout: "60s",
-			constraints: []map[string]float64{onDomain("nvlink_domain_rackA"), onDomain(second)}}.String()
+		return acctest.VirtualCluster{Name: name, Counts: []int{4, 4}, GPUsPerNode: 4, Unified: true, Strategy: "PACK",
+			SegmentSize: 2, ReadyTimeout: "60s",
+			Constraints: []map[string]float64{onDomain("nvlink_domain_rackA"), onDomain(second)}}.String()
 	}
 	vcTest(t, name,
 		resource.TestStep{
@@ -181,7 +163,7 @@ func TestAccVirtualCluster_segments(t *testing.T) {
 func TestAccVirtualCluster_planTimeSegmentFeasibility(t *testing.T) {
 	name := acctest.Name("segplan")
 	vcTest(t, name, resource.TestStep{
-		Config:      virtualCluster{name: name, counts: []int{1, 1, 1, 1, 1, 1, 1, 1}, gpusPerNode: 4, unified: true, segmentSize: 2}.String(),
+		Config:      acctest.VirtualCluster{Name: name, Counts: []int{1, 1, 1, 1, 1, 1, 1, 1}, GPUsPerNode: 4, Unified: true, SegmentSize: 2}.String(),
 		PlanOnly:    true,
 		ExpectError: regexp.MustCompile(`(?s)cannot form 4 complete segments of 2 nodes.*nvlink_domain_rackC=1`),
 	})
@@ -191,12 +173,12 @@ func TestAccVirtualCluster_planTimeCapacity(t *testing.T) {
 	name := acctest.Name("cap")
 	vcTest(t, name,
 		resource.TestStep{
-			Config:      virtualCluster{name: name, counts: []int{5}, gpusPerNode: 8, unified: true, strategy: "STRICT_PACK"}.String(),
+			Config:      acctest.VirtualCluster{Name: name, Counts: []int{5}, GPUsPerNode: 8, Unified: true, Strategy: "STRICT_PACK"}.String(),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)cannot hold this virtual cluster.*GPU`),
 		},
 		resource.TestStep{
-			Config:      virtualCluster{name: name, counts: []int{8, 8, 8}, gpusPerNode: 8}.String(),
+			Config:      acctest.VirtualCluster{Name: name, Counts: []int{8, 8, 8}, GPUsPerNode: 8}.String(),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)requested 24 GPU, \d+ available`),
 		},
@@ -214,21 +196,15 @@ func TestAccVirtualCluster_applyTimeInfeasible(t *testing.T) {
 		PreConfig: func() {
 			acctest.HoldResources(t, name+"-holder", map[string]float64{"CPU": 4, "node:" + acctest.NodeIP("head"): 0.001})
 		},
-		Config: fmt.Sprintf(`
-resource "ray_virtual_cluster" "a" {
-  name                      = "%[1]s-a"
-  bundle_ct_per_node_list   = [1]
-  use_gpus                  = false
-  ready_timeout             = "8s"
-  node_resource_constraints = [{ "node:%[2]s" = 0.001 }]
-}`, name, acctest.NodeIP("head")),
+		Config: acctest.VirtualCluster{Label: "a", Name: name + "-a", Counts: []int{1}, NoGPUs: true, ReadyTimeout: "8s",
+			Constraints: []map[string]float64{{"node:" + acctest.NodeIP("head"): 0.001}}}.String(),
 		ExpectError: regexp.MustCompile(`(?s)Cannot create the virtual cluster.*not\s+ready\s+after.*Why:.*CPU.*No\s+placement\s+group\s+of\s+this\s+cluster\s+was\s+left\s+behind`),
 	})
 }
 
 func TestAccVirtualCluster_driftAndImport(t *testing.T) {
 	name := acctest.Name("drift")
-	cfg := virtualCluster{name: name, counts: []int{1, 1}, gpusPerNode: 4}.String()
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, GPUsPerNode: 4}.String()
 	groups := map[string]int{name + "-node0": 1, name + "-node1": 1}
 	vcTest(t, name,
 		resource.TestStep{Config: cfg, Check: acctest.CheckGroupsInRay(t, name, groups)},
@@ -265,39 +241,6 @@ func TestAccVirtualCluster_driftAndImport(t *testing.T) {
 	)
 }
 
-func TestAccVirtualCluster_importUnified(t *testing.T) {
-	name := acctest.Name("imp")
-	cfg := virtualCluster{name: name, counts: []int{2, 1}, gpusPerNode: 4, unified: true, strategy: "STRICT_SPREAD"}.String()
-	vcTest(t, name,
-		resource.TestStep{Config: cfg},
-		resource.TestStep{
-			ResourceName:            vcName,
-			ImportState:             true,
-			ImportStateId:           name + ":2,1",
-			ImportStateVerify:       true,
-			ImportStateVerifyIgnore: importIgnore,
-		},
-		resource.TestStep{
-			ResourceName:  vcName,
-			ImportState:   true,
-			ImportStateId: "no-such-cluster",
-			ExpectError:   regexp.MustCompile(`Nothing to import`),
-		},
-		// The verifying import took ownership of the groups for a state the
-		// test then discards; this state may no longer destroy them. Remove
-		// them and recreate, so the final destroy is this state's again.
-		resource.TestStep{
-			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-unified") },
-			Config:    cfg,
-		},
-	)
-}
-
-// importIgnore lists what Ray cannot tell an import: fresh probe ports,
-// num_gpus_per_node (a property of the hosts, not of the groups), and the
-// owner token (an import takes ownership with a token of its own).
-var importIgnore = []string{"bundles", "master_port", "num_gpus_per_node", "timeouts", "owner_id"}
-
 // With Ray unreachable the live checks become a warning: the plan succeeds
 // and the checks run again at apply.
 func TestAccVirtualCluster_planWithUnreachableRay(t *testing.T) {
@@ -305,7 +248,7 @@ func TestAccVirtualCluster_planWithUnreachableRay(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheckCLI(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:   hcl(unreachableProvider, virtualCluster{name: "unreachable", counts: []int{1}}),
+			Config:   acctest.HCL(unreachableProvider, acctest.VirtualCluster{Name: "unreachable", Counts: []int{1}}),
 			PlanOnly: true,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionCreate),
@@ -319,12 +262,12 @@ func TestAccVirtualCluster_planWithUnreachableRay(t *testing.T) {
 // place: the groups stay (same ids in Ray), only the probe is re-run.
 func TestAccVirtualCluster_updateInPlace(t *testing.T) {
 	name := acctest.Name("upd")
-	base := virtualCluster{name: name, counts: []int{2, 2}, gpusPerNode: 4, unified: true, strategy: "PACK",
-		constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")}}
+	base := acctest.VirtualCluster{Name: name, Counts: []int{2, 2}, GPUsPerNode: 4, Unified: true, Strategy: "PACK",
+		Constraints: []map[string]float64{onDomain("nvlink_domain_rackB"), onDomain("nvlink_domain_rackB")}}
 	ports, moreGPUs := base, base
-	ports.portLow, ports.portHigh, ports.segmentSize, ports.readyTimeout = 2200, 2300, 1, "90s"
+	ports.PortLow, ports.PortHigh, ports.SegmentSize, ports.ReadyTimeout = 2200, 2300, 1, "90s"
 	// Segment trimming depends on num_gpus_per_node: change it without segments.
-	moreGPUs.gpusPerNode = 8
+	moreGPUs.GPUsPerNode = 8
 	sameGroup := statecheck.CompareValue(compare.ValuesSame())
 	vcTest(t, name,
 		resource.TestStep{
@@ -360,9 +303,9 @@ func TestAccVirtualCluster_updateInPlace(t *testing.T) {
 // plans nothing, and the state keeps the spelling the cluster was created with.
 func TestAccVirtualCluster_readyTimeoutRespelled(t *testing.T) {
 	name := acctest.Name("respell")
-	before := virtualCluster{name: name, counts: []int{1}, gpusPerNode: 4, readyTimeout: "180s"}
+	before := acctest.VirtualCluster{Name: name, Counts: []int{1}, GPUsPerNode: 4, ReadyTimeout: "180s"}
 	after := before
-	after.readyTimeout = "3m"
+	after.ReadyTimeout = "3m"
 	vcTest(t, name,
 		resource.TestStep{Config: before.String()},
 		resource.TestStep{
@@ -379,27 +322,27 @@ func TestAccVirtualCluster_readyTimeoutRespelled(t *testing.T) {
 // applies the in-place ones and checks that the groups stay).
 func TestAccVirtualCluster_replaceOrUpdate(t *testing.T) {
 	name := acctest.Name("shape")
-	base := virtualCluster{name: name, counts: []int{1, 1}, gpusPerNode: 4}
+	base := acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, GPUsPerNode: 4}
 	replace, update := plancheck.ResourceActionDestroyBeforeCreate, plancheck.ResourceActionUpdate
 	changes := []struct {
 		attribute string
-		edit      func(c *virtualCluster)
+		edit      func(c *acctest.VirtualCluster)
 		action    plancheck.ResourceActionType
 	}{
-		{"name", func(c *virtualCluster) { c.name += "-renamed" }, replace},
-		{"bundle_ct_per_node_list", func(c *virtualCluster) { c.counts = []int{1, 2} }, replace},
-		{"use_gpus", func(c *virtualCluster) { c.noGPUs = true }, replace},
-		{"max_colocated_worker_groups", func(c *virtualCluster) { c.colocated = 2 }, replace},
-		{"use_unified_pg", func(c *virtualCluster) { c.unified = true }, replace},
-		{"placement_group_strategy", func(c *virtualCluster) { c.strategy = "PACK" }, replace},
-		{"node_resource_constraints", func(c *virtualCluster) {
-			c.constraints = []map[string]float64{onDomain("nvlink_domain_rackA"), onDomain("nvlink_domain_rackA")}
+		{"name", func(c *acctest.VirtualCluster) { c.Name += "-renamed" }, replace},
+		{"bundle_ct_per_node_list", func(c *acctest.VirtualCluster) { c.Counts = []int{1, 2} }, replace},
+		{"use_gpus", func(c *acctest.VirtualCluster) { c.NoGPUs = true }, replace},
+		{"max_colocated_worker_groups", func(c *acctest.VirtualCluster) { c.Colocated = 2 }, replace},
+		{"use_unified_pg", func(c *acctest.VirtualCluster) { c.Unified = true }, replace},
+		{"placement_group_strategy", func(c *acctest.VirtualCluster) { c.Strategy = "PACK" }, replace},
+		{"node_resource_constraints", func(c *acctest.VirtualCluster) {
+			c.Constraints = []map[string]float64{onDomain("nvlink_domain_rackA"), onDomain("nvlink_domain_rackA")}
 		}, replace},
-		{"num_gpus_per_node", func(c *virtualCluster) { c.gpusPerNode = 8 }, update},
-		{"segment_size", func(c *virtualCluster) { c.segmentSize = 1 }, update},
-		{"port_range_low", func(c *virtualCluster) { c.portLow = 1500 }, update},
-		{"port_range_high", func(c *virtualCluster) { c.portHigh = 1900 }, update},
-		{"ready_timeout", func(c *virtualCluster) { c.readyTimeout = "90s" }, update},
+		{"num_gpus_per_node", func(c *acctest.VirtualCluster) { c.GPUsPerNode = 8 }, update},
+		{"segment_size", func(c *acctest.VirtualCluster) { c.SegmentSize = 1 }, update},
+		{"port_range_low", func(c *acctest.VirtualCluster) { c.PortLow = 1500 }, update},
+		{"port_range_high", func(c *acctest.VirtualCluster) { c.PortHigh = 1900 }, update},
+		{"ready_timeout", func(c *acctest.VirtualCluster) { c.ReadyTimeout = "90s" }, update},
 	}
 	steps := []resource.TestStep{{Config: base.String()}}
 	for _, change := range changes {
@@ -415,4 +358,41 @@ func TestAccVirtualCluster_replaceOrUpdate(t *testing.T) {
 		})
 	}
 	vcTest(t, name, steps...)
+}
+
+// Ray keeps resource amounts in units of 1e-4: a constraint of 0.00015 is
+// reserved as one of them, and every check (drift, the driver's adoption,
+// the data source, raytf_attach) takes what Ray reports for the declared
+// amount (drift.SameAmount). The plan after the apply is empty.
+func TestAccVirtualCluster_subUnitConstraintPlansEmpty(t *testing.T) {
+	name := acctest.Name("subunit")
+	const declared = 0.00015
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1}, NoGPUs: true,
+		Constraints: []map[string]float64{{"nvlink_domain_rackA": declared}}}.String()
+	vcTest(t, name,
+		resource.TestStep{
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1}),
+				func(_ *terraform.State) error {
+					groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name)
+					if err != nil {
+						return err
+					}
+					for _, g := range groups {
+						for _, b := range g.Bundles {
+							got, ok := b.UnitResources["nvlink_domain_rackA"]
+							if !ok || !drift.SameAmount(got, declared) {
+								return fmt.Errorf("bundle %d of %s reserves nvlink_domain_rackA = %v (present %v); want %v",
+									b.BundleIndex, g.Name, got, ok, declared)
+							}
+						}
+					}
+					return nil
+				},
+			),
+		},
+		// A refresh and plan with the same configuration: no drift, no change.
+		resource.TestStep{Config: cfg, PlanOnly: true},
+	)
 }

@@ -40,9 +40,9 @@ func TestAccReliability_faultProxy(t *testing.T) {
 	proxy := acctest.NewFaultProxy(t, plainray.Address())
 	proxy.Verbose = os.Getenv("RAY_TF_PROXY_LOG") != ""
 	cfg := func(counts ...int) string {
-		return hcl(
-			rayProvider{address: proxy.URL, maxRetries: retries(15), retryWaitMin: "20ms", retryWaitMax: "250ms"},
-			virtualCluster{name: name, counts: counts, gpusPerNode: 4, portLow: 1700, portHigh: 1800},
+		return acctest.HCL(
+			acctest.Provider{Address: proxy.URL, MaxRetries: acctest.Retries(15), RetryWaitMin: "20ms", RetryWaitMax: "250ms"},
+			acctest.VirtualCluster{Name: name, Counts: counts, GPUsPerNode: 4, PortLow: 1700, PortHigh: 1800},
 		)
 	}
 	faulted := func(atLeast int64) resource.TestCheckFunc { return checkProxyFaulted(t, proxy, atLeast) }
@@ -131,7 +131,7 @@ func TestAccReliability_rayRestarted(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	acctest.SkipDisruptive(t)
 	name := acctest.Name("restart")
-	cfg := virtualCluster{name: name, counts: []int{1}, gpusPerNode: 4}.String()
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1}, GPUsPerNode: 4}.String()
 	groups := map[string]int{name + "-node0": 1}
 	var sessionBefore string
 	vcTest(t, name,
@@ -209,8 +209,8 @@ func TestAccReliability_driverJobStopped(t *testing.T) {
 	name := acctest.Name("jobstop")
 	group := name + "-node0"
 	// rackC-1 has topo_rank 6: the holder takes 3, the cluster's bundle needs 4.
-	cfg := virtualCluster{name: name, counts: []int{1}, noGPUs: true, readyTimeout: "150s",
-		constraints: []map[string]float64{{"nvlink_domain_rackC": 0.001, "topo_rank": 4}}}.String()
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1}, NoGPUs: true, ReadyTimeout: "150s",
+		Constraints: []map[string]float64{{"nvlink_domain_rackC": 0.001, "topo_rank": 4}}}.String()
 	var release func()
 	type stopResult struct {
 		id  string
@@ -277,8 +277,8 @@ func TestAccReliability_workerNodeStopped(t *testing.T) {
 	acctest.SkipDisruptive(t)
 	name := acctest.Name("nodedown")
 	group := name + "-unified"
-	cfg := virtualCluster{name: name, counts: []int{1, 1}, noGPUs: true, unified: true, strategy: "PACK", readyTimeout: "90s",
-		constraints: []map[string]float64{{"topo_rank": 5}, {"topo_rank": 4}}}.String()
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, NoGPUs: true, Unified: true, Strategy: "PACK", ReadyTimeout: "90s",
+		Constraints: []map[string]float64{{"topo_rank": 5}, {"topo_rank": 4}}}.String()
 	var releases []func()
 	vcTest(t, name,
 		resource.TestStep{
@@ -338,7 +338,7 @@ func TestAccReliability_retriesBounded(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	proxy := acctest.NewFaultProxy(t, plainray.Address())
 	cfg := func(maxRetries int) string {
-		return hcl(rayProvider{address: proxy.URL, maxRetries: retries(maxRetries), retryWaitMin: "10ms", retryWaitMax: "20ms"}, clusterTopology{})
+		return acctest.HCL(acctest.Provider{Address: proxy.URL, MaxRetries: acctest.Retries(maxRetries), RetryWaitMin: "10ms", RetryWaitMax: "20ms"}, acctest.Topology{})
 	}
 	var counts []int64 // requests per step
 	steps := 0

@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -55,15 +54,6 @@ func TestClaimPortsOnlyWhereNodesMeet(t *testing.T) {
 	}
 }
 
-func TestIssuePath(t *testing.T) {
-	if got := issuePath("node_resource_constraints[2]").String(); got != "node_resource_constraints[2]" {
-		t.Fatalf("indexed path %q", got)
-	}
-	if got := issuePath("segment_size").String(); got != "segment_size" {
-		t.Fatalf("plain path %q", got)
-	}
-}
-
 func TestClaimNameTellsDuplicatesFromReplans(t *testing.T) {
 	d := &ProviderData{}
 	// Two new clusters of one configuration with the same name.
@@ -112,17 +102,6 @@ func TestClaimCapacityReturnsOtherClusters(t *testing.T) {
 	}
 }
 
-// A dashboard address that is really the GCS port gets a hint naming both ports.
-func TestUnreachableDetailNamesTheGCSPort(t *testing.T) {
-	gcs := errors.New(`ray: GET /api/version: net/http: HTTP/1.x transport connection broken: malformed HTTP response "\x00\x00\x18\x04"`)
-	if d := unreachableDetail("http://head:6379", gcs); !strings.Contains(d, "GCS port") || !strings.Contains(d, "8265") {
-		t.Errorf("GCS port: %s", d)
-	}
-	if d := unreachableDetail("http://head:8265", errors.New("connection refused")); strings.Contains(d, "GCS") {
-		t.Errorf("refused: %s", d)
-	}
-}
-
 // Apply-time node choices of one process see each other's groups (their
 // own key's excepted), and a failed create's are forgotten.
 func TestChooseNodesCountsOtherChoices(t *testing.T) {
@@ -153,4 +132,23 @@ func TestChooseNodesCountsOtherChoices(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The create half of a replacement (planned without prior state) must not
+// take the old cluster's groups for another state's: it is known by the
+// replacement claim of its first half, or by the owner token of a cluster
+// this run planned with state.
+func TestPlannedHere(t *testing.T) {
+	d := &ProviderData{}
+	if d.PlannedHere("ns", "vc", "") || d.PlannedHere("ns", "vc", "tok") {
+		t.Fatal("nothing planned yet")
+	}
+	d.ClaimName("ns", "kept", "tok-kept", false)
+	if !d.PlannedHere("ns", "kept", "tok-kept") || d.PlannedHere("ns", "kept", "") || d.PlannedHere("ns", "kept", "other") {
+		t.Fatal("a planned cluster is known by its owner token only")
+	}
+	d.ClaimName("ns", "vc", "tok-vc", true)
+	if !d.PlannedHere("ns", "vc", "") || d.PlannedHere("other-ns", "vc", "") {
+		t.Fatal("a replacement is known in its namespace")
+	}
 }

@@ -44,23 +44,12 @@ func gpuHolder(name string) plainray.Group {
 // (one GPU each) with capacity_check (none when ""), and an optional
 // provider capacity_check.
 func capacityConfig(name string, counts []int, resourceMode, providerMode, readyTimeout string) string {
-	cfg := ""
+	var blocks []fmt.Stringer
 	if providerMode != "" {
-		cfg = fmt.Sprintf("provider \"ray\" {\n  capacity_check = %q\n}\n", providerMode)
+		blocks = append(blocks, acctest.Provider{CapacityCheck: providerMode})
 	}
-	cfg += fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = %s
-  num_gpus_per_node       = 4
-  port_range_low          = 1700
-  port_range_high         = 1800
-  ready_timeout           = %q
-`, name, hclInts(counts), readyTimeout)
-	if resourceMode != "" {
-		cfg += fmt.Sprintf("  capacity_check          = %q\n", resourceMode)
-	}
-	return cfg + "}\n"
+	return acctest.HCL(append(blocks, acctest.VirtualCluster{Name: name, Counts: counts, GPUsPerNode: 4,
+		PortLow: 1700, PortHigh: 1800, ReadyTimeout: readyTimeout, CapacityCheck: resourceMode})...)
 }
 
 // goroutineTB lets a helper that fails with Fatal run off the test
@@ -187,19 +176,9 @@ func TestAccVirtualCluster_capacityCheckNone(t *testing.T) {
 
 // selectCluster is a select_nodes cluster of two logical nodes of 4 GPUs
 // in one 2-node NVLink segment (a whole domain of the test cluster).
-func selectCluster(label, name string) string {
-	return fmt.Sprintf(`
-resource "ray_virtual_cluster" %q {
-  name                    = %q
-  bundle_ct_per_node_list = [4, 4]
-  num_gpus_per_node       = 4
-  use_unified_pg          = true
-  segment_size            = 2
-  select_nodes            = true
-  port_range_low          = 1700
-  port_range_high         = 1800
-}
-`, label, name)
+func selectCluster(label, name string) acctest.VirtualCluster {
+	return acctest.VirtualCluster{Label: label, Name: name, Counts: []int{4, 4}, GPUsPerNode: 4, Unified: true,
+		SegmentSize: 2, SelectNodes: true, PortLow: 1700, PortHigh: 1800}
 }
 
 // domainNodes lists the ids of the alive nodes of NVLink domain rack (the
@@ -254,11 +233,11 @@ func TestAccVirtualCluster_selectNodesSeesOtherClusters(t *testing.T) {
 	a, b := selectCluster("a", name+"-a"), selectCluster("b", name+"-b")
 	vcTest(t, name,
 		resource.TestStep{
-			Config: a,
+			Config: a.String(),
 			Check:  checkOnDomain(t, name+"-a", "rackA"),
 		},
 		resource.TestStep{
-			Config: a + b,
+			Config: acctest.HCL(a, b),
 			// B's choice goes around A's groups: final only at apply.
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectUnknownValue("ray_virtual_cluster.b", tfjsonpath.New("selected_node_ids")),
@@ -269,7 +248,7 @@ func TestAccVirtualCluster_selectNodesSeesOtherClusters(t *testing.T) {
 			),
 		},
 		resource.TestStep{
-			Config:   a + b + selectCluster("c", name+"-c"),
+			Config:   acctest.HCL(a, b, selectCluster("c", name+"-c")),
 			PlanOnly: true,
 			ExpectError: regexp.MustCompile(`(?s)Cannot select nodes.*cannot form 1 complete segments of 2 nodes` +
 				`.*4 node\(s\) were left out: their free resources.*nvlink_domain_rackA:` +
@@ -289,7 +268,7 @@ func TestAccVirtualCluster_selectNodesSavedPlanTaken(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("saved")
 	holder := "tenant-" + name
-	w := acctest.NewWorkDir(t, selectCluster("b", name))
+	w := acctest.NewWorkDir(t, selectCluster("b", name).String())
 	t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
 	w.MustRun("plan", "-out=tfplan")
 	var both []map[string]float64

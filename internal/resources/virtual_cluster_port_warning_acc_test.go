@@ -2,7 +2,6 @@ package resources_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -21,19 +20,10 @@ func TestAccVirtualCluster_portWarningOnlyOnSharedNodes(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("ports")
 	removeGroupsAtCleanup(t, name)
-	chained := acctest.NewWorkDir(t, fmt.Sprintf(`
-resource "ray_virtual_cluster" "train" {
-  name                    = "%[1]s-train"
-  bundle_ct_per_node_list = [1]
-  select_nodes            = true
-}
-
-resource "ray_virtual_cluster" "inference" {
-  name                    = "%[1]s-inference"
-  bundle_ct_per_node_list = [1]
-  select_nodes            = true
-  exclude_node_ids        = ray_virtual_cluster.train.selected_node_ids
-}`, name))
+	chained := acctest.NewWorkDir(t, acctest.HCL(
+		acctest.VirtualCluster{Label: "train", Name: name + "-train", Counts: []int{1}, SelectNodes: true},
+		acctest.VirtualCluster{Label: "inference", Name: name + "-inference", Counts: []int{1}, SelectNodes: true,
+			ExcludeNodeIDs: "ray_virtual_cluster.train.selected_node_ids"}))
 	for _, args := range [][]string{{"apply", "-auto-approve"}, {"plan"}} {
 		if out := chained.MustRun(args...); strings.Contains(out, portOverlapWarning) {
 			t.Errorf("%s of chained clusters on disjoint nodes warned about ports:\n%s", args[0], out)
@@ -54,16 +44,9 @@ resource "ray_virtual_cluster" "inference" {
 	}
 	chained.MustRun("destroy", "-auto-approve")
 
-	loose := acctest.NewWorkDir(t, fmt.Sprintf(`
-resource "ray_virtual_cluster" "a" {
-  name                    = "%[1]s-a"
-  bundle_ct_per_node_list = [1]
-}
-
-resource "ray_virtual_cluster" "b" {
-  name                    = "%[1]s-b"
-  bundle_ct_per_node_list = [1]
-}`, name))
+	loose := acctest.NewWorkDir(t, acctest.HCL(
+		acctest.VirtualCluster{Label: "a", Name: name + "-a", Counts: []int{1}},
+		acctest.VirtualCluster{Label: "b", Name: name + "-b", Counts: []int{1}}))
 	if out := loose.MustRun("plan"); !strings.Contains(out, portOverlapWarning) {
 		t.Errorf("plan of two unpinned clusters with one port range did not warn:\n%s", out)
 	}

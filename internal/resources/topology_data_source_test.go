@@ -1,7 +1,6 @@
 package resources_test
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -26,17 +25,6 @@ func topologyTest(t *testing.T, steps ...resource.TestStep) {
 	})
 }
 
-// serverRayVersion is the version the test cluster's dashboard reports, so
-// that the tests run unchanged against every Ray version CI covers.
-func serverRayVersion(t *testing.T) string {
-	t.Helper()
-	v, err := acctest.Client(t).Version(context.Background())
-	if err != nil {
-		t.Fatalf("asking Ray for its version: %v", err)
-	}
-	return v.RayVersion
-}
-
 // sameNode checks that list[i] of the data source at address is the node id
 // of the t data source's node n.
 func sameNode(address, list string, i, n int) statecheck.StateCheck {
@@ -52,7 +40,7 @@ func TestAccClusterTopology_nodesInTopologicalOrder(t *testing.T) {
 	var rayVersion string
 	topologyTest(t, resource.TestStep{
 		PreConfig: func() { rayVersion = serverRayVersion(t) },
-		Config:    clusterTopology{}.String(),
+		Config:    acctest.Topology{}.String(),
 		ConfigStateChecks: []statecheck.StateCheck{
 			logNodes(t, dsName),
 			expectDS(at("nodes"), knownvalue.ListSizeExact(6)),
@@ -86,10 +74,10 @@ func TestAccClusterTopology_segmentSelection(t *testing.T) {
 		return knownvalue.MapExact(map[string]knownvalue.Check{domain: knownvalue.Float64Exact(0.001)})
 	}
 	topologyTest(t, resource.TestStep{
-		Config: hcl(
-			clusterTopology{segmentSize: 2, numNodes: 4},
-			clusterTopology{label: "inference", segmentSize: 1, numNodes: 1, role: "inference",
-				excludeNodeIDs: dsName + ".selected_node_ids"},
+		Config: acctest.HCL(
+			acctest.Topology{SegmentSize: 2, NumNodes: 4},
+			acctest.Topology{Label: "inference", SegmentSize: 1, NumNodes: 1, Role: "inference",
+				ExcludeNodeIDs: dsName + ".selected_node_ids"},
 		),
 		ConfigStateChecks: []statecheck.StateCheck{
 			expectDS(at("selected_node_ids"), knownvalue.ListSizeExact(4)),
@@ -116,15 +104,15 @@ func TestAccClusterTopology_segmentSelection(t *testing.T) {
 func TestAccClusterTopology_infeasibleSegments(t *testing.T) {
 	topologyTest(t,
 		resource.TestStep{
-			Config:      clusterTopology{segmentSize: 2, numNodes: 6}.String(),
+			Config:      acctest.Topology{SegmentSize: 2, NumNodes: 6}.String(),
 			ExpectError: regexp.MustCompile(`(?s)cannot form 3 complete segments of 2 nodes.*nvlink_domain_rackC=1`),
 		},
 		resource.TestStep{
-			Config:      clusterTopology{segmentSize: 2, numNodes: 3}.String(),
+			Config:      acctest.Topology{SegmentSize: 2, NumNodes: 3}.String(),
 			ExpectError: regexp.MustCompile(`num_nodes \(3\) must be divisible by segment_size \(2\)`),
 		},
 		resource.TestStep{
-			Config:      clusterTopology{segmentSize: 2}.String(),
+			Config:      acctest.Topology{SegmentSize: 2}.String(),
 			ExpectError: regexp.MustCompile(`num_nodes`),
 		},
 	)
@@ -132,7 +120,7 @@ func TestAccClusterTopology_infeasibleSegments(t *testing.T) {
 
 func TestAccClusterTopology_unreachableCluster(t *testing.T) {
 	topologyTest(t, resource.TestStep{
-		Config:      hcl(unreachableProvider, clusterTopology{}),
+		Config:      acctest.HCL(unreachableProvider, acctest.Topology{}),
 		ExpectError: regexp.MustCompile(`(?s)No Ray dashboard answered at http://127.0.0.1:1.*ray start --head`),
 	})
 }

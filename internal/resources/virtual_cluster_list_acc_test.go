@@ -1,7 +1,6 @@
 package resources_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -44,9 +43,14 @@ func leakGroups(t *testing.T, prefix string) {
 }
 
 // listBlock renders a list block of ray_virtual_cluster with config body.
-func listBlock(label string, includeResource bool, body string) string {
-	return fmt.Sprintf("list \"ray_virtual_cluster\" %q {\n  provider         = ray\n  include_resource = %t\n  config {\n%s\n  }\n}\n",
-		label, includeResource, body)
+
+// ownership and ownerIDs are filters of a list block's config.
+func ownership(classes ...string) acctest.Attr {
+	return acctest.Attr{Key: "ownership", Expr: acctest.Strings(classes)}
+}
+
+func ownerIDs(ids ...string) acctest.Attr {
+	return acctest.Attr{Key: "owner_ids", Expr: acctest.Strings(ids)}
 }
 
 func listIdentity(name, ns string) map[string]knownvalue.Check {
@@ -74,18 +78,18 @@ func TestAccList_query(t *testing.T) {
 		{Path: tfjsonpath.New("owner_id"), KnownValue: knownvalue.NotNull()},
 		{Path: tfjsonpath.New("placement_groups").AtSliceIndex(1).AtMapKey("name"), KnownValue: knownvalue.StringExact(own + "-node1")},
 	}
-	prefixFilter := fmt.Sprintf("    name_prefix = %q", prefix)
+	prefixFilter := acctest.Attr{Key: "name_prefix", Expr: acctest.Quote(prefix)}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t); leakGroups(t, prefix) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             acctest.CheckNoGroupsInRay(t, own),
 		Steps: []resource.TestStep{
 			{
-				Config: requiredTestProvider + virtualCluster{name: own, counts: []int{1, 1}, noGPUs: true, portLow: 41000, portHigh: 41999}.String(),
+				Config: acctest.HCL(acctest.RequiredTestProvider, acctest.VirtualCluster{Name: own, Counts: []int{1, 1}, NoGPUs: true, PortLow: 41000, PortHigh: 41999}),
 			},
 			{
 				Query:  true,
-				Config: "provider \"ray\" {}\n" + listBlock("all", true, prefixFilter),
+				Config: acctest.HCL(acctest.Provider{}, acctest.List("all", true, prefixFilter)),
 				QueryResultChecks: []querycheck.QueryResultCheck{
 					querycheck.ExpectLength("ray_virtual_cluster.all", 3), // not -plain (warned about), not -far (elsewhere)
 					querycheck.ExpectIdentity("ray_virtual_cluster.all", listIdentity(prefix+"-uni", ns)),
@@ -101,12 +105,12 @@ func TestAccList_query(t *testing.T) {
 			},
 			{
 				Query: true,
-				Config: "provider \"ray\" {}\n" +
-					listBlock("none", false, prefixFilter+"\n    ownership = [\"no_state\"]") +
-					listBlock("other", false, prefixFilter+"\n    ownership = [\"other_state\"]") +
-					listBlock("mine", false, prefixFilter+"\n    ownership = [\"this_state\"]\n    owner_ids = [\"not-a-real-owner\"]") +
-					listBlock("named", false, fmt.Sprintf("    name_prefix = %q", leak)) +
-					listBlock("far", false, fmt.Sprintf("    name_prefix = %q\n    namespace = %q", prefix, elsewhereNamespace)),
+				Config: acctest.HCL(acctest.Provider{},
+					acctest.List("none", false, prefixFilter, ownership("no_state")),
+					acctest.List("other", false, prefixFilter, ownership("other_state")),
+					acctest.List("mine", false, prefixFilter, ownership("this_state"), ownerIDs("not-a-real-owner")),
+					acctest.List("named", false, acctest.Attr{Key: "name_prefix", Expr: acctest.Quote(leak)}),
+					acctest.List("far", false, prefixFilter, acctest.Attr{Key: "namespace", Expr: acctest.Quote(elsewhereNamespace)})),
 				QueryResultChecks: []querycheck.QueryResultCheck{
 					querycheck.ExpectLength("ray_virtual_cluster.none", 2),
 					querycheck.ExpectIdentity("ray_virtual_cluster.none", listIdentity(leak, ns)),
@@ -137,13 +141,13 @@ func TestAccList_generateConfig(t *testing.T) {
 	leakGroups(t, prefix)
 
 	// A state that is lost afterwards: its working directory is never destroyed.
-	gone := acctest.NewWorkDir(t, virtualCluster{label: "lost", name: lost, counts: []int{2, 1}, noGPUs: true, colocated: 1,
-		segmentSize: 1, portLow: 42000, portHigh: 42999}.String()+"\noutput \"owner\" { value = ray_virtual_cluster.lost.owner_id }\n")
+	gone := acctest.NewWorkDir(t, acctest.HCL(acctest.VirtualCluster{Label: "lost", Name: lost, Counts: []int{2, 1}, NoGPUs: true, Colocated: 1,
+		SegmentSize: 1, PortLow: 42000, PortHigh: 42999}, acctest.Output("owner", "ray_virtual_cluster.lost.owner_id")))
 	gone.MustRun("apply", "-auto-approve")
 	owner := strings.TrimSpace(gone.MustRun("output", "-raw", "owner"))
 	before := acctest.ReadRecord(t, lost)
 
-	w := acctest.NewWorkDir(t, "provider \"ray\" {}\n")
+	w := acctest.NewWorkDir(t, acctest.Provider{}.String())
 	t.Cleanup(func() {
 		if _, err := w.Run("destroy", "-auto-approve"); err != nil {
 			t.Logf("cleanup destroy: %v", err)
@@ -155,8 +159,9 @@ func TestAccList_generateConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	leaks := listBlock("leaks", true, fmt.Sprintf("    name_prefix = %q", prefix))
-	writeQuery(leaks + listBlock("mine", false, fmt.Sprintf("    name_prefix = %q\n    ownership = [\"this_state\"]\n    owner_ids = [%q]", prefix, owner)))
+	prefixFilter := acctest.Attr{Key: "name_prefix", Expr: acctest.Quote(prefix)}
+	leaks := acctest.List("leaks", true, prefixFilter)
+	writeQuery(acctest.HCL(leaks, acctest.List("mine", false, prefixFilter, ownership("this_state"), ownerIDs(owner))))
 	w.MustRun("init")
 	out := w.MustRun("query")
 	for _, want := range []string{lost, leak, "Placement groups that no ray_virtual_cluster can adopt: " + prefix + "-plain",
@@ -166,7 +171,7 @@ func TestAccList_generateConfig(t *testing.T) {
 			t.Errorf("terraform query output lacks %q", want)
 		}
 	}
-	writeQuery(leaks) // generate configuration for the leaks only
+	writeQuery(leaks.String()) // generate configuration for the leaks only
 	w.MustRun("query", "-generate-config-out=generated.tf")
 	if strings.Contains(out, prefix+"-far") {
 		t.Errorf("terraform query listed %s-far of namespace %s, which the list block did not ask for", prefix, elsewhereNamespace)

@@ -2,9 +2,7 @@ package resources_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,8 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
-	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
@@ -41,18 +37,11 @@ var extraIP = acctest.NodeIP(extraNode)
 
 // selectConfig is a cluster that selects its own nodes: one {CPU: 1} bundle
 // per logical node (no GPUs, so it never competes for the shared GPUs).
-func selectConfig(name string, nodes int, extra string) string {
-	counts := strings.TrimSuffix(strings.Repeat("1, ", nodes), ", ")
-	return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [%s]
-  use_gpus                = false
-  select_nodes            = true
-  port_range_low          = 1700
-  port_range_high         = 1800
-%s
-}`, name, counts, extra)
+func selectConfig(name string, nodes int, more func(*acctest.VirtualCluster)) string {
+	c := acctest.VirtualCluster{Name: name, Counts: slices.Repeat([]int{1}, nodes), NoGPUs: true, SelectNodes: true,
+		PortLow: 1700, PortHigh: 1800}
+	more(&c)
+	return c.String()
 }
 
 // nodeIDs maps the IPs of the alive nodes to their ids.
@@ -116,16 +105,16 @@ func stopExtraNode(t *testing.T) {
 	t.Errorf("%s still alive %s after stop-node", extraNode, lcNodeWait)
 }
 
-// excludeAllBut renders exclude_node_ids holding every alive node except keep.
+// excludeAllBut is an exclude_node_ids value holding every alive node except keep.
 func excludeAllBut(t *testing.T, keep ...string) string {
 	var ids []string
 	for _, id := range nodeIDs(t) {
 		if !slices.Contains(keep, id) {
-			ids = append(ids, fmt.Sprintf("%q", id))
+			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
-	return "  exclude_node_ids = [" + strings.Join(ids, ", ") + "]"
+	return acctest.Strings(ids)
 }
 
 // checkBundleNodesInRay asserts through Ray's state API that bundle i of
@@ -184,7 +173,7 @@ func TestAccLifecycle_churnElsewhereKeepsPlanEmpty(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("churn")
 	ids := nodeIDs(t)
-	cfg := selectConfig(name, 2, "  segment_size = 2")
+	cfg := selectConfig(name, 2, func(c *acctest.VirtualCluster) { c.SegmentSize = 2 })
 	var selected []string
 	vcTest(t, name,
 		resource.TestStep{
@@ -222,7 +211,7 @@ func TestAccLifecycle_heldNodeGoneReplaces(t *testing.T) {
 	name := acctest.Name("held")
 	extra := startExtraNode(t)
 	spare := nodeIDs(t)[acctest.NodeIP("rackB-2")]
-	cfg := selectConfig(name, 1, excludeAllBut(t, extra, spare))
+	cfg := selectConfig(name, 1, func(c *acctest.VirtualCluster) { c.ExcludeNodeIDs = excludeAllBut(t, extra, spare) })
 	var selected []string
 	vcTest(t, name,
 		resource.TestStep{
@@ -254,29 +243,15 @@ func TestAccLifecycle_heldNodeGoneReplaces(t *testing.T) {
 func TestAccLifecycle_sameNameTwiceInOneConfiguration(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("twice")
-	block := func(label string) string {
-		return fmt.Sprintf(`
-resource "ray_virtual_cluster" %q {
-  name                    = %q
-  bundle_ct_per_node_list = [1]
-  use_gpus                = false
-}`, label, name)
+	block := func(label string) acctest.VirtualCluster {
+		return acctest.VirtualCluster{Label: label, Name: name, Counts: []int{1}, NoGPUs: true}
 	}
 	vcTest(t, name, resource.TestStep{
-		Config:   block("a") + block("b"),
+		Config:   acctest.HCL(block("a"), block("b")),
 		PlanOnly: true,
 		ExpectError: regexp.MustCompile(`(?s)Duplicate virtual cluster name.*` +
 			strings.Join(strings.Fields(`Another ray_virtual_cluster in this configuration already declares name "`+name+`"`), `\s+`)),
 	})
-}
-
-func plainConfig(name string) string {
-	return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1]
-  use_gpus                = false
-}`, name)
 }
 
 // A second working directory declaring the same cluster cannot take it:
@@ -290,13 +265,13 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 	var ids map[string]string
 	vcTest(t, name,
 		resource.TestStep{
-			Config: plainConfig(name),
+			Config: plainCluster(name).String(),
 			Check:  groupIDs(t, name, &ids),
 		},
 		resource.TestStep{
 			PreConfig: func() {
 				rec := acctest.ReadRecord(t, name)
-				other := acctest.NewWorkDir(t, plainConfig(name))
+				other := acctest.NewWorkDir(t, plainCluster(name).String())
 				out, err := other.Run("plan")
 				flat := strings.Join(strings.Fields(out), " ")
 				for _, want := range []string{
@@ -315,7 +290,7 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 					t.Errorf("the record changed: %+v, was %+v", after, rec)
 				}
 			},
-			Config:           plainConfig(name),
+			Config:           plainCluster(name).String(),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			Check:            resource.ComposeAggregateTestCheckFunc(sameGroupIDs(t, name, &ids)),
 		},
@@ -330,13 +305,7 @@ func TestAccLifecycle_planRefusesGroupsWithoutRecord(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("foreign")
 	unified := name + "-unified"
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1]
-  use_gpus                = false
-  use_unified_pg          = true
-}`, name)
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1}, NoGPUs: true, Unified: true}.String()
 	var ids map[string]string
 	vcTest(t, name,
 		resource.TestStep{
@@ -398,106 +367,6 @@ func sameGroupIDs(t *testing.T, prefix string, ids *map[string]string) func(*ter
 	}
 }
 
-// Import in a second directory takes ownership: the first directory's
-// destroy then only forgets the cluster (with a warning naming the other
-// owner), and after the second directory destroys it, the first one's plan
-// says it was destroyed by the state that had imported it.
-func TestAccLifecycle_importTakesOwnership(t *testing.T) {
-	acctest.SkipUnlessAcc(t)
-	acctest.PreCheck(t)
-	name := acctest.Name("import")
-	removeGroupsAtCleanup(t, name)
-	first := acctest.NewWorkDir(t, plainConfig(name))
-	first.MustRun("apply", "-auto-approve")
-	var ids map[string]string
-	if err := groupIDs(t, name, &ids)(nil); err != nil {
-		t.Fatal(err)
-	}
-
-	second := acctest.NewWorkDir(t, plainConfig(name))
-	out := second.MustRun("import", "ray_virtual_cluster.t", name)
-	if !strings.Contains(out, "Import took ownership of the virtual cluster") {
-		t.Errorf("import did not say it took ownership:\n%s", out)
-	}
-	if out := second.MustRun("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") ||
-		strings.Contains(out, "imported by another state") {
-		t.Errorf("plan after import is not empty, or warns the new owner:\n%s", out)
-	}
-	// The former owner's plan says who took the cluster, from the note the
-	// import left in Ray's job records.
-	from, to := stateOwner(t, first), stateOwner(t, second)
-	note, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name))
-	if err != nil || note.Metadata["raytf_transfer_from"] != from || note.Metadata["raytf_transfer_to"] != to {
-		t.Fatalf("Ray holds no note of the transfer from %s to %s: %+v, %v", from, to, note, err)
-	}
-	out = first.MustRun("plan")
-	flat := strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "Virtual cluster imported by another state") || !strings.Contains(flat, "(owner "+record.OwnerPrefix(to)+"…)") ||
-		!strings.Contains(flat, "this state's destroy only forgets it") {
-		t.Errorf("the former owner's plan does not warn that another state took the cluster:\n%s", out)
-	}
-
-	// A copy of the first state destroys: it no longer owns the cluster.
-	firstCopy := acctest.NewWorkDir(t, plainConfig(name))
-	copyState(t, first, firstCopy)
-	out = firstCopy.MustRun("destroy", "-auto-approve")
-	if !strings.Contains(out, "Virtual cluster left to its owner") || !strings.Contains(out, "another Terraform state (owner") ||
-		!strings.Contains(out, "Virtual cluster imported by another state") {
-		t.Errorf("destroy by the former owner did not warn:\n%s", out)
-	}
-	if err := sameGroupIDs(t, name, &ids)(nil); err != nil {
-		t.Fatalf("the former owner's destroy touched the groups: %v", err)
-	}
-
-	second.MustRun("destroy", "-auto-approve")
-	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
-		t.Errorf("the owner's destroy left the transfer note in Ray: %v", err)
-	}
-	out = first.MustRun("plan")
-	flat = strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "Virtual cluster is gone") || !strings.Contains(flat, "by another Terraform state (owner") ||
-		!strings.Contains(flat, "that had imported it") || !strings.Contains(flat, "will be created") {
-		t.Errorf("the first state's plan does not say what happened:\n%s", out)
-	}
-}
-
-// stateOwner reads the owner_id of the one cluster in w's local state.
-func stateOwner(t *testing.T, w *acctest.WorkDir) string {
-	t.Helper()
-	data, err := os.ReadFile(w.Dir + "/terraform.tfstate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Resources []struct {
-			Instances []struct {
-				Attributes struct {
-					OwnerID string `json:"owner_id"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(data, &st); err != nil || len(st.Resources) != 1 || len(st.Resources[0].Instances) != 1 {
-		t.Fatalf("state of %s: %v", w.Dir, err)
-	}
-	return st.Resources[0].Instances[0].Attributes.OwnerID
-}
-
-// copyState copies from's local state file into to.
-func copyState(t *testing.T, from, to *acctest.WorkDir) {
-	t.Helper()
-	data, err := os.ReadFile(from.Dir + "/terraform.tfstate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to.Dir+"/terraform.tfstate", data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // With segment_size 2 over a 3-node domain, the cluster's bundles sit only
 // on the two selected nodes (node pinning), checked in Ray itself.
 func TestAccLifecycle_segmentIsExactlyTheSelectedNodes(t *testing.T) {
@@ -506,19 +375,8 @@ func TestAccLifecycle_segmentIsExactlyTheSelectedNodes(t *testing.T) {
 	extra := startExtraNode(t)
 	ids := nodeIDs(t)
 	rackB := []string{extra, ids[acctest.NodeIP("rackB-2")], ids[acctest.NodeIP("rackB-1")]}
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                     = %q
-  bundle_ct_per_node_list  = [2, 2]
-  use_gpus                 = false
-  use_unified_pg           = true
-  placement_group_strategy = "PACK"
-  select_nodes             = true
-  segment_size             = 2
-  port_range_low           = 1900
-  port_range_high          = 1999
-%s
-}`, name, excludeAllBut(t, rackB...))
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{2, 2}, NoGPUs: true, Unified: true, Strategy: "PACK",
+		SelectNodes: true, SegmentSize: 2, PortLow: 1900, PortHigh: 1999, ExcludeNodeIDs: excludeAllBut(t, rackB...)}.String()
 	var selected []string
 	vcTest(t, name, resource.TestStep{
 		Config: cfg,
@@ -532,20 +390,5 @@ resource "ray_virtual_cluster" "t" {
 			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-unified": 4}),
 			checkBundleNodesInRay(t, name, []int{2, 2}, &selected),
 		),
-	})
-}
-
-// removeGroupsAtCleanup removes, out of band, whatever groups of cluster
-// name a test that runs its own working directories leaves behind.
-func removeGroupsAtCleanup(t *testing.T, name string) {
-	t.Helper()
-	t.Cleanup(func() {
-		if groups, _ := acctest.LiveGroups(context.Background(), acctest.Client(t), name); len(groups) > 0 {
-			var names []string
-			for _, g := range groups {
-				names = append(names, g.Name)
-			}
-			acctest.RemoveGroupsOutOfBand(t, names...)
-		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,30 +24,17 @@ import (
 // withInfeasible, a cluster of 24 GPUs (the test cluster has 20) that plans
 // (capacity_check = "none") and cannot be placed.
 func waveConfig(name string, count int, withInfeasible bool) string {
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "wave" {
-  count                   = %d
-  name                    = "%s-${count.index}"
-  bundle_ct_per_node_list = [1]
-  num_gpus_per_node       = 1
-  port_range_low          = 1700 + count.index * 10
-  port_range_high         = 1710 + count.index * 10
-}
-`, count, name)
+	blocks := []fmt.Stringer{acctest.VirtualCluster{Label: "wave", Name: name + "-${count.index}", Counts: []int{1}, GPUsPerNode: 1,
+		Extra: []acctest.Attr{
+			{Key: "count", Expr: strconv.Itoa(count)},
+			{Key: "port_range_low", Expr: "1700 + count.index * 10"},
+			{Key: "port_range_high", Expr: "1710 + count.index * 10"},
+		}}}
 	if withInfeasible {
-		cfg += fmt.Sprintf(`
-resource "ray_virtual_cluster" "too_big" {
-  name                    = "%s-big"
-  bundle_ct_per_node_list = [4, 4, 4, 4, 4, 4]
-  num_gpus_per_node       = 4
-  capacity_check          = "none"
-  ready_timeout           = "5s"
-  port_range_low          = 1800
-  port_range_high         = 1900
-}
-`, name)
+		blocks = append(blocks, acctest.VirtualCluster{Label: "too_big", Name: name + "-big", Counts: []int{4, 4, 4, 4, 4, 4},
+			GPUsPerNode: 4, CapacityCheck: "none", ReadyTimeout: "5s", PortLow: 1800, PortHigh: 1900})
 	}
-	return cfg
+	return acctest.HCL(blocks...)
 }
 
 // checkOwnedInRay reads each cluster's record from Ray's KV (out of band)

@@ -13,8 +13,8 @@ import (
 func TestAccParity_addressesAndPortsBatch(t *testing.T) {
 	name := acctest.Name("ports")
 	vcTest(t, name, resource.TestStep{
-		Config: virtualCluster{name: name, counts: []int{4, 4}, gpusPerNode: 4, unified: true, strategy: "PACK",
-			portLow: 2100, portHigh: 2110}.String(),
+		Config: acctest.VirtualCluster{Name: name, Counts: []int{4, 4}, GPUsPerNode: 4, Unified: true, Strategy: "PACK",
+			PortLow: 2100, PortHigh: 2110}.String(),
 		ConfigStateChecks: []statecheck.StateCheck{
 			portsUniquePerNode(vcName, 2100, 2110),
 			sameAsBundle0("master_port", "port"),
@@ -26,9 +26,9 @@ func TestAccParity_addressesAndPortsBatch(t *testing.T) {
 func TestAccParity_driverEnvironment(t *testing.T) {
 	name := acctest.Name("pyenv")
 	vcTest(t, name, resource.TestStep{
-		Config: hcl(
-			rayProvider{pythonExecutable: "python3", runtimeEnvJSON: `jsonencode({ env_vars = { RAYTF_ACCEPTANCE = "1" } })`},
-			virtualCluster{name: name, counts: []int{1}, gpusPerNode: 4},
+		Config: acctest.HCL(
+			acctest.Provider{PythonExecutable: "python3", RuntimeEnvJSON: `jsonencode({ env_vars = { RAYTF_ACCEPTANCE = "1" } })`},
+			acctest.VirtualCluster{Name: name, Counts: []int{1}, GPUsPerNode: 4},
 		),
 		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1}),
 	})
@@ -37,7 +37,7 @@ func TestAccParity_driverEnvironment(t *testing.T) {
 func TestAccParity_badPythonExecutable(t *testing.T) {
 	name := acctest.Name("nopy")
 	vcTest(t, name, resource.TestStep{
-		Config:      hcl(rayProvider{pythonExecutable: "/nonexistent/python"}, virtualCluster{name: name, counts: []int{1}, gpusPerNode: 4}),
+		Config:      acctest.HCL(acctest.Provider{PythonExecutable: "/nonexistent/python"}, acctest.VirtualCluster{Name: name, Counts: []int{1}, GPUsPerNode: 4}),
 		ExpectError: regexp.MustCompile(`(?s)Cannot create the virtual cluster.*/nonexistent/python`),
 	})
 }
@@ -46,7 +46,7 @@ func TestAccParity_badPythonExecutable(t *testing.T) {
 // removed by hand succeeds and leaves nothing.
 func TestAccParity_destroyAfterManualRemoval(t *testing.T) {
 	name := acctest.Name("shut")
-	cfg := virtualCluster{name: name, counts: []int{1, 1}, gpusPerNode: 4}.String()
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, GPUsPerNode: 4}.String()
 	vcTest(t, name,
 		resource.TestStep{Config: cfg},
 		resource.TestStep{

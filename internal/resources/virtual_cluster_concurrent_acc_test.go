@@ -21,11 +21,7 @@ import (
 // nodeCluster is a one-node cluster that selects its node: four GPUs, so it
 // takes a whole GPU node of the test cluster. mode is capacity_check.
 func nodeCluster(name, mode string) string {
-	return acctest.NodeClusterHCL(name, mode, "60s", 1700, 1800) + `
-output "node" {
-  value = ray_virtual_cluster.t.selected_node_ids[0]
-}
-`
+	return acctest.HCL(acctest.NodeCluster(name, mode, "60s", 1700, 1800), acctest.Output("node", "ray_virtual_cluster.t.selected_node_ids[0]"))
 }
 
 // applyResult is one working directory's apply.

@@ -25,7 +25,7 @@ import (
 // labels scripts/ray-cluster.sh gives (raytf.io/nvlink-domain,
 // raytf.io/topo-rank) and detect the server's Ray version, never pin it.
 
-// domainLabel and rankLabel are labels_acc_test.go's.
+// domainLabel and rankLabel are topology_labels_acc_test.go's.
 
 // parsedRayVersion is the connected Ray's version (serverRayVersion, parsed).
 func parsedRayVersion(t *testing.T) clusterspec.RayVersion {
@@ -68,15 +68,14 @@ func liveGroup(t *testing.T, name string) (raystate.PlacementGroup, error) {
 }
 
 // selectorConfig is a CPU-only cluster (it never competes for the shared
-// GPUs) with raw HCL for the native attributes.
-func selectorConfig(name string, counts string, extra string) string {
-	return fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = %s
-  use_gpus                = false
-%s
-}`, name, counts, extra)
+// GPUs) with extra attributes (the native ones).
+func selectorConfig(name string, counts []int, extra ...acctest.Attr) string {
+	return acctest.VirtualCluster{Name: name, Counts: counts, NoGPUs: true, Extra: extra}.String()
+}
+
+// labelSelectors is node_label_selectors = expr.
+func labelSelectors(expr string) acctest.Attr {
+	return acctest.Attr{Key: "node_label_selectors", Expr: expr}
 }
 
 // checkBundlesOnLabel checks in Ray (not in state) that every bundle of
@@ -127,23 +126,23 @@ func TestAccVirtualCluster_nodeLabelSelectors(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("native-sel")
 	first, second := twoFreeRanks(t)
-	selectors := fmt.Sprintf(`  node_label_selectors    = [{ %q = %q }, { %q = "in(%s, 999)", %q = "!rackZ" }]`,
-		rankLabel, first, rankLabel, second, domainLabel)
+	selectors := labelSelectors(fmt.Sprintf(`[{ %q = %q }, { %q = "in(%s, 999)", %q = "!rackZ" }]`,
+		rankLabel, first, rankLabel, second, domainLabel))
 	vcTest(t, name,
 		resource.TestStep{
-			Config:      selectorConfig(name, "[1, 1]", fmt.Sprintf(`  node_label_selectors    = [{ %q = "99" }, {}]`, rankLabel)),
+			Config:      selectorConfig(name, []int{1, 1}, labelSelectors(fmt.Sprintf(`[{ %q = "99" }, {}]`, rankLabel))),
 			ExpectError: regexp.MustCompile(`(?s)No node matches the label selector.*node_label_selectors\[0\]`),
 		},
 		resource.TestStep{
-			Config:      selectorConfig(name, "[1, 1]", fmt.Sprintf(`  node_label_selectors    = [{ %q = "in(2," }, {}]`, rankLabel)),
+			Config:      selectorConfig(name, []int{1, 1}, labelSelectors(fmt.Sprintf(`[{ %q = "in(2," }, {}]`, rankLabel))),
 			ExpectError: regexp.MustCompile(`(?s)Invalid label selector.*node_label_selectors\[0\].*not\s+a\s+value\s+Ray\s+accepts`),
 		},
 		resource.TestStep{
-			Config:      selectorConfig(name, "[1, 1]", fmt.Sprintf(`  node_label_selectors    = [{ %q = "3" }]`, rankLabel)),
+			Config:      selectorConfig(name, []int{1, 1}, labelSelectors(fmt.Sprintf(`[{ %q = "3" }]`, rankLabel))),
 			ExpectError: regexp.MustCompile(`(?s)Selector count mismatch.*node_label_selectors\s+length\s+\(1\)\s+must\s+match`),
 		},
 		resource.TestStep{
-			Config: selectorConfig(name, "[1, 1]", selectors),
+			Config: selectorConfig(name, []int{1, 1}, selectors),
 			Check: resource.ComposeTestCheckFunc(
 				acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
 				checkBundlesOnLabel(t, name+"-node0", rankLabel, first),
@@ -176,15 +175,14 @@ func TestAccVirtualCluster_nodeLabelSelectors(t *testing.T) {
 		// recreate, so the final destroy is this state's again.
 		resource.TestStep{
 			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-node0", name+"-node1") },
-			Config:    selectorConfig(name, "[1, 1]", selectors),
+			Config:    selectorConfig(name, []int{1, 1}, selectors),
 		},
 	)
 }
 
 func topologyConfig(name string) string {
-	return selectorConfig(name, "[1, 1, 1]", fmt.Sprintf(`  use_unified_pg          = true
-  placement_group_strategy = "SPREAD"
-  topology_strategy       = { %q = "STRICT_PACK" }`, domainLabel))
+	return acctest.VirtualCluster{Name: name, Counts: []int{1, 1, 1}, NoGPUs: true, Unified: true, Strategy: "SPREAD",
+		Extra: []acctest.Attr{{Key: "topology_strategy", Expr: fmt.Sprintf(`{ %q = "STRICT_PACK" }`, domainLabel)}}}.String()
 }
 
 // A unified group with topology_strategy stays inside one value of the

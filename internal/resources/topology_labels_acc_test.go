@@ -111,24 +111,9 @@ func labelNodesMatchRay(t *testing.T) statecheck.StateCheck {
 // the resources (`topology_labels = {}`) select the same nodes in the same
 // order and segments; each label domain is the node's label value in Ray.
 func TestAccClusterTopology_labelsSelectLikeResources(t *testing.T) {
-	cfg := fmt.Sprintf(`
-provider "ray" {
-  topology_labels = %s
-}
-
-data "ray_cluster_topology" "labels" {
-  include_nodes = true
-  segment_size  = 2
-  num_nodes     = 4
-}
-
-data "ray_cluster_topology" "resources" {
-  include_nodes   = true
-  segment_size    = 2
-  num_nodes       = 4
-  topology_labels = {}
-}
-`, bothLabels)
+	cfg := acctest.HCL(acctest.Provider{TopologyLabels: bothLabels},
+		acctest.Topology{Label: "labels", SegmentSize: 2, NumNodes: 4},
+		acctest.Topology{Label: "resources", SegmentSize: 2, NumNodes: 4, TopologyLabels: "{}"})
 	same := func(attr string) statecheck.StateCheck {
 		return statecheck.CompareValuePairs(dsLabels, at(attr), dsResources, at(attr), compare.ValuesSame())
 	}
@@ -162,19 +147,9 @@ data "ray_cluster_topology" "resources" {
 // and no selection), and a rank label whose values are not digits (here the
 // domain label) gives -1; the field without a label keeps its resource.
 func TestAccClusterTopology_labelsSentinels(t *testing.T) {
-	cfg := fmt.Sprintf(`
-data "ray_cluster_topology" "t" {
-  include_nodes   = true
-  segment_size    = 1
-  num_nodes       = 1
-  topology_labels = { nvlink_domain = "raytf.io/no-such-label" }
-}
-
-data "ray_cluster_topology" "rank" {
-  include_nodes   = true
-  topology_labels = { topo_rank = %q }
-}
-`, domainLabel)
+	cfg := acctest.HCL(
+		acctest.Topology{SegmentSize: 1, NumNodes: 1, TopologyLabels: `{ nvlink_domain = "raytf.io/no-such-label" }`},
+		acctest.Topology{Label: "rank", TopologyLabels: fmt.Sprintf(`{ topo_rank = %q }`, domainLabel)})
 	checkRanks := stateCheckFunc(func(res map[string]map[string]any) error {
 		ray := rayNodesByID(t)
 		for _, addr := range []string{dsName, "data.ray_cluster_topology.rank"} {
@@ -216,27 +191,15 @@ data "ray_cluster_topology" "rank" {
 
 // labelCluster is a small cluster that selects a 2-node segment and pins its
 // logical nodes to their domains; providerLabels and clusterLabels are
-// topology_labels values ("" leaves them out).
-func labelCluster(name, providerLabels, clusterLabels string) string {
-	var b strings.Builder
+// topology_labels values ("" leaves them out); more are further blocks.
+func labelCluster(name, providerLabels, clusterLabels string, more ...fmt.Stringer) string {
+	var blocks []fmt.Stringer
 	if providerLabels != "" {
-		fmt.Fprintf(&b, "provider \"ray\" {\n  topology_labels = %s\n}\n\n", providerLabels)
+		blocks = append(blocks, acctest.Provider{TopologyLabels: providerLabels})
 	}
-	fmt.Fprintf(&b, `resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1]
-  use_gpus                = false
-  select_nodes            = true
-  segment_size            = 2
-  pinning                 = "domain"
-  port_range_low          = 1920
-  port_range_high         = 1999
-`, name)
-	if clusterLabels != "" {
-		fmt.Fprintf(&b, "  topology_labels         = %s\n", clusterLabels)
-	}
-	b.WriteString("}\n")
-	return b.String()
+	blocks = append(blocks, acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, NoGPUs: true, SelectNodes: true,
+		SegmentSize: 2, Pinning: "domain", PortLow: 1920, PortHigh: 1999, TopologyLabels: clusterLabels})
+	return acctest.HCL(append(blocks, more...)...)
 }
 
 // bundlesMatchRay checks the cluster's bundles against Ray's state API: each
@@ -303,16 +266,10 @@ func bundlesMatchRay(t *testing.T, name string, byLabel bool) statecheck.StateCh
 func TestAccVirtualCluster_labelsPlaceAndReport(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("labels")
-	sameSegment := fmt.Sprintf(`
-data "ray_cluster_topology" "labels" {
-  segment_size    = 2
-  num_nodes       = 2
-  topology_labels = %s
-}
-`, bothLabels)
+	sameSegment := acctest.Topology{Label: "labels", NoNodes: true, SegmentSize: 2, NumNodes: 2, TopologyLabels: bothLabels}
 	vcTest(t, name,
 		resource.TestStep{
-			Config: labelCluster(name, "", bothLabels) + sameSegment,
+			Config: labelCluster(name, "", bothLabels, sameSegment),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.CompareValuePairs(vcName, at("selected_node_ids"), dsLabels, at("selected_node_ids"), compare.ValuesSame()),
 				expectVC(at("topology_labels", "nvlink_domain"), knownvalue.StringExact(domainLabel)),
@@ -346,16 +303,8 @@ data "ray_cluster_topology" "labels" {
 func TestAccVirtualCluster_labelsMissingRankIsSentinel(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	name := acctest.Name("labelsentinel")
-	cfg := fmt.Sprintf(`
-resource "ray_virtual_cluster" "t" {
-  name                    = %q
-  bundle_ct_per_node_list = [1, 1]
-  use_gpus                = false
-  port_range_low          = 1920
-  port_range_high         = 1999
-  topology_labels         = { topo_rank = "raytf.io/no-such-label" }
-}
-`, name)
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, NoGPUs: true, PortLow: 1920, PortHigh: 1999,
+		TopologyLabels: `{ topo_rank = "raytf.io/no-such-label" }`}.String()
 	vcTest(t, name, resource.TestStep{
 		Config: cfg,
 		ConfigStateChecks: []statecheck.StateCheck{

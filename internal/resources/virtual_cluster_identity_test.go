@@ -32,14 +32,14 @@ func TestAccIdentity_importBlock(t *testing.T) {
 		// (the record names the importing state), so this state's destroy
 		// only forgets it: a state that imports it for real removes it.
 		CheckDestroy: func(s *terraform.State) error {
-			w := acctest.NewWorkDir(t, plainConfig(name))
+			w := acctest.NewWorkDir(t, plainCluster(name).String())
 			w.MustRun("import", "ray_virtual_cluster.t", name)
 			w.MustRun("destroy", "-auto-approve")
 			return acctest.CheckNoGroupsInRay(t, name)(s)
 		},
 		Steps: []resource.TestStep{
 			{
-				Config:            requiredTestProvider + plainConfig(name),
+				Config:            acctest.HCL(acctest.RequiredTestProvider, plainCluster(name)),
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(vcName, identity)},
 				Check:             acctest.CheckGroupsInRay(t, name, map[string]int{name + "-node0": 1, name + "-node1": 1}),
 			},
@@ -61,8 +61,8 @@ func TestAccIdentity_importBlock(t *testing.T) {
 				ImportState:            true,
 				ImportStateKind:        resource.ImportBlockWithResourceIdentity,
 				ImportStateConfigExact: true,
-				Config: requiredTestProvider + plainConfig(name) + fmt.Sprintf("\nimport {\n  to       = %s\n  identity = { name = %q, namespace = \"elsewhere\" }\n}\n",
-					vcName, name),
+				Config: acctest.HCL(acctest.RequiredTestProvider, plainCluster(name), acctest.Block{Type: "import",
+					Attrs: []acctest.Attr{{Key: "to", Expr: vcName}, {Key: "identity", Expr: fmt.Sprintf(`{ name = %q, namespace = "elsewhere" }`, name)}}}),
 				ExpectError: wrappedRE("Import identity names another Ray namespace", `identity.namespace is "elsewhere"`,
 					`provider works in Ray namespace "`+clusterspec.DefaultNamespace+`"`),
 			},

@@ -1,0 +1,231 @@
+package resources_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
+)
+
+// Import by name restores every declared argument from the record in Ray:
+// a select_nodes unified [2, 2, 2, 2] cluster with 2 GPUs per node and
+// segments of 2, imported into a second directory with the same
+// configuration, plans no change; the record in Ray keeps the declaration
+// and names the importing state as owner.
+func TestAccLifecycle_importRestoresDeclaration(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("decl")
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{2, 2, 2, 2}, GPUsPerNode: 2, Unified: true, SelectNodes: true,
+		SegmentSize: 2, ReadyTimeout: "2m", PortLow: 1600, PortHigh: 1700}.String()
+	removeGroupsAtCleanup(t, name)
+	first := acctest.NewWorkDir(t, cfg)
+	first.MustRun("apply", "-auto-approve")
+	before := acctest.ReadRecord(t, name)
+	if before == nil || before.SchemaVersion != record.ManifestSchemaVersion || !before.SelectNodes || len(before.SelectedNodeIDs) != 4 {
+		t.Fatalf("record after apply: %+v", before)
+	}
+
+	second := acctest.NewWorkDir(t, cfg)
+	out := second.MustRun("import", "ray_virtual_cluster.t", name)
+	if strings.Contains(out, "Import could not recover every argument") {
+		t.Errorf("import from a complete record warned:\n%s", out)
+	}
+	if out, err := second.Run("plan", "-detailed-exitcode"); err != nil || !strings.Contains(out, "No changes") {
+		t.Errorf("plan after import is not empty (%v):\n%s", err, out)
+	}
+	rec := acctest.ReadRecord(t, name)
+	switch {
+	case rec == nil:
+		t.Fatal("no record after import")
+	case rec.Owner == before.Owner:
+		t.Errorf("import did not take ownership: owner %s", rec.Owner)
+	case !slices.Equal(rec.BundleCtPerNodeList, []int{2, 2, 2, 2}) || rec.NumGPUsPerNode != 2 || !rec.UseUnifiedPG ||
+		!rec.SelectNodes || rec.SegmentSize == nil || *rec.SegmentSize != 2 || rec.ReadyTimeout != "2m" ||
+		!slices.Equal(rec.SelectedNodeIDs, before.SelectedNodeIDs) || rec.PortRangeLow != 1600 || rec.PortRangeHigh != 1700:
+		t.Errorf("record after import lost the declaration: %+v", rec)
+	}
+	second.MustRun("destroy", "-auto-approve")
+	if groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name); err != nil || len(groups) > 0 {
+		t.Errorf("groups left after the importing state's destroy: %v %v", groups, err)
+	}
+}
+
+// An import id that names no cluster fails naming the id.
+func TestAccVirtualCluster_importUnknownNamesID(t *testing.T) {
+	name := acctest.Name("noimp")
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{1}, NoGPUs: true}.String()
+	vcTest(t, name,
+		resource.TestStep{Config: cfg},
+		resource.TestStep{
+			ResourceName:  vcName,
+			ImportState:   true,
+			ImportStateId: name + "-absent:1,1",
+			ExpectError:   regexp.MustCompile(`(?s)Nothing to import.*` + regexp.QuoteMeta(fmt.Sprintf("%q", name+"-absent:1,1")) + `.*names\s+no\s+virtual\s+cluster`),
+		},
+	)
+}
+
+// Groups without a record (made outside this provider) import as before,
+// with a warning that names the arguments the import could not recover;
+// the import writes a record that keeps them from then on.
+func TestAccLifecycle_importWithoutRecordWarns(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("norec")
+	removeGroupsAtCleanup(t, name)
+	acctest.CreateGroupsOutOfBand(t, name+"-node0", name+"-node1")
+	dir := acctest.NewWorkDir(t, acctest.VirtualCluster{Name: name, Counts: []int{1, 1}}.String())
+	out := dir.MustRun("import", "ray_virtual_cluster.t", name)
+	if !strings.Contains(out, "Import could not recover every argument") || !strings.Contains(out, clusterspec.AttrNumGPUsPerNode) ||
+		!strings.Contains(out, clusterspec.AttrSelectNodes) {
+		t.Errorf("import of unrecorded groups did not warn about what it could not recover:\n%s", out)
+	}
+	if rec := acctest.ReadRecord(t, name); rec == nil || rec.SchemaVersion != record.ManifestSchemaVersion || len(rec.Groups) != 2 {
+		t.Errorf("record after import: %+v", rec)
+	}
+	dir.MustRun("destroy", "-auto-approve")
+	if groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name); err != nil || len(groups) > 0 {
+		t.Errorf("groups left after destroy: %v %v", groups, err)
+	}
+}
+
+func TestAccVirtualCluster_importUnified(t *testing.T) {
+	name := acctest.Name("imp")
+	cfg := acctest.VirtualCluster{Name: name, Counts: []int{2, 1}, GPUsPerNode: 4, Unified: true, Strategy: "STRICT_SPREAD"}.String()
+	vcTest(t, name,
+		resource.TestStep{Config: cfg},
+		resource.TestStep{
+			ResourceName:            vcName,
+			ImportState:             true,
+			ImportStateId:           name + ":2,1",
+			ImportStateVerify:       true,
+			ImportStateVerifyIgnore: importIgnore,
+		},
+		resource.TestStep{
+			ResourceName:  vcName,
+			ImportState:   true,
+			ImportStateId: "no-such-cluster",
+			ExpectError:   regexp.MustCompile(`Nothing to import`),
+		},
+		// The verifying import took ownership of the groups for a state the
+		// test then discards; this state may no longer destroy them. Remove
+		// them and recreate, so the final destroy is this state's again.
+		resource.TestStep{
+			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-unified") },
+			Config:    cfg,
+		},
+	)
+}
+
+// Import in a second directory takes ownership: the first directory's
+// destroy then only forgets the cluster (with a warning naming the other
+// owner), and after the second directory destroys it, the first one's plan
+// says it was destroyed by the state that had imported it.
+func TestAccLifecycle_importTakesOwnership(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("import")
+	removeGroupsAtCleanup(t, name)
+	first := acctest.NewWorkDir(t, plainCluster(name).String())
+	first.MustRun("apply", "-auto-approve")
+	var ids map[string]string
+	if err := groupIDs(t, name, &ids)(nil); err != nil {
+		t.Fatal(err)
+	}
+
+	second := acctest.NewWorkDir(t, plainCluster(name).String())
+	out := second.MustRun("import", "ray_virtual_cluster.t", name)
+	if !strings.Contains(out, "Import took ownership of the virtual cluster") {
+		t.Errorf("import did not say it took ownership:\n%s", out)
+	}
+	if out := second.MustRun("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") ||
+		strings.Contains(out, "imported by another state") {
+		t.Errorf("plan after import is not empty, or warns the new owner:\n%s", out)
+	}
+	// The former owner's plan says who took the cluster, from the note the
+	// import left in Ray's job records.
+	from, to := stateOwner(t, first), stateOwner(t, second)
+	note, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name))
+	if err != nil || note.Metadata["raytf_transfer_from"] != from || note.Metadata["raytf_transfer_to"] != to {
+		t.Fatalf("Ray holds no note of the transfer from %s to %s: %+v, %v", from, to, note, err)
+	}
+	out = first.MustRun("plan")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Virtual cluster imported by another state") || !strings.Contains(flat, "(owner "+record.OwnerPrefix(to)+"…)") ||
+		!strings.Contains(flat, "this state's destroy only forgets it") {
+		t.Errorf("the former owner's plan does not warn that another state took the cluster:\n%s", out)
+	}
+
+	// A copy of the first state destroys: it no longer owns the cluster.
+	firstCopy := acctest.NewWorkDir(t, plainCluster(name).String())
+	copyState(t, first, firstCopy)
+	out = firstCopy.MustRun("destroy", "-auto-approve")
+	if !strings.Contains(out, "Virtual cluster left to its owner") || !strings.Contains(out, "another Terraform state (owner") ||
+		!strings.Contains(out, "Virtual cluster imported by another state") {
+		t.Errorf("destroy by the former owner did not warn:\n%s", out)
+	}
+	if err := sameGroupIDs(t, name, &ids)(nil); err != nil {
+		t.Fatalf("the former owner's destroy touched the groups: %v", err)
+	}
+
+	second.MustRun("destroy", "-auto-approve")
+	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
+		t.Errorf("the owner's destroy left the transfer note in Ray: %v", err)
+	}
+	out = first.MustRun("plan")
+	flat = strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Virtual cluster is gone") || !strings.Contains(flat, "by another Terraform state (owner") ||
+		!strings.Contains(flat, "that had imported it") || !strings.Contains(flat, "will be created") {
+		t.Errorf("the first state's plan does not say what happened:\n%s", out)
+	}
+}
+
+// stateOwner reads the owner_id of the one cluster in w's local state.
+func stateOwner(t *testing.T, w *acctest.WorkDir) string {
+	t.Helper()
+	data, err := os.ReadFile(w.Dir + "/terraform.tfstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Resources []struct {
+			Instances []struct {
+				Attributes struct {
+					OwnerID string `json:"owner_id"`
+				} `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil || len(st.Resources) != 1 || len(st.Resources[0].Instances) != 1 {
+		t.Fatalf("state of %s: %v", w.Dir, err)
+	}
+	return st.Resources[0].Instances[0].Attributes.OwnerID
+}
+
+// copyState copies from's local state file into to.
+func copyState(t *testing.T, from, to *acctest.WorkDir) {
+	t.Helper()
+	data, err := os.ReadFile(from.Dir + "/terraform.tfstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to.Dir+"/terraform.tfstate", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
