@@ -23,28 +23,36 @@ import (
 // tag (compiling a regular expression each time) for every element. A
 // steady plan reads each cluster's groups and bundles in Read and ModifyPlan:
 // that reflection was most of the provider's own CPU in the plan of 50
-// clusters (bench/README.md, part plan50). As ElementsAs, a null list reads
-// as none, and it fails on an unknown list, a null or unknown element, a null
-// or unknown value for a plain field, and attributes that do not match the
-// fields one for one.
-func objectsAs[T any](list types.List) ([]T, diag.Diagnostics) {
-	var diags diag.Diagnostics
+// clusters (bench/README.md, part 2b). A list it does not read plainly (an
+// unknown list, a null or unknown element or plain field, attributes that
+// do not match the fields one for one) goes to ElementsAs, which also words
+// the diagnostics; a null list reads as none, as there.
+func objectsAs[T any](ctx context.Context, list types.List) ([]T, diag.Diagnostics) {
+	if out, ok := plainObjects[T](list); ok {
+		return out, nil
+	}
+	var out []T
+	d := list.ElementsAs(ctx, &out, false)
+	return out, d
+}
+
+// plainObjects is objectsAs's own reading; ok is false where it leaves the
+// list to the framework.
+func plainObjects[T any](list types.List) (out []T, ok bool) {
 	if list.IsNull() {
-		return nil, diags
+		return nil, true
 	}
 	if list.IsUnknown() {
-		diags.AddError("Value Conversion Error", "Received an unknown list where a known one is required.")
-		return nil, diags
+		return nil, false
 	}
 	fields := fieldsByTag(reflect.TypeFor[T]())
-	out := make([]T, len(list.Elements()))
+	out = make([]T, len(list.Elements()))
 	for i, e := range list.Elements() {
-		if err := objectInto(reflect.ValueOf(&out[i]).Elem(), fields, e); err != nil {
-			diags.AddError("Value Conversion Error", fmt.Sprintf("element %d: %v", i, err))
-			return nil, diags
+		if objectInto(reflect.ValueOf(&out[i]).Elem(), fields, e) != nil {
+			return nil, false
 		}
 	}
-	return out, diags
+	return out, true
 }
 
 func objectInto(target reflect.Value, fields map[string]int, e attr.Value) error {

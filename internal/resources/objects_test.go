@@ -40,8 +40,8 @@ func TestObjectsAsMatchesElementsAs(t *testing.T) {
 	var wantGroups []recordedGroup
 	diags.Append(bundles.ElementsAs(ctx, &wantBundles, false)...)
 	diags.Append(groups.ElementsAs(ctx, &wantGroups, false)...)
-	gotBundles, d1 := objectsAs[recordedBundle](bundles)
-	gotGroups, d2 := objectsAs[recordedGroup](groups)
+	gotBundles, d1 := objectsAs[recordedBundle](ctx, bundles)
+	gotGroups, d2 := objectsAs[recordedGroup](ctx, groups)
 	if diags.HasError() || d1.HasError() || d2.HasError() {
 		t.Fatal(diags, d1, d2)
 	}
@@ -54,8 +54,11 @@ func TestObjectsAsMatchesElementsAs(t *testing.T) {
 		"strategy": types.StringValue("PACK"), "node_index": types.Int64Value(0), "bundle_count": types.Int64Value(1),
 		"drift": types.StringValue(""),
 	})
-	if got, d := objectsAs[recordedGroup](types.ListNull(groupObjectType)); got != nil || d.HasError() {
-		t.Errorf("null list: objectsAs = %v, %v; want none, as ElementsAs", got, d)
+	if _, ok := plainObjects[recordedBundle](bundles); !ok {
+		t.Error("known bundles went to the framework, not objectsAs's own reading")
+	}
+	if got, ok := plainObjects[recordedGroup](types.ListNull(groupObjectType)); got != nil || !ok {
+		t.Errorf("null list: read plainly = %v, %v; want none, as ElementsAs", got, ok)
 	}
 	for name, l := range map[string]types.List{
 		"unknown list":     types.ListUnknown(groupObjectType),
@@ -66,9 +69,10 @@ func TestObjectsAsMatchesElementsAs(t *testing.T) {
 	} {
 		var want []recordedGroup
 		frameworkFails := l.ElementsAs(ctx, &want, false).HasError()
-		_, d := objectsAs[recordedGroup](l)
-		if !frameworkFails || !d.HasError() {
-			t.Errorf("%s: ElementsAs fails: %v, objectsAs fails: %v; want both", name, frameworkFails, d.HasError())
+		_, plain := plainObjects[recordedGroup](l)
+		_, d := objectsAs[recordedGroup](ctx, l)
+		if !frameworkFails || plain || !d.HasError() {
+			t.Errorf("%s: ElementsAs fails: %v, read plainly: %v, objectsAs fails: %v; want the framework's failure", name, frameworkFails, plain, d.HasError())
 		}
 	}
 }

@@ -162,7 +162,7 @@ func domainsFromBundles(ctx context.Context, m virtualClusterModel, counts []int
 	if m.Bundles.IsNull() || m.Bundles.IsUnknown() {
 		return nil
 	}
-	bundles, d := objectsAs[recordedBundle](m.Bundles)
+	bundles, d := objectsAs[recordedBundle](ctx, m.Bundles)
 	if d.HasError() {
 		return nil
 	}

@@ -111,11 +111,11 @@ type recordedBundle struct {
 // reports and records each difference in placement_groups[*].drift. It
 // returns how many of the groups still exist.
 func refreshGroups(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, live []raystate.PlacementGroup) (int, diag.Diagnostics) {
-	groups, diags := objectsAs[recordedGroup](m.PlacementGroups)
+	groups, diags := objectsAs[recordedGroup](ctx, m.PlacementGroups)
 	var bundles []recordedBundle
 	if !m.Bundles.IsNull() && !m.Bundles.IsUnknown() {
 		var d diag.Diagnostics
-		bundles, d = objectsAs[recordedBundle](m.Bundles)
+		bundles, d = objectsAs[recordedBundle](ctx, m.Bundles)
 		diags.Append(d...)
 	}
 	recorded := map[string]drift.RecordedGroup{}

@@ -346,7 +346,7 @@ func (p *planCall) checkHeldNodes(spec clusterspec.Spec, snap *planning.Snapshot
 	if p.state.Bundles.IsNull() {
 		return
 	}
-	bundles, d := objectsAs[recordedBundle](p.state.Bundles)
+	bundles, d := objectsAs[recordedBundle](p.ctx, p.state.Bundles)
 	if d.HasError() {
 		return
 	}
@@ -446,7 +446,7 @@ func recordedDrift(ctx context.Context, state virtualClusterModel) string {
 	if state.PlacementGroups.IsNull() || state.PlacementGroups.IsUnknown() {
 		return ""
 	}
-	groups, d := objectsAs[recordedGroup](state.PlacementGroups)
+	groups, d := objectsAs[recordedGroup](ctx, state.PlacementGroups)
 	if d.HasError() {
 		tflog.Warn(ctx, "cannot read recorded placement groups")
 		return ""
