@@ -122,9 +122,10 @@ func (r *withIdentity) copyIdentity(ctx context.Context, state tfsdk.State, iden
 	}
 }
 
-func wrap(real resource.Resource, providerName string) resource.Resource {
-	r := noLogic{real: real, providerName: providerName}
-	if id, ok := real.(resource.ResourceWithIdentity); ok {
+// wrap is the real resource's metadata and schemas over noLogic's CRUD.
+func wrap(actual resource.Resource, providerName string) resource.Resource {
+	r := noLogic{real: actual, providerName: providerName}
+	if id, ok := actual.(resource.ResourceWithIdentity); ok {
 		return &withIdentity{noLogic: r, identity: id}
 	}
 	return &r
