@@ -41,26 +41,7 @@ const steadyNodes = 16
 func RunSteadyPlans(ctx context.Context, ws *Workspace, counts []int, groupsPerCluster int, prefix string) ([]SteadyRow, error) {
 	var rows []SteadyRow
 	for _, n := range counts {
-		nodes := standin.Generate(standin.NVL72(steadyNodes))
-		st := standin.New(nodes)
-		clusters := make([]standIn, n)
-		var groups []standin.PlacementGroup
-		for i := range clusters {
-			spec := PerNodeCPUCluster(fmt.Sprintf("%s-s%02d-c%02d", prefix, n, i), groupsPerCluster)
-			clusters[i] = standIn{spec: spec, recorded: map[string]string{}}
-			for _, g := range spec.Groups() {
-				id := fmt.Sprintf("%028x", len(groups)+1)
-				pg := standin.PlacementGroup{PlacementGroupID: id, Name: g.Name, CreatorJobID: "01000000",
-					State: raystate.PlacementGroupStateCreated, IsDetached: true}
-				for bi, b := range g.Bundles {
-					pg.Bundles = append(pg.Bundles, raystate.Bundle{PlacementGroupID: id, BundleIndex: bi,
-						UnitResources: b, NodeID: nodes[1+len(groups)%(steadyNodes-1)].NodeID})
-				}
-				groups = append(groups, pg)
-				clusters[i].recorded[g.Name] = id
-			}
-		}
-		st.SetPlacementGroups(groups)
+		st, clusters := steadyStandIn(n, groupsPerCluster, prefix)
 		row, err := steadyPlan(ctx, ws, st, clusters, prefix)
 		if err != nil {
 			return rows, err
@@ -68,6 +49,33 @@ func RunSteadyPlans(ctx context.Context, ws *Workspace, counts []int, groupsPerC
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// steadyStandIn is a stand-in dashboard of steadyNodes nodes holding
+// exactly the groups of n clusters (bundles {CPU: 1}), and those clusters
+// with the ids it serves.
+func steadyStandIn(n, groupsPerCluster int, prefix string) (*standin.Server, []standIn) {
+	nodes := standin.Generate(standin.NVL72(steadyNodes))
+	st := standin.New(nodes)
+	clusters := make([]standIn, n)
+	var groups []standin.PlacementGroup
+	for i := range clusters {
+		spec := PerNodeCPUCluster(fmt.Sprintf("%s-s%02d-c%02d", prefix, n, i), groupsPerCluster)
+		clusters[i] = standIn{spec: spec, recorded: map[string]string{}}
+		for _, g := range spec.Groups() {
+			id := fmt.Sprintf("%028x", len(groups)+1)
+			pg := standin.PlacementGroup{PlacementGroupID: id, Name: g.Name, CreatorJobID: "01000000",
+				State: raystate.PlacementGroupStateCreated, IsDetached: true}
+			for bi, b := range g.Bundles {
+				pg.Bundles = append(pg.Bundles, raystate.Bundle{PlacementGroupID: id, BundleIndex: bi,
+					UnitResources: b, NodeID: nodes[1+len(groups)%(steadyNodes-1)].NodeID})
+			}
+			groups = append(groups, pg)
+			clusters[i].recorded[g.Name] = id
+		}
+	}
+	st.SetPlacementGroups(groups)
+	return st, clusters
 }
 
 func steadyPlan(ctx context.Context, ws *Workspace, st *standin.Server, clusters []standIn, prefix string) (SteadyRow, error) {

@@ -64,3 +64,29 @@ func TestPrintTopoPlanTarget(t *testing.T) {
 		t.Errorf("thousands: %s %s", thousands(1234567), thousands(100))
 	}
 }
+
+// Part plan50's lines: what each instance past the first costs ours against
+// the minimal provider, and both plan-of-50 ratios.
+func TestPrintPlan50(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	res := &Plan50Result{CLIVersion: "OpenTofu v1.12.6", Rows: []Plan50Row{
+		{Clusters: 1, Reps: 3, Ours: PlanTimes{ms(200), ms(180)}, Minimal: PlanTimes{ms(190), ms(170)}, Floor: PlanTimes{ms(60), ms(50)}},
+		{Clusters: 50, Reps: 3, Ours: PlanTimes{ms(200 + 49*30), ms(180 + 49*20)}, Minimal: PlanTimes{ms(190 + 49*20), ms(170 + 49*20)},
+			Floor: PlanTimes{ms(60 + 49*10), ms(50 + 49*9)}},
+	}}
+	var b strings.Builder
+	PrintPlan50(&b, res)
+	got := b.String()
+	for _, want := range []string{
+		"**per instance, ours vs minimal**: 30 ms vs 20 ms wall = 1.50x (CPU 20 vs 20 ms) (target <= 2.0x): **met**",
+		"plan of 50 vs 1** (steady state, \"No changes\"): 8.35x wall", "**not met**",
+		"the minimal provider's own plan of 50 vs 1** (the floor of any framework provider with this schema): 6.16x wall",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if PerInstance(ms(100), ms(100), 1) != 0 {
+		t.Error("one cluster has no instance past the first")
+	}
+}

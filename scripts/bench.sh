@@ -5,7 +5,7 @@
 #   scripts/bench.sh                      # everything in bench/README.md
 #   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
 #   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, race,
-#                                         # topo, topo-ref, topoplan or all (default)
+#                                         # topo, topo-ref, topoplan, plan50 or all (default)
 #   BENCH_PART=race BENCH_RACE_SECONDS=60 scripts/bench.sh # the race soak, short (smoke check)
 #   NEMO_RL_SRC=~/src/RL scripts/bench.sh # also run NeMo-RL's own RayVirtualCluster (reference,
 #                                         # trace); skipped with a message when unset
@@ -21,13 +21,13 @@ source "$here/env.sh"
 tofu="${TOFU:-$(command -v tofu || "$here/install-tofu.sh")}"
 out="$root/bench/out"
 mkdir -p "$out"
-rm -f "$out/topo-ref.md" "$out/topoplan.md"
+rm -f "$out/topo-ref.md" "$out/topoplan.md" "$out/plan50.md"
 part="${BENCH_PART:-all}"
 
 started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
-offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = waves ] || [ "$part" = race ]; } # no test cluster needed
+offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = plan50 ] || [ "$part" = waves ] || [ "$part" = race ]; } # no test cluster needed
 if ! offline && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
   started=1 # set first: a start that fails half-way is cleaned up too
   "$here/ray-cluster.sh" start
@@ -49,12 +49,13 @@ if [ "$part" = all ] || [ "$part" = topo ]; then
 fi
 status=0
 # Pure CPU as well, and no Ray needed: Go vs the Python reference maths, and
-# the topology data source at 10,000 nodes against the stand-in dashboard.
+# the topology data source at 10,000 nodes and the plans of many clusters (plan50)
+# against the stand-in dashboard.
 terraform="${TERRAFORM:-/usr/local/bin/terraform}"
 [ -x "$terraform" ] || terraform="$tofu"
-for p in topo-ref topoplan; do
+for p in topo-ref topoplan plan50; do
   if [ "$part" = all ] || [ "$part" = "$p" ]; then
-    "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -out "$out" "$@" "$p" >"$out/$p.md" || status=$?
+    "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -tofu "$tofu" -out "$out" "$@" "$p" >"$out/$p.md" || status=$?
   fi
 done
 if ! offline; then
@@ -98,7 +99,7 @@ if [ "$part" = all ] || [ "$part" = topo ]; then
     "$out/raybench" topo <"$out/topology.txt"
   } | tee -a "$results"
 fi
-for p in topo-ref topoplan; do
+for p in topo-ref topoplan plan50; do
   [ -s "$out/$p.md" ] && tee -a "$results" <"$out/$p.md"
 done
 echo ">> results saved to bench/out/results.md" >&2

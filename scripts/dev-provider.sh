@@ -6,12 +6,16 @@
 # second working directories and bench/.
 #
 #   TF_CLI_CONFIG_FILE="$(scripts/dev-provider.sh DIR)" terraform plan
+#
+# PKG (default: the provider, ".") builds another main package of the module in its
+# place under the same name: the benchmarks' minimal provider (./bench/cmd/minprovider).
 set -euo pipefail
-[ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+[ $# -eq 1 ] || [ $# -eq 2 ] || { echo "usage: $0 DIR [PKG]" >&2; exit 2; }
+pkg="${2:-.}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$1/bin"
 dir="$(cd "$1" && pwd)"
-(cd "$root" && go build -o "$dir/bin/terraform-provider-ray" .)
+(cd "$root" && go build -o "$dir/bin/terraform-provider-ray" "$pkg")
 cat >"$dir/cli.tfrc" <<RC
 provider_installation {
   dev_overrides {

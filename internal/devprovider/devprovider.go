@@ -16,11 +16,17 @@ import (
 // writes a CLI configuration whose dev_overrides use it; it returns the
 // configuration's path, for TF_CLI_CONFIG_FILE.
 func Install(ctx context.Context, root, dir string) (string, error) {
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "dev-provider.sh"), dir)
+	return InstallPackage(ctx, root, dir, ".")
+}
+
+// InstallPackage is Install with another main package of the module (pkg,
+// e.g. "./bench/cmd/minprovider") built in the provider's place.
+func InstallPackage(ctx context.Context, root, dir, pkg string) (string, error) {
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "dev-provider.sh"), dir, pkg)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("scripts/dev-provider.sh %s: %w\n%s", dir, err, stderr.String())
+		return "", fmt.Errorf("scripts/dev-provider.sh %s %s: %w\n%s", dir, pkg, err, stderr.String())
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }

@@ -38,6 +38,10 @@ type rayProvider struct {
 	jobs *driver.Batcher
 }
 
+// New is the framework provider without the protocol server's additions
+// (NewProtocol6Server): for bench/cmd/minprovider, which borrows its schemas.
+func New(version string) provider.Provider { return newProvider(version) }
+
 func newProvider(version string) *rayProvider {
 	return &rayProvider{version: version, jobs: driver.NewBatcher(nil, "", driver.RunOptions{})}
 }

@@ -162,8 +162,8 @@ func domainsFromBundles(ctx context.Context, m virtualClusterModel, counts []int
 	if m.Bundles.IsNull() || m.Bundles.IsUnknown() {
 		return nil
 	}
-	var bundles []recordedBundle
-	if m.Bundles.ElementsAs(ctx, &bundles, false).HasError() {
+	bundles, d := objectsAs[recordedBundle](ctx, m.Bundles)
+	if d.HasError() {
 		return nil
 	}
 	byGlobal := map[int64]string{}

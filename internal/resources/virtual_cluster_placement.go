@@ -111,12 +111,12 @@ type recordedBundle struct {
 // reports and records each difference in placement_groups[*].drift. It
 // returns how many of the groups still exist.
 func refreshGroups(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, live []raystate.PlacementGroup) (int, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	var groups []recordedGroup
+	groups, diags := objectsAs[recordedGroup](ctx, m.PlacementGroups)
 	var bundles []recordedBundle
-	diags.Append(m.PlacementGroups.ElementsAs(ctx, &groups, false)...)
 	if !m.Bundles.IsNull() && !m.Bundles.IsUnknown() {
-		diags.Append(m.Bundles.ElementsAs(ctx, &bundles, false)...)
+		var d diag.Diagnostics
+		bundles, d = objectsAs[recordedBundle](ctx, m.Bundles)
+		diags.Append(d...)
 	}
 	recorded := map[string]drift.RecordedGroup{}
 	strategies := map[string]string{}

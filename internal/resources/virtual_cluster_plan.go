@@ -24,7 +24,7 @@ import (
 // plan time, without talking to Ray.
 func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m virtualClusterModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(fastGet(req.Config.Raw, req.Config.Get)(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -33,9 +33,11 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 	if !known || resp.Diagnostics.HasError() {
 		return
 	}
-	var sch resource.SchemaResponse
-	r.Schema(ctx, resource.SchemaRequest{}, &sch)
-	addIssues(&resp.Diagnostics, withoutSchemaDuplicates(ctx, sch.Schema, req.Config, spec.Validate()))
+	if issues := spec.Validate(); len(issues) > 0 { // the schema is built only to filter issues
+		var sch resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &sch)
+		addIssues(&resp.Diagnostics, withoutSchemaDuplicates(ctx, sch.Schema, req.Config, issues))
+	}
 	if !spec.SelectNodes {
 		for attr, set := range map[string]bool{"exclude_node_ids": !m.ExcludeNodeIDs.IsNull(), "pinning": !m.Pinning.IsNull()} {
 			if set {
@@ -62,20 +64,20 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if req.Plan.Raw.IsNull() {
 		if !req.State.Raw.IsNull() { // destroy
 			var state virtualClusterModel
-			if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); !resp.Diagnostics.HasError() {
+			if resp.Diagnostics.Append(fastGet(req.State.Raw, req.State.Get)(ctx, &state)...); !resp.Diagnostics.HasError() {
 				r.warnIfTransferred(ctx, state, &resp.Diagnostics)
 			}
 		}
 		return
 	}
 	var plan virtualClusterModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(fastGet(req.Plan.Raw, req.Plan.Get)(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	p := &planCall{r: r, ctx: ctx, resp: resp, plan: &plan, creating: req.State.Raw.IsNull()}
 	if !p.creating {
-		resp.Diagnostics.Append(req.State.Get(ctx, &p.state)...)
+		resp.Diagnostics.Append(fastGet(req.State.Raw, req.State.Get)(ctx, &p.state)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
@@ -341,8 +343,11 @@ func (p *planCall) checkHeldNodes(spec clusterspec.Spec, snap *planning.Snapshot
 			fmt.Sprintf("Ray no longer lists node(s) %s, selected for %q, as alive.", strings.Join(gone, ", "), name))
 		return
 	}
-	var bundles []recordedBundle
-	if p.state.Bundles.IsNull() || p.state.Bundles.ElementsAs(p.ctx, &bundles, false).HasError() {
+	if p.state.Bundles.IsNull() {
+		return
+	}
+	bundles, d := objectsAs[recordedBundle](p.ctx, p.state.Bundles)
+	if d.HasError() {
 		return
 	}
 	for _, b := range bundles {
@@ -438,11 +443,11 @@ func unknownComputed(plan virtualClusterModel) virtualClusterModel {
 
 // recordedDrift joins the drift refresh recorded for each group.
 func recordedDrift(ctx context.Context, state virtualClusterModel) string {
-	var groups []recordedGroup
 	if state.PlacementGroups.IsNull() || state.PlacementGroups.IsUnknown() {
 		return ""
 	}
-	if d := state.PlacementGroups.ElementsAs(ctx, &groups, false); d.HasError() {
+	groups, d := objectsAs[recordedGroup](ctx, state.PlacementGroups)
+	if d.HasError() {
 		tflog.Warn(ctx, "cannot read recorded placement groups")
 		return ""
 	}

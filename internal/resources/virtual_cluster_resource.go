@@ -120,7 +120,7 @@ func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClus
 }
 
 func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	ctx, cancel, m, ok := r.load(ctx, req.State.Get, readTimeout, &resp.Diagnostics)
+	ctx, cancel, m, ok := r.load(ctx, fastGet(req.State.Raw, req.State.Get), readTimeout, &resp.Diagnostics)
 	defer cancel()
 	if !ok {
 		return

@@ -12,6 +12,7 @@
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
 //	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
 //	raybench [flags] topoplan  the topology data source at 10,000 nodes against the stand-in dashboard
+//	raybench [flags] plan50    steady plans of 1 and 50 clusters: the provider, a minimal provider, the CLI alone; CPU profiles
 //
 // Every placement group it creates is named bench-<run id>-..., is removed
 // after each repetition, and is swept up on failure or interrupt.
@@ -74,6 +75,9 @@ func run() int {
 		}
 		return 0
 	}
+	if part == "plan50" {
+		return runPlan50(o)
+	}
 	if part == "topo-ref" || part == "topoplan" {
 		return runOffline(part, o.python, o.outDir, o.refSizes, o.refTime, o.planNodes, o.planReps, o.terraform)
 	}
@@ -96,6 +100,8 @@ type options struct {
 	refBundles, refLayouts, refSizes, planNodes, todayRef       string
 	terraform, waveSizes, waveParallel                          string
 	reps, groupsPer, refreshReps, traceReps, planReps, waveReps int
+	plan50Counts                                                string
+	plan50Reps                                                  int
 	raceStates, raceMax                                         int
 	wait, refTime, raceFor, raceHold, raceReady                 time.Duration
 }
@@ -124,6 +130,8 @@ func parseFlags() (o *options, code int) {
 	flag.StringVar(&o.todayRef, "today-ref", bench.DefaultTodayRef, "trace: git ref whose provider the 'no slower than today' rows run beside (empty: skip)")
 	flag.IntVar(&o.traceReps, "trace-reps", 3, "trace: repetitions of each apply+destroy")
 	flag.IntVar(&o.planReps, "plan-reps", 3, "topoplan: repetitions")
+	flag.StringVar(&o.plan50Counts, "plan50-clusters", "1,50", "plan50: cluster counts (the first is the baseline)")
+	flag.IntVar(&o.plan50Reps, "plan50-reps", 5, "plan50: repetitions of each plan")
 	flag.StringVar(&o.terraform, "terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan, trace and waves: terraform (or tofu) binary")
 	flag.StringVar(&o.waveSizes, "waves", "1,4,12,50", "waves: cluster counts (the first is the baseline)")
 	flag.StringVar(&o.waveParallel, "waves-parallel", "50", "waves: counts also applied with -parallelism equal to the count")
@@ -139,7 +147,7 @@ func parseFlags() (o *options, code int) {
 	flag.IntVar(&o.raceMax, "race-max-applies", 100, "race: most applies per state")
 	flag.DurationVar(&o.raceReady, "race-ready-timeout", 20*time.Second, "race: ready_timeout of the capacity_check = \"total\" states (how long they queue)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|all|topo|topo-ref|topoplan\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|all|topo|topo-ref|topoplan|plan50\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -60,3 +60,27 @@ func runOffline(part, python, outDir, refSizes string, refTime time.Duration, pl
 	fmt.Printf("load average at the end: %s\n\n", loadAvg())
 	return 0
 }
+
+// runPlan50 runs part plan50 (no Ray: the stand-in dashboard) with OpenTofu
+// (-tofu), as part 2 does, and profiles both plugins.
+func runPlan50(o *options) int {
+	counts, err := intList(o.plan50Counts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "raybench:", err)
+		return 2
+	}
+	abs, _ := filepath.Abs(o.outDir)
+	ctx := context.Background()
+	start := time.Now()
+	res, err := bench.RunPlan50(ctx, bench.Plan50Config{CLI: o.tofuBin, Dir: abs, Counts: counts, GroupsPerCluster: o.groupsPer,
+		Reps: o.plan50Reps, Profile: true, Log: os.Stderr})
+	fmt.Printf("## 2b. Plans of many clusters against a minimal provider (plan50, %s)\n\n", time.Since(start).Round(time.Second))
+	bench.PrintPlan50(os.Stdout, res)
+	bench.PrintProfiles(ctx, os.Stdout, res, 40)
+	fmt.Printf("load average at the end: %s\n\n", loadAvg())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "raybench plan50:", err)
+		return 1
+	}
+	return 0
+}
