@@ -16,7 +16,9 @@ func PrintGPU64(out io.Writer, res *GPU64Result, cli, nemoSkipped string) {
 	if nemoSkipped != "" {
 		fmt.Fprintf(out, "NeMo-RL's own code: not measured (%s).\n\n", nemoSkipped)
 	}
-	printGPU64Summary(out, res.Rows, cli)
+	if len(res.Rows) > 0 {
+		printGPU64Summary(out, res.Rows, cli)
+	}
 	var traced []TraceResult
 	for _, r := range res.Rows {
 		t := TraceResult{Bundles: r.Bundles, Nodes: r.Nodes, Label: fmt.Sprintf("%d %s", r.Bundles, r.Layout)}
@@ -38,13 +40,13 @@ func PrintGPU64(out io.Writer, res *GPU64Result, cli, nemoSkipped string) {
 // printGPU64Summary prints apply+destroy against NeMo-RL's cold path per
 // layout, and where NeMo-RL's time goes.
 func printGPU64Summary(out io.Writer, rows []GPU64Row, cli string) {
-	fmt.Fprintf(out, "`%s apply` + `destroy` of one cluster of %d logical nodes x %d GPU bundles, `segment_size = %d`, "+
+	fmt.Fprintf(out, "`%s apply` + `destroy` of one cluster of logical nodes of %d GPU bundles, `segment_size = %d`, "+
 		"`select_nodes = true`, `pinning = \"domain\"` (unified: one PACK group; per-node: one PACK group per logical node) "+
 		"with the locally built provider through the recording proxy, against NeMo-RL's own cold path on the same shape "+
 		"(bench/nemo_baseline.py: prepare_segment_topology(%d, nodes), RayVirtualCluster(segment_size=%d, "+
 		"node_resource_constraints=...), _init_placement_groups, master address, address/port batch, shutdown, exit), "+
 		"paired and alternating in order. Medians; ratio = median of the per-repetition ratios (min-max).\n\n",
-		cli, NeMoFullSize/WideGPUsPerNode, WideGPUsPerNode, WideSegmentSize, WideSegmentSize, WideSegmentSize)
+		cli, WideGPUsPerNode, WideSegmentSize, WideSegmentSize, WideSegmentSize)
 	t := NewTable(out, "layout", "bundles", "logical nodes", "reps", "apply", "destroy", "apply+destroy", "NeMo-RL cold", "ratio",
 		"target", "", "NeMo: _init_placement_groups", "of which segment topology", "NeMo: master", "NeMo: port batch",
 		"NeMo: shutdown+exit")

@@ -17,7 +17,9 @@ import (
 func (l *live) gpu64() int {
 	var layouts []bench.Layout
 	for _, s := range strings.Split(l.o.refLayouts, ",") {
-		layouts = append(layouts, bench.Layout(strings.TrimSpace(s)))
+		if s = strings.TrimSpace(s); s != "" { // -layouts '' measures only the apply against its floor
+			layouts = append(layouts, bench.Layout(s))
+		}
 	}
 	logf(">> gpu64: %s apply + destroy of %d bundles (%v) beside NeMo-RL, and %d bundles against the floor, x %d",
 		l.o.terraform, l.o.gpu64Bundles, layouts, bench.FloorBundles, l.o.gpu64Reps)
