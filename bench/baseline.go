@@ -245,6 +245,16 @@ func (b *Baseline) ColdRemove(names []string) (BaselineTimes, error) {
 	return b.cold("cold-remove", string(raw))
 }
 
+// ColdCreate runs one fresh python process that creates the groups, waits
+// until they are ready and removes them: the placement floor of an apply.
+func (b *Baseline) ColdCreate(groups []contract.RequestGroup) (BaselineTimes, error) {
+	raw, err := json.Marshal(groups)
+	if err != nil {
+		return BaselineTimes{}, err
+	}
+	return b.cold("cold-create", string(raw))
+}
+
 // runCold runs the script once in a fresh process with the given
 // arguments and returns its last JSON line and the process's lifetime.
 func (b *Baseline) runCold(op string, args ...string) (line string, start, end time.Time, err error) {

@@ -12,6 +12,10 @@
 #   python baseline.py cold-remove <gcs address> <namespace> <json names>
 #       The removal in a fresh process (like a hand-written script), with
 #       the time of the interpreter's imports and ray.init reported.
+#   python baseline.py cold-create <gcs address> <namespace> <json groups>
+#       The placement in a fresh process: create, wait ready, then remove;
+#       with the same times (the apply's floor: one python process placing
+#       the groups with plain ray.util.placement_group).
 #
 # Groups are detached, like the provider's. Whatever this process created
 # is removed again if it fails or is interrupted (atexit).
@@ -93,5 +97,13 @@ def cold_remove(arg):
     return remove(lookup_all(names), names)
 
 
+def cold_create(arg):
+    groups = json.loads(arg)
+    pgs, out = create(groups)
+    out.update(remove(pgs, [g["name"] for g in groups]))
+    return out
+
+
 if __name__ == "__main__":
-    common.main("usage: baseline.py serve|cold-remove ...", handle, {"cold-remove": cold_remove})
+    common.main("usage: baseline.py serve|cold-remove|cold-create ...", handle,
+                {"cold-remove": cold_remove, "cold-create": cold_create})

@@ -9,6 +9,10 @@
 //     (reference_baseline.py) and the bare ray.util.placement_group floor
 //     (baseline.py); plus one full `tofu apply` + `tofu destroy` through a
 //     dev_overrides CLI configuration (internal/devprovider).
+//   - GPU64: a real apply + destroy of 64 GPU bundles (segment_size = 2) next
+//     to NeMo-RL's own cold path, and a 16-bundle apply next to its floor
+//     (an empty job plus one cold python placing the groups), on an 8 x 8
+//     GPU cluster of its own.
 //   - Refresh/plan: HTTP calls and time of the resource's Read path (one
 //     liveview.LiveView per CLI run, whose group list every Read shares, and
 //     the drift comparison) for many clusters, counted with a

@@ -9,8 +9,11 @@
 #   python nemo_baseline.py check <gcs address> <namespace>
 #       Imports the module only; prints {"ok": true, "module": <file>} or why not.
 #   python nemo_baseline.py cold <gcs address> <namespace> <name> <bundle_ct_per_node json>
-#                                <num_gpus_per_node> <unified true|false>
+#                                <num_gpus_per_node> <unified true|false> [<segment_size>]
 #       The cold path above; prints one line with the phase times and time stamps.
+#       With a segment_size, first what NeMo-RL's algorithm set-up does for it
+#       (prepare_segment_topology: the nodes of complete NVLink segments, pinned
+#       through node_resource_constraints), then RayVirtualCluster(segment_size=...).
 #
 # The module needs only Ray and the standard library, so it is imported as is
 # (no stubs). Ray is joined with NeMo-RL's own init_ray (address "auto" =
@@ -52,17 +55,25 @@ def check():
     return {"ok": True, "module": vc.__file__}
 
 
-def cold(name, counts, gpus_per_node, unified):
+def cold(name, counts, gpus_per_node, unified, segment_size=""):
     if vc is None:
         raise RuntimeError(IMPORT_ERROR)
     import json
 
     t = {"nemo_import_s": NEMO_IMPORT_S}
     unified = unified == "true"
+    counts = json.loads(counts)
+    segment = int(segment_size) if segment_size else None
     t0 = time.perf_counter()
-    cluster = vc.RayVirtualCluster(bundle_ct_per_node_list=json.loads(counts), use_gpus=True,
+    constraints = None
+    if segment is not None:
+        # as nemo_rl.algorithms.dpo/grpo set up their cluster for a segment_size
+        constraints, _, _ = vc.prepare_segment_topology(segment, len(counts))
+    t["segment_topology_s"] = time.perf_counter() - t0
+    cluster = vc.RayVirtualCluster(bundle_ct_per_node_list=counts, use_gpus=True,
                                    max_colocated_worker_groups=1, num_gpus_per_node=int(gpus_per_node),
-                                   name=name, placement_group_strategy="PACK")
+                                   name=name, placement_group_strategy="PACK",
+                                   segment_size=segment, node_resource_constraints=constraints)
     pgs = cluster._init_placement_groups(strategy="PACK", use_unified_pg=unified)
     t["init_groups_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -91,8 +102,9 @@ def main():
     if op == "check":
         common.reply(check())
         return
-    if op != "cold" or len(sys.argv) != 8:
-        raise SystemExit("usage: nemo_baseline.py check|cold <gcs address> <namespace> <name> <counts> <gpus per node> <unified>")
+    if op != "cold" or len(sys.argv) not in (8, 9):
+        raise SystemExit("usage: nemo_baseline.py check|cold <gcs address> <namespace> <name> <counts> <gpus per node> <unified>"
+                         " [<segment size>]")
     out = {"import_s": common.T_IMPORTED - common.T_FIRST, "t_first": common.T_FIRST}
     try:
         if vc is None:

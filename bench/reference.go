@@ -228,7 +228,7 @@ func (cfg *ReferenceConfig) oneSample(ctx context.Context, layout Layout, bundle
 			return busy(err)
 		}
 		if cfg.NeMo != nil {
-			if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, layout == LayoutUnified); err != nil {
+			if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, layout == LayoutUnified, 0); err != nil {
 				return busy(err)
 			}
 			if s.NeMo.Bundles != bundles {

@@ -251,7 +251,16 @@ type TraceSample struct {
 // TraceResult is every sample of one size.
 type TraceResult struct {
 	Bundles, Nodes int
-	Samples        []TraceSample
+	// Label names the column in the phase tables (default: the bundles).
+	Label   string
+	Samples []TraceSample
+}
+
+func (r TraceResult) label() string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return fmt.Sprint(r.Bundles)
 }
 
 // unifiedHCL is the resource block of a unified PACK GPU cluster.
@@ -371,7 +380,7 @@ func (tr *traceRun) floors(s *TraceSample, name string, spec clusterspec.Spec) e
 	cfg := tr.cfg
 	var err error
 	if cfg.NeMo != nil {
-		if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, true); err != nil {
+		if s.NeMo, err = cfg.NeMo.NeMoCold(name+"-nemo", spec.BundleCtPerNode, GPUsPerNode, true, 0); err != nil {
 			return err
 		}
 		tr.logf("   NeMo-RL cold %ss", Sec(s.NeMo.Wall))
@@ -511,9 +520,15 @@ func printTracePhases(out io.Writer, results []TraceResult) {
 		"job record's clean-up = until its DELETE ended (driver.Run runs it in the background after the result; the plugin does not "+
 		"exit before it).")
 	fmt.Fprintln(out)
+	tracePhaseTable(out, results)
+}
+
+// tracePhaseTable is the phase trace's table: each phase of apply and
+// destroy per result, and the HTTP calls.
+func tracePhaseTable(out io.Writer, results []TraceResult) {
 	header := []string{"phase"}
 	for _, r := range results {
-		header = append(header, fmt.Sprintf("apply %d", r.Bundles), fmt.Sprintf("destroy %d", r.Bundles))
+		header = append(header, "apply "+r.label(), "destroy "+r.label())
 	}
 	t := NewTable(out, header...)
 	type row struct {
@@ -577,7 +592,7 @@ func printTraceFloors(out io.Writer, results []TraceResult) {
 	fmt.Fprintln(out)
 	header := []string{"phase group", "floor is"}
 	for _, r := range results {
-		header = append(header, fmt.Sprintf("apply %d", r.Bundles), fmt.Sprintf("destroy %d", r.Bundles), fmt.Sprintf("floor %d", r.Bundles))
+		header = append(header, "apply "+r.label(), "destroy "+r.label(), "floor "+r.label())
 	}
 	t := NewTable(out, header...)
 	type group struct {

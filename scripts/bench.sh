@@ -5,7 +5,7 @@
 #   scripts/bench.sh                      # everything in bench/README.md
 #   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
 #   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, race,
-#                                         # topo, topo-ref, topoplan, plan50 or all (default)
+#                                         # gpu64, topo, topo-ref, topoplan, plan50 or all (default)
 #   BENCH_PART=race BENCH_RACE_SECONDS=60 scripts/bench.sh # the race soak, short (smoke check)
 #   NEMO_RL_SRC=~/src/RL scripts/bench.sh # also run NeMo-RL's own RayVirtualCluster (reference,
 #                                         # trace); skipped with a message when unset
@@ -27,7 +27,7 @@ part="${BENCH_PART:-all}"
 started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
-offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = plan50 ] || [ "$part" = waves ] || [ "$part" = race ]; } # no test cluster needed
+offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = plan50 ] || [ "$part" = waves ] || [ "$part" = race ] || [ "$part" = gpu64 ]; } # no test cluster needed
 if ! offline && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
   started=1 # set first: a start that fails half-way is cleaned up too
   "$here/ray-cluster.sh" start
@@ -90,6 +90,21 @@ if [ "$part" = all ] || [ "$part" = race ]; then
     "$here/ray-cluster.sh" start
     "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -address "$RAY_ADDRESS" \
       -gcs "127.0.0.$RAY_TF_IP_BASE:$RAY_TF_GCS_PORT" -out "$out" "$@" race | tee -a "$results"
+  ) || status=$?
+fi
+# Part 1d (gpu64): the 64-bundle rows against NeMo-RL ($NEMO_RL_SRC) and the apply against
+# its floor, on their own cluster of 64 logical GPUs (the gpu8x8 node table: 8 nodes x 8 GPUs,
+# 4 NVLink domains of 2) beside any other, on its own addresses and ports (10000-18999);
+# stopped (by pid) when done.
+if [ "$part" = all ] || [ "$part" = gpu64 ]; then
+  (
+    export RAY_TF_NODE_TABLE=gpu8x8 RAY_TF_IP_BASE=130 RAY_TF_GCS_PORT=6679 RAY_TF_DASHBOARD_PORT=8565 \
+      RAY_TF_PORT_BASE=10000
+    export RAY_ADDRESS="http://127.0.0.1:$RAY_TF_DASHBOARD_PORT"
+    trap '"$here/ray-cluster.sh" stop' EXIT
+    "$here/ray-cluster.sh" start
+    "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -address "$RAY_ADDRESS" \
+      -gcs "127.0.0.$RAY_TF_IP_BASE:$RAY_TF_GCS_PORT" -out "$out" "$@" gpu64 | tee -a "$results"
   ) || status=$?
 fi
 if [ "$part" = all ] || [ "$part" = topo ]; then

@@ -35,6 +35,8 @@
 #   RAY_TF_TEMP_DIR        the head's --temp-dir, shared by its nodes [/tmp/raytf-<RAY_TF_IP_BASE>]
 #   RAY_TF_NODES           names of the nodes `start` boots, e.g. "head rackA-1 rackA-2" [the rows marked yes]
 #   RAY_TF_NODE_CPUS       logical CPUs of every node [the NODES table's column]
+#   RAY_TF_NODE_TABLE      which NODES table: default (head + five 4-GPU nodes, one extra),
+#                          or gpu8x8 (head + eight 8-GPU nodes in 4 NVLink domains of 2) [default]
 #   e.g. RAY_TF_IP_BASE=60 RAY_TF_GCS_PORT=6479 RAY_TF_DASHBOARD_PORT=8365 RAY_TF_PORT_BASE=40000
 # stop-node kills with SIGTERM (Ray's raylet then leaves the cluster at once); with
 # RAY_TF_STOP_SIGNAL=KILL it is killed outright and Ray notices through its health checks.
@@ -55,15 +57,41 @@ dashboard="http://127.0.0.1:$dash_port"
 
 # name        boot cpus gpus resources (JSON)
 # Rows with boot=no are extra nodes that only start-node starts (cluster churn tests).
-NODES=(
-  "head       yes  4    0    {\"topo_rank\":1}"
-  "rackA-1    yes  4    4    {\"nvlink_domain_rackA\":1,\"topo_rank\":3}"
-  "rackA-2    yes  4    4    {\"nvlink_domain_rackA\":1,\"topo_rank\":2}"
-  "rackB-1    yes  4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":5}"
-  "rackB-2    yes  4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":4}"
-  "rackC-1    yes  4    4    {\"nvlink_domain_rackC\":1,\"topo_rank\":6}"
-  "rackB-0    no   4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":0}"
-)
+node_table="${RAY_TF_NODE_TABLE:-default}"
+case "$node_table" in
+  default)
+    NODES=(
+      "head       yes  4    0    {\"topo_rank\":1}"
+      "rackA-1    yes  4    4    {\"nvlink_domain_rackA\":1,\"topo_rank\":3}"
+      "rackA-2    yes  4    4    {\"nvlink_domain_rackA\":1,\"topo_rank\":2}"
+      "rackB-1    yes  4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":5}"
+      "rackB-2    yes  4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":4}"
+      "rackC-1    yes  4    4    {\"nvlink_domain_rackC\":1,\"topo_rank\":6}"
+      "rackB-0    no   4    4    {\"nvlink_domain_rackB\":1,\"topo_rank\":0}"
+    )
+    ;;
+  gpu8x8)
+    # 64 logical GPUs for the 64-bundle benchmark rows (BENCH_PART=gpu64): 8 nodes of
+    # 8, in 4 NVLink domains of 2 (segment_size = 2). 8 CPUs a node because every
+    # bundle, NeMo-RL's and the provider's, holds one CPU beside its GPU; the head
+    # holds no GPU and only 2 CPUs (drivers and job supervisors take none).
+    NODES=(
+      "head       yes  2    0    {\"topo_rank\":1}"
+      "rackA-1    yes  8    8    {\"nvlink_domain_rackA\":1,\"topo_rank\":3}"
+      "rackA-2    yes  8    8    {\"nvlink_domain_rackA\":1,\"topo_rank\":2}"
+      "rackB-1    yes  8    8    {\"nvlink_domain_rackB\":1,\"topo_rank\":5}"
+      "rackB-2    yes  8    8    {\"nvlink_domain_rackB\":1,\"topo_rank\":4}"
+      "rackC-1    yes  8    8    {\"nvlink_domain_rackC\":1,\"topo_rank\":7}"
+      "rackC-2    yes  8    8    {\"nvlink_domain_rackC\":1,\"topo_rank\":6}"
+      "rackD-1    yes  8    8    {\"nvlink_domain_rackD\":1,\"topo_rank\":9}"
+      "rackD-2    yes  8    8    {\"nvlink_domain_rackD\":1,\"topo_rank\":8}"
+    )
+    ;;
+  *)
+    echo "!! unknown RAY_TF_NODE_TABLE=$node_table (default or gpu8x8)" >&2
+    exit 2
+    ;;
+esac
 
 # one loopback address per node (Ray rewrites 127.0.0.1 to the host IP)
 node_ip() { echo "127.0.0.$((ip_base + $1))"; }

@@ -8,6 +8,7 @@
 //	raybench [flags] trace     real apply + destroy of a unified cluster, phase by phase, against NeMo-RL's cold path
 //	raybench [flags] waves     apply + destroy of 1, 4, 12 and 50 clusters in one configuration
 //	raybench [flags] race      soak: 8 states applying and destroying clusters that want the same nodes
+//	raybench [flags] gpu64     64-bundle apply + destroy against NeMo-RL, and a 16-bundle apply against its floor (8 x 8 GPU cluster)
 //	raybench [flags] all       reference, tofu, trace and refresh
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
 //	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
@@ -85,9 +86,9 @@ func run() int {
 		refresh: part == "refresh" || part == "all", tofu: part == "tofu" || part == "all",
 		reference: part == "reference" || part == "all",
 		trace:     part == "trace" || part == "all",
-		waves:     part == "waves", race: part == "race",
+		waves:     part == "waves", race: part == "race", gpu64: part == "gpu64",
 	}
-	if !w.refresh && !w.tofu && !w.reference && !w.trace && !w.waves && !w.race {
+	if !w.refresh && !w.tofu && !w.reference && !w.trace && !w.waves && !w.race && !w.gpu64 {
 		flag.Usage()
 		return 2
 	}
@@ -102,6 +103,7 @@ type options struct {
 	reps, groupsPer, refreshReps, traceReps, planReps, waveReps int
 	plan50Counts                                                string
 	plan50Reps                                                  int
+	gpu64Reps, gpu64Bundles                                     int
 	raceStates, raceMax                                         int
 	wait, refTime, raceFor, raceHold, raceReady                 time.Duration
 }
@@ -132,6 +134,8 @@ func parseFlags() (o *options, code int) {
 	flag.IntVar(&o.planReps, "plan-reps", 3, "topoplan: repetitions")
 	flag.StringVar(&o.plan50Counts, "plan50-clusters", "1,50", "plan50: cluster counts (the first is the baseline)")
 	flag.IntVar(&o.plan50Reps, "plan50-reps", 5, "plan50: repetitions of each plan")
+	flag.IntVar(&o.gpu64Reps, "gpu64-reps", 3, "gpu64: repetitions (each: both layouts beside NeMo-RL, and the apply against its floor)")
+	flag.IntVar(&o.gpu64Bundles, "gpu64-bundles", bench.NeMoFullSize, "gpu64: GPU bundles of the NeMo-RL rows (logical nodes of 8)")
 	flag.StringVar(&o.terraform, "terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan, trace and waves: terraform (or tofu) binary")
 	flag.StringVar(&o.waveSizes, "waves", "1,4,12,50", "waves: cluster counts (the first is the baseline)")
 	flag.StringVar(&o.waveParallel, "waves-parallel", "50", "waves: counts also applied with -parallelism equal to the count")
@@ -147,7 +151,7 @@ func parseFlags() (o *options, code int) {
 	flag.IntVar(&o.raceMax, "race-max-applies", 100, "race: most applies per state")
 	flag.DurationVar(&o.raceReady, "race-ready-timeout", 20*time.Second, "race: ready_timeout of the capacity_check = \"total\" states (how long they queue)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|all|topo|topo-ref|topoplan|plan50\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|gpu64|all|topo|topo-ref|topoplan|plan50\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -160,7 +164,7 @@ func parseFlags() (o *options, code int) {
 
 // parts are the live parts a run measures.
 type parts struct {
-	refresh, tofu, reference, trace, waves, race bool
+	refresh, tofu, reference, trace, waves, race, gpu64 bool
 }
 
 // live is a run against a Ray cluster: what every part shares.
@@ -226,12 +230,12 @@ func runLive(o *options, w parts) int {
 		}
 		defer l.ref.Stop()
 	}
-	if w.reference || w.trace {
+	if w.reference || w.trace || w.gpu64 {
 		if l.nemo, l.nemoSkipped = bench.NewNeMoBaseline(o.python, o.gcs, l.abs); l.nemo == nil {
 			logf(">> NeMo-RL baseline skipped: %s", l.nemoSkipped)
 		}
 	}
-	if w.refresh || w.reference || w.trace {
+	if w.refresh || w.reference || w.trace || w.gpu64 {
 		logf(">> starting the Python baseline driver (ray.init(address=%q))", o.gcs)
 		if err := l.base.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "raybench:", err)
@@ -259,7 +263,7 @@ func (l *live) runParts(w parts) int {
 		run  func() int
 	}{
 		{w.reference, l.reference}, {w.tofu, l.tofu}, {w.trace, l.trace},
-		{w.waves, l.waves}, {w.race, l.race}, {w.refresh, l.refresh},
+		{w.waves, l.waves}, {w.race, l.race}, {w.gpu64, l.gpu64}, {w.refresh, l.refresh},
 	}
 	for _, s := range steps {
 		if s.want && l.ctx.Err() == nil {
