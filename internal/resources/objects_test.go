@@ -9,10 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
@@ -83,14 +81,7 @@ func TestObjectsAsMatchesElementsAs(t *testing.T) {
 // and fails.
 func TestFastGetMatchesGet(t *testing.T) {
 	ctx := context.Background()
-	var sch resource.SchemaResponse
-	(&virtualClusterResource{}).Schema(ctx, resource.SchemaRequest{}, &sch)
-	typ := sch.Schema.Type().TerraformType(ctx).(tftypes.Object)
-	nulls := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
-		nulls[name] = tftypes.NewValue(at, nil)
-	}
-	state := tfsdk.State{Schema: sch.Schema, Raw: tftypes.NewValue(typ, nulls)}
+	state := nullState(ctx)
 	var m virtualClusterModel
 	if d := state.Get(ctx, &m); d.HasError() {
 		t.Fatal(d)
@@ -109,7 +100,7 @@ func TestFastGetMatchesGet(t *testing.T) {
 	badDuration := state
 	badDuration.Raw = badDuration.Raw.Copy()
 	diags.Append(badDuration.SetAttribute(ctx, path.Root("ready_timeout"), types.StringValue("ninety seconds"))...)
-	for name, s := range map[string]tfsdk.State{"full": state, "all null": {Schema: sch.Schema, Raw: tftypes.NewValue(typ, nulls)},
+	for name, s := range map[string]tfsdk.State{"full": state, "all null": nullState(ctx),
 		"invalid duration": badDuration} {
 		var want, got virtualClusterModel
 		wantDiags := s.Get(ctx, &want)

@@ -29,15 +29,8 @@ func TestSameModel(t *testing.T) {
 	// Every attribute null, as the framework decodes it (typed, unlike a
 	// zero virtualClusterModel).
 	ctx := context.Background()
-	var sch resource.SchemaResponse
-	(&virtualClusterResource{}).Schema(ctx, resource.SchemaRequest{}, &sch)
-	typ := sch.Schema.Type().TerraformType(ctx).(tftypes.Object)
-	nulls := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
-		nulls[name] = tftypes.NewValue(at, nil)
-	}
 	var a virtualClusterModel
-	if d := (tfsdk.State{Schema: sch.Schema, Raw: tftypes.NewValue(typ, nulls)}).Get(ctx, &a); d.HasError() {
+	if d := nullState(ctx).Get(ctx, &a); d.HasError() {
 		t.Fatal(d)
 	}
 	a.Name = types.StringValue("c")
@@ -114,4 +107,17 @@ func TestReadyTimeoutConversions(t *testing.T) {
 	if m.ReadyTimeout.ValueString() != clusterspec.DefaultReadyTimeoutText {
 		t.Fatalf("imported default ready_timeout %q", m.ReadyTimeout.ValueString())
 	}
+}
+
+// nullState is the resource's state with every attribute null, typed as the
+// framework decodes it (unlike a zero virtualClusterModel).
+func nullState(ctx context.Context) tfsdk.State {
+	var sch resource.SchemaResponse
+	(&virtualClusterResource{}).Schema(ctx, resource.SchemaRequest{}, &sch)
+	typ := sch.Schema.Type().TerraformType(ctx).(tftypes.Object)
+	nulls := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		nulls[name] = tftypes.NewValue(at, nil)
+	}
+	return tfsdk.State{Schema: sch.Schema, Raw: tftypes.NewValue(typ, nulls)}
 }
