@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 )
 
@@ -62,6 +63,9 @@ func collectLessOften() {
 // the plugin down (go-plugin's Shutdown RPC stops the gRPC server), which is
 // where the profile is stopped and written; a plugin the CLI has to kill
 // leaves an empty file.
+// One CLI command may start the plugin more than once (the last to exit
+// writes the file last); "%p" in the name becomes the process id, for one
+// file per process.
 const CPUProfileEnv = "RAY_TF_CPUPROFILE"
 
 // profileCPU starts the CPU profile CPUProfileEnv asks for and returns what
@@ -71,7 +75,7 @@ func profileCPU() (stop func()) {
 	if name == "" {
 		return func() {}
 	}
-	f, err := os.Create(name)
+	f, err := os.Create(strings.ReplaceAll(name, "%p", strconv.Itoa(os.Getpid())))
 	if err != nil {
 		log.Printf("%s: %v", CPUProfileEnv, err)
 		return func() {}

@@ -77,7 +77,10 @@ func objectInto(target reflect.Value, fields map[string]int, e attr.Value) error
 }
 
 func setField(f reflect.Value, a attr.Value) error {
-	if v := reflect.ValueOf(a); v.Type().AssignableTo(f.Type()) {
+	if v := reflect.ValueOf(a); v.Type() == f.Type() { // the framework wants the exact type
+		if _, validates := a.(xattr.ValidateableAttribute); validates {
+			return errors.New("a value that validates itself is the framework's to read")
+		}
 		f.Set(v)
 		return nil
 	}
@@ -102,14 +105,24 @@ func setField(f reflect.Value, a attr.Value) error {
 // tagFields caches fieldsByTag per struct type.
 var tagFields sync.Map // reflect.Type -> map[string]int
 
-// fieldsByTag maps each tfsdk tag of struct type t to its field's index.
+// fieldsByTag maps each tfsdk tag of struct type t to its field's index, or
+// is nil (every read left to the framework, which then names the mistake)
+// where t breaks the framework's tag rules: an embedded or exported untagged
+// field, a tagged unexported one, or a tag used twice.
 func fieldsByTag(t reflect.Type) map[string]int {
 	if f, ok := tagFields.Load(t); ok {
 		return f.(map[string]int) //nolint:forcetypeassert // only this function stores
 	}
 	f := map[string]int{}
 	for i := range t.NumField() {
-		if tag := t.Field(i).Tag.Get("tfsdk"); tag != "" && tag != "-" {
+		field := t.Field(i)
+		tag := field.Tag.Get("tfsdk")
+		_, dup := f[tag]
+		if field.Anonymous || (tag == "" && field.IsExported()) || (tag != "" && tag != "-" && !field.IsExported()) || dup {
+			f = nil
+			break
+		}
+		if tag != "" && tag != "-" {
 			f[tag] = i
 		}
 	}

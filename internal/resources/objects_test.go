@@ -7,10 +7,12 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/attr/xattr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
@@ -100,6 +102,13 @@ func TestFastGetMatchesGet(t *testing.T) {
 	badDuration := state
 	badDuration.Raw = badDuration.Raw.Copy()
 	diags.Append(badDuration.SetAttribute(ctx, path.Root("ready_timeout"), types.StringValue("ninety seconds"))...)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	var invalid virtualClusterModel
+	if !badDuration.Get(ctx, &invalid).HasError() {
+		t.Fatal("the framework reads an invalid duration without an error: the case below tests nothing")
+	}
 	for name, s := range map[string]tfsdk.State{"full": state, "all null": nullState(ctx),
 		"invalid duration": badDuration} {
 		var want, got virtualClusterModel
@@ -109,7 +118,45 @@ func TestFastGetMatchesGet(t *testing.T) {
 			t.Errorf("%s: fastGet = %+v, %v; Get = %+v, %v", name, got, gotDiags, want, wantDiags)
 		}
 	}
-	if !modelFromTerraform(ctx, state.Raw, &m) {
-		t.Error("the full state took the framework's path, not fastGet's own")
+	for name, raw := range map[string]tftypes.Value{"full": state.Raw, "all null": nullState(ctx).Raw} {
+		if !modelFromTerraform(ctx, raw, &m) {
+			t.Errorf("the %s state took the framework's path, not fastGet's own", name)
+		}
+	}
+}
+
+// Structs that break the framework's tag rules are left to the framework
+// (which names the mistake); the models the provider reads take the fast path.
+func TestFieldsByTagFollowsTheFrameworksRules(t *testing.T) {
+	type embedded struct{ A types.String }
+	bad := map[string]reflect.Type{
+		"untagged exported": reflect.TypeFor[struct {
+			A types.String `tfsdk:"a"`
+			B types.String
+		}](),
+		"tagged unexported": reflect.TypeFor[struct {
+			a types.String `tfsdk:"a"`
+		}](),
+		"tag used twice": reflect.TypeFor[struct {
+			A types.String `tfsdk:"a"`
+			B types.String `tfsdk:"a"`
+		}](),
+		"embedded": reflect.TypeFor[struct {
+			embedded
+			C types.String `tfsdk:"c"`
+		}](),
+	}
+	for name, typ := range bad {
+		if f := fieldsByTag(typ); f != nil {
+			t.Errorf("%s: fast path fields %v, want none", name, f)
+		}
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[virtualClusterModel](), reflect.TypeFor[recordedGroup](), reflect.TypeFor[recordedBundle]()} {
+		if f := fieldsByTag(typ); len(f) == 0 {
+			t.Errorf("%s: no fast path", typ)
+		}
+	}
+	if _, validates := any(types.Int64Value(1)).(xattr.ValidateableAttribute); validates {
+		t.Error("Int64 values validate themselves: bundles would never take the fast path")
 	}
 }
