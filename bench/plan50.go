@@ -101,20 +101,7 @@ func plan50Row(ctx context.Context, cfg Plan50Config, ours, minimal *Workspace, 
 		return Plan50Row{}, err
 	}
 	defer stop()
-	client, err := NewClient(url)
-	if err != nil {
-		return Plan50Row{}, err
-	}
-	state, err := StateFile(ctx, client.Client, clusters)
-	if err != nil {
-		return Plan50Row{}, err
-	}
-	hcl := clustersHCL(url, fmt.Sprintf("plan50-s%02d", n), clusters)
-	dir, err := ours.Dir(fmt.Sprintf("plan50-%d", n), map[string]string{"main.tf": hcl, "terraform.tfstate": state})
-	if err != nil {
-		return Plan50Row{}, err
-	}
-	floorDir, err := cliFloorDir(ctx, ours, state)
+	dir, floorDir, err := steadyDirs(ctx, ours, url, clusters, "plan50", fmt.Sprintf("plan50-%d", n))
 	if err != nil {
 		return Plan50Row{}, err
 	}

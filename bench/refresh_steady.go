@@ -84,20 +84,7 @@ func steadyPlan(ctx context.Context, ws *Workspace, st *standin.Server, clusters
 		return SteadyRow{}, err
 	}
 	defer stop()
-	client, err := NewClient(url)
-	if err != nil {
-		return SteadyRow{}, err
-	}
-	state, err := StateFile(ctx, client.Client, clusters)
-	if err != nil {
-		return SteadyRow{}, err
-	}
-	hcl := clustersHCL(url, fmt.Sprintf("%s-s%02d", prefix, len(clusters)), clusters)
-	dir, err := ws.Dir(fmt.Sprintf("steady-%d", len(clusters)), map[string]string{"main.tf": hcl, "terraform.tfstate": state})
-	if err != nil {
-		return SteadyRow{}, err
-	}
-	floorDir, err := cliFloorDir(ctx, ws, state)
+	dir, floorDir, err := steadyDirs(ctx, ws, url, clusters, prefix, fmt.Sprintf("steady-%d", len(clusters)))
 	if err != nil {
 		return SteadyRow{}, err
 	}
@@ -119,6 +106,27 @@ func steadyPlan(ctx context.Context, ws *Workspace, st *standin.Server, clusters
 	}
 	row.Wall, row.CPU, row.FloorWall, row.FloorCPU = Median(wall), Median(cpu), Median(floorWall), Median(floorCPU)
 	return row, nil
+}
+
+// steadyDirs writes, for clusters served by the stand-in at url, a working
+// directory (name dirName) whose configuration and state match Ray exactly
+// (a steady plan finds nothing to do) and the CLI floor's directory of as
+// many terraform_data holding the same state values.
+func steadyDirs(ctx context.Context, ws *Workspace, url string, clusters []standIn, prefix, dirName string) (dir, floorDir string, err error) {
+	client, err := NewClient(url)
+	if err != nil {
+		return "", "", err
+	}
+	state, err := StateFile(ctx, client.Client, clusters)
+	if err != nil {
+		return "", "", err
+	}
+	hcl := clustersHCL(url, fmt.Sprintf("%s-s%02d", prefix, len(clusters)), clusters)
+	if dir, err = ws.Dir(dirName, map[string]string{"main.tf": hcl, "terraform.tfstate": state}); err != nil {
+		return "", "", err
+	}
+	floorDir, err = cliFloorDir(ctx, ws, state)
+	return dir, floorDir, err
 }
 
 // noChangesPlan runs one plan in dir that must find nothing to do.
