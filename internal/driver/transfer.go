@@ -150,28 +150,34 @@ func DeleteTransfer(ctx context.Context, api JobAPI, namespace, name string) err
 func removeNote(ctx context.Context, api JobAPI, id string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	stopped := false
+	stopped, err := deleteStopping(ctx, api, id)
+	if err != nil || !stopped {
+		return err
+	}
+	if !sleepCtx(ctx, writeBackWait) { // the stopped job's monitor may write its record back
+		return nil
+	}
+	_, err = deleteStopping(ctx, api, id)
+	return err
+}
+
+// deleteStopping deletes job id, stopping it first while it runs (Ray
+// deletes only finished jobs); stopped says it had to.
+func deleteStopping(ctx context.Context, api JobAPI, id string) (stopped bool, err error) {
 	for {
 		_, err := api.DeleteJob(ctx, id)
-		if rayclient.IsNotFound(err) || (err == nil && !stopped) {
-			return nil
-		}
-		if err == nil { // stopped: look once more after its monitor ended
-			stopped = false
-			if !sleepCtx(ctx, writeBackWait) {
-				return nil
-			}
-			continue
+		if err == nil || rayclient.IsNotFound(err) {
+			return stopped, nil
 		}
 		if _, serr := api.StopJob(ctx, id); rayclient.IsNotFound(serr) {
-			return nil
+			return stopped, nil
 		}
 		stopped = true
 		if !sleepCtx(ctx, 200*time.Millisecond) {
-			return err
+			return stopped, err
 		}
 		if _, gerr := api.GetJob(ctx, id); rayclient.IsNotFound(gerr) {
-			return nil
+			return stopped, nil
 		}
 	}
 }
