@@ -59,6 +59,7 @@ type BaselineTimes struct {
 	// Seconds, as measured inside the Python process.
 	CreateCalls float64 `json:"create_calls_s"`
 	Ready       float64 `json:"ready_s"`
+	Probe       float64 `json:"probe_s"` // cold-create: the plain probe after ready
 	Remove      float64 `json:"remove_s"`
 	Import      float64 `json:"import_s"`
 	Init        float64 `json:"init_s"`

@@ -15,13 +15,20 @@
 #   python baseline.py cold-create <gcs address> <namespace> <json groups>
 #       The placement in a fresh process: create, wait ready, then remove;
 #       with the same times (the apply's floor: one python process placing
-#       the groups with plain ray.util.placement_group).
+#       the groups with plain ray.util.placement_group). Between ready and
+#       remove it also times the plain probe (probe_s, not part of that
+#       floor): each bundle's GPU id and a free port on its node, one task
+#       per bundle, a node's tasks in sequence so that each node starts one
+#       worker, the nodes in parallel: the least any placement that reports
+#       GPU ids and ports costs on top of placing.
 #
 # Groups are detached, like the provider's. Whatever this process created
 # is removed again if it fails or is interrupted (atexit).
 import baseline_common as common  # first: it times `import ray`
 
 import json  # noqa: E402
+import socket  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 
 import ray  # noqa: E402
@@ -30,6 +37,7 @@ from ray.util.placement_group import (  # noqa: E402
     placement_group_table,
     remove_placement_group,
 )
+from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # noqa: E402
 
 READY_TIMEOUT = 120.0
 
@@ -97,9 +105,51 @@ def cold_remove(arg):
     return remove(lookup_all(names), names)
 
 
+def _gpu_and_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("", 0))
+        port = s.getsockname()[1]
+    finally:
+        s.close()
+    ids = ray.get_gpu_ids()
+    return (int(ids[0]) if ids else None), port
+
+
+def plain_probe(pgs, groups):
+    """Seconds to learn every bundle's GPU id and a free port on its node."""
+    t0 = time.perf_counter()
+    task = ray.remote(max_retries=0)(_gpu_and_port)
+    by_node = {}
+    for pg, g in zip(pgs, groups):
+        to_node = placement_group_table(pg).get("bundles_to_node_id") or {}
+        for i, bundle in enumerate(g["bundles"]):
+            node = to_node.get(i) or to_node.get(str(i))
+            by_node.setdefault(node, []).append((pg, i, bundle.get("GPU", 0) > 0))
+    failed = []
+
+    def node_probe(bundles):
+        try:
+            for pg, i, gpu in bundles:
+                ray.get(task.options(num_cpus=0, num_gpus=0.01 if gpu else 0, scheduling_strategy=PlacementGroupSchedulingStrategy(
+                    placement_group=pg, placement_group_bundle_index=i)).remote(), timeout=READY_TIMEOUT)
+        except Exception as e:  # noqa: BLE001
+            failed.append(e)
+
+    threads = [threading.Thread(target=node_probe, args=(b,)) for b in by_node.values()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise failed[0]
+    return time.perf_counter() - t0
+
+
 def cold_create(arg):
     groups = json.loads(arg)
     pgs, out = create(groups)
+    out["probe_s"] = plain_probe(pgs, groups)
     out.update(remove(pgs, [g["name"] for g in groups]))
     return out
 

@@ -121,6 +121,11 @@ func (f FloorSample) ColdToReady() time.Duration {
 // Floor is the whole floor of an apply: the empty job plus ColdToReady.
 func (f FloorSample) Floor() time.Duration { return f.EmptyJob + f.ColdToReady() }
 
+// FloorWithProbe adds the cold process's plain probe (each bundle's GPU id
+// and a free port, one worker start per node) to Floor: the least an apply
+// that reports what the provider's state holds can cost.
+func (f FloorSample) FloorWithProbe() time.Duration { return f.Floor() + secs(f.Cold.Probe) }
+
 // GPU64Result is the part's outcome.
 type GPU64Result struct {
 	Rows  []GPU64Row
@@ -259,7 +264,7 @@ func (g *gpu64Run) floorSample(rep int) (FloorSample, error) {
 		return nil
 	}
 	err := pair(rep, provider, floor)
-	g.logf("   floor %d rep %d: apply %ss | empty job %ss + cold placement %ss = %ss (%v)", FloorBundles, rep+1,
-		Sec(f.Apply.Wall), Sec(f.EmptyJob), Sec(f.ColdToReady()), Sec(f.Floor()), err)
+	g.logf("   floor %d rep %d: apply %ss | empty job %ss + cold placement %ss = %ss, + plain probe %ss (%v)", FloorBundles, rep+1,
+		Sec(f.Apply.Wall), Sec(f.EmptyJob), Sec(f.ColdToReady()), Sec(f.Floor()), Sec(secs(f.Cold.Probe)), err)
 	return f, err
 }
