@@ -62,22 +62,31 @@ if ! offline; then
   "$out/raybench" -python "$RAY_BIN/python" -tofu "$tofu" -terraform "$terraform" -address "$RAY_ADDRESS" -out "$out" "$@" "$part" |
     tee -a "$results" || status=$?
 fi
+# own_cluster_part NAME [raybench flags]: raybench's part NAME against a cluster of its own,
+# started from the RAY_TF_* variables the caller exported (in a subshell), beside any
+# other, and stopped (by pid) when done. RAY_ADDRESS points at it too, so nothing of the
+# part reaches the test cluster.
+own_cluster_part() {
+  local name=$1
+  shift
+  export RAY_ADDRESS="http://127.0.0.1:$RAY_TF_DASHBOARD_PORT"
+  trap '"$here/ray-cluster.sh" stop' EXIT
+  "$here/ray-cluster.sh" start
+  "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -address "$RAY_ADDRESS" \
+    -gcs "127.0.0.$RAY_TF_IP_BASE:$RAY_TF_GCS_PORT" -out "$out" "$@" "$name" | tee -a "$results"
+}
 # Part 5 needs 50 free CPUs for 50 one-bundle clusters: its own 3-node cluster of 24
-# logical CPUs each, beside the test cluster, stopped (by pid) when done.
+# logical CPUs each.
 if [ "$part" = all ] || [ "$part" = waves ]; then
   (
     export RAY_TF_IP_BASE=220 RAY_TF_GCS_PORT=6530 RAY_TF_DASHBOARD_PORT=8430 RAY_TF_PORT_BASE=12000 \
       RAY_TF_NODES="head rackA-1 rackA-2" RAY_TF_NODE_CPUS=24
-    trap '"$here/ray-cluster.sh" stop' EXIT
-    "$here/ray-cluster.sh" start
-    "$out/raybench" -terraform "$terraform" -address "http://127.0.0.1:$RAY_TF_DASHBOARD_PORT" -out "$out" "$@" waves |
-      tee -a "$results"
+    own_cluster_part waves "$@"
   ) || status=$?
 fi
 # Part 6, the race soak (BENCH_RACE_SECONDS, default 300): 8 states on its own cluster of
 # five 4-GPU nodes (the default node table: NVLink domains rackA, rackB, rackC and
-# topo_rank), beside the test cluster, the demo's and the waves'; stopped (by pid) when
-# done. RAY_ADDRESS points at it too, so nothing of the soak reaches the test cluster.
+# topo_rank), beside the test cluster, the demo's and the waves'.
 # Its ports (14000-19999) stay below the kernel's ephemeral range (32768+), where a first
 # smoke run found the head agent's port already in use and no job could be submitted;
 # 14000-14999 is also the waves cluster's third node: the two parts run one after another.
@@ -85,26 +94,17 @@ if [ "$part" = all ] || [ "$part" = race ]; then
   (
     export RAY_TF_IP_BASE=140 RAY_TF_GCS_PORT=6540 RAY_TF_DASHBOARD_PORT=8440 RAY_TF_PORT_BASE=14000 \
       RAY_TF_TEMP_DIR=/tmp/raytf-bench-race RAY_TF_NODES="head rackA-1 rackA-2 rackB-1 rackB-2 rackC-1"
-    export RAY_ADDRESS="http://127.0.0.1:$RAY_TF_DASHBOARD_PORT"
-    trap '"$here/ray-cluster.sh" stop' EXIT
-    "$here/ray-cluster.sh" start
-    "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -address "$RAY_ADDRESS" \
-      -gcs "127.0.0.$RAY_TF_IP_BASE:$RAY_TF_GCS_PORT" -out "$out" "$@" race | tee -a "$results"
+    own_cluster_part race "$@"
   ) || status=$?
 fi
 # Part 1d (gpu64): the 64-bundle rows against NeMo-RL ($NEMO_RL_SRC) and the apply against
 # its floor, on their own cluster of 64 logical GPUs (the gpu8x8 node table: 8 nodes x 8 GPUs,
-# 4 NVLink domains of 2) beside any other, on its own addresses and ports (10000-18999);
-# stopped (by pid) when done.
+# 4 NVLink domains of 2), on its own addresses and ports (10000-18999).
 if [ "$part" = all ] || [ "$part" = gpu64 ]; then
   (
     export RAY_TF_NODE_TABLE=gpu8x8 RAY_TF_IP_BASE=130 RAY_TF_GCS_PORT=6679 RAY_TF_DASHBOARD_PORT=8565 \
       RAY_TF_PORT_BASE=10000
-    export RAY_ADDRESS="http://127.0.0.1:$RAY_TF_DASHBOARD_PORT"
-    trap '"$here/ray-cluster.sh" stop' EXIT
-    "$here/ray-cluster.sh" start
-    "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -address "$RAY_ADDRESS" \
-      -gcs "127.0.0.$RAY_TF_IP_BASE:$RAY_TF_GCS_PORT" -out "$out" "$@" gpu64 | tee -a "$results"
+    own_cluster_part gpu64 "$@"
   ) || status=$?
 fi
 if [ "$part" = all ] || [ "$part" = topo ]; then
