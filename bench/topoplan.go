@@ -307,19 +307,34 @@ type ClusterPlanSample struct {
 // ClusterPlanResult is every sample of one cluster shape at one size.
 type ClusterPlanResult struct {
 	Nodes, LogicalNodes, BundlesPerNode int
+	SelectNodes                         bool
 	Samples                             []ClusterPlanSample
+}
+
+// shapeName is the row's cluster column.
+func (r *ClusterPlanResult) shapeName() string {
+	if r.SelectNodes {
+		return fmt.Sprintf("%d x %d unified, select_nodes", r.LogicalNodes, r.BundlesPerNode)
+	}
+	return fmt.Sprintf("%d x %d unified", r.LogicalNodes, r.BundlesPerNode)
 }
 
 // RunClusterPlan plans a unified cluster of logical x perNode GPU bundles
 // (e.g. 2,048 x 8) with `terraform plan` against the stand-in serving nodes
 // NVL72 nodes: the resource's plan-time checks (snapshot, segment and
-// capacity checks) on a frontier-sized request.
-func RunClusterPlan(ctx context.Context, terraform, dir string, nodes, logical, perNode, reps int, log io.Writer) (*ClusterPlanResult, error) {
+// capacity checks) on a frontier-sized request. With selectNodes the plan
+// also chooses the nodes (select_nodes = true), and the stand-in's workers
+// hold perNode GPUs each, so that a logical node fits on one of them.
+func RunClusterPlan(ctx context.Context, terraform, dir string, nodes, logical, perNode int, selectNodes bool, reps int, log io.Writer) (*ClusterPlanResult, error) {
 	ws, _, err := NewWorkspace(ctx, terraform, dir)
 	if err != nil {
 		return nil, err
 	}
-	st := standin.New(standin.Generate(standin.NVL72(nodes)))
+	shape := standin.NVL72(nodes)
+	if selectNodes {
+		shape.GPUsPerNode = max(shape.GPUsPerNode, float64(perNode))
+	}
+	st := standin.New(standin.Generate(shape))
 	url, stop, err := serveLoopback(st)
 	if err != nil {
 		return nil, err
@@ -335,13 +350,14 @@ resource "ray_virtual_cluster" "t" {
   bundle_ct_per_node_list = %s
   num_gpus_per_node       = %d
   use_unified_pg          = true
+  select_nodes            = %t
 }
-`, logical, perNode, jsonList(counts), perNode)
-	wd, err := ws.Dir("clusterplan", map[string]string{"main.tf": hcl})
+`, logical, perNode, jsonList(counts), perNode, selectNodes)
+	wd, err := ws.Dir(fmt.Sprintf("clusterplan-select-%t", selectNodes), map[string]string{"main.tf": hcl})
 	if err != nil {
 		return nil, err
 	}
-	out := &ClusterPlanResult{Nodes: nodes, LogicalNodes: logical, BundlesPerNode: perNode}
+	out := &ClusterPlanResult{Nodes: nodes, LogicalNodes: logical, BundlesPerNode: perNode, SelectNodes: selectNodes}
 	for rep := 0; rep < max(1, reps); rep++ {
 		n0, g0 := st.Requests(rayclient.PathNodes), st.Requests(rayclient.PathPlacementGroups)
 		cmd := exec.CommandContext(ctx, ws.Tofu, "-chdir="+wd, "plan", "-input=false", "-no-color", "-lock=false")
@@ -350,38 +366,46 @@ resource "ray_virtual_cluster" "t" {
 		text, err := cmd.CombinedOutput()
 		s := ClusterPlanSample{Wall: time.Since(start)}
 		if err != nil {
-			return out, fmt.Errorf("%s plan of %dx%d: %v\n%s", filepath.Base(ws.Tofu), logical, perNode, err, tail(string(text), 20))
+			return out, fmt.Errorf("%s plan of %s: %v\n%s", filepath.Base(ws.Tofu), out.shapeName(), err, tail(string(text), 20))
 		}
 		if !strings.Contains(string(text), "1 to add") {
-			return out, fmt.Errorf("plan of %dx%d did not plan a create:\n%s", logical, perNode, tail(string(text), 20))
+			return out, fmt.Errorf("plan of %s did not plan a create:\n%s", out.shapeName(), tail(string(text), 20))
 		}
 		s.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		s.NodeCalls, s.GroupCalls = st.Requests(rayclient.PathNodes)-n0, st.Requests(rayclient.PathPlacementGroups)-g0
 		out.Samples = append(out.Samples, s)
 		if log != nil {
-			fmt.Fprintf(log, "   %d nodes, %dx%d unified cluster: plan %ss (cpu %ss), %d node and %d group calls\n",
-				nodes, logical, perNode, Sec(s.Wall), Sec(s.CPU), s.NodeCalls, s.GroupCalls)
+			fmt.Fprintf(log, "   %d nodes, %s cluster: plan %ss (cpu %ss), %d node and %d group calls\n",
+				nodes, out.shapeName(), Sec(s.Wall), Sec(s.CPU), s.NodeCalls, s.GroupCalls)
 		}
 	}
 	return out, nil
 }
 
-// PrintClusterPlan prints the cluster plan row.
-func PrintClusterPlan(out io.Writer, r *ClusterPlanResult) {
-	if r == nil || len(r.Samples) == 0 {
-		return
+// PrintClusterPlan prints one row per cluster shape planned, in one table.
+func PrintClusterPlan(out io.Writer, rs ...*ClusterPlanResult) {
+	var t *Table
+	for _, r := range rs {
+		if r == nil || len(r.Samples) == 0 {
+			continue
+		}
+		if t == nil {
+			fmt.Fprintf(out, "`terraform plan` of one `ray_virtual_cluster` with `use_unified_pg = true` against the stand-in (real CLI, "+
+				"dev_overrides build), %d repetitions; with `select_nodes` the stand-in's workers hold %d GPUs each:\n\n", len(r.Samples), r.BundlesPerNode)
+			t = NewTable(out, "nodes", "cluster", "bundles", "plan wall (median)", "plan walls", "plan cpu (median)", "GET nodes", "GET placement_groups")
+		}
+		var wall, cpu []time.Duration
+		var walls []string
+		for _, s := range r.Samples {
+			wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
+			walls = append(walls, Sec(s.Wall))
+		}
+		last := r.Samples[len(r.Samples)-1]
+		t.Row(fmt.Sprint(r.Nodes), r.shapeName(), fmt.Sprint(r.LogicalNodes*r.BundlesPerNode),
+			Sec(Median(wall)), strings.Join(walls, " / "), Sec(Median(cpu)), fmt.Sprint(last.NodeCalls), fmt.Sprint(last.GroupCalls))
 	}
-	fmt.Fprintf(out, "`terraform plan` of one `ray_virtual_cluster` with `use_unified_pg = true` against the stand-in (real CLI, dev_overrides build), %d repetitions:\n\n", len(r.Samples))
-	var wall, cpu []time.Duration
-	var walls []string
-	for _, s := range r.Samples {
-		wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
-		walls = append(walls, Sec(s.Wall))
+	if t != nil {
+		t.Flush()
+		fmt.Fprintln(out)
 	}
-	last := r.Samples[len(r.Samples)-1]
-	t := NewTable(out, "nodes", "cluster", "bundles", "plan wall (median)", "plan walls", "plan cpu (median)", "GET nodes", "GET placement_groups")
-	t.Row(fmt.Sprint(r.Nodes), fmt.Sprintf("%d x %d unified", r.LogicalNodes, r.BundlesPerNode), fmt.Sprint(r.LogicalNodes*r.BundlesPerNode),
-		Sec(Median(wall)), strings.Join(walls, " / "), Sec(Median(cpu)), fmt.Sprint(last.NodeCalls), fmt.Sprint(last.GroupCalls))
-	t.Flush()
-	fmt.Fprintln(out)
 }

@@ -48,13 +48,18 @@ func runOffline(part, python, outDir, refSizes string, refTime time.Duration, pl
 		}
 		if terraform != "" && len(sizes) > 0 {
 			nodes := sizes[len(sizes)-1]
-			fmt.Fprintf(os.Stderr, ">> a 2,048 x 8 unified ray_virtual_cluster planned against %d nodes\n", nodes)
-			cp, err := bench.RunClusterPlan(context.Background(), terraform, abs, nodes, 2048, 8, planReps, os.Stderr)
-			bench.PrintClusterPlan(os.Stdout, cp)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "raybench topoplan:", err)
-				return 1
+			fmt.Fprintf(os.Stderr, ">> a 2,048 x 8 unified ray_virtual_cluster planned against %d nodes, then with select_nodes\n", nodes)
+			var rows []*bench.ClusterPlanResult
+			for _, selectNodes := range []bool{false, true} {
+				cp, err := bench.RunClusterPlan(context.Background(), terraform, abs, nodes, 2048, 8, selectNodes, planReps, os.Stderr)
+				rows = append(rows, cp)
+				if err != nil {
+					bench.PrintClusterPlan(os.Stdout, rows...)
+					fmt.Fprintln(os.Stderr, "raybench topoplan:", err)
+					return 1
+				}
 			}
+			bench.PrintClusterPlan(os.Stdout, rows...)
 		}
 	}
 	fmt.Printf("load average at the end: %s\n\n", loadAvg())
