@@ -340,7 +340,7 @@ func driverPhases(p *Phases, progress []driver.Progress) (imports, last float64)
 			created = pr.Elapsed
 		case "waiting":
 			ready = pr.Elapsed
-		case "probing":
+		case driver.PhaseProbing:
 			probed = pr.Elapsed
 		case "removing":
 			removed = pr.Elapsed

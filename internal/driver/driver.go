@@ -41,6 +41,9 @@ var driverSource []byte
 const (
 	resultMarker   = "RAYTF_RESULT"
 	progressMarker = "RAYTF_PROGRESS"
+	// PhaseProbing is the driver's last phase before its result (probe()
+	// in driver.py).
+	PhaseProbing = "probing"
 )
 
 // Progress is one RAYTF_PROGRESS line. Phases: started, lookup, created,

@@ -86,6 +86,9 @@ const (
 	// backoff ceiling stays low: on average a Run waits half of it after the
 	// driver's result (the bench: ~0.8s of lag per job with a 1s ceiling).
 	maxPollInterval = 250 * time.Millisecond
+	// probingLogPoll is how often the logs are read for the result while
+	// the driver probes (see wait).
+	probingLogPoll = 50 * time.Millisecond
 	// relaunches bounds how often Run resubmits a job that Ray lost.
 	relaunches = 3
 	// pollErrorLimit is how many consecutive failed status polls (after the
@@ -404,8 +407,13 @@ func (r *runner) submit(ctx context.Context) error {
 	return fmt.Errorf("submitting %s: %w", r.describe(), err)
 }
 
-// wait polls the job until it is terminal; it returns ctx.Err() when ctx
-// ends first.
+// wait polls the job until it is terminal, or until its logs hold this
+// run's result; it returns ctx.Err() when ctx ends first.
+//
+// While the driver probes (its last phase: the result follows within
+// milliseconds of the probes' end), the logs are read every
+// probingLogPoll between the status polls, so the result is seen about
+// 25ms after it is printed instead of half a status interval (~125ms).
 func (r *runner) wait(ctx context.Context) (*rayclient.JobDetails, error) {
 	interval := r.opts.PollInterval
 	if interval <= 0 {
@@ -415,12 +423,22 @@ func (r *runner) wait(ctx context.Context) (*rayclient.JobDetails, error) {
 	timer := time.NewTimer(interval)
 	defer timer.Stop()
 	failures := 0
+	var probingJob *rayclient.JobDetails // the last status answer while the driver probes
+	var nextStatus time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-timer.C:
 		}
+		if probingJob != nil && time.Now().Before(nextStatus) {
+			if found, _ := r.resultInLogs(ctx); found {
+				return probingJob, nil
+			}
+			timer.Reset(min(probingLogPoll, time.Until(nextStatus)))
+			continue
+		}
+		probingJob = nil
 		job, err := r.api.GetJob(ctx, r.id)
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -446,18 +464,40 @@ func (r *runner) wait(ctx context.Context) (*rayclient.JobDetails, error) {
 			// job terminal only after noticing the exit (0.1-0.5s later), so
 			// a result in the logs ends the wait.
 			if job.Status == rayclient.JobStatusRunning {
-				if logs, lerr := r.api.GetJobLogs(ctx, r.id); lerr == nil {
-					r.deliver(logs)
-					if _, perr := ParseResult(logs, r.runID); perr == nil {
-						r.logs = logs
-						return job, nil
-					}
+				found, probing := r.resultInLogs(ctx)
+				if found {
+					return job, nil
+				}
+				if probing {
+					probingJob = job
 				}
 			}
 		}
 		interval = min(interval*3/2, ceiling)
+		if probingJob != nil {
+			nextStatus = time.Now().Add(interval)
+			timer.Reset(min(probingLogPoll, interval))
+			continue
+		}
 		timer.Reset(interval)
 	}
+}
+
+// resultInLogs reads the job logs once, hands on new progress lines and
+// keeps the logs when they hold this run's result (found). probing reports
+// whether this run's latest progress line is the probing phase.
+func (r *runner) resultInLogs(ctx context.Context) (found, probing bool) {
+	logs, err := r.api.GetJobLogs(ctx, r.id)
+	if err != nil {
+		return false, false
+	}
+	r.deliver(logs)
+	if _, perr := ParseResult(logs, r.runID); perr == nil {
+		r.logs = logs
+		return true, false
+	}
+	mine := r.ownProgress(logs)
+	return false, len(mine) > 0 && mine[len(mine)-1].Phase == PhaseProbing
 }
 
 // supervisorFailures are the Ray job error types that mean Ray lost the
@@ -518,16 +558,22 @@ func (r *runner) deliver(logs string) {
 	if r.opts.OnProgress == nil {
 		return
 	}
+	mine := r.ownProgress(logs)
+	for ; r.delivered < len(mine); r.delivered++ {
+		r.opts.OnProgress(mine[r.delivered])
+	}
+}
+
+// ownProgress is the progress lines of this run in logs; a batch's requests
+// report under run ids "<run id>.<index>".
+func (r *runner) ownProgress(logs string) []Progress {
 	var mine []Progress
 	for _, p := range ParseProgress(logs) {
-		// A batch's requests report under run ids "<run id>.<index>".
 		if r.runID == "" || p.RunID == r.runID || strings.HasPrefix(p.RunID, r.runID+".") {
 			mine = append(mine, p)
 		}
 	}
-	for ; r.delivered < len(mine); r.delivered++ {
-		r.opts.OnProgress(mine[r.delivered])
-	}
+	return mine
 }
 
 // finish turns a terminal job into the result.

@@ -269,6 +269,55 @@ func TestRunSuccess(t *testing.T) {
 	}
 }
 
+// Guarantee: while the driver probes (its last phase), the result is read
+// from the logs between status polls, so Run returns soon after it is
+// printed; before that phase every logs read follows a status poll.
+func TestRunReadsLogsForResultWhileProbing(t *testing.T) {
+	var probingAt int // index in f.calls of the status poll that logged probing
+	printed := false
+	f := newFake(func(j *fakeJob) {
+		if printed { // Ray marks the job terminal a status poll after the result
+			j.end(rayclient.JobStatusSucceeded)
+		}
+		if j.polls == 3 {
+			j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":%q,"ready":0,"total":2,"run_id":%q}`+"\n", PhaseProbing, j.runID))
+			probingAt = len(j.api.calls) - 1
+		}
+	})
+	logsAfterProbing := 0
+	f.onLogs = func(j *fakeJob) {
+		if probingAt == 0 {
+			return
+		}
+		if logsAfterProbing++; logsAfterProbing == 4 { // the job stays RUNNING
+			j.log(resultLine(j.runID, true, ""))
+			printed = true
+		}
+	}
+	opts := fastOpts
+	opts.PollInterval = 200 * time.Millisecond
+	opts.Timing = &RunTiming{TerminalWait: 2 * time.Second} // the record's delete waits for the job's end
+	res, err := Run(context.Background(), f, "python", createSpec("g"), opts)
+	if err != nil || !res.OK {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	logsOnly := 0
+	for i, c := range f.calls {
+		if !strings.HasPrefix(c, "logs ") || strings.HasPrefix(f.calls[i-1], "get ") {
+			continue
+		}
+		if i < probingAt {
+			t.Errorf("logs read without a status poll before the probing phase: %v", f.calls)
+		}
+		logsOnly++
+	}
+	if logsOnly < 2 {
+		t.Errorf("%d logs-only reads while probing, want >= 2: %v", logsOnly, f.calls)
+	}
+}
+
 // Guarantee: a retried apply attaches to the job already running.
 func TestRunAttachesToRunningJob(t *testing.T) {
 	spec := createSpec("g")
