@@ -71,11 +71,13 @@ type BaselineTimes struct {
 }
 
 func (b *Baseline) env() []string {
-	// reference_baseline.py takes the reference's defaults from the
-	// provider's constants, the one place they are written.
+	// reference_baseline.py takes the reference's defaults, and baseline.py
+	// its plain probe's GPU fraction, from the provider's constants, the one
+	// place they are written.
 	env := []string{
 		fmt.Sprintf("RAYTF_BENCH_READY_TIMEOUT_S=%d", clusterspec.DefaultReadyTimeoutSeconds),
 		fmt.Sprintf("RAYTF_BENCH_PORT_RANGE=%d,%d", clusterspec.DefaultPorts.Low, clusterspec.DefaultPorts.High),
+		fmt.Sprintf("RAYTF_BENCH_PROBE_GPU_FRACTION=%g", contract.DriverContract().ProbeGPUFraction),
 	}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "RAY_ADDRESS=") { // ray.init gets the address explicitly

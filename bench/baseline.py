@@ -19,14 +19,15 @@
 #       remove it also times the plain probe (probe_s, not part of that
 #       floor): each bundle's GPU id and a free port on its node, one task
 #       per bundle, a node's tasks in sequence so that each node starts one
-#       worker, the nodes in parallel: the least any placement that reports
-#       GPU ids and ports costs on top of placing.
+#       worker, the nodes in parallel: what reporting GPU ids and ports
+#       costs on top of placing when it is done after the groups are ready.
 #
 # Groups are detached, like the provider's. Whatever this process created
 # is removed again if it fails or is interrupted (atexit).
 import baseline_common as common  # first: it times `import ray`
 
 import json  # noqa: E402
+import os  # noqa: E402
 import socket  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
@@ -40,6 +41,7 @@ from ray.util.placement_group import (  # noqa: E402
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # noqa: E402
 
 READY_TIMEOUT = 120.0
+PROBE_GPU_FRACTION = float(os.environ["RAYTF_BENCH_PROBE_GPU_FRACTION"])  # the driver's, from bench (Baseline.env)
 
 
 def wait_removed(pgs, timeout=60.0):
@@ -131,7 +133,7 @@ def plain_probe(pgs, groups):
     def node_probe(bundles):
         try:
             for pg, i, gpu in bundles:
-                ray.get(task.options(num_cpus=0, num_gpus=0.01 if gpu else 0, scheduling_strategy=PlacementGroupSchedulingStrategy(
+                ray.get(task.options(num_cpus=0, num_gpus=PROBE_GPU_FRACTION if gpu else 0, scheduling_strategy=PlacementGroupSchedulingStrategy(
                     placement_group=pg, placement_group_bundle_index=i)).remote(), timeout=READY_TIMEOUT)
         except Exception as e:  # noqa: BLE001
             failed.append(e)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -308,6 +309,7 @@ type ClusterPlanSample struct {
 type ClusterPlanResult struct {
 	Nodes, LogicalNodes, BundlesPerNode int
 	SelectNodes                         bool
+	GPUsPerNode                         float64 // of the stand-in's workers
 	Samples                             []ClusterPlanSample
 }
 
@@ -357,7 +359,8 @@ resource "ray_virtual_cluster" "t" {
 	if err != nil {
 		return nil, err
 	}
-	out := &ClusterPlanResult{Nodes: nodes, LogicalNodes: logical, BundlesPerNode: perNode, SelectNodes: selectNodes}
+	out := &ClusterPlanResult{Nodes: nodes, LogicalNodes: logical, BundlesPerNode: perNode, SelectNodes: selectNodes,
+		GPUsPerNode: shape.GPUsPerNode}
 	for rep := 0; rep < max(1, reps); rep++ {
 		n0, g0 := st.Requests(rayclient.PathNodes), st.Requests(rayclient.PathPlacementGroups)
 		cmd := exec.CommandContext(ctx, ws.Tofu, "-chdir="+wd, "plan", "-input=false", "-no-color", "-lock=false")
@@ -391,18 +394,20 @@ func PrintClusterPlan(out io.Writer, rs ...*ClusterPlanResult) {
 		}
 		if t == nil {
 			fmt.Fprintf(out, "`terraform plan` of one `ray_virtual_cluster` with `use_unified_pg = true` against the stand-in (real CLI, "+
-				"dev_overrides build), %d repetitions; with `select_nodes` the stand-in's workers hold %d GPUs each:\n\n", len(r.Samples), r.BundlesPerNode)
-			t = NewTable(out, "nodes", "cluster", "bundles", "plan wall (median)", "plan walls", "plan cpu (median)", "GET nodes", "GET placement_groups")
+				"dev_overrides build):\n\n")
+			t = NewTable(out, "nodes", "GPUs per worker", "cluster", "bundles", "reps", "plan wall (median)", "plan wall min / median / max",
+				"plan cpu (median)", "GET nodes", "GET placement_groups")
 		}
 		var wall, cpu []time.Duration
-		var walls []string
 		for _, s := range r.Samples {
 			wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
-			walls = append(walls, Sec(s.Wall))
 		}
+		sorted := slices.Clone(wall)
+		slices.Sort(sorted)
 		last := r.Samples[len(r.Samples)-1]
-		t.Row(fmt.Sprint(r.Nodes), r.shapeName(), fmt.Sprint(r.LogicalNodes*r.BundlesPerNode),
-			Sec(Median(wall)), strings.Join(walls, " / "), Sec(Median(cpu)), fmt.Sprint(last.NodeCalls), fmt.Sprint(last.GroupCalls))
+		t.Row(fmt.Sprint(r.Nodes), fmt.Sprint(r.GPUsPerNode), r.shapeName(), fmt.Sprint(r.LogicalNodes*r.BundlesPerNode), fmt.Sprint(len(r.Samples)),
+			Sec(Median(wall)), Sec(sorted[0])+" / "+Sec(Median(wall))+" / "+Sec(sorted[len(sorted)-1]), Sec(Median(cpu)),
+			fmt.Sprint(last.NodeCalls), fmt.Sprint(last.GroupCalls))
 	}
 	if t != nil {
 		t.Flush()
