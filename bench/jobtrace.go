@@ -333,16 +333,16 @@ func driverPhases(p *Phases, progress []driver.Progress) (imports, last float64)
 	for _, pr := range progress {
 		last = max(last, pr.Elapsed)
 		switch pr.Phase {
-		case "started":
+		case driver.PhaseStarted:
 			started = pr.Elapsed
 			imports, _ = pr.Raw["imports"].(float64)
-		case "created":
+		case driver.PhaseCreated:
 			created = pr.Elapsed
-		case "waiting":
+		case driver.PhaseWaiting:
 			ready = pr.Elapsed
 		case driver.PhaseProbing:
 			probed = pr.Elapsed
-		case "removing":
+		case driver.PhaseRemoving:
 			removed = pr.Elapsed
 		}
 	}

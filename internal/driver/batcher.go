@@ -210,7 +210,7 @@ func (b *Batcher) launch(w *wave) {
 			return
 		}
 		m := w.members[i]
-		if p.Phase == phaseResult && p.Result != nil {
+		if p.Phase == PhaseResult && p.Result != nil {
 			// A request that finished does not wait for the rest of its wave.
 			p.Result.WordError()
 			answered[i] = true
@@ -228,9 +228,6 @@ func (b *Batcher) launch(w *wave) {
 		}
 	}
 }
-
-// phaseResult is the progress phase that carries a batch request's result.
-const phaseResult = "result"
 
 // allDone is a context that ends when every member's context has ended;
 // it keeps the first member's values (for logging).

@@ -41,9 +41,17 @@ var driverSource []byte
 const (
 	resultMarker   = "RAYTF_RESULT"
 	progressMarker = "RAYTF_PROGRESS"
-	// PhaseProbing is the driver's last phase before its result (probe()
-	// in driver.py).
-	PhaseProbing = "probing"
+)
+
+// The progress phases driver.py reports (progress(run, "<phase>", ...));
+// TestProgressPhasesInDriver checks each is there.
+const (
+	PhaseStarted  = "started"
+	PhaseCreated  = "created"
+	PhaseWaiting  = "waiting"
+	PhaseProbing  = "probing" // a create's or read's last phase: its result follows the probes
+	PhaseRemoving = "removing"
+	PhaseResult   = "result" // a batch request finished; carries its result
 )
 
 // Progress is one RAYTF_PROGRESS line. Phases: started, lookup, created,

@@ -83,8 +83,9 @@ func (o RunOptions) timing() RunTiming {
 const (
 	defaultPollInterval = 100 * time.Millisecond
 	// Driver jobs are short (a delete takes about two seconds), so the
-	// backoff ceiling stays low: on average a Run waits half of it after the
-	// driver's result (the bench: ~0.8s of lag per job with a 1s ceiling).
+	// backoff ceiling stays low: a Run that does not probe waits on average
+	// half of it after the driver's result (the bench: ~0.8s of lag per job
+	// with a 1s ceiling).
 	maxPollInterval = 250 * time.Millisecond
 	// probingLogPoll is how often the logs are read for the result while
 	// the driver probes (see wait).
@@ -410,10 +411,10 @@ func (r *runner) submit(ctx context.Context) error {
 // wait polls the job until it is terminal, or until its logs hold this
 // run's result; it returns ctx.Err() when ctx ends first.
 //
-// While the driver probes (its last phase: the result follows within
-// milliseconds of the probes' end), the logs are read every
-// probingLogPoll between the status polls, so the result is seen about
-// 25ms after it is printed instead of half a status interval (~125ms).
+// Once the driver probes (the last phase of a create or read; in a batch,
+// once every request probes or has its result), the logs are read every
+// probingLogPoll between the status polls, so the result is seen within
+// ~50ms of being printed instead of up to a status interval (250ms) later.
 func (r *runner) wait(ctx context.Context) (*rayclient.JobDetails, error) {
 	interval := r.opts.PollInterval
 	if interval <= 0 {
@@ -434,6 +435,9 @@ func (r *runner) wait(ctx context.Context) (*rayclient.JobDetails, error) {
 		if probingJob != nil && time.Now().Before(nextStatus) {
 			if found, _ := r.resultInLogs(ctx); found {
 				return probingJob, nil
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
 			timer.Reset(min(probingLogPoll, time.Until(nextStatus)))
 			continue
@@ -485,19 +489,39 @@ func (r *runner) wait(ctx context.Context) (*rayclient.JobDetails, error) {
 
 // resultInLogs reads the job logs once, hands on new progress lines and
 // keeps the logs when they hold this run's result (found). probing reports
-// whether this run's latest progress line is the probing phase.
+// whether the driver is in its last phase (lastPhase).
 func (r *runner) resultInLogs(ctx context.Context) (found, probing bool) {
 	logs, err := r.api.GetJobLogs(ctx, r.id)
 	if err != nil {
 		return false, false
 	}
-	r.deliver(logs)
+	mine := r.ownProgress(logs)
+	r.deliverOwn(mine)
 	if _, perr := ParseResult(logs, r.runID); perr == nil {
 		r.logs = logs
 		return true, false
 	}
-	mine := r.ownProgress(logs)
-	return false, len(mine) > 0 && mine[len(mine)-1].Phase == PhaseProbing
+	return false, lastPhase(mine, len(r.spec.Batch))
+}
+
+// lastPhase reports whether progress (this run's lines, in order) shows the
+// driver in its last phase: probing for a single request; for a batch of
+// n, each of its n requests ("<run id>.<index>") probing or done.
+func lastPhase(progress []Progress, n int) bool {
+	if n == 0 {
+		return len(progress) > 0 && progress[len(progress)-1].Phase == PhaseProbing
+	}
+	latest := map[string]string{}
+	for _, p := range progress {
+		latest[p.RunID] = p.Phase
+	}
+	final := 0
+	for _, phase := range latest {
+		if phase == PhaseProbing || phase == PhaseResult {
+			final++
+		}
+	}
+	return final >= n
 }
 
 // supervisorFailures are the Ray job error types that mean Ray lost the
@@ -555,10 +579,16 @@ func (r *runner) driverDeadline() time.Duration {
 
 // deliver hands progress lines of this run not seen before to OnProgress.
 func (r *runner) deliver(logs string) {
+	if r.opts.OnProgress != nil {
+		r.deliverOwn(r.ownProgress(logs))
+	}
+}
+
+// deliverOwn is deliver for this run's progress lines, already parsed.
+func (r *runner) deliverOwn(mine []Progress) {
 	if r.opts.OnProgress == nil {
 		return
 	}
-	mine := r.ownProgress(logs)
 	for ; r.delivered < len(mine); r.delivered++ {
 		r.opts.OnProgress(mine[r.delivered])
 	}

@@ -269,52 +269,81 @@ func TestRunSuccess(t *testing.T) {
 	}
 }
 
-// Guarantee: while the driver probes (its last phase), the result is read
-// from the logs between status polls, so Run returns soon after it is
-// printed; before that phase every logs read follows a status poll.
-func TestRunReadsLogsForResultWhileProbing(t *testing.T) {
-	var probingAt int // index in f.calls of the status poll that logged probing
-	printed := false
+// Guarantee: while the driver probes (its last phase), wait reads the logs
+// between status polls and returns on the read that holds the result, the
+// job still RUNNING; before that phase every logs read follows a status poll.
+func TestWaitReadsLogsForResultWhileProbing(t *testing.T) {
+	const id, runID = "raytf_create_g_run1", "run1"
+	probingAt := -1 // index in f.calls of the status poll that logged probing
 	f := newFake(func(j *fakeJob) {
-		if printed { // Ray marks the job terminal a status poll after the result
-			j.end(rayclient.JobStatusSucceeded)
-		}
 		if j.polls == 3 {
-			j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":%q,"ready":0,"total":2,"run_id":%q}`+"\n", PhaseProbing, j.runID))
+			j.log(fmt.Sprintf(`RAYTF_PROGRESS {"phase":%q,"ready":0,"total":2,"run_id":%q}`+"\n", PhaseProbing, runID))
 			probingAt = len(j.api.calls) - 1
 		}
 	})
-	logsAfterProbing := 0
+	f.addJob(id, map[string]string{metaRun: runID}, rayclient.JobStatusRunning)
+	printedAt, logsAfterProbing := -1, 0
 	f.onLogs = func(j *fakeJob) {
-		if probingAt == 0 {
+		if probingAt < 0 {
 			return
 		}
-		if logsAfterProbing++; logsAfterProbing == 4 { // the job stays RUNNING
-			j.log(resultLine(j.runID, true, ""))
-			printed = true
+		if logsAfterProbing++; logsAfterProbing == 4 { // Ray still shows the job RUNNING
+			j.log(resultLine(runID, true, ""))
+			printedAt = len(j.api.calls) - 1
 		}
 	}
-	opts := fastOpts
-	opts.PollInterval = 200 * time.Millisecond
-	opts.Timing = &RunTiming{TerminalWait: 2 * time.Second} // the record's delete waits for the job's end
-	res, err := Run(context.Background(), f, "python", createSpec("g"), opts)
-	if err != nil || !res.OK {
-		t.Fatalf("Run = %+v, %v", res, err)
+	r := &runner{api: f, opts: RunOptions{PollInterval: 200 * time.Millisecond}, id: id, runID: runID}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	job, err := r.wait(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	logsOnly := 0
-	for i, c := range f.calls {
-		if !strings.HasPrefix(c, "logs ") || strings.HasPrefix(f.calls[i-1], "get ") {
-			continue
-		}
-		if i < probingAt {
+	if job.Status != rayclient.JobStatusRunning || printedAt != len(f.calls)-1 || !strings.Contains(r.logs, "RAYTF_RESULT") {
+		t.Fatalf("wait = %s, want RUNNING at the read that held the result (call %d): %v", job.Status, printedAt, f.calls)
+	}
+	if !strings.HasPrefix(f.calls[printedAt-1], "logs ") {
+		t.Errorf("the result was not seen by a logs-only read: %v", f.calls)
+	}
+	for i, c := range f.calls[:probingAt] {
+		if strings.HasPrefix(c, "logs ") && !strings.HasPrefix(f.calls[i-1], "get ") {
 			t.Errorf("logs read without a status poll before the probing phase: %v", f.calls)
 		}
-		logsOnly++
 	}
-	if logsOnly < 2 {
-		t.Errorf("%d logs-only reads while probing, want >= 2: %v", logsOnly, f.calls)
+}
+
+// Guarantee: a batch reads its logs between status polls only once every
+// request of it probes or has its result; a single request once it probes.
+func TestLastPhase(t *testing.T) {
+	line := func(run, phase string) Progress { return Progress{RunID: run, Phase: phase} }
+	for _, tc := range []struct {
+		name     string
+		progress []Progress
+		batch    int
+		want     bool
+	}{
+		{"nothing yet", nil, 0, false},
+		{"waiting", []Progress{line("r", PhaseWaiting)}, 0, false},
+		{"probing", []Progress{line("r", PhaseWaiting), line("r", PhaseProbing)}, 0, true},
+		{"batch: one still waiting", []Progress{line("r", PhaseStarted), line("r.0", PhaseProbing), line("r.1", PhaseWaiting)}, 2, false},
+		{"batch: one not started", []Progress{line("r", PhaseStarted), line("r.0", PhaseProbing)}, 2, false},
+		{"batch: probing and done", []Progress{line("r", PhaseStarted), line("r.0", PhaseResult), line("r.1", PhaseProbing)}, 2, true},
+		{"batch: a delete removing", []Progress{line("r.0", PhaseResult), line("r.1", PhaseRemoving)}, 2, false},
+	} {
+		if got := lastPhase(tc.progress, tc.batch); got != tc.want {
+			t.Errorf("%s: lastPhase = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Guarantee: every phase Go names is one driver.py reports.
+func TestProgressPhasesInDriver(t *testing.T) {
+	for _, phase := range []string{PhaseStarted, PhaseCreated, PhaseWaiting, PhaseProbing, PhaseRemoving, PhaseResult} {
+		if !strings.Contains(string(driverSource), fmt.Sprintf(`, %q`, phase)) {
+			t.Errorf("driver.py reports no progress phase %q", phase)
+		}
 	}
 }
 
