@@ -71,7 +71,8 @@ own_cluster_part() {
   shift
   export RAY_ADDRESS="http://127.0.0.1:$RAY_TF_DASHBOARD_PORT"
   trap '"$here/ray-cluster.sh" stop' EXIT
-  "$here/ray-cluster.sh" start
+  # set -e does not hold here (the caller's subshell runs under `|| status=$?`).
+  "$here/ray-cluster.sh" start || return
   "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -address "$RAY_ADDRESS" \
     -gcs "127.0.0.$RAY_TF_IP_BASE:$RAY_TF_GCS_PORT" -out "$out" "$@" "$name" | tee -a "$results"
 }
