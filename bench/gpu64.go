@@ -121,10 +121,13 @@ func (f FloorSample) ColdToReady() time.Duration {
 // Floor is the whole floor of an apply: the empty job plus ColdToReady.
 func (f FloorSample) Floor() time.Duration { return f.EmptyJob + f.ColdToReady() }
 
-// FloorWithProbe adds the cold process's plain probe (each bundle's GPU id
-// and a free port, one worker start per node) to Floor: the least an apply
-// that reports what the provider's state holds can cost.
-func (f FloorSample) FloorWithProbe() time.Duration { return f.Floor() + secs(f.Cold.Probe) }
+// PlainProbe is the cold process's plain probe after ready: each bundle's
+// GPU id and a free port, one worker start per node.
+func (f FloorSample) PlainProbe() time.Duration { return secs(f.Cold.Probe) }
+
+// FloorWithProbe is Floor plus PlainProbe: what an apply costs at least when
+// it reports GPU ids and ports by probing after the groups are ready.
+func (f FloorSample) FloorWithProbe() time.Duration { return f.Floor() + f.PlainProbe() }
 
 // GPU64Result is the part's outcome.
 type GPU64Result struct {
@@ -265,6 +268,6 @@ func (g *gpu64Run) floorSample(rep int) (FloorSample, error) {
 	}
 	err := pair(rep, provider, floor)
 	g.logf("   floor %d rep %d: apply %ss | empty job %ss + cold placement %ss = %ss, + plain probe %ss (%v)", FloorBundles, rep+1,
-		Sec(f.Apply.Wall), Sec(f.EmptyJob), Sec(f.ColdToReady()), Sec(f.Floor()), Sec(secs(f.Cold.Probe)), err)
+		Sec(f.Apply.Wall), Sec(f.EmptyJob), Sec(f.ColdToReady()), Sec(f.Floor()), Sec(f.PlainProbe()), err)
 	return f, err
 }

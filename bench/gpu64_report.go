@@ -106,8 +106,8 @@ func printApplyFloor(out io.Writer, fs []FloorSample) {
 		"places the same groups with plain ray.util.placement_group (exec, import ray, ray.init, create + ready; baseline.py "+
 		"cold-create). Paired and alternating in order; ratio = median of the per-repetition ratios (min-max). "+
 		"Floor + probe adds the same process's plain probe after ready (each bundle's GPU id and a free port, one task per "+
-		"bundle, one worker start per node, the nodes in parallel): the least an apply that reports what the state holds "+
-		"can cost; it is not the target's floor.\n\n",
+		"bundle, one worker start per node, the nodes in parallel): what reporting GPU ids and ports costs when it is done "+
+		"after the groups are ready; it is not the target's floor.\n\n",
 		FloorBundles, FloorBundles/WideGPUsPerNode, WideGPUsPerNode)
 	var ap, fl, fp []time.Duration
 	for _, f := range fs {
@@ -149,14 +149,13 @@ func printFloorGroups(out io.Writer, fs []FloorSample) {
 		{"other (provider gaps)", "nothing", func(c CLIPhases) time.Duration { return c.Job.Other + c.Job.DeleteRecord }, zero, false},
 		{"total", "the floor", func(c CLIPhases) time.Duration { return c.Wall }, FloorSample.Floor, true},
 	}
-	probe := func(f FloorSample) time.Duration { return secs(f.Cold.Probe) }
 	t := NewTable(out, "apply phase group", "floor part", "apply", "floor", "over the floor", "over floor + probe")
 	for _, g := range groups {
 		var a, f, p []time.Duration
 		for _, s := range fs {
 			withProbe := g.floor(s)
 			if g.probed {
-				withProbe += probe(s)
+				withProbe += s.PlainProbe()
 			}
 			a, f, p = append(a, g.apply(s.Apply)), append(f, g.floor(s)), append(p, withProbe)
 		}

@@ -315,10 +315,11 @@ type ClusterPlanResult struct {
 
 // shapeName is the row's cluster column.
 func (r *ClusterPlanResult) shapeName() string {
+	name := fmt.Sprintf("%d x %d unified", r.LogicalNodes, r.BundlesPerNode)
 	if r.SelectNodes {
-		return fmt.Sprintf("%d x %d unified, select_nodes", r.LogicalNodes, r.BundlesPerNode)
+		name += ", select_nodes"
 	}
-	return fmt.Sprintf("%d x %d unified", r.LogicalNodes, r.BundlesPerNode)
+	return name
 }
 
 // RunClusterPlan plans a unified cluster of logical x perNode GPU bundles
