@@ -108,7 +108,7 @@ func DescribeHolders(holders []NodeHolder) string {
 		ns, name, _ := strings.Cut(c, "/")
 		who := "a state of this provider"
 		if hs[0].Owner != "" {
-			who = "the state with owner_id " + hs[0].Owner
+			who = "the state with owner_id " + record.OwnerPrefix(hs[0].Owner) + "…" // never another state's whole token
 		}
 		parts = append(parts, fmt.Sprintf("cluster %q in namespace %s (%s; groups %s) holds node(s) %s",
 			name, ns, who, strings.Join(quoteAll(hs[0].Groups), ", "), strings.Join(nodes, ", ")))

@@ -476,3 +476,20 @@ func (r *Result) MissingGroups() []string {
 	}
 	return out
 }
+
+// Writes reports whether running r may change anything in Ray: groups,
+// the record, the tombstone or node claims. Only an inspect without a
+// record to write and a read leave Ray as they found it; a batch writes
+// when any of its requests does.
+func (r Request) Writes() bool {
+	switch r.Action {
+	case ActionRead:
+		return false
+	case ActionInspect:
+		o := r.Ownership
+		return o != nil && (o.Claim || o.Manifest != nil)
+	case ActionBatch:
+		return slices.ContainsFunc(r.Batch, Request.Writes)
+	}
+	return true
+}

@@ -115,6 +115,9 @@ func (b *Batcher) Run(ctx context.Context, req contract.Request, onProgress func
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkReadOnly(ctx, req); err != nil {
+		return nil, err
+	}
 	m := &member{ctx: ctx, req: req, onProgress: onProgress, done: make(chan outcome, 1)}
 	b.join(m)
 	o := <-m.done

@@ -163,6 +163,9 @@ func Run(ctx context.Context, api JobAPI, python string, spec contract.Request, 
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkReadOnly(ctx, spec); err != nil {
+		return nil, err
+	}
 	r := &runner{api: api, python: python, spec: spec, opts: opts, key: specKey(spec)}
 	orphans := r.lookup(ctx)
 	for launch := 0; ; launch++ {

@@ -85,6 +85,9 @@ func TransferID(namespace, name string) string {
 // RecordTransfer leaves the note of t, replacing an earlier transfer's and
 // keeping its owners in t.Earlier.
 func RecordTransfer(ctx context.Context, api JobAPI, t Transfer) error {
+	if err := refuseWrite(ctx, "ownership note"); err != nil {
+		return err
+	}
 	id := TransferID(t.Namespace, t.Name)
 	if old, err := ReadTransfer(ctx, api, t.Namespace, t.Name); err == nil {
 		t.carryEarlier(old)
@@ -139,6 +142,9 @@ func ReadTransfer(ctx context.Context, api JobAPI, namespace, name string) (*Tra
 // worth a log line: a note left behind warns a state that no longer has the
 // cluster, and the next import of the name replaces it.
 func DeleteTransfer(ctx context.Context, api JobAPI, namespace, name string) error {
+	if err := refuseWrite(ctx, "removal of an ownership note"); err != nil {
+		return err
+	}
 	return removeNote(ctx, api, TransferID(namespace, name))
 }
 

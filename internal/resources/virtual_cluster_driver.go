@@ -18,10 +18,9 @@ import (
 )
 
 // runDriver runs one driver action as a Ray job and reports its progress.
-// Every job but a plain inspect (refresh explaining a gone cluster) is one
-// of this provider's writes, so the shared group list is dropped after it.
+// After a write the shared group list is stale, so it is dropped.
 func (r *virtualClusterResource) runDriver(ctx context.Context, req contract.Request) (*contract.Result, error) {
-	if o := req.Ownership; req.Action != contract.ActionInspect || (o != nil && (o.Claim || o.Manifest != nil)) {
+	if req.Writes() {
 		defer r.data.Live.InvalidateGroups()
 	}
 	tflog.Info(ctx, "submitting placement-group driver job", map[string]any{"action": req.Action, "groups": len(req.Groups)})

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
@@ -28,15 +27,9 @@ func TestAccIdentity_importBlock(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
-		// An import, even one only planned, takes the cluster's ownership
-		// (the record names the importing state), so this state's destroy
-		// only forgets it: a state that imports it for real removes it.
-		CheckDestroy: func(s *terraform.State) error {
-			w := acctest.NewWorkDir(t, plainCluster(name).String())
-			w.MustRun("import", "ray_virtual_cluster.t", name)
-			w.MustRun("destroy", "-auto-approve")
-			return acctest.CheckNoGroupsInRay(t, name)(s)
-		},
+		// The import block is only planned, so this state still owns the
+		// cluster and its destroy removes the groups.
+		CheckDestroy: acctest.CheckNoGroupsInRay(t, name),
 		Steps: []resource.TestStep{
 			{
 				Config:            acctest.HCL(acctest.RequiredTestProvider, plainCluster(name)),
@@ -47,7 +40,11 @@ func TestAccIdentity_importBlock(t *testing.T) {
 				ResourceName:    vcName,
 				ImportState:     true,
 				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				// The import plans one change: this state taking ownership at apply.
+				ExpectNonEmptyPlan: true,
 				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(vcName, at("owner_id")),
 					plancheck.ExpectKnownValue(vcName, at("placement_groups", 0, "name"), knownvalue.StringExact(name+"-node0")),
 					plancheck.ExpectKnownValue(vcName, at("placement_groups", 1, "state"), knownvalue.StringExact("CREATED")),
 					plancheck.ExpectKnownValue(vcName, at("bundle_ct_per_node_list"), knownvalue.ListExact(

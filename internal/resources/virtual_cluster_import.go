@@ -19,9 +19,11 @@ import (
 // cluster from its record in Ray's KV (every declared argument, schema
 // version 2), or, for groups without such a record, rebuilds what it can
 // from the groups Ray holds and warns about the rest; then it probes the
-// groups like a create would. It returns false (with an error) when the
+// groups like a create would. It writes nothing: the state it fills owns
+// nothing yet (importPendingOwner), and formerOwner describes the owner the
+// record names, for the plan. It returns false (with an error) when the
 // import id names no cluster.
-func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClusterModel, diags *diag.Diagnostics) bool {
+func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClusterModel, formerOwner *string, diags *diag.Diagnostics) bool {
 	name := m.Name.ValueString()
 	live, err := r.data.Live.Groups(ctx)
 	if err != nil {
@@ -50,14 +52,9 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 				"what Ray reports, not necessarily to what was declared: %s. Compare the next plan with your configuration; "+
 				"the record this import writes keeps them from now on.", name, unrecoveredWhy(rec), strings.Join(unrecovered, ", ")))
 	}
-	owner, err := record.NewOwnerToken()
-	if err != nil {
-		diags.AddError("Cannot import the virtual cluster", errorDetail(err))
-		return false
-	}
-	// Import takes ownership: the record now names this state.
-	template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
-	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, true, &template))
+	// A plan or refresh changes nothing in Ray: the record keeps naming its
+	// owner until an apply takes it (takeImported). The probe only reads.
+	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "", false, nil))
 	if err != nil {
 		diags.AddError("Cannot probe the imported placement groups", errorDetail(err))
 		return false
@@ -66,17 +63,11 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		spec.Strategy = res.Groups[0].Strategy
 		m.PlacementGroupStrategy = types.StringValue(spec.Strategy)
 	}
-	m.OwnerID = types.StringValue(owner)
-	diags.Append(r.applyOwnedResult(ctx, m, spec, res)...)
+	m.OwnerID = types.StringValue(importPendingOwner)
+	diags.Append(applyResult(m, spec, res)...)
 	m.TopologyAssignments = topologyAssignments(spec, live, "")
-	if !diags.HasError() && res.PreviousOwner != nil {
-		diags.AddWarning("Import took ownership of the virtual cluster",
-			fmt.Sprintf("This state now owns %q in namespace %s (owner %s…). It belonged to %s, which can no longer "+
-				"change or destroy it: its destroy will only forget the cluster.", name, spec.Namespace,
-				record.OwnerPrefix(owner), res.PreviousOwner.Describe()))
-		if res.PreviousOwner.Owner != "" {
-			r.noteTransfer(ctx, spec, res.PreviousOwner.Owner, owner, diags)
-		}
+	if rec != nil && rec.Owner != "" {
+		*formerOwner = record.OtherOwner{Owner: rec.Owner, CreatedAt: rec.CreatedAt, HasRecord: true}.Describe()
 	}
 	return !diags.HasError()
 }

@@ -22,8 +22,8 @@ import (
 // Import by name restores every declared argument from the record in Ray:
 // a select_nodes unified [2, 2, 2, 2] cluster with 2 GPUs per node and
 // segments of 2, imported into a second directory with the same
-// configuration, plans no change; the record in Ray keeps the declaration
-// and names the importing state as owner.
+// configuration, plans only the change of owner; once applied, the record
+// in Ray keeps the declaration and names the importing state as owner.
 func TestAccLifecycle_importRestoresDeclaration(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	acctest.PreCheck(t)
@@ -43,8 +43,14 @@ func TestAccLifecycle_importRestoresDeclaration(t *testing.T) {
 	if strings.Contains(out, "Import could not recover every argument") {
 		t.Errorf("import from a complete record warned:\n%s", out)
 	}
+	// The only change the imported state plans is taking ownership.
+	if out := second.MustRun("plan"); !strings.Contains(out, "0 to add, 1 to change, 0 to destroy") ||
+		!strings.Contains(out, "owner_id") || strings.Contains(out, "must be replaced") {
+		t.Errorf("plan after import plans more than the change of owner:\n%s", out)
+	}
+	second.MustRun("apply", "-auto-approve")
 	if out, err := second.Run("plan", "-detailed-exitcode"); err != nil || !strings.Contains(out, "No changes") {
-		t.Errorf("plan after import is not empty (%v):\n%s", err, out)
+		t.Errorf("plan after the import's apply is not empty (%v):\n%s", err, out)
 	}
 	rec := acctest.ReadRecord(t, name)
 	switch {
@@ -80,7 +86,7 @@ func TestAccVirtualCluster_importUnknownNamesID(t *testing.T) {
 
 // Groups without a record (made outside this provider) import as before,
 // with a warning that names the arguments the import could not recover;
-// the import writes a record that keeps them from then on.
+// its apply writes a record that keeps them from then on.
 func TestAccLifecycle_importWithoutRecordWarns(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	acctest.PreCheck(t)
@@ -93,8 +99,12 @@ func TestAccLifecycle_importWithoutRecordWarns(t *testing.T) {
 		!strings.Contains(out, clusterspec.AttrSelectNodes) {
 		t.Errorf("import of unrecorded groups did not warn about what it could not recover:\n%s", out)
 	}
+	if rec := acctest.ReadRecord(t, name); rec != nil {
+		t.Errorf("the import wrote a record before any apply: %+v", rec)
+	}
+	dir.MustRun("apply", "-auto-approve")
 	if rec := acctest.ReadRecord(t, name); rec == nil || rec.SchemaVersion != record.ManifestSchemaVersion || len(rec.Groups) != 2 {
-		t.Errorf("record after import: %+v", rec)
+		t.Errorf("record after the import's apply: %+v", rec)
 	}
 	dir.MustRun("destroy", "-auto-approve")
 	if groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), name); err != nil || len(groups) > 0 {
@@ -120,17 +130,10 @@ func TestAccVirtualCluster_importUnified(t *testing.T) {
 			ImportStateId: "no-such-cluster",
 			ExpectError:   regexp.MustCompile(`Nothing to import`),
 		},
-		// The verifying import took ownership of the groups for a state the
-		// test then discards; this state may no longer destroy them. Remove
-		// them and recreate, so the final destroy is this state's again.
-		resource.TestStep{
-			PreConfig: func() { acctest.RemoveGroupsOutOfBand(t, name+"-unified") },
-			Config:    cfg,
-		},
 	)
 }
 
-// Import in a second directory takes ownership: the first directory's
+// Import in a second directory, once applied, takes ownership: the first directory's
 // destroy then only forgets the cluster (with a warning naming the other
 // owner), and after the second directory destroys it, the first one's plan
 // says it was destroyed by the state that had imported it.
@@ -147,9 +150,9 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	}
 
 	second := acctest.NewWorkDir(t, plainCluster(name).String())
-	out := second.MustRun("import", "ray_virtual_cluster.t", name)
-	if !strings.Contains(out, "Import took ownership of the virtual cluster") {
-		t.Errorf("import did not say it took ownership:\n%s", out)
+	second.MustRun("import", "ray_virtual_cluster.t", name)
+	if out := second.MustRun("apply", "-auto-approve"); !strings.Contains(out, "Import took ownership of the virtual cluster") {
+		t.Errorf("the import's apply did not say it took ownership:\n%s", out)
 	}
 	if out := second.MustRun("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes") ||
 		strings.Contains(out, "imported by another state") {
@@ -162,7 +165,7 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	if err != nil || note.Metadata["raytf_transfer_from"] != from || note.Metadata["raytf_transfer_to"] != to {
 		t.Fatalf("Ray holds no note of the transfer from %s to %s: %+v, %v", from, to, note, err)
 	}
-	out = first.MustRun("plan")
+	out := first.MustRun("plan")
 	flat := strings.Join(strings.Fields(out), " ")
 	if !strings.Contains(flat, "Virtual cluster imported by another state") || !strings.Contains(flat, "(owner "+record.OwnerPrefix(to)+"…)") ||
 		!strings.Contains(flat, "this state's destroy only forgets it") {
@@ -226,6 +229,57 @@ func copyState(t *testing.T, from, to *acctest.WorkDir) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(to.Dir+"/terraform.tfstate", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An import that is only planned moves nothing (issue: a speculative plan in
+// a pull request took clusters): another state plans an import block of the
+// cluster and a third imports it with the CLI, neither applies; the record
+// still names the first state, Ray holds no ownership note, the first
+// state's plan is empty and warns nothing, and its destroy removes the
+// groups.
+func TestAccLifecycle_plannedImportMovesNothing(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("pimp")
+	removeGroupsAtCleanup(t, name)
+	first := acctest.NewWorkDir(t, plainCluster(name).String())
+	first.MustRun("apply", "-auto-approve")
+	before := acctest.ReadRecord(t, name)
+	if before == nil || before.Owner == "" {
+		t.Fatalf("record after apply: %+v", before)
+	}
+
+	importBlock := acctest.Block{Type: "import", Attrs: []acctest.Attr{{Key: "to", Expr: vcName}, {Key: "id", Expr: acctest.Quote(name)}}}
+	planner := acctest.NewWorkDir(t, acctest.HCL(plainCluster(name), importBlock))
+	out := strings.Join(strings.Fields(planner.MustRun("plan")), " ")
+	for _, want := range []string{"1 to import, 0 to add, 1 to change, 0 to destroy", "Apply takes ownership of the imported virtual cluster",
+		"(owner " + record.OwnerPrefix(before.Owner) + "…", "Nothing has changed in Ray"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the import's plan does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, before.Owner) {
+		t.Errorf("the import's plan shows the owner's full owner_id:\n%s", out)
+	}
+	cli := acctest.NewWorkDir(t, plainCluster(name).String())
+	cli.MustRun("import", "ray_virtual_cluster.t", name)
+	if owner := stateOwner(t, cli); owner != "" {
+		t.Errorf("the CLI import's state holds owner_id %q before any apply, want \"\"", owner)
+	}
+
+	if rec := acctest.ReadRecord(t, name); rec == nil || rec.Owner != before.Owner || rec.UpdatedAt != before.UpdatedAt {
+		t.Fatalf("a planned import changed the record in Ray: before %+v, after %+v", before, rec)
+	}
+	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
+		t.Errorf("a planned import left an ownership note in Ray: %v", err)
+	}
+	if out, err := first.Run("plan", "-detailed-exitcode"); err != nil || !strings.Contains(out, "No changes") || strings.Contains(out, "imported") {
+		t.Errorf("the owner's plan after another state's planned import is not empty and quiet (%v):\n%s", err, out)
+	}
+	first.MustRun("destroy", "-auto-approve")
+	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
 		t.Fatal(err)
 	}
 }

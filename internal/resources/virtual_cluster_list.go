@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
@@ -218,6 +219,7 @@ func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []li
 }
 
 func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	ctx = driver.ReadOnly(ctx, "query")
 	var cfg virtualClusterListModel
 	var diags diag.Diagnostics
 	diags.Append(req.Config.Get(ctx, &cfg)...)
@@ -398,8 +400,8 @@ func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec cluste
 	if rec == nil {
 		return
 	}
-	if rec.Owner != "" {
-		m.OwnerID = types.StringValue(rec.Owner)
+	if rec.Owner != "" { // as import gives it: owned by no state here until an apply; the token stays in Ray
+		m.OwnerID = types.StringValue(importPendingOwner)
 	}
 	if len(rec.Bundles) == 0 {
 		return

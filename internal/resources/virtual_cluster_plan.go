@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -58,6 +59,7 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 // snapshot is cached), turns drift recorded by refresh or a lost node into a
 // replacement, and chooses the nodes of a cluster about to be created.
 func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	ctx = driver.ReadOnly(ctx, "plan")
 	if r.data == nil || r.data.Client == nil {
 		return // provider not configured yet
 	}
@@ -91,6 +93,7 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	p.run()
+	p.planTakeover(req.Private)
 	if !sameModel(planned, plan) {
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}

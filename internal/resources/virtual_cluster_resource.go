@@ -120,6 +120,7 @@ func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClus
 }
 
 func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	ctx = driver.ReadOnly(ctx, "refresh")
 	ctx, cancel, m, ok := r.load(ctx, fastGet(req.State.Raw, req.State.Get), readTimeout, &resp.Diagnostics)
 	defer cancel()
 	if !ok {
@@ -133,12 +134,14 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	// cluster from state, and a state from before identities has none.
 	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
 	if m.Bundles.IsNull() { // just imported: learn the spec and placement from Ray itself
-		if !r.readImported(ctx, &m, &resp.Diagnostics) {
+		var former string
+		if !r.readImported(ctx, &m, &former, &resp.Diagnostics) {
 			if !resp.Diagnostics.HasError() {
 				resp.State.RemoveResource(ctx)
 			}
 			return
 		}
+		keepFormerOwner(ctx, resp.Private, former, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 		return
 	}
@@ -170,28 +173,30 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 }
 
 // Update handles the attributes that do not change the groups themselves
-// (segment_size, num_gpus_per_node, port range, timeouts): it re-probes the
-// existing groups and recomputes rank order and ports.
-// Update handles the attributes that do not change the groups themselves
 // (segment_size, num_gpus_per_node, port range, exclude_node_ids, timeouts):
 // it re-probes the existing groups, recomputes rank order and ports and
-// rewrites the cluster's record.
+// rewrites the cluster's record. For a cluster imported since the last
+// apply, it is where this state takes ownership (takeImported).
 func (r *virtualClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	ctx, cancel, m, spec, ok := r.begin(ctx, req.Plan.Get, updateTimeout, &resp.Diagnostics)
 	defer cancel()
 	if !ok {
 		return
 	}
-	if m.OwnerID.IsUnknown() {
-		m.OwnerID = types.StringNull() // a state from before owners existed stays without one
+	var prior types.String
+	if resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("owner_id"), &prior)...); resp.Diagnostics.HasError() {
+		return
 	}
-	owner := m.OwnerID.ValueString()
-	request := contract.RequestFor(spec, contract.ActionInspect)
-	if owner != "" {
-		template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
-		request = request.Owned(spec, owner, false, &template)
+	var res *contract.Result
+	var err error
+	if importPending(virtualClusterModel{OwnerID: prior}) {
+		if res = r.takeImported(ctx, &m, spec, &resp.Diagnostics); res == nil {
+			return
+		}
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, formerOwnerKey, nil)...)
+	} else {
+		res, err = r.reprobe(ctx, &m, spec)
 	}
-	res, err := r.runDriver(ctx, request)
 	if err != nil {
 		summary := "Cannot re-probe the virtual cluster"
 		if contract.IsKind(err, contract.KindConflict) {
@@ -213,6 +218,21 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	r.fillTopologyAssignments(ctx, &m, spec, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
+}
+
+// reprobe probes the groups of a cluster this state owns (or, from before
+// owners existed, holds without an owner) and rewrites its record.
+func (r *virtualClusterResource) reprobe(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec) (*contract.Result, error) {
+	if m.OwnerID.IsUnknown() {
+		m.OwnerID = types.StringNull() // a state from before owners existed stays without one
+	}
+	owner := m.OwnerID.ValueString()
+	request := contract.RequestFor(spec, contract.ActionInspect)
+	if owner != "" {
+		template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
+		request = request.Owned(spec, owner, false, &template)
+	}
+	return r.runDriver(ctx, request)
 }
 
 func (r *virtualClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

@@ -2,13 +2,16 @@ package resources
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
@@ -53,4 +56,104 @@ func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state vi
 			"configuration (a `removed` block with `destroy = false`, or `terraform state rm`), or import it back if this state "+
 			"should own it.",
 			record.OwnerPrefix(t.To), t.Name, t.Namespace, when))
+}
+
+// importPendingOwner is the owner_id of a cluster this state has imported
+// but not yet applied: the record in Ray still names its former owner,
+// which stays fully in charge until this state's apply takes it
+// (takeImported). A state from before owners existed has a null owner_id.
+const importPendingOwner = ""
+
+// formerOwnerKey is the private-state key under which an import keeps the
+// description of the owner it found, for the plan that takes it over.
+const formerOwnerKey = "import_former_owner"
+
+// importPending reports whether m is an imported cluster this state does
+// not own yet.
+func importPending(m virtualClusterModel) bool {
+	return !m.OwnerID.IsNull() && !m.OwnerID.IsUnknown() && m.OwnerID.ValueString() == importPendingOwner
+}
+
+// privateState is what ReadResponse, ModifyPlanRequest and UpdateResponse
+// share of the framework's private state.
+type privateState interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// keepFormerOwner remembers who owned an imported cluster, for the plan.
+func keepFormerOwner(ctx context.Context, private privateState, former string, diags *diag.Diagnostics) {
+	if private == nil || former == "" {
+		return
+	}
+	value, err := json.Marshal(former)
+	if err != nil {
+		return
+	}
+	diags.Append(private.SetKey(ctx, formerOwnerKey, value)...)
+}
+
+// formerOwner is the owner an import found, as its plan names it.
+func formerOwner(ctx context.Context, private privateState) string {
+	if private == nil {
+		return ""
+	}
+	raw, _ := private.GetKey(ctx, formerOwnerKey)
+	var former string
+	if len(raw) == 0 || json.Unmarshal(raw, &former) != nil {
+		return ""
+	}
+	return former
+}
+
+// planTakeover makes the plan of an imported cluster show the change of
+// owner: owner_id and the probed placement become known after apply (an
+// in-place update), and a warning says what the apply does and what the former owner keeps until
+// then.
+func (p *planCall) planTakeover(private privateState) {
+	if p.creating || !importPending(p.state) {
+		return
+	}
+	// The apply probes the groups again for the record it writes, so the
+	// placement facts (ports above all) are known only then.
+	*p.plan = unknownComputed(*p.plan)
+	p.plan.OwnerID = types.StringUnknown()
+	name := p.state.Name.ValueString()
+	from := formerOwner(p.ctx, private)
+	if from == "" {
+		from = "its former owner"
+	}
+	p.resp.Diagnostics.AddWarning("Apply takes ownership of the imported virtual cluster",
+		fmt.Sprintf("This state imported %q in namespace %s, which belongs to %s. Nothing has changed in Ray: the former owner "+
+			"stays fully in charge until this plan is applied. Applying it makes this state the owner; from then on the "+
+			"former owner's destroy only forgets the cluster, and its plan warns that it was imported.",
+			name, p.state.Namespace.ValueString(), from))
+}
+
+// takeImported makes this state the owner of an imported cluster, at
+// apply: a new owner token, the record rewritten in Ray with the placement
+// probed again, and a note for the former owner's next plan.
+func (r *virtualClusterResource) takeImported(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, diags *diag.Diagnostics) *contract.Result {
+	owner, err := record.NewOwnerToken()
+	if err != nil {
+		diags.AddError("Cannot take ownership of the imported virtual cluster", errorDetail(err))
+		return nil
+	}
+	template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
+	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, true, &template))
+	if err != nil {
+		diags.AddError("Cannot take ownership of the imported virtual cluster", errorDetail(err))
+		return nil
+	}
+	m.OwnerID = types.StringValue(owner)
+	if res.PreviousOwner != nil {
+		diags.AddWarning("Import took ownership of the virtual cluster",
+			fmt.Sprintf("This state now owns %q in namespace %s (owner %s…). It belonged to %s, which can no longer "+
+				"change or destroy it: its destroy will only forget the cluster.", spec.Name, spec.Namespace,
+				record.OwnerPrefix(owner), res.PreviousOwner.Describe()))
+		if res.PreviousOwner.Owner != "" {
+			r.noteTransfer(ctx, spec, res.PreviousOwner.Owner, owner, diags)
+		}
+	}
+	return res
 }
