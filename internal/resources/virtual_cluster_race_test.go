@@ -25,7 +25,7 @@ func TestLostRaceDetail(t *testing.T) {
 	choice.AddError("Cannot select nodes", "cannot form 1 complete segments")
 	free := clusterspec.Spec{Name: "late", ReadyTimeout: time.Minute}
 	got := lostRaceDetail(free, claimed, choice)
-	for _, want := range []string{`cluster "first" in namespace ns (the state with owner_id `+record.OwnerPrefix("0123456789abcdef-whole-token")+`…; groups "first-node0") holds node(s) n1, n2`,
+	for _, want := range []string{`cluster "first" in namespace ns (the state with owner_id ` + record.OwnerPrefix("0123456789abcdef-whole-token") + `…; groups "first-node0") holds node(s) n1, n2`,
 		"The nodes left cannot hold it: cannot form 1 complete segments", `Nothing of "late" was created`, `capacity_check = "total"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("detail lacks %q:\n%s", want, got)
