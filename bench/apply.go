@@ -12,9 +12,9 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
-	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // ApplyConfig is how the reference benchmark runs the provider path.
@@ -106,22 +106,26 @@ func WaitUntilPlaceable(ctx context.Context, c *rayclient.Client, spec clustersp
 }
 
 // liveCheck is what the resource's Create runs before the driver job:
-// FetchSnapshot and checkLive (CheckSegments, then CheckPlacement over the
-// capacity left by every other group).
+// FetchSnapshot and placement.CheckLive (segments, selectors, topology
+// strategy, then capacity over what every other group leaves).
 func liveCheck(ctx context.Context, c *rayclient.Client, spec clusterspec.Spec) error {
 	snap, err := liveview.FetchSnapshot(ctx, c)
 	if err != nil {
 		return err
 	}
-	if err := planning.CheckSegments(spec, snap.Topology()); err != nil {
-		return err
+	var errs []string
+	busy := false
+	for _, is := range placement.CheckLive(spec, snap, nil) {
+		if !is.Warning {
+			errs = append(errs, is.Summary+": "+is.Detail)
+			busy = busy || is.Summary == placement.SummaryCannotHold
+		}
 	}
-	own := map[string]bool{}
-	for _, g := range spec.Groups() {
-		own[g.Name] = true
-	}
-	if f := topology.CheckPlacement(spec.Groups(), snap.Capacity(own)); len(f.Errors) > 0 {
-		return fmt.Errorf("%w: %s", errBusy, strings.Join(f.Errors, "; "))
+	switch {
+	case busy:
+		return fmt.Errorf("%w: %s", errBusy, strings.Join(errs, "; "))
+	case len(errs) > 0:
+		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
 }
@@ -221,22 +225,31 @@ func (r *ProviderRun) resplit(interp time.Duration, into *Phases) {
 // providerCycle is the provider's create of spec (after the resource's live
 // check) and then its delete, each traced.
 func (cfg *ApplyConfig) providerCycle(ctx context.Context, spec clusterspec.Spec, interp time.Duration) (cr, dr *ProviderRun, err error) {
-	cr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(contract.ActionCreate, cfg.Namespace, spec, ReadyTimeout), spec, true, interp)
+	spec.Namespace, spec.ReadyTimeout = cfg.Namespace, ReadyTimeout
+	owner, err := record.NewOwnerToken()
 	if err != nil {
-		cfg.cleanupProvider(spec)
+		return nil, nil, err
+	}
+	// The requests the resource sends: ownership, record and node claims included.
+	cr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, placement.CreateRequest(spec, owner, benchVersion), spec, true, interp)
+	if err != nil {
+		cfg.cleanupProvider(spec, owner)
 		var de *contract.DriverError
 		if errors.As(err, &de) && (de.Kind == contract.KindTimeout || de.Kind == contract.KindInfeasible) {
 			return nil, nil, fmt.Errorf("%w: %v", errBusy, err)
 		}
 		return nil, nil, fmt.Errorf("provider create: %w", err)
 	}
-	dr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, DriverSpec(contract.ActionDelete, cfg.Namespace, spec, ReadyTimeout), spec, false, interp)
+	dr, err = RunProvider(ctx, cfg.Client, cfg.JobPython, placement.DeleteRequest(spec, owner), spec, false, interp)
 	if err != nil {
-		cfg.cleanupProvider(spec)
+		cfg.cleanupProvider(spec, owner)
 		return nil, nil, fmt.Errorf("provider delete: %w", err)
 	}
 	return cr, dr, nil
 }
+
+// benchVersion is the provider version bench's records name.
+const benchVersion = "bench"
 
 // renamed returns groups with from replaced by to in their names.
 func renamed(groups []contract.RequestGroup, from, to string) []contract.RequestGroup {
@@ -257,13 +270,12 @@ func groupNames(groups []contract.RequestGroup) []string {
 }
 
 // cleanupProvider removes a cluster's groups after a failed run, as the
-// resource's cleanupAfterFailedCreate does.
-func (cfg *ApplyConfig) cleanupProvider(spec clusterspec.Spec) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if _, err := driver.Run(ctx, cfg.Client, cfg.JobPython, DriverSpec("delete", cfg.Namespace, spec, time.Minute), driver.RunOptions{}); err != nil {
-		cfg.logf("   cleanup of %s failed: %v", spec.Name, err)
-	}
+// resource does (placement.CleanupAfterFailedCreate).
+func (cfg *ApplyConfig) cleanupProvider(spec clusterspec.Spec, owner string) {
+	env := placement.Env{Run: func(ctx context.Context, req contract.Request) (*contract.Result, error) {
+		return driver.Run(ctx, cfg.Client, cfg.JobPython, req, driver.RunOptions{})
+	}}
+	placement.CleanupAfterFailedCreate(context.Background(), env, spec, owner, errors.New("bench: failed run"))
 }
 
 // PrintApply prints the comparison and the phase breakdown.

@@ -258,12 +258,16 @@ func (e ResultError) Describe(removed []string) string {
 	return msg
 }
 
+// ConflictFix is what to do about groups of the cluster's name that another
+// state owns, or that no state does.
+const ConflictFix = "To manage the existing cluster from this state, `terraform import` it (its apply takes ownership); " +
+	"otherwise choose another name."
+
 // driverFixes says, by code, what a user does about a driver failure. The
 // codes absent (a malformed request, the driver's own exception) are the
 // provider's bugs.
 var driverFixes = map[string]string{
-	CodeGroupsExist: "To manage the existing cluster from this state, `terraform import` it (which takes ownership); " +
-		"otherwise choose another name.",
+	CodeGroupsExist: ConflictFix,
 	CodeGroupsDiffer: "Placement groups of this name exist with another shape: remove them if nothing uses them " +
 		"(`ray list placement-groups --detail`, then `ray.util.remove_placement_group`), or choose another name.",
 	CodeTakenOver:           takenOverFix,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
@@ -37,40 +38,16 @@ func progressFields(p driver.Progress) map[string]any {
 	return fields
 }
 
-// cleanupAfterFailedCreate removes whatever groups a failed create may have
-// left behind when the driver could not clean up itself (stopped, killed).
-func (r *virtualClusterResource) cleanupAfterFailedCreate(ctx context.Context, spec clusterspec.Spec, owner string, cause error) {
-	if contract.IsKind(cause, contract.KindConflict, contract.KindInvalid) {
-		return // the driver touched nothing
+// placementEnv is what placement.Place needs of this provider process.
+func (r *virtualClusterResource) placementEnv() placement.Env {
+	return placement.Env{
+		Run: r.runDriver,
+		Snapshot: func(ctx context.Context) (*planning.Snapshot, error) {
+			r.data.Live.InvalidateGroups()
+			return liveview.FetchSnapshot(ctx, r.data.Client)
+		},
+		Choose: r.data.ChooseNodes, Forget: r.data.ForgetChosen, Version: r.data.Version,
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-	defer cancel()
-	spec.ReadyTimeout = time.Minute
-	if _, err := r.runDriver(cctx, contract.RequestFor(spec, contract.ActionDelete).Owned(spec, owner, false, nil)); err != nil {
-		tflog.Warn(ctx, "cleanup after failed create did not finish", map[string]any{"error": err.Error()})
-	}
-}
-
-// createErrorDetail explains a failed create: a name conflict, or, for
-// groups Ray could not place, why they do not fit.
-func createErrorDetail(spec clusterspec.Spec, res *contract.Result, err error) string {
-	if contract.IsKind(err, contract.KindConflict) {
-		fix := contract.Fix(err)
-		if fix == "" {
-			fix = "To manage the existing cluster from this state, `terraform import` it (which takes ownership); " +
-				"otherwise choose another name."
-		}
-		return err.Error() + "\n\nNothing was created or changed. " + fix
-	}
-	detail := err.Error()
-	if why := planning.ExplainApplyShortage(spec, res); why != "" {
-		detail += "\n\n" + why
-	}
-	detail += "\n\nNo placement group of this cluster was left behind."
-	if fix := contract.Fix(err); fix != "" {
-		detail += " " + fix
-	}
-	return detail
 }
 
 // applyOwnedResult fills the computed attributes from a create or inspect

@@ -2,13 +2,11 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -16,9 +14,9 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // ValidateConfig applies every static rule of the reference at validate and
@@ -274,7 +272,7 @@ func (p *planCall) planPlacement(spec *clusterspec.Spec, snap *planning.Snapshot
 		claim = planning.FeasibilityGroups(*spec)
 	}
 	others := p.r.data.ClaimCapacity(spec.Namespace+"/"+spec.Name, claim)
-	checkLive(*spec, snap, others, diags)
+	addIssues(diags, placement.CheckLive(*spec, snap, others))
 }
 
 // claimPorts warns when the cluster's port range overlaps that of another
@@ -360,50 +358,6 @@ func (p *planCall) checkHeldNodes(spec clusterspec.Spec, snap *planning.Snapshot
 				fmt.Sprintf("Ray no longer lists node %s (%s), which holds bundle %d of %q, as alive.", b.NodeID, b.NodeIP, b.Rank, name))
 			return
 		}
-	}
-}
-
-// checkLive rejects a cluster that the live topology and free resources cannot
-// hold, naming the requirement that fails; nothing is created. The cluster's
-// own groups do not count as taken: a replacement frees them first.
-func checkLive(spec clusterspec.Spec, snap *planning.Snapshot, others []clusterspec.GroupRequest, diags *diag.Diagnostics) {
-	if err := planning.CheckSegments(spec, snap.TopologyFrom(spec.Topology)); err != nil && !spec.SelectNodes {
-		summary := "Not enough complete NVLink segments"
-		var insufficient *topology.ResourceInsufficientError
-		if !errors.As(err, &insufficient) {
-			summary = "Invalid segment configuration"
-		}
-		diags.AddAttributeError(path.Root("segment_size"), summary, err.Error())
-		return
-	}
-	if addIssues(diags, planning.CheckSelectors(spec, planning.NodeLabels(snap.Nodes))); diags.HasError() {
-		return
-	}
-	if why := planning.CheckTopologyStrategy(spec, snap); why != "" {
-		diags.AddAttributeError(path.Root(clusterspec.AttrTopologyStrategy), "The Ray cluster cannot hold this virtual cluster", why)
-		return
-	}
-	shortage, together := planning.CheckSnapshotCapacity(spec, snap, others)
-	if len(shortage.Errors)+len(shortage.Warnings) == 0 {
-		return
-	}
-	// One diagnostic for all problems, with the node summary once: at
-	// 10,000 nodes each problem repeating the table was thousands of lines.
-	attribute := path.Root(planning.ShortageAttribute(spec, snap.Capacity(nil)))
-	if len(shortage.Errors) > 0 {
-		summary, detail := "The Ray cluster cannot hold this virtual cluster", shortage.Detail()
-		if together {
-			summary = "The Ray cluster cannot hold this virtual cluster together with the others planned"
-			detail = "It fits alone, but not together with the other virtual clusters this configuration creates:\n" + detail
-		}
-		if holders := planning.HoldersReport(spec, snap); holders != "" {
-			detail += "\n\n" + holders + "\n\n" + planning.ShortageNextStep(spec)
-		}
-		diags.AddAttributeError(attribute, summary, detail)
-	}
-	if len(shortage.Warnings) > 0 {
-		diags.AddAttributeWarning(attribute, "Placement may not succeed",
-			planning.Shortage{Errors: shortage.Warnings, Nodes: shortage.Nodes}.Detail())
 	}
 }
 

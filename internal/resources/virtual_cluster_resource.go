@@ -19,7 +19,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
-	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
@@ -68,20 +68,31 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		resp.Diagnostics.AddAttributeError(path.Root(clusterspec.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
 	}
-	res, err := r.place(ctx, &m, &spec, snap, owner, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
+	exclude, _ := excludedNodes(ctx, m)
+	env := r.placementEnv()
+	res, issues, err := placement.Place(ctx, env, &spec, snap, owner, exclude)
+	if addIssues(&resp.Diagnostics, issues); resp.Diagnostics.HasError() {
+		return
+	}
+	if se, ok := placement.IsSnapshotError(err); ok {
+		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), se.Err)
 		return
 	}
 	if err != nil {
 		r.data.ForgetChosen(spec.Namespace + "/" + spec.Name)
-		r.cleanupAfterFailedCreate(ctx, spec, owner, err)
-		resp.Diagnostics.AddError("Cannot create the virtual cluster", createErrorDetail(spec, res, err))
+		placement.CleanupAfterFailedCreate(ctx, env, spec, owner, err)
+		resp.Diagnostics.AddError("Cannot create the virtual cluster", placement.CreateErrorDetail(spec, res, err))
 		return
+	}
+	if spec.SelectNodes {
+		var d diag.Diagnostics
+		m.SelectedNodeIDs, d = types.ListValueFrom(ctx, types.StringType, spec.SelectedNodeIDs)
+		resp.Diagnostics.Append(d...)
 	}
 	m.ID = m.Name
 	m.OwnerID = types.StringValue(owner)
 	if d := r.applyOwnedResult(ctx, &m, spec, res); d.HasError() {
-		r.cleanupAfterFailedCreate(ctx, spec, owner, errors.New(d.Errors()[0].Detail()))
+		placement.CleanupAfterFailedCreate(ctx, env, spec, owner, errors.New(d.Errors()[0].Detail()))
 		resp.Diagnostics.Append(d...)
 		return
 	}
@@ -90,33 +101,6 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 		"master": fmt.Sprintf("%s:%d", m.MasterAddress.ValueString(), m.MasterPort.ValueInt64())})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
-}
-
-// selectNodes chooses the cluster's nodes among those free now, the
-// clusters this process is creating counted as taken; spread picks among
-// disjoint choices after a lost race (Spec.SpreadChoice).
-func (r *virtualClusterResource) selectNodes(ctx context.Context, m *virtualClusterModel, spec *clusterspec.Spec,
-	snap *planning.Snapshot, spread bool, diags *diag.Diagnostics) bool {
-	key := spec.Namespace + "/" + spec.Name
-	exclude, _ := excludedNodes(ctx, *m)
-	r.data.ChooseNodes(key, func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
-		ids, domains, issues := planning.ChooseFreeNodes(*spec, snap, exclude, others)
-		if addIssues(diags, issues); diags.HasError() {
-			return nil
-		}
-		if spread { // after a lost race: apart from the others that lost it
-			ids, domains = planning.SpreadChoice(*spec, snap, exclude, others, ids, domains)
-		}
-		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
-		return planning.FeasibilityGroups(*spec)
-	})
-	if diags.HasError() {
-		return false
-	}
-	var d diag.Diagnostics
-	m.SelectedNodeIDs, d = types.ListValueFrom(ctx, types.StringType, spec.SelectedNodeIDs)
-	diags.Append(d...)
-	return !diags.HasError()
 }
 
 func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -241,7 +225,7 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 	if !ok {
 		return
 	}
-	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionDelete).Owned(spec, m.OwnerID.ValueString(), false, nil))
+	res, err := r.runDriver(ctx, placement.DeleteRequest(spec, m.OwnerID.ValueString()))
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot delete the virtual cluster", errorDetail(err))
 		return

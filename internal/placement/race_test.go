@@ -1,11 +1,9 @@
-package resources
+package placement
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
@@ -21,8 +19,7 @@ func TestLostRaceDetail(t *testing.T) {
 		"n2": {NodeID: "n2", Cluster: "ns/first", Owner: "0123456789abcdef-whole-token", Groups: []string{"first-node0"}},
 		"n3": {NodeID: "n3"},
 	}
-	var choice diag.Diagnostics
-	choice.AddError("Cannot select nodes", "cannot form 1 complete segments")
+	choice := []clusterspec.Issue{{Summary: "Cannot select nodes", Detail: "cannot form 1 complete segments"}}
 	free := clusterspec.Spec{Name: "late", ReadyTimeout: time.Minute}
 	got := lostRaceDetail(free, claimed, choice)
 	for _, want := range []string{`cluster "first" in namespace ns (the state with owner_id ` + record.OwnerPrefix("0123456789abcdef-whole-token") + `…; groups "first-node0") holds node(s) n1, n2`,

@@ -1,0 +1,94 @@
+package placement
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+)
+
+// fakeDriver answers create requests: the nodes in taken are claimed by
+// another cluster (nodes_claimed with its holder), anything else succeeds.
+type fakeDriver struct {
+	taken    map[string]bool
+	requests []contract.Request
+}
+
+func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Result, error) {
+	f.requests = append(f.requests, req)
+	var holders []contract.NodeHolder
+	for id := range req.Ownership.NodeClaims.Keys {
+		if f.taken[id] {
+			holders = append(holders, contract.NodeHolder{NodeID: id, Cluster: "ns/other", Owner: "owner-of-other", Groups: []string{"other-node0"}})
+		}
+	}
+	if len(holders) == 0 {
+		return &contract.Result{OK: true, Action: req.Action}, nil
+	}
+	res := &contract.Result{Action: req.Action, Error: &contract.ResultError{Kind: contract.KindConflict, Code: contract.CodeNodesClaimed,
+		Facts: contract.ErrorFacts{Holders: holders}}}
+	return res, res.Err()
+}
+
+func fakeEnv(f *fakeDriver, snap *planning.Snapshot) Env {
+	return Env{
+		Run:      f.run,
+		Snapshot: func(context.Context) (*planning.Snapshot, error) { return snap, nil },
+		Choose: func(_ string, choose func([]clusterspec.GroupRequest) []clusterspec.GroupRequest) {
+			choose(nil)
+		},
+		Forget:  func(string) {},
+		Version: "test",
+	}
+}
+
+// A select_nodes create whose first choice another cluster claimed first
+// chooses again around that claim and succeeds on other nodes; every
+// request carries the owner's ownership and record template.
+func TestPlaceChoosesAgainAfterLostRace(t *testing.T) {
+	spec := clusterspectest.SelectingSpec(1)
+	snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
+	f := &fakeDriver{taken: map[string]bool{}}
+	// The first choice, found without the driver: then make it taken.
+	first := spec
+	if _, issues, err := Place(context.Background(), fakeEnv(&fakeDriver{taken: map[string]bool{}}, snap), &first, snap, "owner-a", nil); err != nil || len(issues) > 0 {
+		t.Fatalf("place on a free cluster: %v %v", issues, err)
+	}
+	f.taken[first.SelectedNodeIDs[0]] = true
+
+	res, issues, err := Place(context.Background(), fakeEnv(f, snap), &spec, snap, "owner-a", nil)
+	if err != nil || len(issues) > 0 || res == nil || !res.OK {
+		t.Fatalf("place after a lost race: %+v %v %v", res, issues, err)
+	}
+	if len(f.requests) != 2 || slices.Contains(spec.SelectedNodeIDs, first.SelectedNodeIDs[0]) {
+		t.Errorf("did not choose again around the claim: %d requests, chose %v (taken %v)", len(f.requests), spec.SelectedNodeIDs, first.SelectedNodeIDs)
+	}
+	for _, req := range f.requests {
+		if o := req.Ownership; o == nil || o.Owner != "owner-a" || o.Manifest == nil || o.NodeClaims == nil {
+			t.Errorf("create request without ownership, record or claims: %+v", o)
+		}
+	}
+}
+
+// When every node that fits is claimed, a free-mode create fails at once
+// with an issue on select_nodes that names the holder by owner prefix only.
+func TestPlaceFailsNamingHolders(t *testing.T) {
+	spec := clusterspectest.SelectingSpec(1)
+	snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
+	f := &fakeDriver{taken: map[string]bool{}}
+	for _, n := range snap.Nodes {
+		f.taken[n.NodeID] = true
+	}
+	_, issues, err := Place(context.Background(), fakeEnv(f, snap), &spec, snap, "owner-a", nil)
+	if err != nil || len(issues) != 1 || issues[0].Summary != SummaryNodesTaken || issues[0].Path != clusterspec.AttrSelectNodes {
+		t.Fatalf("got %+v, %v; want one %q issue", issues, err, SummaryNodesTaken)
+	}
+	if d := issues[0].Detail; !strings.Contains(d, `cluster "other"`) || strings.Contains(d, "owner-of-other") {
+		t.Errorf("detail does not name the holder, or shows its whole owner_id:\n%s", d)
+	}
+}

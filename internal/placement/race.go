@@ -1,0 +1,266 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+)
+
+// QueuePollInterval is how long a cluster that queues for nodes
+// (capacity_check = "total") waits before it chooses again.
+const QueuePollInterval = 2 * time.Second
+
+// SummaryNodesTaken is the issue of a create that lost the race for its
+// nodes and found no others.
+const SummaryNodesTaken = "Other clusters took the nodes"
+
+// Env is what placing a cluster needs of the provider process.
+type Env struct {
+	// Run runs one driver request as a Ray job.
+	Run func(ctx context.Context, req contract.Request) (*contract.Result, error)
+	// Snapshot reads nodes and groups afresh (other clusters just placed).
+	Snapshot func(ctx context.Context) (*planning.Snapshot, error)
+	// Choose serializes this process's node choices: choose gets the groups
+	// of the clusters this process chose nodes for and returns its own
+	// (nil when it chose none). Forget drops a cluster's choice.
+	Choose func(key string, choose func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest)
+	Forget func(key string)
+	// Version is the provider's version, written into the record.
+	Version string
+}
+
+// SnapshotError is a failed read of the live cluster while placing.
+type SnapshotError struct{ Err error }
+
+func (e *SnapshotError) Error() string { return e.Err.Error() }
+func (e *SnapshotError) Unwrap() error { return e.Err }
+
+// Place chooses the cluster's nodes (select_nodes, around exclude) and
+// creates its groups for the state with owner token owner. The choice
+// becomes final in the driver, which claims every chosen node in Ray's KV
+// before it creates a group: a cluster that loses the race for a node
+// learns every claim and its holder, chooses again among the other nodes
+// and tries again; when none fits, capacity_check = "total" queues
+// (chooses again as holders' groups go) until ready_timeout, other modes
+// fail at once naming the holders.
+//
+// Problems of choice and of the live check come back as issues (nothing
+// was created); a failed read of the cluster as a *SnapshotError; the
+// driver's own error with its result. spec.SelectedNodeIDs holds the
+// choice made.
+func Place(ctx context.Context, env Env, spec *clusterspec.Spec, snap *planning.Snapshot, owner string,
+	exclude map[string]bool) (*contract.Result, []clusterspec.Issue, error) {
+	p := &race{env: env, spec: spec, owner: owner, exclude: exclude, key: spec.Namespace + "/" + spec.Name,
+		claimed: map[string]contract.NodeHolder{}, queueUntil: time.Now().Add(spec.ReadyTimeout)}
+	return p.run(ctx, snap)
+}
+
+// race is one Place call.
+type race struct {
+	env        Env
+	spec       *clusterspec.Spec
+	owner, key string
+	exclude    map[string]bool
+	claimed    map[string]contract.NodeHolder // nodes other clusters' claims hold, as the driver reported them
+	queueUntil time.Time
+	collided   time.Time
+}
+
+func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Result, []clusterspec.Issue, error) {
+	spec := p.spec
+	for {
+		if spec.SelectNodes {
+			next, issues, err := p.choose(ctx, snap)
+			if next == nil || err != nil {
+				return nil, issues, err
+			}
+			snap = next
+		}
+		if issues := CheckLive(*spec, snap, nil); clusterspec.HasError(issues) {
+			p.env.Forget(p.key)
+			return nil, issues, nil
+		}
+		attempt := *spec
+		if !p.collided.IsZero() { // the queue and the wait share ready_timeout
+			attempt.ReadyTimeout = max(time.Until(p.queueUntil), time.Second)
+		}
+		res, err := p.env.Run(ctx, CreateRequest(attempt, p.owner, p.env.Version))
+		holders, all := nodesClaimed(res, err)
+		if holders == nil {
+			return res, nil, err
+		}
+		p.env.Forget(p.key)
+		if p.collided.IsZero() {
+			p.collided = time.Now()
+		}
+		for _, h := range append(all, holders...) {
+			p.claimed[h.NodeID] = h
+		}
+		tflog.Info(ctx, "lost the race for nodes: choosing again", map[string]any{"cluster": p.key, "holders": contract.DescribeHolders(holders)})
+		if snap, err = p.env.Snapshot(ctx); err != nil {
+			return nil, nil, &SnapshotError{Err: err}
+		}
+	}
+}
+
+// choose chooses the nodes around every claim learnt so far. It returns
+// the snapshot to go on with; nil with the issues when no choice fits and
+// the cluster does not queue.
+func (p *race) choose(ctx context.Context, snap *planning.Snapshot) (*planning.Snapshot, []clusterspec.Issue, error) {
+	spec := p.spec
+	for {
+		spec.SelectedNodeIDs, spec.SelectedNodeDomains = nil, nil
+		snap.Claims = claimDescriptions(p.claimed)
+		choice := p.selectNodes(snap)
+		if !clusterspec.HasError(choice) {
+			return snap, nil, nil
+		}
+		if len(p.claimed) == 0 {
+			return nil, choice, nil
+		}
+		if spec.CapacityMode() != clusterspec.CapacityTotal || !time.Now().Add(QueuePollInterval).Before(p.queueUntil) {
+			tflog.Info(ctx, "no nodes left after a lost race", map[string]any{"cluster": p.key,
+				"seconds_since_collision": time.Since(p.collided).Seconds()})
+			return nil, []clusterspec.Issue{{Path: clusterspec.AttrSelectNodes, Summary: SummaryNodesTaken,
+				Detail: lostRaceDetail(*spec, p.claimed, choice)}}, nil
+		}
+		tflog.Info(ctx, "queueing for nodes other clusters hold", map[string]any{"cluster": p.key, "holders": len(p.claimed)})
+		var err error
+		if snap, err = p.waitAndSnapshot(ctx); snap == nil {
+			return nil, queueTimedOut(ctx), err
+		}
+		forgetGone(p.claimed, snap) // a holder whose groups are gone has left
+	}
+}
+
+// selectNodes chooses among the nodes free in snap, the clusters this
+// process is choosing for counted as taken; after a lost race, apart from
+// the others that lost it (planning.SpreadChoice).
+func (p *race) selectNodes(snap *planning.Snapshot) []clusterspec.Issue {
+	spec := p.spec
+	var issues []clusterspec.Issue
+	p.env.Choose(p.key, func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
+		ids, domains, found := planning.ChooseFreeNodes(*spec, snap, p.exclude, others)
+		if issues = found; clusterspec.HasError(found) {
+			return nil
+		}
+		if !p.collided.IsZero() {
+			ids, domains = planning.SpreadChoice(*spec, snap, p.exclude, others, ids, domains)
+		}
+		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
+		return planning.FeasibilityGroups(*spec)
+	})
+	return issues
+}
+
+// waitAndSnapshot waits QueuePollInterval, then reads the cluster again;
+// nil when ctx ended first (no error) or the read failed.
+func (p *race) waitAndSnapshot(ctx context.Context) (*planning.Snapshot, error) {
+	select {
+	case <-ctx.Done():
+		return nil, nil
+	case <-time.After(QueuePollInterval):
+	}
+	snap, err := p.env.Snapshot(ctx)
+	if err != nil {
+		return nil, &SnapshotError{Err: err}
+	}
+	return snap, nil
+}
+
+// queueTimedOut is the issue of a queue that ran out of time; none when
+// the read failed instead (that error says so).
+func queueTimedOut(ctx context.Context) []clusterspec.Issue {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return []clusterspec.Issue{{Summary: "Cannot create the virtual cluster", Detail: "Timed out while queueing for nodes: " +
+		ctx.Err().Error() + ". Other clusters still hold the nodes: wait for them, add nodes, or raise timeouts.create and " +
+		"ready_timeout, then apply again."}}
+}
+
+// nodesClaimed returns the holders of the nodes it wanted and every claim
+// of another cluster when the create failed because other clusters had
+// claimed its nodes first; nil holders otherwise.
+func nodesClaimed(res *contract.Result, err error) (holders, claimed []contract.NodeHolder) {
+	if err == nil || res == nil || res.Error == nil || res.Error.Code != contract.CodeNodesClaimed {
+		return nil, nil
+	}
+	f := res.Error.Facts
+	if f.Holders == nil {
+		f.Holders = []contract.NodeHolder{}
+	}
+	return f.Holders, f.Claimed
+}
+
+// forgetGone drops the claims whose cluster has no group in snap any more:
+// it was destroyed, and its delete released the claim (or the claim is
+// stale, which the next claimant takes over).
+func forgetGone(claimed map[string]contract.NodeHolder, snap *planning.Snapshot) {
+	live := map[string]bool{}
+	for _, g := range snap.Groups {
+		live[g.Name] = true
+	}
+	for id, h := range claimed {
+		if !slices.ContainsFunc(h.Groups, func(name string) bool { return live[name] }) {
+			delete(claimed, id)
+		}
+	}
+}
+
+// claimDescriptions names each claimed node's holder for node choice.
+func claimDescriptions(claimed map[string]contract.NodeHolder) map[string]string {
+	out := make(map[string]string, len(claimed))
+	for id, h := range claimed {
+		out[id] = "another cluster"
+		if h.Cluster != "" {
+			out[id] = fmt.Sprintf("cluster %q", h.Cluster)
+		}
+	}
+	return out
+}
+
+// lostRaceDetail explains a cluster that lost the race for its nodes and
+// finds no other that fit: who holds them, why nothing else fits, and what
+// to do.
+func lostRaceDetail(spec clusterspec.Spec, claimed map[string]contract.NodeHolder, choice []clusterspec.Issue) string {
+	holders := make([]contract.NodeHolder, 0, len(claimed))
+	for _, id := range slices.Sorted(maps.Keys(claimed)) {
+		if claimed[id].Cluster != "" { // an unreadable claim names no cluster
+			holders = append(holders, claimed[id])
+		}
+	}
+	var why []string
+	for _, is := range choice {
+		if !is.Warning {
+			why = append(why, is.Detail)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "While this apply chose nodes for %q, other clusters applying at the same time claimed them first: %s.",
+		spec.Name, contract.DescribeHolders(holders))
+	if len(why) > 0 {
+		fmt.Fprintf(&b, "\n\nThe nodes left cannot hold it: %s", strings.Join(why, "\n"))
+	}
+	if spec.CapacityMode() == clusterspec.CapacityTotal {
+		fmt.Fprintf(&b, "\n\nIt queued for those nodes until ready_timeout (%s) ran out.", spec.ReadyTimeout)
+	}
+	fmt.Fprintf(&b, "\n\nNothing of %q was created. %s", spec.Name, planning.ShortageNextStep(spec))
+	return b.String()
+}
+
+// IsSnapshotError reports whether err is a failed read of the cluster.
+func IsSnapshotError(err error) (*SnapshotError, bool) {
+	var se *SnapshotError
+	return se, errors.As(err, &se)
+}
