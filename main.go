@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
@@ -17,6 +18,9 @@ var version = "dev"
 const Address = "registry.terraform.io/ray-infra/ray"
 
 func main() {
+	if provider.FinishHandedOffCleanup(os.Args[1:]) { // a detached child of an earlier provider process
+		return
+	}
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()

@@ -202,3 +202,24 @@ func SkipUnlessAcc(t *testing.T) {
 		t.Skip("acceptance tests are skipped unless TF_ACC is set")
 	}
 }
+
+// JobRecordsLeft lists the provider's driver job records (raytf_, not the
+// raytf_owner_ ownership notes) whose id contains name, after waiting settle
+// for Ray to write back what its monitor may and for a provider process's
+// hand-off (driver.HandOffCleanups) to delete what was left.
+func JobRecordsLeft(t *testing.T, name string, settle time.Duration) []string {
+	t.Helper()
+	time.Sleep(settle)
+	jobs, err := Client(t).ListJobs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, j := range jobs {
+		id := j.SubmissionID
+		if strings.HasPrefix(id, "raytf_") && strings.Contains(id, name) {
+			left = append(left, id+" "+j.Status)
+		}
+	}
+	return left
+}

@@ -729,6 +729,7 @@ func (e *cancelError) Unwrap() error { return e.cause }
 // TestAccRunnerLeavesNoJobRecords), so the id is checked once more later;
 // a record there can only be written back, as no job reuses the id.
 func (r *runner) deleteRecord(ctx context.Context) {
+	done := trackRecord(r.api, r.id) // handed off if this process ends first
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	timing := r.opts.timing()
@@ -756,16 +757,19 @@ func (r *runner) deleteRecord(ctx context.Context) {
 	if !sleepCtx(dctx, timing.RecordSettle) {
 		return
 	}
-	if _, err := r.api.DeleteJob(dctx, r.id); err == nil && timing.WriteBackCheck > 0 {
-		go func(id string) {
-			time.Sleep(timing.WriteBackCheck)
-			cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			defer cancel()
-			if _, err := r.api.GetJob(cctx, id); err == nil {
-				_, _ = r.api.DeleteJob(cctx, id)
-			}
-		}(r.id)
+	if _, err := r.api.DeleteJob(dctx, r.id); err != nil || timing.WriteBackCheck <= 0 {
+		done()
+		return
 	}
+	go func(id string) {
+		defer done()
+		time.Sleep(timing.WriteBackCheck)
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if _, err := r.api.GetJob(cctx, id); err == nil {
+			_, _ = r.api.DeleteJob(cctx, id)
+		}
+	}(r.id)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

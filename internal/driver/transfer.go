@@ -154,6 +154,9 @@ func DeleteTransfer(ctx context.Context, api JobAPI, namespace, name string) err
 // comes seconds after the first, so a running one is stopped first; its
 // monitor may then write the record back once, which a second pass removes.
 func removeNote(ctx context.Context, api JobAPI, id string) error {
+	// Ray has written a stopped note's record back even after writeBackWait;
+	// the process's hand-off looks once more after it exits.
+	trackRecord(api, id)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	stopped, err := deleteStopping(ctx, api, id)

@@ -7,16 +7,42 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 )
 
 // SetUpProcess sets up a plugin process before it serves (main, and the
 // benchmarks' minimal provider, so both run alike): logs off unless asked
 // for, the collector's pace, and the CPU profile CPUProfileEnv asks for. The
-// caller runs the returned stop once serving is over.
+// caller runs the returned stop once serving is over; it also hands the
+// job records this process could not finish deleting to a detached process
+// (driver.HandOffCleanups), so no command leaves one in Ray.
 func SetUpProcess() (stop func()) {
 	quietLogsUnlessAsked()
 	collectLessOften()
-	return profileCPU()
+	stopProfile := profileCPU()
+	return func() {
+		stopProfile()
+		exe, err := os.Executable()
+		if err == nil {
+			err = driver.HandOffCleanups(exe)
+		}
+		if err != nil {
+			log.Printf("cannot hand off the clean-up of job records (a later run deletes them): %v", err)
+		}
+	}
+}
+
+// FinishHandedOffCleanup runs the hand-off process when args (os.Args[1:])
+// ask for it, and reports whether they did.
+func FinishHandedOffCleanup(args []string) bool {
+	if len(args) != 1 || args[0] != driver.HandOffArg {
+		return false
+	}
+	if err := driver.FinishHandedOff(os.Stdin); err != nil {
+		log.Printf("%s: %v", driver.HandOffArg, err)
+	}
+	return true
 }
 
 // quietLogsUnlessAsked turns the plugin SDK's and the provider's logs off

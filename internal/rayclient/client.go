@@ -43,8 +43,18 @@ type Client struct {
 	waitMax  time.Duration
 	timeout  time.Duration
 	connect  time.Duration
+	cfg      Config // as given, for HandOffConfig
 
 	rt http.RoundTripper
+}
+
+// HandOffConfig is the configuration this client was built from, without
+// its logger and transport wrapper: what another process needs to reach
+// the same dashboard with the same credentials.
+func (c *Client) HandOffConfig() Config {
+	cfg := c.cfg
+	cfg.Logger, cfg.WrapTransport = nil, nil
+	return cfg
 }
 
 // New validates cfg and builds a Client. It does not contact the server.
@@ -77,6 +87,7 @@ func New(cfg Config) (*Client, error) {
 		waitMax:  cfg.RetryWaitMax,
 		timeout:  cfg.RequestTimeout,
 		connect:  cfg.ConnectTimeout,
+		cfg:      cfg,
 	}
 	if h := headers.Get("Host"); h != "" {
 		c.host = h

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
@@ -188,8 +189,8 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name)); !rayclient.IsNotFound(err) {
-		t.Errorf("the owner's destroy left the transfer note in Ray: %v", err)
+	if left := acctest.JobRecordsLeft(t, name, 10*time.Second); len(left) > 0 {
+		t.Errorf("the owner's destroy left job records or the transfer note in Ray: %v", left)
 	}
 	out = first.MustRun("plan")
 	flat = strings.Join(strings.Fields(out), " ")
@@ -281,5 +282,8 @@ func TestAccLifecycle_plannedImportMovesNothing(t *testing.T) {
 	first.MustRun("destroy", "-auto-approve")
 	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
 		t.Fatal(err)
+	}
+	if left := acctest.JobRecordsLeft(t, name, 10*time.Second); len(left) > 0 {
+		t.Errorf("job records left in Ray after the commands ended: %v", left)
 	}
 }
