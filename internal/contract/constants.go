@@ -35,13 +35,6 @@ const (
 	KindInternal   = "internal"
 )
 
-// Ray resource-name conventions the driver and the snapshot rely on.
-const (
-	// GroupResourceMarker appears in the per-placement-group resources Ray
-	// adds to nodes (e.g. CPU_group_<id>), which are not node capacity.
-	GroupResourceMarker = "_group_"
-)
-
 // Driver tuning, sent in every request so that driver.py has no constants.
 const (
 	driverPortTries         = 50  // random bind attempts per probe task
@@ -73,7 +66,7 @@ func DriverContract() Contract {
 		StateCreated:         raystate.PlacementGroupStateCreated,
 		StateRemoved:         raystate.PlacementGroupStateRemoved,
 		StateMissing:         StateMissing,
-		GroupResourceMarker:  GroupResourceMarker,
+		GroupResourceMarker:  raystate.GroupResourceMarker,
 		PortTries:            driverPortTries,
 		PortRounds:           driverPortRounds,
 		ProbeBatch:           driverProbeBatch,
@@ -89,10 +82,8 @@ func DriverContract() Contract {
 	}
 }
 
-// AmountUnit is the resolution of Ray's resource amounts: Ray keeps them as
-// integers of 1e-4 (FixedPoint), so a declared 0.00015 comes back as 0.0001
-// or 0.0002 and is still the declared amount.
-const AmountUnit = 1e-4
+// AmountUnit is Ray's resource unit as the driver gets it.
+const AmountUnit = topology.ResourceUnit
 
 // Limits of a driver request.
 const (

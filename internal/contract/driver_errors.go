@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
@@ -156,7 +157,7 @@ func (d GroupDifference) Describe() string {
 	case "bundle_count":
 		return fmt.Sprintf("%s bundles (want %s)", raw(d.Have), raw(d.Want))
 	case "bundle":
-		return fmt.Sprintf("bundle %d %s (want %s)", d.Index, FormatResources(d.HaveResources), FormatResources(d.WantResources))
+		return fmt.Sprintf("bundle %d %s (want %s)", d.Index, raystate.FormatResources(d.HaveResources), raystate.FormatResources(d.WantResources))
 	case "lifetime":
 		return "lifetime (existing group is not detached and dies with its creator)"
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
@@ -79,7 +78,7 @@ func groupDrift(want clusterspec.GroupRequest, got raystate.PlacementGroup, rec 
 	if len(got.Bundles) == len(want.Bundles) {
 		for i, b := range got.Bundles {
 			if !SameResources(b.UnitResources, want.Bundles[i]) {
-				parts = append(parts, fmt.Sprintf("bundle %d reserves %s, the configuration wants %s", i, contract.FormatResources(b.UnitResources), contract.FormatResources(want.Bundles[i])))
+				parts = append(parts, fmt.Sprintf("bundle %d reserves %s, the configuration wants %s", i, raystate.FormatResources(b.UnitResources), raystate.FormatResources(want.Bundles[i])))
 				break
 			}
 		}
@@ -88,7 +87,7 @@ func groupDrift(want clusterspec.GroupRequest, got raystate.PlacementGroup, rec 
 	if i := slices.IndexFunc(mismatches, func(m LiveMismatch) bool { return m.Kind == MismatchMoved }); i >= 0 {
 		m := mismatches[i]
 		parts = append(parts, fmt.Sprintf("bundle %d moved from node %s to node %s (its address, GPU id and port are stale)",
-			m.Bundle, contract.ShortID(m.From), contract.ShortID(m.To)))
+			m.Bundle, raystate.ShortID(m.From), raystate.ShortID(m.To)))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -4,8 +4,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // The one rule for "does the live group match": how amounts compare, and
@@ -23,7 +23,7 @@ const amountSlack = 1e-6
 // SameAmount reports whether two resource amounts are the same for Ray:
 // less than one AmountUnit apart.
 func SameAmount(a, b float64) bool {
-	return math.Abs(a/contract.AmountUnit-b/contract.AmountUnit) < 1-amountSlack
+	return math.Abs(a/topology.ResourceUnit-b/topology.ResourceUnit) < 1-amountSlack
 }
 
 // SameResources reports whether two resource maps reserve the same amounts;

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // MatchVectors is python/tests/testdata/live_match.json: the cases every
@@ -72,8 +72,8 @@ func mismatchKinds(ms []LiveMismatch) []string {
 
 func TestMatchVectors(t *testing.T) {
 	v := readMatchVectors(t)
-	if v.AmountUnit != contract.AmountUnit {
-		t.Errorf("vectors use amount unit %g, contract %g", v.AmountUnit, contract.AmountUnit)
+	if v.AmountUnit != topology.ResourceUnit {
+		t.Errorf("vectors use amount unit %g, contract %g", v.AmountUnit, topology.ResourceUnit)
 	}
 	for _, c := range v.Amounts {
 		if SameAmount(c.A, c.B) != c.Same || SameAmount(c.B, c.A) != c.Same {

@@ -17,6 +17,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
@@ -388,7 +389,7 @@ func TestAccDriver(t *testing.T) {
 		huge := clusterspec.GroupRequest{Name: e.prefix + "huge", Strategy: "PACK", Bundles: []topology.Resources{{"CPU": 1, "GPU": 99}}}
 		if tr.res == nil || !slices.Contains(tr.res.Pending, huge.Name) || len(tr.res.Nodes) == 0 {
 			t.Errorf("pending/nodes not reported: %+v", tr.res)
-		} else if why := planning.ExplainShortage([]clusterspec.GroupRequest{huge}, planning.NodeCapacities(tr.res.Nodes)); !strings.Contains(strings.Join(why.Errors, "; "), `"GPU":99`) {
+		} else if why := planning.ExplainShortage([]clusterspec.GroupRequest{huge}, placement.NodeCapacities(tr.res.Nodes)); !strings.Contains(strings.Join(why.Errors, "; "), `"GPU":99`) {
 			t.Errorf("explanation = %+v", why)
 		}
 		if tr.res == nil || len(tr.res.Removed) != 2 {

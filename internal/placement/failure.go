@@ -2,6 +2,8 @@ package placement
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -9,6 +11,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // cleanupTimeout bounds the delete job after a failed create.
@@ -40,7 +43,7 @@ func CreateErrorDetail(spec clusterspec.Spec, res *contract.Result, err error) s
 		return err.Error() + "\n\nNothing was created or changed. " + fix
 	}
 	detail := err.Error()
-	if why := planning.ExplainApplyShortage(spec, res); why != "" {
+	if why := explainApplyShortage(spec, res); why != "" {
 		detail += "\n\n" + why
 	}
 	detail += "\n\nNo placement group of this cluster was left behind."
@@ -48,4 +51,24 @@ func CreateErrorDetail(spec clusterspec.Spec, res *contract.Result, err error) s
 		detail += " " + fix
 	}
 	return detail
+}
+
+// explainApplyShortage explains, from the driver's view of the nodes, why
+// Ray had not placed the groups of a create when its wait ended.
+func explainApplyShortage(spec clusterspec.Spec, res *contract.Result) string {
+	if res == nil {
+		return ""
+	}
+	return planning.ExplainApplyShortage(spec, res.Pending, NodeCapacities(res.Nodes))
+}
+
+// NodeCapacities turns the driver's per-node view into capacities, in node
+// id order.
+func NodeCapacities(view []contract.NodeView) []topology.NodeCapacity {
+	out := make([]topology.NodeCapacity, 0, len(view))
+	for _, n := range view {
+		out = append(out, topology.NodeCapacity{ID: n.NodeID, Total: n.Total, Available: n.Free})
+	}
+	slices.SortFunc(out, func(a, b topology.NodeCapacity) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }

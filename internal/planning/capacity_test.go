@@ -8,7 +8,6 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
@@ -214,11 +213,11 @@ func TestHoldersReport(t *testing.T) {
 func TestExplainApplyShortageOfPinnedGroup(t *testing.T) {
 	s := clusterspectest.SelectingSpec(4)
 	s.SelectedNodeIDs = []string{"a1"}
-	res := &contract.Result{Pending: []string{"vc-node0"}, Nodes: []contract.NodeView{
-		{NodeID: "a1", Total: map[string]float64{"CPU": 4, "GPU": 4}, Free: map[string]float64{"CPU": 4, "GPU": 0}},
-		{NodeID: "b1", Total: map[string]float64{"CPU": 4, "GPU": 4}, Free: map[string]float64{"CPU": 4, "GPU": 4}},
-	}}
-	why := ExplainApplyShortage(s, res)
+	nodes := []topology.NodeCapacity{
+		{ID: "a1", Total: map[string]float64{"CPU": 4, "GPU": 4}, Available: map[string]float64{"CPU": 4, "GPU": 0}},
+		{ID: "b1", Total: map[string]float64{"CPU": 4, "GPU": 4}, Available: map[string]float64{"CPU": 4, "GPU": 4}},
+	}
+	why := ExplainApplyShortage(s, []string{"vc-node0"}, nodes)
 	if !strings.HasPrefix(why, "Why: ") || !strings.Contains(why, "ray.io/node-id=a1") {
 		t.Errorf("pinned to a full node, explained as:\n%s", why)
 	}

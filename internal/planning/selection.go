@@ -19,7 +19,7 @@ const (
 	// pinnedLabelResource + "<key>=<value>" stands for "this bundle must run
 	// on a node with that label" in the same check.
 	pinnedLabelResource = "pinned_label:"
-	pinnedNodeAmount    = 0.0001
+	pinnedNodeAmount    = topology.ResourceUnit
 	pinnedNodeCapacity  = 1e9
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -112,7 +112,7 @@ func CapacitySummary(capacity []topology.NodeCapacity) string {
 	line := func(c topology.NodeCapacity) string {
 		avail := free(c)
 		domain, rank := topology.ParseNodeTopology(c.Total)
-		return fmt.Sprintf("  %s: CPU %g/%g, GPU %g/%g free, %s, topo_rank %d", contract.ShortID(c.ID),
+		return fmt.Sprintf("  %s: CPU %g/%g, GPU %g/%g free, %s, topo_rank %d", raystate.ShortID(c.ID),
 			amount(avail["CPU"]), amount(c.Total["CPU"]), amount(avail["GPU"]), amount(c.Total["GPU"]), domain, rank)
 	}
 	shown := capacity
@@ -149,7 +149,7 @@ func CapacitySummary(capacity []topology.NodeCapacity) string {
 
 // amount rounds a resource amount to Ray's 1e-4 fixed point, so that sums
 // print as 1.73, not 1.7300000000000022.
-func amount(v float64) float64 { return math.Round(v*1e4) / 1e4 }
+func amount(v float64) float64 { return math.Round(v/topology.ResourceUnit) * topology.ResourceUnit }
 
 // ShortageAttribute names the configuration attribute behind a shortage:
 // max_colocated_worker_groups when it asks more CPUs per bundle than any
@@ -176,30 +176,20 @@ func ShortageAttribute(s clusterspec.Spec, capacity []topology.NodeCapacity) str
 	return clusterspec.AttrBundleCtPerNodeList
 }
 
-// NodeCapacities turns the driver's per-node view into capacities.
-func NodeCapacities(view []contract.NodeView) []topology.NodeCapacity {
-	out := make([]topology.NodeCapacity, 0, len(view))
-	for _, n := range view {
-		out = append(out, topology.NodeCapacity{ID: n.NodeID, Total: n.Total, Available: n.Free})
-	}
-	slices.SortFunc(out, func(a, b topology.NodeCapacity) int { return strings.Compare(a.ID, b.ID) })
-	return out
-}
-
 // ExplainApplyShortage explains a create that Ray could not place in time:
-// the pending groups checked against the free resources the driver saw.
-// It returns "" when the result carries no node view.
-func ExplainApplyShortage(spec clusterspec.Spec, res *contract.Result) string {
-	if res == nil || len(res.Nodes) == 0 || len(res.Pending) == 0 {
+// the groups still pending checked against the capacities the driver saw
+// (nodes, in node id order). It returns "" without either.
+func ExplainApplyShortage(spec clusterspec.Spec, stillPending []string, nodes []topology.NodeCapacity) string {
+	if len(nodes) == 0 || len(stillPending) == 0 {
 		return ""
 	}
 	var pending []clusterspec.GroupRequest
 	for _, g := range FeasibilityGroups(spec) { // with node pins: a pinned group needs its own nodes free
-		if slices.Contains(res.Pending, g.Name) {
+		if slices.Contains(stillPending, g.Name) {
 			pending = append(pending, g)
 		}
 	}
-	s := ExplainShortage(pending, withPins(NodeCapacities(res.Nodes)))
+	s := ExplainShortage(pending, withPins(nodes))
 	var b strings.Builder
 	switch {
 	case len(s.Errors) > 0:

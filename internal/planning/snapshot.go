@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
@@ -72,10 +71,10 @@ func (s *Snapshot) Capacity(ignore map[string]bool) []topology.NodeCapacity {
 // not modify the result.
 func UserResources(res map[string]float64) map[string]float64 {
 	for k := range res {
-		if strings.Contains(k, contract.GroupResourceMarker) {
+		if strings.Contains(k, raystate.GroupResourceMarker) {
 			out := make(map[string]float64, len(res))
 			for k, v := range res {
-				if !strings.Contains(k, contract.GroupResourceMarker) {
+				if !strings.Contains(k, raystate.GroupResourceMarker) {
 					out[k] = v
 				}
 			}

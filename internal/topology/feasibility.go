@@ -25,10 +25,16 @@ type Feasibility struct {
 	Errors, Warnings []string
 }
 
-// Amounts are compared in Ray's fixed-point units (1/10000, rounded to
-// nearest); a positive amount below that resolution is no requirement.
+// ResourceUnit is the resolution of Ray's resource amounts: Ray keeps them
+// as integers of 1e-4 (FixedPoint), so a declared 0.00015 comes back as
+// 0.0001 or 0.0002 and is still the declared amount. The one definition:
+// the driver gets it through the contract, drift and planning use it here.
+const ResourceUnit = 1e-4
+
+// Amounts are compared in Ray's fixed-point units (rounded to nearest); a
+// positive amount below that resolution is no requirement.
 const (
-	unitScale = 10000
+	unitScale = 1 / ResourceUnit
 	fixedMax  = int64(1) << 60
 )
 

@@ -1,4 +1,4 @@
-package contract
+package raystate
 
 import (
 	"fmt"
@@ -19,6 +19,10 @@ func FormatResources(r map[string]float64) string {
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
+
+// GroupResourceMarker appears in the per-placement-group resources Ray adds
+// to nodes (e.g. CPU_group_<id>), which are not node capacity.
+const GroupResourceMarker = "_group_"
 
 // ShortID shortens a node id for messages.
 func ShortID(id string) string {
