@@ -1,5 +1,9 @@
-// Package resources implements the ray_virtual_cluster resource and the
-// ray_cluster_topology data source on top of the Ray HTTP client.
+// Package resources is the Terraform face of the provider: the
+// ray_virtual_cluster resource and list resource, the ray_virtual_cluster
+// and ray_cluster_topology data sources, as adapters between the plugin
+// framework and the packages that do the work (clusterspec, placement,
+// planning, drift, record, liveview, driver). Plans and reads run under
+// driver.ReadOnly.
 package resources
 
 import (
