@@ -1,39 +1,78 @@
 package bench
 
 import (
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
-	"strconv"
+	"encoding/json"
+	"io"
+	"os/exec"
 	"strings"
 	"testing"
 )
 
+const (
+	modulePath = "github.com/ray-infra/terraform-provider-ray"
+	// resourcesPkg is the framework layer bench must not measure through.
+	resourcesPkg = modulePath + "/internal/resources"
+	// providerPkg is the provider as Terraform sees it: the one way bench
+	// may reach resources (the in-process provider of the data-source plan
+	// rows, minprovider's real schemas).
+	providerPkg = modulePath + "/internal/provider"
+)
+
 // The bench measures the provider through the pure packages (clusterspec,
-// contract, planning, ...), liveview and the driver, not through the framework layer: an adapter API widened
-// for bench/ is how the contract got spread over four layers once.
-func TestBenchDoesNotImportResources(t *testing.T) {
-	const forbidden = "/internal/resources"
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && path == "out" { // git-ignored: builds, and trace's copy of an older source
-			return filepath.SkipDir
+// contract, placement, planning, ...), liveview and the driver, not through
+// the framework layer: an adapter API widened for bench/ is how the contract
+// got spread over four layers once. Checked transitively: no import path
+// from a bench package reaches internal/resources except through
+// internal/provider.
+func TestBenchReachesResourcesOnlyThroughTheProvider(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-test", "-json=ImportPath,Imports", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
 		}
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return err
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
+		imports[p.ImportPath] = p.Imports
+	}
+	via := map[string]string{} // package -> the package that imported it first
+	var queue []string
+	for p := range imports {
+		if strings.HasPrefix(p, modulePath+"/bench") {
+			via[p], queue = "", append(queue, p)
 		}
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); strings.HasSuffix(p, forbidden) {
-				t.Errorf("%s imports %s", path, p)
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == resourcesPkg {
+			t.Fatalf("bench reaches %s not through %s: %s", resourcesPkg, providerPkg, importChain(via, p))
+		}
+		if p == providerPkg {
+			continue
+		}
+		for _, q := range imports[p] {
+			if _, seen := via[q]; !seen && strings.HasPrefix(q, modulePath) {
+				via[q], queue = p, append(queue, q)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
+}
+
+// importChain is the path by which the walk reached p.
+func importChain(via map[string]string, p string) string {
+	chain := []string{p}
+	for via[p] != "" {
+		p = via[p]
+		chain = append([]string{p}, chain...)
+	}
+	return strings.Join(chain, " -> ")
 }
