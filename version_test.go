@@ -45,13 +45,19 @@ func (r *versionRepo) run(name string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-func (r *versionRepo) git(args ...string) string {
+// must runs name in the repository and fails the test when it fails.
+func (r *versionRepo) must(name string, args ...string) string {
 	r.t.Helper()
-	out, err := r.run("git", args...)
+	out, err := r.run(name, args...)
 	if err != nil {
-		r.t.Fatalf("git %v: %v: %s", args, err, out)
+		r.t.Fatalf("%s %v: %v: %s", name, args, err, out)
 	}
 	return out
+}
+
+func (r *versionRepo) git(args ...string) string {
+	r.t.Helper()
+	return r.must("git", args...)
 }
 
 // commit writes CHANGELOG.md with the given heading (and a line that changes every time).
@@ -74,11 +80,7 @@ func (r *versionRepo) write(heading string) {
 
 func (r *versionRepo) version(args ...string) string {
 	r.t.Helper()
-	out, err := r.run("scripts/version.sh", args...)
-	if err != nil {
-		r.t.Fatalf("version.sh %v: %v: %s", args, err, out)
-	}
-	return out
+	return r.must("scripts/version.sh", args...)
 }
 
 // scripts/version.sh: a vX.Y.Z tag's release, else a pre-release of the version under way
