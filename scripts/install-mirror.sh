@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # `make install`: puts the provider into a filesystem mirror that Terraform and OpenTofu both
-# read, in the packed layout (the zip itself, so `init` records its zh: hash in
-# .terraform.lock.hcl):
+# read, in the packed layout (the release zips themselves, as a registry serves them):
 #
 #   MIRROR_DIR/registry.terraform.io/ray-infra/ray/terraform-provider-ray_<version>_<os>_<arch>.zip
 #   MIRROR_DIR/registry.opentofu.org/ray-infra/ray/terraform-provider-ray_<version>_<os>_<arch>.zip
 #
-# Both hosts, so `source = "ray-infra/ray"` works on either CLI (Terraform reads it as
-# registry.terraform.io/..., OpenTofu as registry.opentofu.org/...) and so does the examples'
-# full address. MIRROR_DIR defaults to ~/.terraform.d/plugins, a mirror both CLIs search
-# without any CLI configuration. The archives come from ARCHIVE_DIR (e.g. downloaded release
-# assets, checked against their SHA256SUMS), else scripts/release-archives.sh builds the
-# host's from this tree.
+# `init` from it records the h1: hash of the package it unpacked for this platform only (no
+# zh:, on either CLI); `terraform providers lock -fs-mirror=MIRROR_DIR -platform=...` records
+# every platform's h1: from the zips here, hence zips for linux_amd64, darwin_arm64 and
+# darwin_amd64 besides this host's (README "Use it in your infra repo").
+#
+# Both hosts, so the README's registry.terraform.io/ray-infra/ray works on either CLI and so
+# does the short `ray-infra/ray` (Terraform reads it as registry.terraform.io/..., OpenTofu as
+# registry.opentofu.org/...). MIRROR_DIR defaults to ~/.terraform.d/plugins, a mirror both CLIs
+# search without any CLI configuration. The archives come from ARCHIVE_DIR (e.g. downloaded
+# release assets, checked against their SHA256SUMS), else scripts/release-archives.sh builds them
+# from HEAD (the version is scripts/version.sh's: a vX.Y.Z tag's release, else a pre-release
+# X.Y.Z-dev.N+<sha>, which only an exact version constraint selects).
 #
 #   scripts/install-mirror.sh [ARCHIVE_DIR]
 set -euo pipefail
@@ -40,3 +45,10 @@ for host in registry.terraform.io registry.opentofu.org; do
     echo ">> installed $dir/$(basename "$z")" >&2
   done
 done
+version="$(basename "${zips[0]}")"
+version="${version#terraform-provider-ray_}"
+version="${version%_*_*.zip}"
+case "$version" in
+  *-*) echo ">> $version is a pre-release, which no \"~>\" constraint selects: pin it, version = \"$version\" (for a release, make install on its vX.Y.Z tag)" >&2 ;;
+  *) echo ">> $version installed: version = \"~> ${version%.*}\" selects it" >&2 ;;
+esac

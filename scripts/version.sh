@@ -1,9 +1,48 @@
 #!/usr/bin/env bash
-# Prints the provider's version: the newest `## X.Y.Z` heading of CHANGELOG.md, the one
-# place it is written. `make install`, the release archives and scripts/mirror-check.sh read
-# it here; a release tag must be v<this> (.github/workflows/release.yml checks it).
+# Prints the provider's version, the one place it is computed: `make install`, the release
+# archives (scripts/release-archives.sh), scripts/mirror-check.sh and GoReleaser's snapshot
+# (scripts/release-check.sh passes it as RAY_TF_VERSION) read it here. From the commit (HEAD),
+# never from the working tree, so every machine gets the same version for one commit:
+#
+#   HEAD tagged vX.Y.Z    X.Y.Z, the release (the tag must be CHANGELOG.md's newest version)
+#   any other commit      <base>-dev.<n>+<sha>, a semver pre-release, so that a lock file never
+#                         takes a build of some commit for the release of the same name:
+#                         base = CHANGELOG.md's newest `## X.Y.Z` heading when it is
+#                         `(Unreleased)` (the version under way: 0.1.0-dev.N sorts before 0.1.0),
+#                         else that version bumped in patch (after a release: 0.1.1-dev.N);
+#                         n = commits since the last vX.Y.Z tag (since the first commit when
+#                         there is none); sha = the commit's first 12 hex digits.
+#
+# Terraform and OpenTofu match pre-releases only by an exact version constraint (`~> 0.1` never
+# selects 0.1.0-dev.N): README "Use it in your infra repo".
+#
+#   scripts/version.sh              the version of HEAD
+#   scripts/version.sh --changelog  CHANGELOG.md's newest version (the release workflow's tag check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-v="$(sed -nE 's/^## ([0-9]+\.[0-9]+\.[0-9]+)( .*)?$/\1/p' CHANGELOG.md | head -1)"
-[ -n "$v" ] || { echo "!! CHANGELOG.md has no '## X.Y.Z' heading" >&2; exit 1; }
-echo "$v"
+heading="$(git show HEAD:CHANGELOG.md | sed -nE 's/^## ([0-9]+\.[0-9]+\.[0-9]+)( .*)?$/\1\2/p' | head -1)"
+changelog="${heading%% *}"
+[ -n "$changelog" ] || { echo "!! CHANGELOG.md (at HEAD) has no '## X.Y.Z' heading" >&2; exit 1; }
+if [ "${1:-}" = --changelog ]; then
+  echo "$changelog"
+  exit 0
+fi
+tag="$(git tag --points-at HEAD | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -1 || true)"
+if [ -n "$tag" ]; then
+  [ "${tag#v}" = "$changelog" ] || { echo "!! HEAD is tagged $tag, but CHANGELOG.md's newest version is $changelog" >&2; exit 1; }
+  echo "${tag#v}"
+  exit 0
+fi
+if [[ "$heading" == *"(Unreleased)"* ]]; then
+  base="$changelog"
+else
+  IFS=. read -r major minor patch <<<"$changelog"
+  base="$major.$minor.$((patch + 1))"
+fi
+if last="$(git describe --tags --abbrev=0 --match 'v[0-9]*.[0-9]*.[0-9]*' HEAD 2>/dev/null)"; then
+  n="$(git rev-list --count "$last..HEAD")"
+else
+  n="$(git rev-list --count HEAD)"
+fi
+sha="$(git rev-parse HEAD)"
+echo "$base-dev.$n+${sha:0:12}"
