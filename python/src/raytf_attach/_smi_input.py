@@ -18,7 +18,8 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 
-_SAVE_AS_UTF8 = "save `nvidia-smi -q` output as UTF-8 (PowerShell: `nvidia-smi -q | Out-File -Encoding utf8 FILE`)"
+# Said after a recording that does not decode (not after nvidia-smi's own output: nobody saved that).
+SAVE_AS_UTF8 = "save `nvidia-smi -q` output as UTF-8 (PowerShell: `nvidia-smi -q | Out-File -Encoding utf8 FILE`)"
 
 
 class UnusableInput(Exception):
@@ -34,7 +35,7 @@ def _encoding_without_bom(data: bytes) -> str:
         return "utf-16-le"
     if even_nuls * 2 >= len(data) // 2 and odd_nuls == 0:
         return "utf-16-be"
-    raise UnusableInput(f"it holds NUL bytes but is not UTF-16 text (binary data?); {_SAVE_AS_UTF8}")
+    raise UnusableInput("it holds NUL bytes but is not UTF-16 text (binary data?)")
 
 
 def decode(data: bytes) -> str:
@@ -43,8 +44,7 @@ def decode(data: bytes) -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as e:
-        raise UnusableInput(f"it is not {encoding.upper()} text (undecodable byte at offset {e.start}); "
-                            f"{_SAVE_AS_UTF8}") from e
+        raise UnusableInput(f"it is not {encoding.upper()} text (undecodable byte at offset {e.start})") from e
 
 
 def first_line(text: str, limit: int = 160) -> str:

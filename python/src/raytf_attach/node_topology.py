@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
 
 from ._cli import add_version_flag
-from ._smi_input import UnusableInput, decode, first_line, not_query_output
+from ._smi_input import SAVE_AS_UTF8, UnusableInput, decode, first_line, not_query_output
 from .record import NVLINK_DOMAIN_PREFIX, NVLINK_DOMAIN_UNKNOWN, TOPO_RANK_KEY
 
 PROG = "raytf-node-topology"
@@ -308,7 +308,8 @@ def _decoded(data: bytes, path: Optional[str]) -> str:
     try:
         return decode(data)
     except UnusableInput as e:
-        raise TopologyInputError(f"{_input_name(path)}: {e}") from e
+        advice = "" if path is None else f"; {SAVE_AS_UTF8}"
+        raise TopologyInputError(f"{_input_name(path)}: {e}{advice}") from e
 
 
 def _read_file(path: str) -> str:
