@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,10 @@ DATA = Path(__file__).parent / "testdata" / "nvidia-smi"
 GB200 = str(DATA / "gb200-nvl72.txt")
 H100 = str(DATA / "h100-no-fabric.txt")
 NO_GPU = str(DATA / "no-gpu.txt")
+UNHEALTHY = str(DATA / "gb200-unhealthy.txt")  # registered (Completed, Success), GPU 00000018:01:00.0 Unhealthy
+IN_PROGRESS = str(DATA / "gb200-in-progress.txt")
+NOT_SUPPORTED = str(DATA / "h100-fabric-not-supported.txt")
+ELF = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x3e\x00"  # a binary's first bytes
 GB200_DOMAIN = "5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10.32766"
 # The provider's rules: a label value (internal/clusterspec labelNamePattern), a rank label's digits.
 LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
@@ -59,30 +66,69 @@ def test_no_gpu_output_has_no_gpus():
     assert nt.node_domain([]).name is None
 
 
+def test_unhealthy_fixture_is_registered_but_unhealthy():
+    gpus = nt.parse_nvidia_smi(Path(UNHEALTHY).read_text())
+    assert {(g.state, g.status, g.clique_id) for g in gpus} == {("Completed", "Success", "32766")}
+    assert [g.health_summary for g in gpus] == ["Healthy", "Healthy", "Unhealthy", "Healthy"]
+    domain = nt.node_domain(gpus)
+    assert domain.name is None and domain.waiting_helps is False and "00000018:01:00.0" in domain.reason
+    allowed = nt.node_domain(gpus, allow_unhealthy=True)
+    assert allowed.name == GB200_DOMAIN and "--allow-unhealthy-fabric" in allowed.notes[0]
+
+
 def _gpu(bus, body):
     return f"GPU {bus}\n    Product Name                          : NVIDIA GB200\n{body}"
 
 
-def _fabric(state="Completed", status="Success", clique="7", uuid="5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10"):
+def _fabric(state="Completed", status="Success", clique="7", uuid="5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10",
+            summary=None):
+    health = "" if summary is None else f"            Summary                       : {summary}\n"
     return (f"    Fabric\n        State                             : {state}\n"
             f"        Status                            : {status}\n"
             f"        CliqueId                          : {clique}\n"
             f"        ClusterUUID                       : {uuid}\n"
-            "        Health\n            Bandwidth                     : Full\n"
+            f"        Health\n            Bandwidth                     : Full\n{health}"
             "    Compute Mode                          : Default\n")
 
 
-@pytest.mark.parametrize("body, why", [
-    ("    Compute Mode                          : Default\n", "Fabric State absent"),
-    (_fabric(state="In Progress"), "not complete (State In Progress)"),
-    (_fabric(status="Failure"), "registration failed (Status Failure)"),
-    (_fabric(uuid="00000000-0000-0000-0000-000000000000"), "no usable ClusterUUID"),
-    (_fabric(clique="N/A"), "no usable CliqueId"),
+@pytest.mark.parametrize("body, why, waiting_helps", [
+    ("    Compute Mode                          : Default\n", "Fabric State absent", False),
+    (_fabric(state="N/A"), "no NVLink fabric (Fabric State N/A)", False),
+    (_fabric(state="Not Supported"), "does not support an NVLink fabric (Fabric State Not Supported)", False),
+    (_fabric(state="In Progress"), "not complete (State In Progress)", True),
+    (_fabric(state="Not Started"), "has not started (State Not Started)", True),
+    (_fabric(state="Rebuilding"), "a fabric State this tool does not know (Rebuilding)", False),
+    (_fabric(status="Failure"), "registration failed (Status Failure)", False),
+    (_fabric(summary="Unhealthy"), "registered but its Health Summary is Unhealthy", False),
+    (_fabric(uuid="00000000-0000-0000-0000-000000000000"), "no usable ClusterUUID", False),
+    (_fabric(clique="N/A"), "no usable CliqueId", False),
 ])
-def test_a_gpu_without_a_usable_fabric_makes_the_domain_unknown(body, why):
+def test_a_gpu_without_a_usable_fabric_makes_the_domain_unknown(body, why, waiting_helps):
     text = _gpu("00000008:01:00.0", _fabric()) + _gpu("00000009:01:00.0", body)
     domain = nt.node_domain(nt.parse_nvidia_smi(text))
     assert domain.name is None and why in domain.reason and "00000009:01:00.0" in domain.reason
+    assert domain.waiting_helps is waiting_helps
+    assert ("; waiting helps: " if waiting_helps else "; waiting will not help: ") in domain.reason
+
+
+@pytest.mark.parametrize("summary", [None, "N/A", "Healthy", "Not Supported"])
+def test_a_healthy_or_silent_health_summary_keeps_the_domain(summary):
+    text = _gpu("0:1", _fabric(summary=summary)) + _gpu("0:2", _fabric(summary=summary))
+    domain = nt.node_domain(nt.parse_nvidia_smi(text))
+    assert domain.name == "5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10.7" and domain.notes == ()
+
+
+def test_limited_capacity_keeps_the_domain_with_a_note():
+    text = _gpu("0:1", _fabric(summary="Healthy")) + _gpu("0:2", _fabric(summary="Limited Capacity"))
+    domain = nt.node_domain(nt.parse_nvidia_smi(text))
+    assert domain.name is not None and len(domain.notes) == 1 and "0:2" in domain.notes[0]
+
+
+def test_only_the_fabric_health_summary_is_read():
+    """A Summary line elsewhere (another section's sub-section) is not the fabric's health."""
+    other = "    Clocks Event Reasons\n        Summary                           : Unhealthy\n"
+    gpus = nt.parse_nvidia_smi(_gpu("0:1", other + _fabric(summary="Healthy")))
+    assert gpus[0].health_summary == "Healthy" and gpus[0].state == "Completed"
 
 
 def test_gpus_in_different_domains_make_it_unknown():
@@ -185,7 +231,8 @@ def test_require_domain_fails_without_one(capsys):
 def test_no_gpu_node_prints_nothing_to_advertise(capsys):
     code, out, err = run(capsys, "--nvidia-smi-file", NO_GPU)
     assert code == 0 and out == "\n"
-    assert "NVLink domain unknown: No devices were found" in err and "topo_rank unknown" in err
+    assert "NVLink domain unknown: nvidia-smi found no GPU (No devices were found); waiting will not help" in err
+    assert "topo_rank unknown" in err
     code, out, _ = run(capsys, "--nvidia-smi-file", NO_GPU, "--format", "kuberay")
     assert code == 0 and out.splitlines()[1:] == ["rayStartParams: {}"]
     assert run(capsys, "--nvidia-smi-file", NO_GPU, "--require-domain")[0] == nt.EXIT_NO_DOMAIN
@@ -198,9 +245,100 @@ def test_rank_zero_as_a_resource_is_flagged(capsys):
     assert "topo_rank 0 as a resource" not in err
 
 
-def test_missing_file_is_a_usage_error(capsys, tmp_path):
-    code, out, err = run(capsys, "--nvidia-smi-file", str(tmp_path / "absent.txt"))
-    assert code == 2 and out == "" and "cannot read --nvidia-smi-file" in err
+@pytest.mark.parametrize("path, waiting_helps, says", [
+    (IN_PROGRESS, True, "not complete (State In Progress); waiting helps: run again once"),
+    (NOT_SUPPORTED, False, "(Fabric State Not Supported); waiting will not help: a GPU without a multi-node NVLink"),
+    (H100, False, "(Fabric State N/A); waiting will not help"),
+    (UNHEALTHY, False, "Health Summary is Unhealthy; waiting will not help: repair the fabric"),
+])
+def test_each_unknown_domain_says_whether_waiting_helps(capsys, path, waiting_helps, says):
+    code, out, err = run(capsys, "--nvidia-smi-file", path, "--rank", "2")
+    assert code == 0 and json.loads(ray_start_words(out)["--resources"]) == {TOPO_RANK_KEY: 2}
+    assert says in err and "NVLink domain unknown" in err
+    assert ("run again" in err) is waiting_helps
+
+
+def test_allow_unhealthy_fabric_advertises_and_says_so(capsys):
+    code, out, err = run(capsys, "--nvidia-smi-file", UNHEALTHY, "--rank", "2", "--allow-unhealthy-fabric")
+    assert code == 0
+    assert json.loads(ray_start_words(out)["--resources"]) == {NVLINK_DOMAIN_PREFIX + GB200_DOMAIN: 1, TOPO_RANK_KEY: 2}
+    assert f"NVLink domain {GB200_DOMAIN}" in err
+    assert ("GPU 00000018:01:00.0's fabric Health Summary is Unhealthy; advertised anyway (--allow-unhealthy-fabric)"
+            in err)
+
+
+# ------------------------------------------------------------------ input that cannot be used: exit 2, one line
+
+
+def _refused(capsys, *args):
+    code, out, err = run(capsys, *args)
+    assert code == nt.EXIT_UNUSABLE_INPUT == 2 and out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("raytf-node-topology: ") and "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize("name, says", [
+    ("empty.txt", "it is empty"),
+    ("gb200-nvl72.xml", "it is XML (`nvidia-smi -q -x`)"),
+    ("gb200-table.txt", "it is the summary table of `nvidia-smi` without -q"),
+])
+def test_output_that_is_not_nvidia_smi_q_is_refused(capsys, name, says):
+    err = _refused(capsys, "--nvidia-smi-file", str(DATA / name))
+    assert f"--nvidia-smi-file {DATA / name}: {says}" in err and "give " in err
+
+
+def test_other_text_is_refused_naming_its_first_line(capsys, tmp_path):
+    wrong = tmp_path / "topo.txt"
+    wrong.write_text("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-71\n")  # `nvidia-smi topo -m`
+    assert "no `GPU <bus id>` section" in _refused(capsys, "--nvidia-smi-file", str(wrong))
+
+
+@pytest.mark.parametrize("data, says", [
+    (ELF, "NUL bytes but is not UTF-16"),
+    ("GPU 0:1\n    Product Name : NVIDIA GB200 \xe9\n".encode("latin-1"), "not UTF-8 text (undecodable byte at offset"),
+    (b"\xff\xfe" + "GPU 0:1\n".encode("utf-16-le") + b"\x00", "not UTF-16 text"),
+])
+def test_bytes_that_are_not_text_are_refused(capsys, tmp_path, data, says):
+    path = tmp_path / "odd.txt"
+    path.write_bytes(data)
+    err = _refused(capsys, "--nvidia-smi-file", str(path))
+    assert says in err and "Out-File -Encoding utf8" in err
+
+
+def test_unreadable_paths_are_refused(capsys, tmp_path):
+    assert "cannot read --nvidia-smi-file" in _refused(capsys, "--nvidia-smi-file", str(tmp_path / "absent.txt"))
+    assert "Is a directory" in _refused(capsys, "--nvidia-smi-file", str(tmp_path))
+
+
+# ------------------------------------------------------------------ encodings (PowerShell's `>` writes UTF-16)
+
+
+ENCODINGS = {
+    "utf-8 with BOM": lambda text: "\ufeff".encode("utf-8") + text.encode("utf-8"),
+    "utf-16 LE with BOM (Windows PowerShell >)": lambda text: text.replace("\n", "\r\n").encode("utf-16"),
+    "utf-16 BE with BOM": lambda text: "\ufeff".encode("utf-16-be") + text.encode("utf-16-be"),
+    "utf-16 LE without BOM": lambda text: text.encode("utf-16-le"),
+    "utf-16 BE without BOM": lambda text: text.encode("utf-16-be"),
+    "utf-32 with BOM": lambda text: text.encode("utf-32"),
+}
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+def test_recorded_output_in_any_unicode_encoding_reads_as_utf8(capsys, tmp_path, monkeypatch, encoding):
+    expected = run(capsys, "--nvidia-smi-file", GB200, "--rank", "1")
+    data = ENCODINGS[encoding](Path(GB200).read_text())
+    path = tmp_path / "recorded.txt"
+    path.write_bytes(data)
+    assert run(capsys, "--nvidia-smi-file", str(path), "--rank", "1") == expected
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert run(capsys, "--nvidia-smi-file", "-", "--rank", "1") == expected
+
+
+def test_stdin_that_is_not_nvidia_smi_q_is_refused(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    assert "stdin: it is empty" in _refused(capsys, "--nvidia-smi-file", "-")
+    monkeypatch.setattr(sys, "stdin", None)
+    assert "cannot read stdin: stdin is closed" in _refused(capsys, "--nvidia-smi-file", "-")
 
 
 def test_version(capsys):
@@ -223,34 +361,77 @@ def test_help_names_the_rank_variables(capsys):
 
 
 class _Done:
-    def __init__(self, returncode, stdout="", stderr=""):
+    def __init__(self, returncode, stdout=b"", stderr=b""):
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
 
 
 def test_running_nvidia_smi():
-    recorded = Path(GB200).read_text()
+    recorded = Path(GB200).read_bytes()
     calls = []
 
     def fake(cmd, **kw):
         calls.append(cmd)
         return _Done(0, recorded)
 
-    assert nt.read_nvidia_smi(None, run=fake) == (recorded, "") and calls == [["nvidia-smi", "-q"]]
-    no_devices = nt.read_nvidia_smi(None, run=lambda *a, **k: _Done(6, "No devices were found\n"))
-    assert no_devices[1] == "No devices were found"
-    failed = nt.read_nvidia_smi(None, run=lambda *a, **k: _Done(
-        9, "", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"))[1]
-    assert failed.startswith("nvidia-smi -q failed (exit 9): NVIDIA-SMI has failed")
+    assert nt.read_nvidia_smi(None, run=fake) == recorded.decode() and calls == [["nvidia-smi", "-q"]]
+    assert nt.read_domain(None, run=lambda *a, **k: _Done(6, b"No devices were found\n")).reason.startswith(
+        "nvidia-smi found no GPU")
 
-    def absent(*a, **k):
-        raise FileNotFoundError("nvidia-smi")
 
-    assert "not installed" in nt.read_nvidia_smi(None, run=absent)[1]
+def _raises(exc):
+    def run(*a, **k):
+        raise exc
+    return run
 
-    def slow(*a, **k):
-        raise subprocess.TimeoutExpired("nvidia-smi", 1)
 
-    assert "did not answer" in nt.read_nvidia_smi(None, run=slow)[1]
+@pytest.mark.parametrize("run, says", [
+    (lambda *a, **k: _Done(9, b"", b"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"),
+     "nvidia-smi -q failed (exit 9): NVIDIA-SMI has failed because it couldn't communicate"),
+    (lambda *a, **k: _Done(0, b""), "nvidia-smi -q: it is empty"),
+    (lambda *a, **k: _Done(0, ELF), "nvidia-smi -q: it holds NUL bytes"),
+    (_raises(FileNotFoundError("nvidia-smi")), "nvidia-smi is not on PATH"),
+    (_raises(PermissionError(13, "Permission denied")), "cannot run nvidia-smi: Permission denied"),
+    (_raises(subprocess.TimeoutExpired("nvidia-smi", 1)), "did not answer within 120 s"),
+])
+def test_nvidia_smi_that_gives_nothing_usable_is_an_input_error(run, says):
+    with pytest.raises(nt.TopologyInputError, match=re.escape(says)):
+        nt.read_domain(None, run=run)
+
+
+def _nvidia_smi_on_path(monkeypatch, tmp_path, script, mode=0o755):
+    (tmp_path / "nvidia-smi").write_text(script)
+    (tmp_path / "nvidia-smi").chmod(mode)
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+
+def test_a_real_nvidia_smi_process(capsys, monkeypatch, tmp_path):
+    """Through subprocess, as on a node: an nvidia-smi that prints a fixture, one not executable, none at all."""
+    cat = shutil.which("cat")  # found before PATH holds nothing but tmp_path
+    _nvidia_smi_on_path(monkeypatch, tmp_path, f"#!/bin/sh\nexec {cat} {shlex.quote(GB200)}\n")
+    code, out, _ = run(capsys, "--rank", "1")
+    assert code == 0 and NVLINK_DOMAIN_PREFIX + GB200_DOMAIN in out
+    _nvidia_smi_on_path(monkeypatch, tmp_path, "#!/bin/sh\necho hi\n", mode=0o644)
+    assert "the nvidia-smi on PATH is not executable" in _refused(capsys)
+    (tmp_path / "nvidia-smi").unlink()
+    assert "nvidia-smi is not on PATH" in _refused(capsys)
+
+
+@pytest.mark.parametrize("stdin, says", [
+    ("gb200-nvl72.txt", None),
+    ("empty.txt", "stdin: it is empty"),
+    ("gb200-nvl72.xml", "stdin: it is XML"),
+])
+def test_the_console_script_never_shows_a_traceback(stdin, says):
+    """The module as its own process, fed UTF-16 on stdin (a PowerShell redirect) or odd input."""
+    data = (DATA / stdin).read_text().encode("utf-16")
+    done = subprocess.run([sys.executable, "-m", "raytf_attach.node_topology", "--nvidia-smi-file", "-"],
+                          input=data, capture_output=True, cwd=Path(nt.__file__).parents[1], check=False)
+    err = done.stderr.decode()
+    assert "Traceback" not in err
+    if says is None:
+        assert done.returncode == 0 and GB200_DOMAIN in done.stdout.decode()
+    else:
+        assert done.returncode == 2 and done.stdout == b"" and says in err and len(err.splitlines()) == 1
 
 
 def test_console_script_is_declared():

@@ -1,22 +1,27 @@
 """raytf-node-topology: what a GPU node must advertise for the provider to see its NVLink domain and rank.
 
 Run on the node (or on a recorded `nvidia-smi -q` output); it prints the `ray start` flags (or a
-KubeRay rayStartParams snippet, or the environment `ray start` reads) that carry the node's NVLink domain and topological rank the way the
-provider's ray_cluster_topology data source and ray_virtual_cluster read them:
+KubeRay rayStartParams snippet, or the environment `ray start` reads) that carry the node's NVLink
+domain and topological rank the way the provider's ray_cluster_topology data source and
+ray_virtual_cluster read them:
 
 - the custom resources nvlink_domain_<domain> = 1 and topo_rank = <rank> (the provider's default), or
 - node labels (`--source labels`), read by the provider with topology_labels.
 
 The domain comes from the Fabric section nvidia-smi prints per GPU (multi-node NVLink systems such as
-GB200/GB300 NVL72): ClusterUUID and CliqueId, once every GPU reports State Completed and Status
-Success. Its name is "<ClusterUUID, lowercase>.<CliqueId>". A node without that information (no
-GPUs, GPUs without a fabric, registration still in progress) has the provider's unknown domain: the
-tool says why on stderr and prints the flags without a domain.
+GB200/GB300 NVL72): ClusterUUID and CliqueId, once every GPU reports State Completed, Status Success
+and a Health Summary that is not Unhealthy. Its name is "<ClusterUUID, lowercase>.<CliqueId>". A node
+without that information (no GPUs, GPUs without a fabric, registration still in progress, an
+unhealthy fabric) has the provider's unknown domain: the tool says why on stderr, and whether waiting
+can change it, and prints the flags without a domain. Input it cannot read (not `nvidia-smi -q`
+output, an encoding other than UTF-8/16/32, a missing or failing nvidia-smi) is one line on stderr
+and exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -24,9 +29,11 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from pathlib import Path
+from typing import Mapping, Optional, Sequence, Union
 
 from ._cli import add_version_flag
+from ._smi_input import SAVE_AS_UTF8, UnusableInput, decode, first_line, not_query_output
 from .record import NVLINK_DOMAIN_PREFIX, NVLINK_DOMAIN_UNKNOWN, TOPO_RANK_KEY
 
 PROG = "raytf-node-topology"
@@ -53,6 +60,7 @@ RESOURCES_ENV = "RAY_OVERRIDE_RESOURCES"
 LABELS_ENV = "RAY_OVERRIDE_LABELS"
 
 EXIT_NO_DOMAIN = 3  # --require-domain and the domain is unknown
+EXIT_UNUSABLE_INPUT = 2  # as argparse's usage errors: nothing was printed to advertise
 
 _FABRIC_READY_STATE = "Completed"
 _FABRIC_READY_STATUS = "Success"
@@ -77,15 +85,34 @@ class GpuFabric:
     status: Optional[str] = None
     clique_id: Optional[str] = None
     cluster_uuid: Optional[str] = None
+    health_summary: Optional[str] = None  # Fabric > Health > Summary (older drivers print none)
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Why the node's domain is unknown, whether waiting can change that, and what to do."""
+
+    why: str
+    waiting_helps: bool
+    todo: str
+
+    def __str__(self) -> str:
+        return f"{self.why}; {'waiting helps' if self.waiting_helps else 'waiting will not help'}: {self.todo}"
 
 
 @dataclass(frozen=True)
 class Domain:
-    """The node's NVLink domain: name is None when unknown, and `reason` says why."""
+    """The node's NVLink domain: name is None when unknown, and `reason` says why (and what to do)."""
 
     name: Optional[str]
     reason: str
     gpus: int
+    waiting_helps: Optional[bool] = None  # for an unknown domain: can running again later find one?
+    notes: tuple[str, ...] = ()  # caveats of a known domain (e.g. a fabric of limited capacity)
+
+    @classmethod
+    def unknown(cls, why: Unknown, gpus: int) -> Domain:
+        return cls(None, str(why), gpus, waiting_helps=why.waiting_helps)
 
 
 @dataclass(frozen=True)
@@ -103,52 +130,62 @@ def _field(line: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def _gpu_blocks(lines: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(bus id, the lines under its "GPU <bus id>" header) per GPU, in order."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in lines:
+        header = _GPU_HEADER.match(line)
+        if header:
+            blocks.append((header.group(1), []))
+        elif blocks:
+            blocks[-1][1].append(line)
+    return blocks
+
+
+def _section(lines: Sequence[str], name: str) -> Optional[list[str]]:
+    """The lines indented under the first line that is exactly `name`; None when there is no such line."""
+    for i, line in enumerate(lines):
+        if line.strip() == name:
+            body = []
+            for inner in lines[i + 1:]:
+                if _indent(inner) <= _indent(line):
+                    break
+                body.append(inner)
+            return body
+    return None
+
+
+def _fields(lines: Sequence[str]) -> dict[str, str]:
+    """A section's `key : value` lines at its first indent; a sub-section's (e.g. Health) as "<sub>.<key>"."""
+    fields: dict[str, str] = {}
+    top = _indent(lines[0]) if lines else 0
+    sub: Optional[str] = None
+    for line in lines:
+        if _indent(line) == top:
+            sub = None if ":" in line else line.strip()
+        if ":" not in line or (_indent(line) != top and sub is None):
+            continue
+        key, value = _field(line)
+        fields.setdefault(key if _indent(line) == top else f"{sub}.{key}", value)
+    return fields
+
+
 def parse_nvidia_smi(text: str) -> list[GpuFabric]:
     """The Fabric section of each GPU in `nvidia-smi -q` output, in the output's order.
 
-    Only the Fabric section's own fields are read (State, Status, CliqueId, ClusterUUID); its
-    sub-sections (Health) and every other section are skipped.
+    Read: the Fabric section's own fields (State, Status, CliqueId, ClusterUUID) and its Health
+    sub-section's Summary; every other section is skipped.
     """
-    gpus: list[GpuFabric] = []
-    current: Optional[str] = None
-    fields: dict[str, str] = {}
-    fabric_indent: Optional[int] = None  # set while inside the current GPU's Fabric section
-    child_indent: Optional[int] = None
-    seen_fabric = False
-
-    def close() -> None:
-        if current is not None:
-            gpus.append(GpuFabric(
-                gpu=current, has_fabric_section=seen_fabric, state=fields.get("State"),
-                status=fields.get("Status"), clique_id=fields.get("CliqueId"),
-                cluster_uuid=fields.get("ClusterUUID"),
-            ))
-
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        if not line.strip():
-            continue
-        header = _GPU_HEADER.match(line)
-        if header:
-            close()
-            current, fields, fabric_indent, child_indent, seen_fabric = header.group(1), {}, None, None, False
-            continue
-        if current is None:
-            continue
-        indent = _indent(line)
-        if fabric_indent is not None:
-            if indent <= fabric_indent:
-                fabric_indent = None  # the section ended; this line is read below
-            else:
-                if child_indent is None:
-                    child_indent = indent
-                if indent == child_indent and ":" in line:
-                    key, value = _field(line)
-                    fields.setdefault(key, value)
-                continue
-        if line.strip() == "Fabric" and not seen_fabric:
-            fabric_indent, child_indent, seen_fabric = indent, None, True
-    close()
+    lines = [raw.rstrip() for raw in text.splitlines() if raw.strip()]
+    gpus = []
+    for bus_id, block in _gpu_blocks(lines):
+        fabric = _section(block, "Fabric")
+        fields = _fields(fabric) if fabric is not None else {}
+        gpus.append(GpuFabric(
+            gpu=bus_id, has_fabric_section=fabric is not None, state=fields.get("State"),
+            status=fields.get("Status"), clique_id=fields.get("CliqueId"), cluster_uuid=fields.get("ClusterUUID"),
+            health_summary=fields.get("Health.Summary"),
+        ))
     return gpus
 
 
@@ -156,41 +193,92 @@ def _not_available(value: Optional[str]) -> bool:
     return value is None or value == "" or value.upper() == "N/A"
 
 
-def _gpu_domain(g: GpuFabric) -> tuple[Optional[str], str]:
-    """(domain name, "") for a GPU whose fabric registration succeeded, else (None, why not)."""
+_NO_FABRIC_TODO = "a GPU without a multi-node NVLink fabric has no NVLink domain (leave out --require-domain there)"
+_FABRIC_SETUP_TODO = "check the NVLink fabric's setup (the fabric manager's logs, the Fabric section of nvidia-smi -q)"
+NO_GPUS = Unknown("nvidia-smi found no GPU (No devices were found)", False,
+                  "a node without GPUs has no NVLink domain")
+
+
+def _state_problem(g: GpuFabric) -> Optional[Unknown]:
+    """Why GPU g's fabric registration gives no domain (None: State Completed, Status Success)."""
+    where = f"GPU {g.gpu}"
     if not g.has_fabric_section or _not_available(g.state):
-        return None, f"GPU {g.gpu} reports no NVLink fabric (Fabric State {g.state or 'absent'})"
+        return Unknown(f"{where} reports no NVLink fabric (Fabric State {g.state or 'absent'})", False, _NO_FABRIC_TODO)
+    if g.state == "Not Supported":
+        return Unknown(f"{where} does not support an NVLink fabric (Fabric State Not Supported)", False,
+                       _NO_FABRIC_TODO)
+    if g.state == "In Progress":
+        return Unknown(f"{where}'s fabric registration is not complete (State In Progress)", True,
+                       "run again once nvidia-smi -q reports State Completed on every GPU")
+    if g.state == "Not Started":
+        return Unknown(f"{where}'s fabric registration has not started (State Not Started)", True,
+                       "it starts once the NVIDIA fabric manager serves this node; run again when every GPU reports "
+                       "State Completed, and if it stays Not Started, check that the fabric manager runs")
     if g.state != _FABRIC_READY_STATE:
-        return None, (f"GPU {g.gpu}'s fabric registration is not complete (State {g.state}); "
-                      "run again once nvidia-smi reports State Completed")
+        return Unknown(f"{where} reports a fabric State this tool does not know ({g.state})", False,
+                       "read the GPU's Fabric section in nvidia-smi -q (known: Completed, In Progress, Not Started, "
+                       "Not Supported, N/A)")
     if g.status != _FABRIC_READY_STATUS:
-        return None, f"GPU {g.gpu}'s fabric registration failed (Status {g.status or 'absent'})"
+        return Unknown(f"{where}'s fabric registration failed (Status {g.status or 'absent'})", False,
+                       _FABRIC_SETUP_TODO + ", fix it, then restart the node's NVIDIA fabric services or reboot it")
+    return None
+
+
+def _health_problem(g: GpuFabric, allow_unhealthy: bool) -> tuple[Optional[Unknown], str]:
+    """(why a registered fabric's health withholds the domain, or None; a note to print when it is advertised)."""
+    summary = g.health_summary
+    if _not_available(summary) or summary in ("Healthy", "Not Supported"):
+        return None, ""
+    if summary == "Limited Capacity":
+        return None, f"GPU {g.gpu}'s fabric Health Summary is Limited Capacity: NVLink works with reduced bandwidth"
+    if allow_unhealthy:
+        return None, f"GPU {g.gpu}'s fabric Health Summary is {summary}; advertised anyway (--allow-unhealthy-fabric)"
+    return Unknown(f"GPU {g.gpu}'s fabric is registered but its Health Summary is {summary}", False,
+                   "repair the fabric (the Health section of nvidia-smi -q says what is wrong), or pass "
+                   "--allow-unhealthy-fabric to advertise the domain anyway"), ""
+
+
+def _domain_name(g: GpuFabric) -> Union[str, Unknown]:
+    """GPU g's domain name from a registered fabric's ClusterUUID and CliqueId, or why they are unusable."""
     uuid, clique = g.cluster_uuid or "", g.clique_id or ""
     if not _UUID.match(uuid) or set(uuid.replace("-", "")) == {"0"}:
-        return None, f"GPU {g.gpu} has no usable ClusterUUID ({uuid or 'absent'})"
+        return Unknown(f"GPU {g.gpu} has no usable ClusterUUID ({uuid or 'absent'})", False, _FABRIC_SETUP_TODO)
     if not clique.isdigit():
-        return None, f"GPU {g.gpu} has no usable CliqueId ({clique or 'absent'})"
+        return Unknown(f"GPU {g.gpu} has no usable CliqueId ({clique or 'absent'})", False, _FABRIC_SETUP_TODO)
     name = f"{uuid.lower()}.{int(clique)}"
     if not _DOMAIN_NAME.match(name):  # cannot happen for a UUID and a decimal clique; kept as the rule's guard
-        return None, f"GPU {g.gpu}: domain name {name!r} is not a valid Ray label value"
-    return name, ""
+        return Unknown(f"GPU {g.gpu}: domain name {name!r} is not a valid Ray label value", False, _FABRIC_SETUP_TODO)
+    return name
 
 
-def node_domain(gpus: Sequence[GpuFabric]) -> Domain:
-    """The node's domain: known only when every GPU is registered in the same NVLink domain."""
+def _gpu_domain(g: GpuFabric, allow_unhealthy: bool) -> tuple[Union[str, Unknown], str]:
+    """(GPU g's domain name or why it has none, a note to print when it has one)."""
+    problem = _state_problem(g)
+    if problem is not None:
+        return problem, ""
+    problem, note = _health_problem(g, allow_unhealthy)
+    if problem is not None:
+        return problem, ""
+    return _domain_name(g), note
+
+
+def node_domain(gpus: Sequence[GpuFabric], allow_unhealthy: bool = False) -> Domain:
+    """The node's domain: known only when every GPU is registered, healthy, in the same NVLink domain."""
     if not gpus:
-        return Domain(None, "no GPUs found", 0)
-    names = set()
+        return Domain.unknown(NO_GPUS, 0)
+    names, notes = set(), []
     for g in gpus:
-        name, why = _gpu_domain(g)
-        if name is None:
-            return Domain(None, why, len(gpus))
+        name, note = _gpu_domain(g, allow_unhealthy)
+        if isinstance(name, Unknown):
+            return Domain.unknown(name, len(gpus))
         names.add(name)
+        notes += [note] if note else []
     if len(names) > 1:
-        return Domain(None, f"the GPUs report different NVLink domains ({', '.join(sorted(names))})", len(gpus))
+        return Domain.unknown(Unknown(f"the GPUs report different NVLink domains ({', '.join(sorted(names))})",
+                                      False, _FABRIC_SETUP_TODO), len(gpus))
     first = gpus[0]
     return Domain(names.pop(), f"from {len(gpus)} GPUs: ClusterUUID {first.cluster_uuid}, CliqueId {first.clique_id}",
-                  len(gpus))
+                  len(gpus), notes=tuple(notes))
 
 
 def parse_rank(text: str, where: str) -> int:
@@ -212,27 +300,61 @@ def resolve_rank(flag: Optional[str], env: Mapping[str, str]) -> Rank:
     return Rank(None, "")
 
 
-def read_nvidia_smi(path: Optional[str], run=subprocess.run) -> tuple[str, str]:
-    """(`nvidia-smi -q` output, "" or why no GPU was read): from path ("-" = stdin), else by running it."""
-    if path is not None:
-        try:
-            text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-        except OSError as e:
-            raise TopologyInputError(f"cannot read --nvidia-smi-file {path}: {e.strerror or e}") from e
-        return text, _NO_DEVICES if _NO_DEVICES in text else ""
+def _input_name(path: Optional[str]) -> str:
+    return "nvidia-smi -q" if path is None else "stdin" if path == "-" else f"--nvidia-smi-file {path}"
+
+
+def _decoded(data: bytes, path: Optional[str]) -> str:
     try:
-        done = run(["nvidia-smi", "-q"], capture_output=True, text=True, timeout=120, check=False)
-    except FileNotFoundError:
-        return "", "nvidia-smi is not installed (no NVIDIA driver on this node)"
-    except subprocess.TimeoutExpired:
-        return "", "nvidia-smi -q did not answer within 120 s"
-    text = (done.stdout or "") + (done.stderr or "")
+        return decode(data)
+    except UnusableInput as e:
+        advice = "" if path is None else f"; {SAVE_AS_UTF8}"
+        raise TopologyInputError(f"{_input_name(path)}: {e}{advice}") from e
+
+
+def _read_file(path: str) -> str:
+    try:
+        if path == "-" and sys.stdin is None:  # started with stdin closed (<&-)
+            raise OSError(errno.EBADF, "stdin is closed")
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as e:
+        raise TopologyInputError(f"cannot read {_input_name(path)}: {e.strerror or e}") from e
+    return _decoded(data, path)
+
+
+def _run_nvidia_smi(run) -> str:
+    try:
+        done = run(["nvidia-smi", "-q"], capture_output=True, timeout=120, check=False)
+    except FileNotFoundError as e:
+        raise TopologyInputError("nvidia-smi is not on PATH (no NVIDIA driver on this node?): install the driver, "
+                                 "or pass --nvidia-smi-file") from e
+    except PermissionError as e:
+        raise TopologyInputError(f"cannot run nvidia-smi: {e.strerror} (the nvidia-smi on PATH is not executable: "
+                                 "check its mode, or pass --nvidia-smi-file)") from e
+    except OSError as e:
+        raise TopologyInputError(f"cannot run nvidia-smi: {e.strerror or e}") from e
+    except subprocess.TimeoutExpired as e:
+        raise TopologyInputError("nvidia-smi -q did not answer within 120 s (a hung driver?)") from e
+    text = _decoded((done.stdout or b"") + (done.stderr or b""), None)
+    if done.returncode != 0 and _NO_DEVICES not in text:
+        raise TopologyInputError(f"nvidia-smi -q failed (exit {done.returncode}): {first_line(text) or 'no output'}")
+    return text
+
+
+def read_nvidia_smi(path: Optional[str], run=subprocess.run) -> str:
+    """`nvidia-smi -q` output as text, from path ("-" = stdin) or by running it; TopologyInputError when it cannot."""
+    return _read_file(path) if path is not None else _run_nvidia_smi(run)
+
+
+def read_domain(path: Optional[str], allow_unhealthy: bool = False, run=subprocess.run) -> Domain:
+    """The node's domain from `nvidia-smi -q`; TopologyInputError for output that is not `nvidia-smi -q`'s."""
+    text = read_nvidia_smi(path, run)
     if _NO_DEVICES in text:
-        return text, _NO_DEVICES
-    if done.returncode != 0:
-        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
-        return text, f"nvidia-smi -q failed (exit {done.returncode}): {first}"
-    return text, ""
+        return Domain.unknown(NO_GPUS, 0)
+    gpus = parse_nvidia_smi(text)
+    if not gpus:  # never read as "no GPUs": empty, XML, the summary table, a wrong file
+        raise TopologyInputError(f"{_input_name(path)}: {not_query_output(text)}")
+    return node_domain(gpus, allow_unhealthy)
 
 
 def advertised(domain: Domain, rank: Rank, source: str, domain_label: str, rank_label: str) -> tuple[dict, dict]:
@@ -307,7 +429,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         epilog=f"Rank: --rank, else the first set of {', '.join(RANK_ENV)} (SLURM_NODEID: the node's index in "
         "the Slurm job, set by srun on each node; NODE_RANK / GROUP_RANK: the node rank of torch-style launchers). "
         "SLURM_PROCID is not read: it numbers tasks, not nodes. Exit status: 0, also when the domain is unknown "
-        f"(unless --require-domain: then {EXIT_NO_DOMAIN}); 2 for unusable input.",
+        f"(unless --require-domain: then {EXIT_NO_DOMAIN}); {EXIT_UNUSABLE_INPUT} for input that cannot be used "
+        "(not the text of `nvidia-smi -q`, an unreadable file, nvidia-smi missing, not executable or failing) "
+        "and for a bad rank.",
     )
     parser.add_argument("--nvidia-smi-file", metavar="PATH",
                         help="read a recorded `nvidia-smi -q` output instead of running nvidia-smi (- for stdin)")
@@ -325,6 +449,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help=f"label key of the rank with --source labels/both (default {DEFAULT_RANK_LABEL})")
     parser.add_argument("--require-domain", action="store_true",
                         help=f"exit {EXIT_NO_DOMAIN} instead of 0 when the node's NVLink domain is unknown")
+    parser.add_argument("--allow-unhealthy-fabric", action="store_true",
+                        help="advertise the domain of a registered fabric whose Health Summary is Unhealthy "
+                        "(default: such a node's domain is unknown, as NVLink across it may fail)")
     add_version_flag(parser)
     return parser.parse_args(list(argv))
 
@@ -333,39 +460,51 @@ def _note(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr)
 
 
+def _report_domain(domain: Domain) -> None:
+    if domain.name is None:
+        _note(f"NVLink domain {NVLINK_DOMAIN_UNKNOWN}: {domain.reason}; no domain is advertised "
+              f"(the provider reads this node's domain as {NVLINK_DOMAIN_UNKNOWN})")
+        return
+    _note(f"NVLink domain {domain.name} ({domain.reason})")
+    for note in domain.notes:
+        _note(note)
+
+
+def _report_rank(rank: Rank, resources: Mapping) -> None:
+    if rank.value is None:
+        _note(f"topo_rank unknown: no --rank and none of {', '.join(RANK_ENV)} is set; no rank is advertised "
+              "(the provider reads -1)")
+        return
+    _note(f"topo_rank {rank.value} (from {rank.source})")
+    if rank.value == 0 and TOPO_RANK_KEY in resources:
+        _note("topo_rank 0 as a resource: ray start drops custom resources of amount 0, so the provider reads this "
+              "node's rank as -1; number ranks from 1 (e.g. --rank $((SLURM_NODEID + 1))) or use --source labels")
+
+
+def _formatted(fmt: str, resources: Mapping, labels: Mapping, domain: Domain, rank: Rank) -> str:
+    if fmt == "kuberay":
+        comment = (f"{PROG}: NVLink domain {domain.name or NVLINK_DOMAIN_UNKNOWN}, topo_rank "
+                   f"{'unknown' if rank.value is None else rank.value}")
+        return format_kuberay(resources, labels, comment)
+    if fmt == "env":
+        return format_env(resources, labels)
+    return format_ray_start(resources, labels)
+
+
 def main(argv: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] = None) -> int:
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         rank = resolve_rank(opts.rank, os.environ if env is None else env)
-        text, no_gpu = read_nvidia_smi(opts.nvidia_smi_file)
+        domain = read_domain(opts.nvidia_smi_file, opts.allow_unhealthy_fabric)
     except TopologyInputError as e:
         _note(str(e))
-        return 2
-    domain = Domain(None, no_gpu, 0) if no_gpu else node_domain(parse_nvidia_smi(text))
-    if domain.name is None:
-        _note(f"NVLink domain {NVLINK_DOMAIN_UNKNOWN}: {domain.reason}; no domain is advertised "
-              f"(the provider reads this node's domain as {NVLINK_DOMAIN_UNKNOWN})")
-        if opts.require_domain:
-            return EXIT_NO_DOMAIN
-    else:
-        _note(f"NVLink domain {domain.name} ({domain.reason})")
-    if rank.value is None:
-        _note(f"topo_rank unknown: no --rank and none of {', '.join(RANK_ENV)} is set; no rank is advertised "
-              "(the provider reads -1)")
-    else:
-        _note(f"topo_rank {rank.value} (from {rank.source})")
+        return EXIT_UNUSABLE_INPUT
+    _report_domain(domain)
+    if domain.name is None and opts.require_domain:
+        return EXIT_NO_DOMAIN
     resources, labels = advertised(domain, rank, opts.source, opts.domain_label, opts.rank_label)
-    if rank.value == 0 and TOPO_RANK_KEY in resources:
-        _note("topo_rank 0 as a resource: ray start drops custom resources of amount 0, so the provider reads this "
-              "node's rank as -1; number ranks from 1 (e.g. --rank $((SLURM_NODEID + 1))) or use --source labels")
-    if opts.format == "kuberay":
-        comment = (f"{PROG}: NVLink domain {domain.name or NVLINK_DOMAIN_UNKNOWN}, topo_rank "
-                   f"{'unknown' if rank.value is None else rank.value}")
-        print(format_kuberay(resources, labels, comment))
-    elif opts.format == "env":
-        print(format_env(resources, labels))
-    else:
-        print(format_ray_start(resources, labels))
+    _report_rank(rank, resources)
+    print(_formatted(opts.format, resources, labels, domain, rank))
     return 0
 
 
