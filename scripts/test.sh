@@ -11,7 +11,7 @@
 #                          the Terraform >= 1.14 cell, ~5 min (its list tests skip on older CLIs and
 #                          OpenTofu; the other import tests run in the full cell)
 #
-#   RAY_VERSION=2.55.1 RAY_TF_SUITE=compat scripts/test.sh
+#   RAY_VERSION=2.55.1 RAY_TF_SUITE=compat scripts/test.sh   # also 2.57.1, inside the feature gates
 #   RAY_TF_CLI=tofu RAY_TF_SUITE=cli scripts/test.sh
 #   RAY_TF_CLI="$(../shared/tools/install-terraform.sh)" RAY_TF_SUITE=query scripts/test.sh
 #   scripts/test.sh -run TestAccVirtualCluster_segments ./internal/resources   # args go to go test
@@ -60,6 +60,7 @@ compat_tests=(
   TestAccVirtualCluster_driftAndImport TestAccVirtualCluster_applyTimeInfeasible TestAccVirtualCluster_capacityCheckTotal
   TestAccVirtualCluster_labelsPlaceAndReport TestAccVirtualCluster_nodeLabelSelectors
   TestAccVirtualCluster_topologyStrategy TestAccVirtualCluster_topologyStrategyNeedsNewerRay
+  TestAccVirtualCluster_gpuDomainSelectorOnSomeBundles
   TestAccVirtualCluster_severalClustersOneApply TestAccVirtualClusterDataSource_secondState
   TestAccClusterTopology_labelsSelectLikeResources TestAccClusterTopology_segmentSelection
   TestAccDriverNodeClaims TestAccDriverDirectGCS

@@ -222,3 +222,78 @@ func (s Spec) GroupTopologyStrategy(g GroupRequest) map[string]string {
 	maps.Copy(out, s.TopologyStrategy)
 	return out
 }
+
+// AcceleratorTypeLabel is the node label Ray sets to the GPU type.
+const AcceleratorTypeLabel = "ray.io/accelerator-type"
+
+// GPUDomainAccelerators are the ray.io/accelerator-type values whose bundle
+// selector asks Ray (from GPUDomainSelectorMinRayVersion) for GPU-domain
+// scheduling of the whole group.
+var GPUDomainAccelerators = []string{"GB200", "GB300"}
+
+// maxListedSelectors bounds how many selector indices one issue names.
+const maxListedSelectors = 16
+
+// gpuDomainSelectorIssues finds, as Ray's _validate_bundle_label_selector
+// does, each group whose bundle selectors select a GPU-domain accelerator
+// (exactly "GB200" or "GB300") on some bundles but not exactly the same
+// value on every bundle: one error per group, at the first logical node's
+// selector that lacks it, naming every such logical node and the fix.
+// Per-node groups never fail (their bundles share one selector).
+func (s Spec) gpuDomainSelectorIssues() []Issue {
+	var out []Issue
+	for _, g := range s.Groups() {
+		sels := s.BundleSelectors(g)
+		if sels == nil {
+			continue
+		}
+		nodes := s.BundleNodes(g)
+		accel, first := "", -1
+		for i, sel := range sels {
+			if slices.Contains(GPUDomainAccelerators, sel[AcceleratorTypeLabel]) {
+				accel, first = sel[AcceleratorTypeLabel], nodes[i]
+				break
+			}
+		}
+		if accel == "" {
+			continue
+		}
+		var lacking []string
+		firstLacking, bundles := -1, 0
+		for i, sel := range sels {
+			if sel[AcceleratorTypeLabel] == accel {
+				continue
+			}
+			bundles++
+			if firstLacking < 0 || nodes[i] != nodes[i-1] || sel[AcceleratorTypeLabel] != sels[i-1][AcceleratorTypeLabel] {
+				if firstLacking < 0 {
+					firstLacking = nodes[i]
+				}
+				lacking = append(lacking, describeAccelerator(nodes[i], sel[AcceleratorTypeLabel]))
+			}
+		}
+		if firstLacking < 0 {
+			continue
+		}
+		if len(lacking) > maxListedSelectors {
+			lacking = append(lacking[:maxListedSelectors], fmt.Sprintf("and %d more", len(lacking)-maxListedSelectors))
+		}
+		out = append(out, Issue{Path: fmt.Sprintf("%s[%d]", AttrNodeLabelSelectors, firstLacking), Summary: "GPU-domain selector on only some bundles",
+			Detail: fmt.Sprintf("Group %q: %s[%d] selects %s = %q, which makes Ray %s and newer schedule the whole group in one GPU domain "+
+				"and refuse it unless every bundle selects exactly %q; %d bundle(s) do not: %s. "+
+				"Set %s = %q in the selector of every logical node of the group (an empty selector included), or remove it from all of them; "+
+				"or set use_unified_pg = false (each per-node group is checked on its own). Nothing was created.",
+				g.Name, AttrNodeLabelSelectors, first, AcceleratorTypeLabel, accel, GPUDomainSelectorMinRayVersion, accel, bundles,
+				strings.Join(lacking, ", "), AcceleratorTypeLabel, accel)})
+	}
+	return out
+}
+
+// describeAccelerator is logical node n's ray.io/accelerator-type selector
+// value for gpuDomainSelectorIssues' list.
+func describeAccelerator(n int, value string) string {
+	if value == "" {
+		return fmt.Sprintf("%s[%d] (no %s)", AttrNodeLabelSelectors, n, AcceleratorTypeLabel)
+	}
+	return fmt.Sprintf("%s[%d] (%q)", AttrNodeLabelSelectors, n, value)
+}

@@ -146,9 +146,9 @@ func (s TopologySource) MissingLabelSupport(nodes []raystate.Node, rayVersion st
 	for _, n := range nodes {
 		if len(n.Labels) == 0 {
 			return fmt.Errorf("%s reads node labels (%s), but Ray %s reports no labels for node %s (not even %s): "+
-				"this Ray version's state API does not report node labels. Use Ray 2.55.1 or later, or remove %s "+
+				"this Ray version's state API does not report node labels. Use Ray %s or later, or remove %s "+
 				"to read the nvlink_domain_<X> / topo_rank resources", AttrTopologyLabels, s.describe(), rayVersion,
-				n.NodeID, NodeIDLabel, AttrTopologyLabels)
+				n.NodeID, NodeIDLabel, MinRayVersion, AttrTopologyLabels)
 		}
 	}
 	return nil

@@ -304,7 +304,10 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"selector. With `select_nodes`, nodes that satisfy no selector are not chosen and each chosen node must " +
 					"satisfy its logical node's selector; with `pinning = \"" + clusterspec.PinningNode + "\"` the pin on `" +
 					clusterspec.NodeIDLabel + "` replaces a selector on that key, and one the chosen node does not satisfy is a " +
-					"plan error. Needs Ray " + clusterspec.BundleLabelSelectorMinRayVersion + " or newer.",
+					"plan error. On Ray " + clusterspec.GPUDomainSelectorMinRayVersion + " or newer a unified group that selects `" +
+					clusterspec.AcceleratorTypeLabel + "` = `\"GB200\"` or `\"GB300\"` must select the same value for every logical " +
+					"node (Ray schedules it in one GPU domain); selecting it for some nodes only is a plan error. " +
+					"Needs Ray " + clusterspec.BundleLabelSelectorMinRayVersion + " or newer.",
 				ElementType: types.MapType{ElemType: types.StringType},
 				Optional:    true,
 				Validators:  []validator.List{listvalidator.NoNullValues()},
