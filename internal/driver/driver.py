@@ -90,6 +90,7 @@ class Contract:
     gcs_call_seconds: int
     amount_unit: float
     probe_gpu_fraction: float
+    takeover_seconds: int
 
     @classmethod
     def from_request(cls, raw: Json) -> Contract:
@@ -808,10 +809,6 @@ def claim_is_stale(run: Run, claim: Json, stale_seconds: float) -> bool:
     return not any(t.get("name") in names and t.get("state") != run.contract.state_removed for t in live.values())
 
 
-# A takeover key older than this was left by a run killed mid-takeover.
-TAKEOVER_SECONDS = 10.0
-
-
 def take_stale_claim(run: Run, own: Json, key: str, stale: Json) -> None:
     """Deletes a stale claim once, whoever else found it stale too: the takeover
     key of its token admits one run, which checks the claim is unchanged. A
@@ -819,7 +816,7 @@ def take_stale_claim(run: Run, own: Json, key: str, stale: Json) -> None:
     gc_key = key + "/takeover/" + str(stale.get("token") or "")
     if not kv_put_new(run, own, gc_key, {"by": run.claim_token, "at": time.time()}):
         held = kv_get(run, own, gc_key)
-        if held is not None and time.time() - float(held.get("at") or 0) > TAKEOVER_SECONDS:
+        if held is not None and time.time() - float(held.get("at") or 0) > run.contract.takeover_seconds:
             kv_del(run, own, gc_key)
         return
     try:
