@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gofmt, go vet, golangci-lint and deadcode (both built once from the Go module proxy into
-# the cache; scripts/deadcode.sh says what it checks), and mypy on driver.py (installed once
-# into a cached virtualenv by scripts/install-mypy.sh; scripts/mypy.ini).
+# the cache; scripts/deadcode.sh says what it checks), and mypy on the driver's modules,
+# internal/driver/driverpy (installed once into a cached virtualenv by
+# scripts/install-mypy.sh; scripts/mypy.ini). Their pytest suite runs in scripts/test-python.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GOLANGCI_VERSION="${GOLANGCI_VERSION:-v2.15.0}"

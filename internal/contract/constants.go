@@ -51,6 +51,9 @@ const (
 	driverMinRemoveWait      = 10
 	driverGCSCallSeconds     = 30
 	driverProbeGPUFraction   = 0.01
+	// A node claim's takeover key older than this was left by a run killed
+	// mid-takeover, and is removed.
+	driverTakeoverSeconds = 10
 )
 
 // RequestVersion is the driver request format (Request.Version).
@@ -79,6 +82,7 @@ func DriverContract() Contract {
 		MinRemoveWaitSeconds: driverMinRemoveWait,
 		GCSCallSeconds:       driverGCSCallSeconds,
 		ProbeGPUFraction:     driverProbeGPUFraction,
+		TakeoverSeconds:      driverTakeoverSeconds,
 	}
 }
 

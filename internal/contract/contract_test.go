@@ -26,7 +26,7 @@ var (
 		"RESCHEDULING": true, "training": true, clusterspec.DefaultReadyTimeoutText: true, "_group_": true,
 	}
 	strayGoInts = map[string]bool{"1400": true, "1999": true, "180": true}
-	// driver.py gets every one of these from the request.
+	// the driver (internal/driver/driverpy) gets every one of these from the request.
 	strayPython = regexp.MustCompile(`terraform-ray|\b1400\b|\b1999\b|\b180\b|\bPACK\b|\bSPREAD\b|nvlink_domain_|` +
 		`"MISSING"|"CREATED"|"REMOVED"|"unknown"|"_group_"|"node:"|"topo_rank" in\b|get\("topo_rank"`)
 	// Where each contract value is defined (paths from the repository root).
@@ -53,15 +53,34 @@ var (
 	pythonPortTable = "python/src/raytf_attach/ports.py"
 )
 
+// driverOwnConstants are the driver's only top-level numbers: its request
+// format's version and Ray's gRPC status codes; every other value arrives
+// in the request's contract.
+var driverOwnConstants = map[string]bool{"REQUEST_VERSION": true, "STATUS_OK, STATUS_NOT_FOUND": true}
+
+// TestDriverPyHasNoContractConstants scans the driver's modules
+// (internal/driver/driverpy/*.py) for contract values and for top-level
+// numeric constants of their own.
 func TestDriverPyHasNoContractConstants(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(clusterspectest.RepoRoot(t), "internal/driver/driver.py"))
-	if err != nil {
-		t.Fatal(err)
+	paths, err := filepath.Glob(filepath.Join(clusterspectest.RepoRoot(t), "internal/driver/driverpy/*.py"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no driver modules: %v", err)
 	}
-	for i, line := range strings.Split(string(src), "\n") {
-		code, _, _ := strings.Cut(line, "#")
-		if m := strayPython.FindString(code); m != "" {
-			t.Errorf("driver.py:%d carries contract value %q; send it in the request (contract.Contract): %s", i+1, m, strings.TrimSpace(line))
+	numeric := regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_, ]*?)\s*(?::[^=]+)?=\s*[-+]?[0-9][0-9., ]*(?:#.*)?$`)
+	for _, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "driverpy/" + filepath.Base(path)
+		for i, line := range strings.Split(string(src), "\n") {
+			code, _, _ := strings.Cut(line, "#")
+			if m := strayPython.FindString(code); m != "" {
+				t.Errorf("%s:%d carries contract value %q; send it in the request (contract.Contract): %s", name, i+1, m, strings.TrimSpace(line))
+			}
+			if m := numeric.FindStringSubmatch(line); m != nil && !driverOwnConstants[m[1]] {
+				t.Errorf("%s:%d keeps a constant of its own; send it in the request (contract.Contract): %s", name, i+1, strings.TrimSpace(line))
+			}
 		}
 	}
 }

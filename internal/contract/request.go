@@ -143,6 +143,9 @@ type Contract struct {
 	MinRemoveWaitSeconds int     `json:"min_remove_wait_seconds"`
 	GCSCallSeconds       int     `json:"gcs_call_seconds"`
 	ProbeGPUFraction     float64 `json:"probe_gpu_fraction"`
+	// TakeoverSeconds is the age at which a stale claim's takeover key
+	// counts as left by a killed run.
+	TakeoverSeconds int `json:"takeover_seconds"`
 }
 
 // NewRequest builds a complete request for groups (names only are needed

@@ -1,7 +1,7 @@
 package contract
 
-// SharedRule is a rule that exists in Go and in Python (driver.py runs in
-// the Ray job; raytf_attach in training code), with the test that keeps
+// SharedRule is a rule that exists in Go and in Python (driverpy, the driver,
+// runs in the Ray job; raytf_attach in training code), with the test that keeps
 // the copies equal. SharedRules is the one list of them (DESIGN notes refer
 // here); TestSharedRulesHaveParityTests checks that every test named exists.
 type SharedRule struct {
@@ -15,25 +15,25 @@ type SharedRule struct {
 // SharedRules lists every rule with a copy in both languages.
 var SharedRules = []SharedRule{
 	{
-		Rule: "request format: fields and their types", Go: "contract.Request", Python: "driver.py SHAPE, check_shape",
-		Tests: []string{"internal/driver/driver_test.go:TestDriverReportsErrorsWithoutRay"},
+		Rule: "request format: fields and their types", Go: "contract.Request", Python: "driverpy/shape.py SHAPE, check_shape",
+		Tests: []string{"internal/driver/driverpy/tests/test_shape.py:test_reports_each_wrong_field", "internal/driver/driver_test.go:TestDriverReportsErrorsWithoutRay"},
 	},
 	{
-		Rule: "contract constants the driver gets", Go: "contract.Contract, DriverContract", Python: "driver.py Contract (frozen dataclass)",
+		Rule: "contract constants the driver gets", Go: "contract.Contract, DriverContract", Python: "driverpy/contract.py Contract (frozen dataclass)",
 		Tests: []string{"internal/contract/shared_rules_test.go:TestDriverContractFieldsMatch", "internal/contract/contract_test.go:TestDriverPyHasNoContractConstants"},
 	},
 	{
 		Rule: "node NVLink domain and topo rank, from resources or labels", Go: "clusterspec.TopologySource.Node, ParseRankLabel",
-		Python: "driver.py node_topology, rank_from_label",
+		Python: "driverpy/nodes.py node_topology, rank_from_label",
 		Tests:  []string{"internal/driver/topology_parity_test.go:TestDriverTopologyMatchesGo"},
 	},
 	{
-		Rule: "rank order of a unified GPU cluster", Go: "topology.SortBundleIndicesByTopology", Python: "driver.py topology_order",
+		Rule: "rank order of a unified GPU cluster", Go: "topology.SortBundleIndicesByTopology", Python: "driverpy/record.py topology_order",
 		Tests: []string{"internal/driver/topology_parity_test.go:TestDriverRankOrderMatchesGo"},
 	},
 	{
 		Rule: "resource amounts are equal (Ray's unit of 1e-4)", Go: "drift.SameAmount, SameResources",
-		Python: "driver.py same_amount, same_bundle",
+		Python: "driverpy/groups.py same_amount, same_bundle",
 		Tests:  []string{"internal/drift/match_test.go:TestMatchVectors", "internal/driver/topology_parity_test.go:TestDriverMatchRuleMatchesGo"},
 	},
 	{
@@ -50,7 +50,7 @@ var SharedRules = []SharedRule{
 	},
 	{
 		Rule: "the record's placement: group ids, bundles in rank order, master address and port", Go: "record.NewManifest of contract.NewPlacement",
-		Python: "driver.py placed_record",
+		Python: "driverpy/record.py placed_record",
 		Tests:  []string{"internal/driver/topology_parity_test.go:TestDriverRecordMatchesGo"},
 	},
 	{

@@ -32,16 +32,17 @@ func TestSharedRulesHaveParityTests(t *testing.T) {
 	}
 }
 
-// TestDriverContractFieldsMatch: driver.py's Contract dataclass has exactly
-// the fields contract.Contract sends, each with the matching type.
+// TestDriverContractFieldsMatch: the driver's Contract dataclass
+// (internal/driver/driverpy/contract.py) has exactly the fields
+// contract.Contract sends, each with the matching type.
 func TestDriverContractFieldsMatch(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(clusterspectest.RepoRoot(t), "internal/driver/driver.py"))
+	src, err := os.ReadFile(filepath.Join(clusterspectest.RepoRoot(t), "internal/driver/driverpy/contract.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	class := regexp.MustCompile(`(?s)\nclass Contract:\n(.*?)\n\n    @classmethod`).FindStringSubmatch(string(src))
 	if class == nil {
-		t.Fatal("driver.py has no Contract dataclass")
+		t.Fatal("driverpy/contract.py has no Contract dataclass")
 	}
 	var py []string
 	for _, f := range regexp.MustCompile(`(?m)^    ([a-z_]+): (str|int|float)$`).FindAllStringSubmatch(class[1], -1) {
@@ -56,6 +57,6 @@ func TestDriverContractFieldsMatch(t *testing.T) {
 	slices.Sort(py)
 	slices.Sort(goFields)
 	if !slices.Equal(py, goFields) {
-		t.Errorf("driver.py's Contract has fields %v, contract.Contract sends %v", py, goFields)
+		t.Errorf("driverpy's Contract has fields %v, contract.Contract sends %v", py, goFields)
 	}
 }

@@ -2,10 +2,7 @@ package driver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +10,6 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
-	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // finishBatch ends a batch job of n requests: request i fails when
@@ -183,74 +179,5 @@ func TestBatcherRejectsInvalidRequest(t *testing.T) {
 	}
 	if len(f.submitted()) != 0 {
 		t.Error("submitted a job")
-	}
-}
-
-// Guarantee: driver.py runs a batch's requests each to its own result (the
-// stub "ray" of the ownership tests): a non-owner's delete leaves the
-// groups alone, the owner's record rewrite succeeds, and a malformed
-// request fails alone.
-func TestDriverRunsBatchRequestsSeparately(t *testing.T) {
-	w := newOwnershipWorld(t)
-	w.groups = []string{"vc-node0"}
-	w.setRecord("other")
-	m := record.NewManifest(w.spec, "other", "test", record.Placement{})
-	batch := contract.BatchRequest([]contract.Request{
-		contract.RequestFor(w.spec, contract.ActionDelete).Owned(w.spec, "mine", false, nil),
-		contract.RequestFor(w.spec, contract.ActionRecord).Owned(w.spec, "other", false, &m),
-		contract.RequestFor(w.spec, contract.ActionDelete),
-	})
-	batch.RunID = "b1"
-	if err := batch.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	// Spoil the third request after validation, as a driver of another
-	// version would see it.
-	var raw map[string]any
-	encoded, _ := json.Marshal(batch)
-	_ = json.Unmarshal(encoded, &raw)
-	raw["batch"].([]any)[2].(map[string]any)["version"] = 99
-	encoded, _ = json.Marshal(raw)
-	res := w.runRaw(encoded)
-	if !res.OK || res.Action != contract.ActionBatch || len(res.Batch) != 3 {
-		t.Fatalf("batch result: %+v %+v", res, res.Error)
-	}
-	for i, sub := range res.Batch {
-		if sub.RunID != fmt.Sprintf("b1.%d", i) {
-			t.Errorf("request %d reports under run id %q", i, sub.RunID)
-		}
-	}
-	if sub := res.Batch[0]; !sub.OK || sub.OtherOwner == nil || sub.OtherOwner.Owner != "other" || len(sub.Removed) != 0 {
-		t.Errorf("non-owner's delete: %+v %+v", sub, sub.Error)
-	}
-	if sub := res.Batch[1]; !sub.OK || sub.Record == nil || sub.Record.Owner != "other" {
-		t.Errorf("owner's record: %+v %+v", sub, sub.Error)
-	}
-	if sub := res.Batch[2]; sub.OK || sub.Error == nil || sub.Error.Kind != contract.KindInvalid || !strings.Contains(sub.Error.Message, "99") {
-		t.Errorf("malformed request: %+v %+v", sub, sub.Error)
-	}
-}
-
-// Guarantee: when the batch cannot reach Ray (ray.init fails), every
-// request reports that failure as its own.
-func TestDriverBatchReportsConnectFailureForEachRequest(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
-	batch := contract.BatchRequest([]contract.Request{createSpec("a"), createSpec("b")})
-	batch.RunID = "b2"
-	raw, _ := json.Marshal(batch)
-	cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg(raw))
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+writeRayStub(t))
-	out, _ := cmd.CombinedOutput()
-	res, err := ParseResult(string(out), "")
-	if err != nil || res.OK || len(res.Batch) != 2 {
-		t.Fatalf("%v %+v\n%s", err, res, out)
-	}
-	for i, sub := range res.Batch {
-		if sub.OK || sub.Error == nil || !strings.Contains(sub.Error.Message, "no cluster here") {
-			t.Errorf("request %d: %+v %+v", i, sub, sub.Error)
-		}
 	}
 }

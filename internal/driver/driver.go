@@ -1,9 +1,10 @@
 // Package driver runs placement-group operations on a Ray cluster.
 //
 // Ray's HTTP API has no call that creates placement groups, so every write is
-// a Ray job whose entrypoint is a small Python driver (driver.py, embedded in
-// this binary). The driver creates, inspects or deletes detached, named
-// placement groups in one namespace, probes each bundle for its node, GPU,
+// a Ray job whose entrypoint is a small Python driver (the modules of
+// driverpy/, embedded in this binary and joined into one script: source.go).
+// The driver creates, inspects or deletes detached, named placement groups
+// in one namespace, probes each bundle for its node, GPU,
 // NVLink domain, topology rank and a free TCP port, and reports back through
 // the job logs: progress lines "RAYTF_PROGRESS <json>" and exactly one final
 // line "RAYTF_RESULT <json>".
@@ -21,7 +22,6 @@ package driver
 import (
 	"bytes"
 	"compress/zlib"
-	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -34,9 +34,6 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
-
-//go:embed driver.py
-var driverSource []byte
 
 const (
 	resultMarker   = "RAYTF_RESULT"

@@ -367,60 +367,45 @@ func FuzzParseResult(f *testing.F) {
 	})
 }
 
-// writeRayStub creates a minimal importable "ray" package whose init fails,
-// so driver.py can run its spec checks and error reporting without Ray.
-func writeRayStub(t *testing.T) string {
+// driverPackageDir is internal/driver, where the driverpy package is importable.
+func driverPackageDir(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"ray/__init__.py": "__version__ = 'stub'\n" +
-			"def remote(*a, **k):\n    return (lambda f: f) if not a or not callable(a[0]) else a[0]\n" +
-			"def init(**k):\n    raise ConnectionError('no cluster here')\n",
-		"ray/util/__init__.py":              "",
-		"ray/experimental/__init__.py":      "",
-		"ray/experimental/internal_kv.py":   "_internal_kv_get = _internal_kv_put = _internal_kv_del = None\n",
-		"ray/util/placement_group.py":       "get_placement_group = placement_group = placement_group_table = remove_placement_group = None\n",
-		"ray/util/scheduling_strategies.py": "PlacementGroupSchedulingStrategy = None\n",
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
 	}
-	writeFiles(t, dir, files)
 	return dir
 }
 
-// writeFiles writes name -> body below dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+// runWithFakeRay runs the joined driver as the job does, on arg, with the
+// fake ray of the pytest suite (driverpy/tests/fake_ray.py) in place of ray.
+func runWithFakeRay(t *testing.T, py, arg string, env ...string) (string, int) {
 	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	cmd := exec.Command(py, "-c", "import fake_ray;fake_ray.install_from_env();"+bootstrapCode(), arg)
+	cmd.Env = append(append(os.Environ(), "PYTHONPATH="+filepath.Join(driverPackageDir(t), "driverpy", "tests")), env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
 	}
+	return string(out), 0
 }
 
+// TestDriverReportsErrorsWithoutRay: the joined driver reports a bad request
+// and a failed ray.init as a result Go reads and words. The driver's checks
+// of each field are tested in driverpy/tests/test_shape.py.
 func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")
 	}
-	stub := writeRayStub(t)
-	run := func(t *testing.T, specJSON string) (*contract.Result, int) {
-		cmd := exec.Command(py, "-c", bootstrapCode(), EncodeSpecArg([]byte(specJSON)))
-		cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Error(err)
-		}
-		res, perr := ParseResult(string(out), "")
-		if perr != nil {
-			t.Errorf("spec %s: %v\n%s", specJSON, perr, out)
-			return &contract.Result{}, code
+	run := func(t *testing.T, arg string, env ...string) (*contract.Result, int) {
+		out, code := runWithFakeRay(t, py, arg, env...)
+		res, err := ParseResult(out, "")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
 		}
 		return res, code
 	}
@@ -430,54 +415,26 @@ func TestDriverReportsErrorsWithoutRay(t *testing.T) {
 		_ = json.Unmarshal(raw, &m)
 		mutate(m)
 		out, _ := json.Marshal(m)
-		return string(out)
+		return EncodeSpecArg(out)
 	}
-	group := func(m map[string]any) map[string]any { return m["groups"].([]any)[0].(map[string]any) }
-	// The driver checks the version and each field's type; Request.Validate
-	// (TestSpecValidate) the values.
-	for spec, want := range map[string]string{
-		valid(func(m map[string]any) { m["version"] = contract.RequestVersion + 1 }):               "request version 2",
-		valid(func(m map[string]any) { delete(m, "version") }):                                     "field version must be a JSON integer",
-		valid(func(m map[string]any) { m["action"] = "explode" }):                                  "field action must be a JSON one of create",
-		valid(func(m map[string]any) { delete(m, "contract") }):                                    "field contract must be a JSON object",
-		valid(func(m map[string]any) { delete(m["contract"].(map[string]any), "domain_prefix") }):  "contract.domain_prefix must be a JSON string",
-		valid(func(m map[string]any) { m["contract"].(map[string]any)["port_tries"] = 1.5 }):       "contract.port_tries must be a JSON integer",
-		valid(func(m map[string]any) { m["contract"].(map[string]any)["amount_unit"] = "x" }):      "contract.amount_unit must be a JSON number",
-		valid(func(m map[string]any) { m["namespace"] = 3 }):                                       "field namespace must be",
-		valid(func(m map[string]any) { m["ready_timeout_seconds"] = "soon" }):                      "ready_timeout_seconds must be a JSON number",
-		valid(func(m map[string]any) { m["groups"] = map[string]any{} }):                           "field groups must be a JSON list",
-		valid(func(m map[string]any) { m["groups"] = []any{"a"} }):                                 "groups[0] must be a JSON object",
-		valid(func(m map[string]any) { group(m)["name"] = nil }):                                   "groups[0].name must be a JSON string",
-		valid(func(m map[string]any) { group(m)["strategy"] = nil }):                               "groups[0].strategy must be",
-		valid(func(m map[string]any) { group(m)["bundles"] = []any{map[string]any{"CPU": true}} }): "groups[0].bundles must be a JSON list of resource maps",
-		valid(func(m map[string]any) { group(m)["bundle_label_selector"] = []any{1} }):             "bundle_label_selector must be a JSON list of string maps",
-		valid(func(m map[string]any) { m["probe"].(map[string]any)["port_range_low"] = "9" }):      "probe.port_range_low must be a JSON integer",
-		valid(func(m map[string]any) { m["ownership"] = map[string]any{"key": "k"} }):              "ownership.kv_namespace must be",
-		valid(func(m map[string]any) { m["rank_order"] = map[string]any{"segment_size": 2} }):      "rank_order.gpus_per_node must be",
-		`[1, 2]`: "the request must be a JSON object",
+	for arg, want := range map[string]string{
+		valid(func(m map[string]any) { m["version"] = contract.RequestVersion + 1 }):         "request version 2",
+		valid(func(m map[string]any) { m["contract"].(map[string]any)["port_tries"] = 1.5 }): "contract.port_tries must be a JSON integer",
+		EncodeSpecArg([]byte(`[1, 2]`)): "the request must be a JSON object",
+		"%%%":                           "",
 	} {
-		t.Run(want, func(t *testing.T) {
-			t.Parallel()
-			res, code := run(t, spec)
-			if code != 1 || res.OK || res.Error == nil || res.Error.Kind != contract.KindInvalid || !strings.Contains(res.Error.Message, want) {
-				t.Errorf("spec %s: exit %d, result %+v %+v", spec, code, res, res.Error)
-			}
-		})
+		res, code := run(t, arg)
+		if code != 1 || res.OK || res.Error == nil || res.Error.Kind != contract.KindInvalid || !strings.Contains(res.Error.Message, want) {
+			t.Errorf("%.40s: exit %d, result %+v %+v", arg, code, res, res.Error)
+		}
 	}
-	// A valid spec gets as far as ray.init, whose failure is reported too.
+	// A valid request gets as far as ray.init, whose failure is reported too.
 	del := deleteRequest("", "a")
 	del.RunID = "r1"
 	raw, _ := json.Marshal(del)
-	res, code := run(t, string(raw))
+	res, code := run(t, EncodeSpecArg(raw), "RAYTF_FAKE_RAY_INIT_ERROR=no cluster here")
 	if code != 1 || res.Error == nil || res.Error.Kind != contract.KindInternal || !strings.Contains(res.Error.Message, "no cluster here") ||
 		res.RunID != "r1" || res.Action != contract.ActionDelete || res.RayVersion != "stub" {
 		t.Errorf("ray.init failure: exit %d, %+v %+v", code, res, res.Error)
-	}
-	// Not base64 at all.
-	cmd := exec.Command(py, "-c", bootstrapCode(), "%%%")
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+stub)
-	out, _ := cmd.CombinedOutput()
-	if res, err := ParseResult(string(out), ""); err != nil || res.Error == nil || res.Error.Kind != contract.KindInvalid {
-		t.Errorf("garbage spec: %v %+v\n%s", err, res, out)
 	}
 }

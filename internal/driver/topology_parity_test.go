@@ -26,8 +26,8 @@ type topologyCase struct {
 	Labels    map[string]string          `json:"labels"`
 }
 
-// TestDriverTopologyMatchesGo runs driver.py's node_topology (with a stub
-// ray) over the same nodes as clusterspec.TopologySource.Node: the probe must
+// TestDriverTopologyMatchesGo runs the driver's node_topology (driverpy/nodes.py)
+// over the same nodes as clusterspec.TopologySource.Node: the probe must
 // report the domain and rank the plan selected by.
 func TestDriverTopologyMatchesGo(t *testing.T) {
 	py, err := exec.LookPath("python3")
@@ -49,6 +49,9 @@ func TestDriverTopologyMatchesGo(t *testing.T) {
 	}
 	input, _ := json.Marshal(map[string]any{"contract": contract.DriverContract(), "cases": cases})
 	out := runDriverHarness(t, py, input, `
+from driverpy.contract import Contract
+from driverpy.nodes import node_topology
+from driverpy.runstate import Run
 spec = json.loads(sys.stdin.read())
 run = Run()
 run.contract = Contract.from_request(spec["contract"])
@@ -70,21 +73,12 @@ print(json.dumps(out))
 	}
 }
 
-// runDriverHarness runs driver.py's definitions (everything before its final
-// main() call, with a stub ray) followed by harness, with input on stdin.
+// runDriverHarness runs harness with the driverpy package importable, with
+// input on stdin (the functions compared here never call ray).
 func runDriverHarness(t *testing.T, py string, input []byte, harness string) []byte {
 	t.Helper()
-	body, _, ok := strings.Cut(string(driverSource), "\nmain()\n")
-	if !ok {
-		t.Fatal("driver.py no longer ends with main()")
-	}
-	dir := writeRayStub(t)
-	script := filepath.Join(dir, "harness.py")
-	if err := os.WriteFile(script, []byte(body+harness), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, script)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
+	cmd := exec.Command(py, "-c", "import json, sys\n"+harness)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+driverPackageDir(t))
 	cmd.Stdin = strings.NewReader(string(input))
 	out, err := cmd.Output()
 	if err != nil {
@@ -138,6 +132,9 @@ func TestDriverRankOrderMatchesGo(t *testing.T) {
 	}
 	input, _ := json.Marshal(map[string]any{"contract": contract.DriverContract(), "cases": cases})
 	out := runDriverHarness(t, py, input, `
+from driverpy.contract import Contract
+from driverpy.record import topology_order
+from driverpy.runstate import Run
 spec = json.loads(sys.stdin.read())
 run = Run()
 run.contract = Contract.from_request(spec["contract"])
@@ -173,7 +170,7 @@ print(json.dumps([topology_order(run, c["bundles"], c["rank_order"]) for c in sp
 	}
 }
 
-// TestDriverMatchRuleMatchesGo runs driver.py's amount comparison over the
+// TestDriverMatchRuleMatchesGo runs the driver's amount comparison (driverpy/groups.py) over the
 // vectors drift.SameAmount and SameResources are tested with
 // (python/tests/testdata/live_match.json): a group the driver adopts as
 // matching is one refresh finds no drift in.
@@ -201,6 +198,9 @@ func TestDriverMatchRuleMatchesGo(t *testing.T) {
 	}
 	input, _ := json.Marshal(map[string]any{"contract": contract.DriverContract(), "vectors": vectors})
 	out := runDriverHarness(t, py, input, `
+from driverpy.contract import Contract
+from driverpy.groups import norm_bundle, same_amount, same_bundle
+from driverpy.runstate import Run
 spec = json.loads(sys.stdin.read())
 run = Run()
 run.contract = Contract.from_request(spec["contract"])
@@ -273,6 +273,9 @@ func TestDriverRecordMatchesGo(t *testing.T) {
 	}
 	input, _ := json.Marshal(map[string]any{"contract": contract.DriverContract(), "cases": cases})
 	out := runDriverHarness(t, py, input, `
+from driverpy.contract import Contract
+from driverpy.record import placed_record
+from driverpy.runstate import Run
 spec = json.loads(sys.stdin.read())
 run = Run()
 run.contract = Contract.from_request(spec["contract"])

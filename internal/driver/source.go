@@ -1,0 +1,85 @@
+package driver
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The driver's source is a Python package, one module per concern, so that
+// pytest can import and test each one (driverpy/tests, with a fake ray).
+// The job gets them joined into one script: python -c runs a single program.
+//
+//go:embed driverpy/*.py
+var driverFiles embed.FS
+
+// driverModules is the order the modules are joined in: each after every
+// module it imports, so that a module's top-level code finds its names.
+var driverModules = []string{
+	"contract.py", "rayapi.py", "gcs_direct.py", "runstate.py", "shape.py", "nodes.py", "groups.py",
+	"kv.py", "record.py", "probe.py", "claims.py", "actions.py", "connect.py", "main.py",
+}
+
+const futureImport = "from __future__ import annotations"
+
+// packageImport is the one form a module imports a sibling in; the join drops
+// it, since in one script every name is already global.
+var packageImport = regexp.MustCompile(`^from \.([a-z_]+) import ([A-Za-z_][A-Za-z0-9_]*(?:, [A-Za-z_][A-Za-z0-9_]*)*)$`)
+
+var driverSource = mustJoinDriver()
+
+func mustJoinDriver() []byte {
+	src, err := joinDriver(driverFiles, driverModules)
+	if err != nil {
+		panic(err) // the embedded files are fixed at build time; TestJoinDriver checks them
+	}
+	return src
+}
+
+// joinDriver concatenates the modules in order into one script: one
+// __future__ import at its top, sibling imports dropped. It fails on a
+// module missing from order, a sibling imported before it is joined, or a
+// sibling import in another form (which the join would leave in).
+func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
+	present, err := fs.Glob(fsys, "driverpy/*.py")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range present {
+		name := strings.TrimPrefix(p, "driverpy/")
+		if name != "__init__.py" && !slices.Contains(order, name) {
+			return nil, fmt.Errorf("driverpy/%s is not in the join order (driverModules)", name)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("# terraform-provider-ray placement-group driver: internal/driver/driverpy/*.py joined (source.go).\n")
+	b.WriteString(futureImport + "\n")
+	joined := map[string]bool{}
+	for _, name := range order {
+		raw, err := fs.ReadFile(fsys, "driverpy/"+name)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString("\n\n# ---------------------------------------------------------------- driverpy/" + name + "\n")
+		for i, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+			if line == futureImport {
+				continue
+			}
+			if m := packageImport.FindStringSubmatch(line); m != nil {
+				if !joined[m[1]+".py"] {
+					return nil, fmt.Errorf("driverpy/%s:%d imports %s, which is joined after it", name, i+1, m[1])
+				}
+				continue
+			}
+			if strings.HasPrefix(strings.TrimSpace(line), "from .") || strings.Contains(line, "import driverpy") || strings.Contains(line, "from driverpy") {
+				return nil, fmt.Errorf("driverpy/%s:%d: import a sibling only as `from .module import a, b` on one line: %s", name, i+1, line)
+			}
+			b.WriteString(line + "\n")
+		}
+		joined[name] = true
+	}
+	return []byte(b.String()), nil
+}
