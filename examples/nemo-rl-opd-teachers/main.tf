@@ -4,8 +4,9 @@
 # reserved before any teacher model loads. Declared here, both attach through
 #   uv run python -m raytf_attach.run -- examples/run_grpo.py --config <config>
 #
-# Matching NeMo-RL config (the sizes fit the local test cluster: 5 nodes x 4 GPUs):
-#   cluster.num_nodes: 3, cluster.gpus_per_node: 4, cluster.segment_size: 2
+# Matching NeMo-RL config (the sizes fit the local test cluster: nodes of 4 GPUs and
+# 4 CPUs, and a colocated bundle takes 2 CPUs, so the policy uses 2 GPUs a node):
+#   cluster.num_nodes: 3, cluster.gpus_per_node: 2, cluster.segment_size: 2
 #   policy.generation.colocated.enabled: true (vLLM, async_engine: true)
 #   on_policy_distillation.enabled: true
 #   on_policy_distillation.teacher_model_by_agent_name: { math: <checkpoint> }
@@ -32,7 +33,7 @@ variable "namespace" {
 
 locals {
   ports         = provider::ray::port_ranges()
-  gpus_per_node = 4
+  gpus_per_node = 2
   # on_policy_distillation.teacher_model_by_agent_name's aliases, each with
   # its non_colocated_teachers resources (num_nodes, gpus_per_node).
   teachers = { math = { num_nodes = 1, gpus_per_node = 4 } }

@@ -44,7 +44,7 @@ func TestAccExample_nemoRLSingleController(t *testing.T) {
 func TestAccExample_nemoRLOPDTeachers(t *testing.T) {
 	prefix := acctest.Name("nemo-opd")
 	policy, teacher := prefix+"-grpo_policy_cluster", prefix+"-teacher_math"
-	nemoRLRolesTest(t, "nemo-rl-opd-teachers", prefix, map[string]int{policy + "-node0": 4, policy + "-node1": 4, teacher + "-node0": 4},
+	nemoRLRolesTest(t, "nemo-rl-opd-teachers", prefix, map[string]int{policy + "-node0": 2, policy + "-node1": 2, teacher + "-node0": 4},
 		statecheck.ExpectKnownValue("ray_virtual_cluster.policy", at("max_colocated_worker_groups"), knownvalue.Int64Exact(2)),
 		statecheck.ExpectKnownOutputValue("teacher_nodes", knownvalue.MapSizeExact(1)),
 		statecheck.ExpectKnownOutputValue("launch", knownvalue.StringRegexp(literal("--map teacher_math="+teacher))))
