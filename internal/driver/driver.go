@@ -3,10 +3,11 @@
 // Ray's HTTP API has no call that creates placement groups, so every write is
 // a Ray job whose entrypoint is a small Python driver (the modules of
 // driverpy/, embedded in this binary and joined into one script: source.go).
-// The driver creates, inspects or deletes detached, named placement groups
-// in one namespace, probes each bundle for its node, GPU,
-// NVLink domain, topology rank and a free TCP port, and reports back through
-// the job logs: progress lines "RAYTF_PROGRESS <json>" and exactly one final
+// The driver's actions (contract.Action*) create, inspect, read, record or
+// delete detached, named placement groups in one namespace and their record
+// in Ray's KV, or run a batch of them; create claims nodes first. It probes
+// each bundle for its node, GPU, NVLink domain, topology rank and a free TCP
+// port, and reports back through the job logs: progress lines "RAYTF_PROGRESS <json>" and exactly one final
 // line "RAYTF_RESULT <json>".
 //
 // The entrypoint is
