@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
@@ -40,14 +41,28 @@ func TestAccExample_nemoRLSingleController(t *testing.T) {
 
 // examples/nemo-rl-opd-teachers: GRPO's colocated grpo_policy_cluster (one
 // complete 2-node segment) and the teacher_math cluster on a node the policy
-// does not hold.
+// does not hold. Through the CLI: the teachers are for_each instances, which
+// the testing framework's state checks cannot address.
 func TestAccExample_nemoRLOPDTeachers(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
 	prefix := acctest.Name("nemo-opd")
 	policy, teacher := prefix+"-grpo_policy_cluster", prefix+"-teacher_math"
-	nemoRLRolesTest(t, "nemo-rl-opd-teachers", prefix, map[string]int{policy + "-node0": 2, policy + "-node1": 2, teacher + "-node0": 4},
-		statecheck.ExpectKnownValue("ray_virtual_cluster.policy", at("max_colocated_worker_groups"), knownvalue.Int64Exact(2)),
-		statecheck.ExpectKnownOutputValue("teacher_nodes", knownvalue.MapSizeExact(1)),
-		statecheck.ExpectKnownOutputValue("launch", knownvalue.StringRegexp(literal("--map teacher_math="+teacher))))
+	removeGroupsAtCleanup(t, prefix)
+	// NewWorkDir writes its own required_providers block.
+	w := acctest.NewWorkDir(t, strings.TrimPrefix(exampleConfig(t, "nemo-rl-opd-teachers"), acctest.RequiredTestProvider.String()))
+	vars := []string{"-var", "prefix=" + prefix + "-"}
+	w.MustRun(append([]string{"apply", "-auto-approve"}, vars...)...)
+	if err := acctest.CheckGroupsInRay(t, prefix, map[string]int{policy + "-node0": 2, policy + "-node1": 2, teacher + "-node0": 4})(nil); err != nil {
+		t.Error(err)
+	}
+	if out := w.MustRun("output", "-raw", "launch"); !strings.Contains(out, "--map teacher_math="+teacher) {
+		t.Errorf("launch line does not map the teacher: %s", out)
+	}
+	w.MustRun(append([]string{"destroy", "-auto-approve"}, vars...)...)
+	if err := acctest.CheckNoGroupsInRay(t, prefix)(nil); err != nil {
+		t.Error(err)
+	}
 }
 
 // literal matches s anywhere.
