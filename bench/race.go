@@ -18,6 +18,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
+	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
@@ -31,10 +32,10 @@ import (
 // read for collisions; at the end every state is destroyed and Ray itself
 // is read for what is left: groups, cluster records, node claims, jobs.
 
-// The provider's messages the soak counts (internal/resources/virtual_cluster_race.go,
+// The provider's messages the soak counts (internal/placement/race.go,
 // internal/clusterspec/labels.go).
 const (
-	raceLostSummary    = "Other clusters took the nodes"
+	raceLostSummary    = placement.SummaryNodesTaken
 	racePlanSummary    = "Cannot select nodes"
 	raceLostLog        = "lost the race for nodes: choosing again"
 	raceNoneLeftLog    = "no nodes left after a lost race"

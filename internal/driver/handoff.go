@@ -7,8 +7,8 @@ import (
 	"io"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
@@ -46,11 +46,14 @@ func trackRecord(api JobAPI, id string) (done func()) {
 	unfinished.Lock()
 	unfinished.ids[id] = c
 	unfinished.Unlock()
-	return func() {
-		unfinished.Lock()
-		delete(unfinished.ids, id)
-		unfinished.Unlock()
-	}
+	return func() { untrackRecord(id) }
+}
+
+// untrackRecord drops id from the records to hand off.
+func untrackRecord(id string) {
+	unfinished.Lock()
+	delete(unfinished.ids, id)
+	unfinished.Unlock()
 }
 
 // handOff is what the hand-off process reads on its standard input.
@@ -95,7 +98,7 @@ func HandOffCleanups(exe string) error {
 			continue
 		}
 		cmd := exec.Command(exe, HandOffArg)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives the CLI's process group
+		cmd.SysProcAttr = detachedProcess() // outlives the CLI's process group
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			errs = append(errs, err)
@@ -151,8 +154,18 @@ func finishRecord(ctx context.Context, api JobAPI, id string, timing RunTiming) 
 	if !sleepCtx(ctx, timing.RecordSettle) {
 		return
 	}
-	_, _ = deleteStopping(ctx, api, id)
+	deleteUnlessLiveNote(ctx, api, id)
 	if sleepCtx(ctx, timing.WriteBackCheck) {
-		_, _ = deleteStopping(ctx, api, id)
+		deleteUnlessLiveNote(ctx, api, id)
 	}
+}
+
+// deleteUnlessLiveNote deletes job id's record, unless it is a live
+// ownership note (one a later import just wrote): of a note, only the copy
+// Ray's monitor wrote back after the owner's destroy removed it goes.
+func deleteUnlessLiveNote(ctx context.Context, api JobAPI, id string) {
+	if j, err := api.GetJob(ctx, id); err != nil || (strings.HasPrefix(id, transferPrefix) && !writtenBack(j)) {
+		return
+	}
+	_, _ = deleteStopping(ctx, api, id)
 }

@@ -28,7 +28,11 @@ func TestHandOffDeletesUnfinishedRecords(t *testing.T) {
 		switch r.Method {
 		case http.MethodGet:
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(map[string]any{"submission_id": id, "status": "SUCCEEDED", "type": "SUBMISSION"})
+			job := map[string]any{"submission_id": id, "status": "SUCCEEDED", "type": "SUBMISSION"}
+			if strings.HasPrefix(id, transferPrefix) { // a live note, as a later import leaves it
+				job["metadata"] = map[string]string{metaTransferTo: "new-owner"}
+			}
+			_ = json.NewEncoder(w).Encode(job)
 		case http.MethodDelete:
 			deletes[id]++
 			w.Header().Set("Content-Type", "application/json")
@@ -40,11 +44,13 @@ func TestHandOffDeletesUnfinishedRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { untrackRecord("raytf_delete_b_2"); untrackRecord(transferPrefix + "x_1") })
 	finished := trackRecord(client, "raytf_create_a_1")
 	trackRecord(client, "raytf_delete_b_2")
+	trackRecord(client, transferPrefix+"x_1")
 	finished()
 	pending := pendingHandOffs()
-	if len(pending) != 1 || len(pending[0].IDs) != 1 || pending[0].IDs[0] != "raytf_delete_b_2" || pending[0].Token != "secret-token" {
+	if len(pending) != 1 || len(pending[0].IDs) != 2 || pending[0].IDs[0] != "raytf_delete_b_2" || pending[0].Token != "secret-token" {
 		t.Fatalf("pending hand-offs: %+v", pending)
 	}
 	handOffTiming = RunTiming{RecordSettle: time.Millisecond, WriteBackCheck: time.Millisecond, TerminalWait: time.Second}
@@ -55,8 +61,8 @@ func TestHandOffDeletesUnfinishedRecords(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if deletes["raytf_delete_b_2"] != 2 || deletes["raytf_create_a_1"] != 0 {
-		t.Errorf("deletes: %v, want the unfinished record deleted twice (settled, then after a write-back)", deletes)
+	if deletes["raytf_delete_b_2"] != 2 || deletes["raytf_create_a_1"] != 0 || deletes[transferPrefix+"x_1"] != 0 {
+		t.Errorf("deletes: %v, want the unfinished record deleted twice (settled, then after a write-back) and the live note kept", deletes)
 	}
 	if auth != "Bearer secret-token" {
 		t.Errorf("the hand-off did not use the provider's credentials: %q", auth)

@@ -41,8 +41,9 @@ type RunOptions struct {
 	RuntimeEnv map[string]any
 	// BackgroundCleanup deletes a successful job's record in the background
 	// instead of before returning (it waits ~1.5s for Ray's supervisor to
-	// exit). A record left behind when the process exits first is deleted
-	// by a later Run (see orphanAge).
+	// exit). A record left behind when the process exits first is handed to
+	// a detached clean-up (HandOffCleanups), else deleted by a later Run
+	// (see orphanAge).
 	BackgroundCleanup bool
 	// Timing is the runner's waits around Ray's job bookkeeping; nil means
 	// DefaultRunTiming. Tests against a fake job API, which has no job
@@ -757,7 +758,10 @@ func (r *runner) deleteRecord(ctx context.Context) {
 	if !sleepCtx(dctx, timing.RecordSettle) {
 		return
 	}
-	if _, err := r.api.DeleteJob(dctx, r.id); err != nil || timing.WriteBackCheck <= 0 {
+	if _, err := r.api.DeleteJob(dctx, r.id); err != nil {
+		return // left to the hand-off, or to a later Run
+	}
+	if timing.WriteBackCheck <= 0 {
 		done()
 		return
 	}

@@ -72,6 +72,10 @@ func (t *Transfer) carryEarlier(old *Transfer) {
 
 // TransferID is the submission id of the note of the cluster name in
 // namespace: the name for people reading the dashboard, a hash of both to
+
+// transferPrefix begins every ownership note's submission id.
+const transferPrefix = "raytf_owner_"
+
 // keep ids of different clusters apart.
 func TransferID(namespace, name string) string {
 	sum := sha256.Sum256([]byte(namespace + "/" + name))
@@ -79,7 +83,7 @@ func TransferID(namespace, name string) string {
 	if len(slug) > 60 {
 		slug = slug[:60]
 	}
-	return "raytf_owner_" + slug + "_" + hex.EncodeToString(sum[:8])
+	return transferPrefix + slug + "_" + hex.EncodeToString(sum[:8])
 }
 
 // RecordTransfer leaves the note of t, replacing an earlier transfer's and
@@ -110,6 +114,7 @@ func RecordTransfer(ctx context.Context, api JobAPI, t Transfer) error {
 			return fmt.Errorf("replacing the ownership note %q: %w", id, err)
 		}
 		if _, err = api.SubmitJob(ctx, req); err == nil {
+			untrackRecord(id) // the live note stays: no hand-off may delete it
 			return nil
 		}
 	}
@@ -154,15 +159,16 @@ func DeleteTransfer(ctx context.Context, api JobAPI, namespace, name string) err
 // comes seconds after the first, so a running one is stopped first; its
 // monitor may then write the record back once, which a second pass removes.
 func removeNote(ctx context.Context, api JobAPI, id string) error {
-	// Ray has written a stopped note's record back even after writeBackWait;
-	// the process's hand-off looks once more after it exits.
-	trackRecord(api, id)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	stopped, err := deleteStopping(ctx, api, id)
 	if err != nil || !stopped {
 		return err
 	}
+	// Ray has written a stopped note's record back even after writeBackWait;
+	// the process's hand-off looks once more after it exits (and deletes
+	// only a written-back copy, never a live note).
+	trackRecord(api, id)
 	if !sleepCtx(ctx, writeBackWait) { // the stopped job's monitor may write its record back
 		return nil
 	}

@@ -69,8 +69,8 @@ func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.Placemen
 		p.resp.Diagnostics.AddAttributeError(path.Root("name"), "Virtual cluster owned by another Terraform state",
 			fmt.Sprintf("Ray namespace %q already holds virtual cluster %q, owned by %s, with placement groups %s. "+
 				"Creating it here would fail at apply, so the plan stops; nothing was created or changed.\n\n"+
-				"To manage that cluster from this configuration instead, import it (this takes ownership: the other "+
-				"state's destroy then only forgets the cluster). %s\n\nOtherwise give this cluster another name.",
+				"To manage that cluster from this configuration instead, import it and apply (the apply takes "+
+				"ownership: the other state's destroy then only forgets the cluster). %s\n\nOtherwise give this cluster another name.",
 				spec.Namespace, spec.Name, owner.Describe(), groups, importHint(spec)))
 		return false
 	}
@@ -78,8 +78,8 @@ func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.Placemen
 		fmt.Sprintf("Ray namespace %q already has placement groups named like virtual cluster %q: %s. They have no "+
 			"ownership record, so they were made outside this provider (for example by NeMo-RL's RayVirtualCluster or "+
 			"a plain ray.util.placement_group call). Creating %q would collide with them, so the plan stops; nothing "+
-			"was created or changed.\n\nRemove them, give this cluster another name, or adopt them (import writes the "+
-			"record and takes ownership). %s", spec.Namespace, spec.Name, groups, spec.Name, importHint(spec)))
+			"was created or changed.\n\nRemove them, give this cluster another name, or adopt them (an import's apply writes "+
+			"the record and takes ownership). %s", spec.Namespace, spec.Name, groups, spec.Name, importHint(spec)))
 	return false
 }
 

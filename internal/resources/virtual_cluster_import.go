@@ -50,7 +50,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		diags.AddWarning("Import could not recover every argument",
 			fmt.Sprintf("%q was imported from its placement groups because %s. These arguments were set to their defaults or to "+
 				"what Ray reports, not necessarily to what was declared: %s. Compare the next plan with your configuration; "+
-				"the record this import writes keeps them from now on.", name, unrecoveredWhy(rec), strings.Join(unrecovered, ", ")))
+				"the record this import's apply writes keeps them from now on.", name, unrecoveredWhy(rec), strings.Join(unrecovered, ", ")))
 	}
 	// A plan or refresh changes nothing in Ray: the record keeps naming its
 	// owner until an apply takes it (takeImported). The probe only reads.

@@ -173,7 +173,9 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	}
 	var res *contract.Result
 	var err error
-	if importPending(virtualClusterModel{OwnerID: prior}) {
+	// Only when the plan showed it: a plan made before the provider was
+	// configured kept owner_id "" and re-probes as before.
+	if importPending(virtualClusterModel{OwnerID: prior}) && m.OwnerID.IsUnknown() {
 		if res = r.takeImported(ctx, &m, spec, &resp.Diagnostics); res == nil {
 			return
 		}

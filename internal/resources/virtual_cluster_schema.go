@@ -267,7 +267,7 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"owner_id": schema.StringAttribute{
 				MarkdownDescription: "Random token of the Terraform state that owns the cluster, also kept in Ray's record of " +
 					"the cluster (internal KV namespace `" + record.KVNamespace + "`). Another state cannot create, " +
-					"change or destroy groups of the same name; `terraform import` takes ownership explicitly.",
+					"change or destroy groups of the same name; an applied import takes ownership explicitly.",
 				Computed:      true,
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},

@@ -114,6 +114,15 @@ func (p *planCall) planTakeover(private privateState) {
 	if p.creating || !importPending(p.state) {
 		return
 	}
+	if p.replacing {
+		// The replace would destroy as this state, which owns nothing yet, so
+		// the former owner's groups would stay and block the create.
+		p.resp.Diagnostics.AddError("Apply the import before changing the cluster's shape",
+			fmt.Sprintf("This state imported %q but does not own it yet, and this plan would also replace it. Apply the "+
+				"import with the configuration it restored first (the plan then only takes ownership), then change the "+
+				"configuration.", p.state.Name.ValueString()))
+		return
+	}
 	// The apply probes the groups again for the record it writes, so the
 	// placement facts (ports above all) are known only then.
 	*p.plan = unknownComputed(*p.plan)
