@@ -145,13 +145,7 @@ func FinishHandedOff(r io.Reader) error {
 // finishRecord deletes job id's record once its job is over and Ray's
 // monitor has settled it, then once more after Ray may have written it back.
 func finishRecord(ctx context.Context, api JobAPI, id string, timing RunTiming) {
-	for deadline := time.Now().Add(timing.TerminalWait); time.Now().Before(deadline); {
-		job, err := api.GetJob(ctx, id)
-		if err != nil || rayclient.IsTerminalStatus(job.Status) || !sleepCtx(ctx, 100*time.Millisecond) {
-			break
-		}
-	}
-	if !sleepCtx(ctx, timing.RecordSettle) {
+	if !waitTerminal(ctx, api, id, timing.TerminalWait) || !sleepCtx(ctx, timing.RecordSettle) {
 		return
 	}
 	deleteUnlessLiveNote(ctx, api, id)

@@ -737,14 +737,8 @@ func (r *runner) deleteRecord(ctx context.Context) {
 	// Run returns on the driver's result line while Ray may show the job
 	// RUNNING for another half second; stopping it then would turn a
 	// successful job into a STOPPED one. So wait for its end first.
-	for deadline := time.Now().Add(timing.TerminalWait); time.Now().Before(deadline); {
-		job, err := r.api.GetJob(dctx, r.id)
-		if err != nil || rayclient.IsTerminalStatus(job.Status) {
-			break
-		}
-		if !sleepCtx(dctx, 100*time.Millisecond) {
-			return
-		}
+	if !waitTerminal(dctx, r.api, r.id, timing.TerminalWait) {
+		return
 	}
 	for {
 		alive, err := r.api.StopJob(dctx, r.id)
@@ -774,6 +768,21 @@ func (r *runner) deleteRecord(ctx context.Context) {
 			_, _ = r.api.DeleteJob(cctx, id)
 		}
 	}(r.id)
+}
+
+// waitTerminal waits up to limit for Ray to mark job id terminal (or for it
+// to be gone); false when ctx ended first.
+func waitTerminal(ctx context.Context, api JobAPI, id string, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
+		job, err := api.GetJob(ctx, id)
+		if err != nil || rayclient.IsTerminalStatus(job.Status) {
+			return true
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return false
+		}
+	}
+	return true
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
