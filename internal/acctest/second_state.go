@@ -85,6 +85,13 @@ func (w *WorkDir) SetConfig(config string) {
 	}
 }
 
+// LogProviderTo writes the provider's INFO log of every later command to
+// path (TF_LOG_PROVIDER, TF_LOG_PATH), for a test that waits for a step
+// only the log shows.
+func (w *WorkDir) LogProviderTo(path string) {
+	w.env = append(w.env, "TF_LOG_PROVIDER=INFO", "TF_LOG_PATH="+path)
+}
+
 // Run runs the CLI with args (-no-color added) and returns its combined
 // output; err is set when the CLI exits non-zero.
 func (w *WorkDir) Run(args ...string) (string, error) {

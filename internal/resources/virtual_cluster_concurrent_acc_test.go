@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -163,8 +165,11 @@ func checkLoser(t *testing.T, l applyResult, holders []string) {
 
 // While two states destroy their clusters, two others apply onto the same
 // (only) nodes with capacity_check = "total": they queue until the destroys
-// free the nodes and then succeed there; a third with capacity_check = "none"
-// fails at once naming the holders.
+// free the nodes and then succeed there. A third with capacity_check = "none",
+// applied while every node is held, fails at once naming the holders. The
+// destroys start only once both queued applies say (in the provider's log)
+// that they queue, so a slow machine cannot turn the queue into a plain
+// apply onto free nodes.
 func TestAccConcurrent_destroyWhileApply(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	acctest.PreCheck(t)
@@ -176,20 +181,37 @@ func TestAccConcurrent_destroyWhileApply(t *testing.T) {
 		}
 	}
 	freed := []string{nodeOf(t, holders[0]), nodeOf(t, holders[1])}
-	queued, queuedNames := newDirs(t, prefix+"-q", "total", 2)
+
 	impatient, impatientNames := newDirs(t, prefix+"-f", "none", 1)
+	if out, err := impatient[0].Run("apply", "-auto-approve"); err == nil {
+		t.Errorf("%s (capacity_check = \"none\") succeeded while every node was held", impatientNames[0])
+	} else if !strings.Contains(strings.Join(strings.Fields(out), " "), "holds node") {
+		t.Errorf("%s's error names no holder:\n%s", impatientNames[0], out)
+	}
+
+	// A ready_timeout the queue cannot outlast on a loaded machine.
+	queued, queuedNames := newDirs(t, prefix+"-q", "total", 2)
+	logs := make([]string, len(queued))
+	for i, w := range queued {
+		w.SetConfig(acctest.HCL(acctest.NodeCluster(queuedNames[i], "total", "300s", 1700, 1800),
+			acctest.Output("node", "ray_virtual_cluster.t.selected_node_ids[0]")))
+		logs[i] = filepath.Join(t.TempDir(), "provider.log")
+		w.LogProviderTo(logs[i])
+	}
 	var wg sync.WaitGroup
 	var destroyErr [2]error
-	var results, fast []applyResult
-	wg.Add(3)
+	var results []applyResult
+	wg.Add(2)
 	go func() { defer wg.Done(); results = applyAtOnce(t, queued, queuedNames) }()
-	go func() { defer wg.Done(); fast = applyAtOnce(t, impatient, impatientNames) }()
 	go func() {
 		defer wg.Done()
-		time.Sleep(5 * time.Second) // the applies are queueing by now
+		waitForLogLine(t, logs, "queueing for nodes other clusters hold", 5*time.Minute)
+		var destroys sync.WaitGroup
 		for i := range 2 {
-			_, destroyErr[i] = holders[i].Run("destroy", "-auto-approve")
+			destroys.Add(1)
+			go func() { defer destroys.Done(); _, destroyErr[i] = holders[i].Run("destroy", "-auto-approve") }()
 		}
+		destroys.Wait()
 	}()
 	wg.Wait()
 	for i, err := range destroyErr {
@@ -211,10 +233,28 @@ func TestAccConcurrent_destroyWhileApply(t *testing.T) {
 	if len(got) == 2 && !slices.Equal(got, freed) {
 		t.Errorf("queued clusters are on %v; want the freed nodes %v", got, freed)
 	}
-	if fast[0].err == nil {
-		t.Errorf("%s (capacity_check = \"none\") succeeded while every node was claimed", impatientNames[0])
-	} else if out := strings.Join(strings.Fields(fast[0].out), " "); !strings.Contains(out, "holds node") {
-		t.Errorf("%s's error names no holder:\n%s", impatientNames[0], fast[0].out)
+}
+
+// waitForLogLine waits until every log file holds line; it fails the test
+// after timeout.
+func waitForLogLine(t *testing.T, logs []string, line string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		waiting := 0
+		for _, path := range logs {
+			if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), line) {
+				waiting++
+			}
+		}
+		if waiting == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d of %d provider logs never said %q within %s", waiting, len(logs), line, timeout)
+			return
+		}
+		time.Sleep(time.Second)
 	}
 }
 
