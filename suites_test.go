@@ -10,21 +10,23 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
-// Every test the compat suite of scripts/test.sh names exists: a renamed
-// test would otherwise drop out of the Ray version cell without a sound
-// (go test -run matches nothing and passes).
-func TestCompatSuiteNamesExistingTests(t *testing.T) {
+// Every test the compat and gates suites of scripts/test.sh name exists: a
+// renamed test would otherwise drop out of its Ray version cell without a
+// sound (go test -run matches nothing and passes).
+func TestVersionSuitesNameExistingTests(t *testing.T) {
 	script, err := os.ReadFile(filepath.Join("scripts", "test.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := regexp.MustCompile(`(?s)\ncompat_tests=\((.*?)\n\)`).FindSubmatch(script)
-	if list == nil {
-		t.Fatal("scripts/test.sh has no compat_tests=( ... ) list")
-	}
-	names := strings.Fields(string(list[1]))
-	if len(names) == 0 {
-		t.Fatal("the compat_tests list is empty")
+	suites := map[string][]string{}
+	for _, suite := range []string{"compat", "gates"} {
+		list := regexp.MustCompile(`(?s)\n` + suite + `_tests=\((.*?)\n\)`).FindSubmatch(script)
+		if list == nil {
+			t.Fatalf("scripts/test.sh has no %s_tests=( ... ) list", suite)
+		}
+		if suites[suite] = strings.Fields(string(list[1])); len(suites[suite]) == 0 {
+			t.Fatalf("the %s_tests list is empty", suite)
+		}
 	}
 	defined := map[string]bool{}
 	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(`)
@@ -41,9 +43,11 @@ func TestCompatSuiteNamesExistingTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range names {
-		if !defined[n] {
-			t.Errorf("scripts/test.sh's compat suite names %s, which no test file defines", n)
+	for suite, names := range suites {
+		for _, n := range names {
+			if !defined[n] {
+				t.Errorf("scripts/test.sh's %s suite names %s, which no test file defines", suite, n)
+			}
 		}
 	}
 }

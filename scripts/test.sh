@@ -7,11 +7,13 @@
 #   RAY_TF_SUITE  full     every test, unit and acceptance [default]
 #                 cli      the tests that exercise the CLI itself: examples, provider functions, identity import
 #                 compat   the tests that depend on the Ray version (the Ray version cell)
+#                 gates    the tests of features behind a Ray version gate (the cell inside the gates)
 #                 query    list resources (terraform query), identity, import and a few resource tests:
 #                          the Terraform >= 1.14 cell, ~5 min (its list tests skip on older CLIs and
 #                          OpenTofu; the other import tests run in the full cell)
 #
-#   RAY_VERSION=2.55.1 RAY_TF_SUITE=compat scripts/test.sh   # also 2.57.1, inside the feature gates
+#   RAY_VERSION=2.55.1 RAY_TF_SUITE=compat scripts/test.sh
+#   RAY_VERSION=2.57.1 RAY_TF_SUITE=gates scripts/test.sh    # inside the feature gates
 #   RAY_TF_CLI=tofu RAY_TF_SUITE=cli scripts/test.sh
 #   RAY_TF_CLI="$(../shared/tools/install-terraform.sh)" RAY_TF_SUITE=query scripts/test.sh
 #   scripts/test.sh -run TestAccVirtualCluster_segments ./internal/resources   # args go to go test
@@ -65,6 +67,12 @@ compat_tests=(
   TestAccClusterTopology_labelsSelectLikeResources TestAccClusterTopology_segmentSelection
   TestAccDriverNodeClaims TestAccDriverDirectGCS
 )
+# gates: the tests of features behind a Ray version gate (clusterspec.Gates), for the
+# cell on a Ray just inside the gates (.ci/run's ray_mid); about 2 minutes.
+gates_tests=(
+  TestAccExample_quickstart TestAccVirtualCluster_topologyStrategy TestAccVirtualCluster_topologyStrategyNeedsNewerRay
+  TestAccVirtualCluster_gpuDomainSelectorOnSomeBundles TestAccVirtualCluster_labelsPlaceAndReport
+)
 case "$suite" in
   full) run=() timeout=60m ;;
   cli) run=(-run 'TestAccExample|TestFunction|TestAccIdentity') timeout=20m ;;
@@ -72,8 +80,9 @@ case "$suite" in
   # shapes, node labels and topology_strategy gates, KV claims), not the Go logic the
   # full cell already covers; about 7 minutes instead of 18.
   compat) run=(-run "^($(IFS='|'; echo "${compat_tests[*]}"))\$") timeout=20m ;;
+  gates) run=(-run "^($(IFS='|'; echo "${gates_tests[*]}"))\$") timeout=10m ;;
   query) run=(-run 'TestAccList|TestAccIdentity|TestAccLifecycle_import(TakesOwnership|WithoutRecordWarns)|TestAccVirtualCluster_(perNodeGroups|updateInPlace)$|TestAccExample_import$') timeout=10m ;;
-  *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat, query" >&2; exit 2 ;;
+  *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat, gates, query" >&2; exit 2 ;;
 esac
 
 cli_version="$("$here/tool-version.sh" cli "$TF_ACC_TERRAFORM_PATH")"
