@@ -406,7 +406,7 @@ func raceLeft(ctx context.Context, cfg RaceConfig) RaceLeft {
 	for _, g := range groups {
 		left.Keys = append(left.Keys, "group "+g.Name)
 	}
-	recordPrefix, claimPrefix := record.RecordKey("", ""), record.ClaimKey("")
+	recordPrefix, claimPrefix := record.RecordKey("", ""), record.ReservationPrefix
 	recordPrefix = recordPrefix[:strings.IndexByte(recordPrefix, '/')+1] // "vc/": every namespace
 	keys, err := raceKVKeys(ctx, cfg.Python, cfg.GCS, recordPrefix, claimPrefix)
 	if err != nil {

@@ -65,7 +65,7 @@ compat_tests=(
   TestAccVirtualCluster_gpuDomainSelectorOnSomeBundles
   TestAccVirtualCluster_severalClustersOneApply TestAccVirtualClusterDataSource_secondState
   TestAccClusterTopology_labelsSelectLikeResources TestAccClusterTopology_segmentSelection
-  TestAccDriverNodeClaims TestAccDriverDirectGCS
+  TestAccDriverReservations TestAccDriverDirectGCS
 )
 # gates: the tests of features behind a Ray version gate (clusterspec.Gates), for the
 # cell on a Ray just inside the gates (.ci/run's ray_mid); about 2 minutes.

@@ -33,31 +33,37 @@ func ReadRecord(t *testing.T, name string) *record.Manifest {
 	return m
 }
 
-// claimsScript prints every node claim in the provider's KV namespace as one
-// JSON object, node id -> claiming cluster, read with plain ray calls.
-const claimsScript = `import json
+// reservationsScript prints every reservation in the provider's KV
+// namespace as one JSON object, read with plain ray calls.
+const reservationsScript = `import json
 from ray.experimental import internal_kv
 ray.init(address=spec["address"], log_to_driver=False)
 out = {}
 for key in internal_kv._internal_kv_list(spec["prefix"], namespace=spec["kv_namespace"]) or []:
     key = key.decode()
-    node = key[len(spec["prefix"]):]
-    if "/" in node:
+    if "/takeover/" in key:
         continue
     raw = internal_kv._internal_kv_get(key, namespace=spec["kv_namespace"])
-    out[node] = json.loads(raw).get("cluster", "") if raw else ""
+    value = json.loads(raw) if raw else {}
+    out[key[len(spec["prefix"]):]] = {"nodes": value.get("nodes") or {}, "groups": value.get("groups") or []}
 print(json.dumps(out))
 `
 
-// NodeClaims lists the node claims in Ray's KV (node id -> "<namespace>/<cluster>").
-func NodeClaims(t *testing.T) map[string]string {
+// Reservation is one cluster's reservation as Ray's KV holds it.
+type Reservation struct {
+	Nodes  map[string]map[string]float64 `json:"nodes"`
+	Groups []string                      `json:"groups"`
+}
+
+// Reservations lists the reservations in Ray's KV ("<namespace>/<cluster>" -> reservation).
+func Reservations(t *testing.T) map[string]Reservation {
 	t.Helper()
-	out := plainray.Run(t, 2*time.Minute, "reading the node claims", claimsScript, map[string]any{"address": plainray.GCSAddress(),
-		"prefix": record.ClaimKey(""), "kv_namespace": record.KVNamespace})
+	out := plainray.Run(t, 2*time.Minute, "reading the reservations", reservationsScript, map[string]any{"address": plainray.GCSAddress(),
+		"prefix": record.ReservationPrefix, "kv_namespace": record.KVNamespace})
 	lines := strings.Split(out, "\n")
-	claims := map[string]string{}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &claims); err != nil {
-		t.Fatalf("node claims: %v\n%s", err, out)
+	got := map[string]Reservation{}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("reservations: %v\n%s", err, out)
 	}
-	return claims
+	return got
 }

@@ -43,8 +43,11 @@ type Spec struct {
 	// SelectNodes makes the cluster choose its nodes (ChooseNodes) at
 	// create; SelectedNodeIDs and SelectedNodeDomains then hold the choice,
 	// one per logical node, and Pinning how bundles are held to it.
-	SelectNodes         bool
-	Pinning             string
+	SelectNodes bool
+	Pinning     string
+	// ExclusiveNodes makes the reservation of each selected node whole: no
+	// other cluster shares the node, and it takes no node another holds.
+	ExclusiveNodes      bool
 	SelectedNodeIDs     []string
 	SelectedNodeDomains []string
 	// NodeLabelSelectors is nil for none, else one selector per logical
@@ -85,6 +88,7 @@ const (
 	AttrPortRangeLow             = "port_range_low"
 	AttrPortRangeHigh            = "port_range_high"
 	AttrSelectNodes              = "select_nodes"
+	AttrExclusiveNodes           = "exclusive_nodes"
 	AttrPinning                  = "pinning"
 	AttrSelectedNodeIDs          = "selected_node_ids"
 	AttrNodeLabelSelectors       = "node_label_selectors"
@@ -299,6 +303,11 @@ func (s Spec) validatePinning(bad issueFunc) {
 	if s.SelectNodes && s.NodeResourceConstraints != nil {
 		bad(AttrNodeResourceConstraints, "Conflicting node pinning",
 			"node_resource_constraints cannot be combined with select_nodes: the cluster pins its selected nodes itself")
+	}
+	if s.ExclusiveNodes && !s.SelectNodes {
+		bad(AttrExclusiveNodes, "exclusive_nodes needs select_nodes",
+			"exclusive_nodes reserves whole nodes, which only a cluster that selects its own nodes knows before "+
+				"Ray places it: set select_nodes = true, or drop exclusive_nodes")
 	}
 	if !slices.Contains(Pinnings, s.Pinning) {
 		bad(AttrPinning, "Invalid pinning", "pinning %q must be one of %s", s.Pinning, strings.Join(Pinnings, ", "))

@@ -54,6 +54,13 @@ const (
 	// A node claim's takeover key older than this was left by a run killed
 	// mid-takeover, and is removed.
 	driverTakeoverSeconds = 10
+	// A create waits this long for the reservation lock, and a cluster Ray
+	// places this long for pending reservations to be placed, before it
+	// reports the holders; a cluster Ray places holds the lock at most
+	// driverPlaceWaitSeconds waiting for Ray to place its groups.
+	driverLockWaitSeconds    = 60
+	driverPendingWaitSeconds = 60
+	driverPlaceWaitSeconds   = 5
 )
 
 // RequestVersion is the driver request format (Request.Version).
@@ -83,6 +90,9 @@ func DriverContract() Contract {
 		GCSCallSeconds:       driverGCSCallSeconds,
 		ProbeGPUFraction:     driverProbeGPUFraction,
 		TakeoverSeconds:      driverTakeoverSeconds,
+		LockWaitSeconds:      driverLockWaitSeconds,
+		PendingWaitSeconds:   driverPendingWaitSeconds,
+		PlaceWaitSeconds:     driverPlaceWaitSeconds,
 	}
 }
 

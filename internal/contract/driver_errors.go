@@ -70,13 +70,20 @@ type ErrorFacts struct {
 	Signal      int                `json:"signal,omitempty"`
 }
 
-// NodeHolder is a node another cluster's claim holds (ClaimKey).
+// NodeHolder is another cluster's share of a node: its reservation there
+// (record.ReservationKey), or with no Cluster, placed groups no reservation
+// names (clusters older than reservations, or made outside Terraform).
 type NodeHolder struct {
 	NodeID    string   `json:"node_id"`
 	Cluster   string   `json:"cluster"`
 	Owner     string   `json:"owner"`
 	Groups    []string `json:"groups"`
 	ClaimedAt float64  `json:"claimed_at"`
+	// Resources is what the reservation holds on the node.
+	Resources map[string]float64 `json:"resources,omitempty"`
+	// Pending: the reservation's groups are not placed yet, so Ray's free
+	// resources do not count it.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // maxHoldersNamed bounds how many holders a message names.
@@ -105,6 +112,17 @@ func DescribeHolders(holders []NodeHolder) string {
 		nodes := make([]string, len(hs))
 		for j, h := range hs {
 			nodes[j] = h.NodeID
+		}
+		if c == "" {
+			var groups []string
+			for _, h := range hs {
+				groups = append(groups, h.Groups...)
+			}
+			slices.Sort(groups)
+			slices.Sort(nodes)
+			parts = append(parts, fmt.Sprintf("placement group(s) %s, which no reservation names, hold node(s) %s",
+				strings.Join(quoteAll(slices.Compact(groups)), ", "), strings.Join(slices.Compact(nodes), ", ")))
+			continue
 		}
 		ns, name, _ := strings.Cut(c, "/")
 		who := "a state of this provider"
@@ -227,7 +245,7 @@ func (e ResultError) Describe(removed []string) string {
 	case CodeCreatedConcurrently:
 		msg = fmt.Sprintf("group %q was created concurrently by someone else", f.Group)
 	case CodeNodesClaimed:
-		msg = fmt.Sprintf("another cluster claimed the nodes chosen for %s first: %s", f.Cluster, DescribeHolders(f.Holders))
+		msg = fmt.Sprintf("the nodes chosen for %s cannot hold it beside what other clusters reserved there: %s", f.Cluster, DescribeHolders(f.Holders))
 	case CodeNotReady:
 		why := "still pending"
 		if f.Infeasible {

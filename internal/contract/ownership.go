@@ -24,37 +24,62 @@ type Ownership struct {
 	// fills the placement fields in natural order; when the rank order
 	// differs, the provider rewrites the record (ActionRecord).
 	Manifest *record.Manifest `json:"manifest,omitempty"`
-	// NodeClaims are the nodes a create claims before it makes any group, and
-	// a delete releases with them; nil for a cluster Ray places freely.
-	NodeClaims *NodeClaims `json:"node_claims,omitempty"`
+	// Reservation is what a create reserves before it makes any group, and
+	// a delete releases with it.
+	Reservation *Reservation `json:"reservation,omitempty"`
 }
 
-// NodeClaims is a cluster's claim on the nodes select_nodes chose for it.
-type NodeClaims struct {
-	// Keys maps each node id to its claim key (ClaimKey).
-	Keys map[string]string `json:"keys"`
-	// Prefix is every claim key's (ClaimKey("")): a lost race reports all
-	// nodes claimed, not only those that collided.
-	Prefix string `json:"prefix"`
-	// Cluster is "<namespace>/<name>": a claim of the same cluster is its own.
+// Reservation is a cluster's reservation of what its bundles ask of Ray's
+// nodes (record.ReservationKey): checked, under record.ReservationLockKey,
+// against each node's total minus the groups Ray holds there and the
+// reservations whose groups do not hold it yet, and written in the same
+// step. Two clusters share a node whenever it holds both.
+type Reservation struct {
+	Key     string `json:"key"`
+	Prefix  string `json:"prefix"`   // every reservation's: a lost race reports them all
+	LockKey string `json:"lock_key"` // taken for each check-and-write and release
+	// Cluster is "<namespace>/<name>": a reservation of the same cluster is its own.
 	Cluster string `json:"cluster"`
-	// Groups names the cluster's groups: a claim none of whose groups exists
-	// after StaleSeconds is released for the next claimant.
-	Groups       []string `json:"groups"`
-	StaleSeconds int      `json:"stale_seconds"`
+	// Groups names the cluster's groups: a reservation none of whose groups
+	// exists after StaleSeconds holds nothing.
+	Groups []string `json:"groups"`
+	// Nodes is what the bundles ask of each chosen node (select_nodes); nil
+	// for a cluster Ray places, which waits until no reservation is pending,
+	// creates its groups under the lock and reserves where Ray put them.
+	Nodes map[string]topology.Resources `json:"nodes"`
+	// CountLive: the check counts the groups Ray holds on the node (every
+	// capacity_check but "none", whose groups queue in Ray).
+	CountLive bool `json:"count_live"`
+	// Exclusive reserves each node whole (exclusive_nodes): it takes no node
+	// another group or reservation uses, and no other takes a share of it.
+	Exclusive        bool `json:"exclusive"`
+	StaleSeconds     int  `json:"stale_seconds"`
+	LockStaleSeconds int  `json:"lock_stale_seconds"`
 }
 
-// nodeClaims is the claim of a cluster pinned to its selected nodes, else nil.
-func nodeClaims(s clusterspec.Spec) *NodeClaims {
+// reservation is spec's reservation: what each selected node holds of its
+// bundles, or for a cluster Ray places, nodes to be learnt at create.
+func reservation(s clusterspec.Spec) *Reservation {
+	r := &Reservation{Key: record.ReservationKey(s.Namespace, s.Name), Prefix: record.ReservationPrefix,
+		LockKey: record.ReservationLockKey, Cluster: s.Namespace + "/" + s.Name, Groups: slices.Sorted(maps.Keys(s.GroupNames())),
+		CountLive: s.CapacityMode() != clusterspec.CapacityNone, Exclusive: s.ExclusiveNodes, StaleSeconds: record.ReservationStaleSeconds,
+		LockStaleSeconds: record.ReservationLockStaleSeconds}
 	if !s.SelectNodes || len(s.SelectedNodeIDs) != len(s.BundleCtPerNode) {
-		return nil
+		return r
 	}
-	keys := make(map[string]string, len(s.SelectedNodeIDs))
-	for _, id := range s.SelectedNodeIDs {
-		keys[id] = record.ClaimKey(id)
+	r.Nodes = map[string]topology.Resources{}
+	for _, g := range s.Groups() {
+		for i, node := range s.BundleNodes(g) {
+			id := s.SelectedNodeIDs[node]
+			if r.Nodes[id] == nil {
+				r.Nodes[id] = topology.Resources{}
+			}
+			for k, v := range g.Bundles[i] {
+				r.Nodes[id][k] += v
+			}
+		}
 	}
-	return &NodeClaims{Keys: keys, Prefix: record.ClaimKey(""), Cluster: s.Namespace + "/" + s.Name, Groups: slices.Sorted(maps.Keys(s.GroupNames())),
-		StaleSeconds: record.ClaimStaleSeconds}
+	return r
 }
 
 // Owned returns req with the ownership of spec's record for owner; manifest
@@ -64,7 +89,7 @@ func (r Request) Owned(spec clusterspec.Spec, owner string, claim bool, manifest
 	r.Ownership = &Ownership{
 		KVNamespace: record.KVNamespace, Key: record.RecordKey(spec.Namespace, spec.Name),
 		TombstoneKey: record.TombstoneKey(spec.Namespace, spec.Name), Owner: owner, Claim: claim, Manifest: manifest,
-		NodeClaims: nodeClaims(spec),
+		Reservation: reservation(spec),
 	}
 	return r
 }

@@ -146,6 +146,12 @@ type Contract struct {
 	// TakeoverSeconds is the age at which a stale claim's takeover key
 	// counts as left by a killed run.
 	TakeoverSeconds int `json:"takeover_seconds"`
+	// LockWaitSeconds, PendingWaitSeconds and PlaceWaitSeconds bound the
+	// waits of a reservation (the lock; pending reservations, for a cluster
+	// Ray places; Ray's placement of such a cluster, holding the lock).
+	LockWaitSeconds    int `json:"lock_wait_seconds"`
+	PendingWaitSeconds int `json:"pending_wait_seconds"`
+	PlaceWaitSeconds   int `json:"place_wait_seconds"`
 }
 
 // NewRequest builds a complete request for groups (names only are needed

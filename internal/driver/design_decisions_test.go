@@ -22,9 +22,9 @@ var driverPlumbing = []string{
 	"is_resource_key", "cluster_view", "node_view", "rank_from_label", "node_topology",
 	"norm_bundle", "same_amount", "same_bundle", "table_bundles", "lookup", "is_detached", "wait_removed",
 	"now", "kv_get", "kv_put", "kv_del", "kv_put_new", "other_owner",
-	// probe.py, claims.py
+	// probe.py, reservations.py
 	"_bind_free_ports", "_probe_in_bundle", "_fire", "_wait_one", "node_locks", "group_result", "probe_groups",
-	"claim_holder", "delete_claims_if",
+	"reservation", "run_token", "holder", "read_reservations", "node_totals",
 	// actions.py, main.py
 	"do_record", "do_read", "new_result", "install_signal_handlers", "run_single", "main",
 }

@@ -30,12 +30,12 @@ func pytestRequests() map[string]any {
 	return map[string]any{
 		"contract":        contract.DriverContract(),
 		"create":          contract.RequestFor(spec, contract.ActionCreate).Owned(spec, "owner-a", false, &manifest),
-		"create_claims":   contract.RequestFor(selected, contract.ActionCreate).Owned(selected, "owner-a", false, &selectedManifest),
+		"create_selected": contract.RequestFor(selected, contract.ActionCreate).Owned(selected, "owner-a", false, &selectedManifest),
 		"inspect":         contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "owner-a", false, &manifest),
 		"inspect_nowrite": contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "owner-a", false, nil),
 		"record":          contract.RequestFor(spec, contract.ActionRecord).Owned(spec, "owner-a", false, &manifest),
 		"delete":          contract.RequestFor(spec, contract.ActionDelete).Owned(spec, "owner-a", false, nil),
-		"delete_claims":   contract.RequestFor(selected, contract.ActionDelete).Owned(selected, "owner-a", false, nil),
+		"delete_selected": contract.RequestFor(selected, contract.ActionDelete).Owned(selected, "owner-a", false, nil),
 		"read":            contract.ReadRequest(spec.Namespace, spec.Name, "vc-node0", "vc-node1"),
 	}
 }

@@ -20,7 +20,7 @@ var driverFiles embed.FS
 // module it imports, so that a module's top-level code finds its names.
 var driverModules = []string{
 	"contract.py", "rayapi.py", "gcs_direct.py", "runstate.py", "shape.py", "nodes.py", "groups.py",
-	"kv.py", "record.py", "probe.py", "claims.py", "actions.py", "connect.py", "main.py",
+	"kv.py", "record.py", "probe.py", "reservations.py", "actions.py", "connect.py", "main.py",
 }
 
 const futureImport = "from __future__ import annotations"

@@ -10,19 +10,22 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
-// fakeDriver answers create requests: the nodes in taken are claimed by
-// another cluster (nodes_claimed with its holder), anything else succeeds.
+// fakeDriver answers create requests: the nodes in taken cannot hold the
+// cluster beside another cluster's reservation (nodes_claimed with its
+// holder, and pending's shares), anything else succeeds.
 type fakeDriver struct {
 	taken    map[string]bool
+	pending  []contract.NodeHolder
 	requests []contract.Request
 }
 
 func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Result, error) {
 	f.requests = append(f.requests, req)
 	var holders []contract.NodeHolder
-	for id := range req.Ownership.NodeClaims.Keys {
+	for id := range req.Ownership.Reservation.Nodes {
 		if f.taken[id] {
 			holders = append(holders, contract.NodeHolder{NodeID: id, Cluster: "ns/other", Owner: "owner-of-other", Groups: []string{"other-node0"}})
 		}
@@ -31,7 +34,7 @@ func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Res
 		return &contract.Result{OK: true, Action: req.Action}, nil
 	}
 	res := &contract.Result{Action: req.Action, Error: &contract.ResultError{Kind: contract.KindConflict, Code: contract.CodeNodesClaimed,
-		Facts: contract.ErrorFacts{Holders: holders}}}
+		Facts: contract.ErrorFacts{Holders: holders, Claimed: f.pending}}}
 	return res, res.Err()
 }
 
@@ -69,8 +72,8 @@ func TestPlaceChoosesAgainAfterLostRace(t *testing.T) {
 		t.Errorf("did not choose again around the claim: %d requests, chose %v (taken %v)", len(f.requests), spec.SelectedNodeIDs, first.SelectedNodeIDs)
 	}
 	for _, req := range f.requests {
-		if o := req.Ownership; o == nil || o.Owner != "owner-a" || o.Manifest == nil || o.NodeClaims == nil {
-			t.Errorf("create request without ownership, record or claims: %+v", o)
+		if o := req.Ownership; o == nil || o.Owner != "owner-a" || o.Manifest == nil || o.Reservation == nil || len(o.Reservation.Nodes) != 1 {
+			t.Errorf("create request without ownership, record or reservation: %+v", o)
 		}
 	}
 }
@@ -90,5 +93,31 @@ func TestPlaceFailsNamingHolders(t *testing.T) {
 	}
 	if d := issues[0].Detail; !strings.Contains(d, `cluster "other"`) || strings.Contains(d, "owner-of-other") {
 		t.Errorf("detail does not name the holder, or shows its whole owner_id:\n%s", d)
+	}
+}
+
+// A lost race also reports other clusters' pending reservations: the next
+// choice counts their GPUs as taken, so it avoids a node whose GPUs a
+// pending reservation holds even though that node did not refuse it.
+func TestPlaceCountsPendingReservations(t *testing.T) {
+	spec := clusterspectest.SelectingSpec(4)
+	snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
+	first := spec
+	if _, issues, err := Place(context.Background(), fakeEnv(&fakeDriver{}, snap), &first, snap, "owner-a", nil); err != nil || len(issues) > 0 {
+		t.Fatalf("place on a free cluster: %v %v", issues, err)
+	}
+	second := first
+	second.SelectedNodeIDs = nil
+	snap2 := &planning.Snapshot{Nodes: slices.DeleteFunc(clusterspectest.Nodes(), func(n raystate.Node) bool { return n.NodeID == first.SelectedNodeIDs[0] })}
+	if _, issues, err := Place(context.Background(), fakeEnv(&fakeDriver{}, snap2), &second, snap2, "owner-a", nil); err != nil || len(issues) > 0 {
+		t.Fatalf("place without the first node: %v %v", issues, err)
+	}
+	f := &fakeDriver{taken: map[string]bool{first.SelectedNodeIDs[0]: true}, pending: []contract.NodeHolder{{NodeID: second.SelectedNodeIDs[0],
+		Cluster: "ns/other", Groups: []string{"other-node0"}, Resources: map[string]float64{"GPU": 4}, Pending: true}}}
+	if _, issues, err := Place(context.Background(), fakeEnv(f, snap), &spec, snap, "owner-a", nil); err != nil || len(issues) > 0 {
+		t.Fatalf("place after a lost race: %v %v", issues, err)
+	}
+	if got := spec.SelectedNodeIDs[0]; got == first.SelectedNodeIDs[0] || got == second.SelectedNodeIDs[0] {
+		t.Errorf("chose %s: the refused node is %s, the pending reservation's %s", got, first.SelectedNodeIDs[0], second.SelectedNodeIDs[0])
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // QueuePollInterval is how long a cluster that queues for nodes
@@ -61,7 +62,7 @@ func (e *SnapshotError) Unwrap() error { return e.Err }
 func Place(ctx context.Context, env Env, spec *clusterspec.Spec, snap *planning.Snapshot, owner string,
 	exclude map[string]bool) (*contract.Result, []clusterspec.Issue, error) {
 	p := &race{env: env, spec: spec, owner: owner, exclude: exclude, key: spec.Namespace + "/" + spec.Name,
-		claimed: map[string]contract.NodeHolder{}, queueUntil: time.Now().Add(spec.ReadyTimeout)}
+		claimed: map[string][]contract.NodeHolder{}, queueUntil: time.Now().Add(spec.ReadyTimeout)}
 	return p.run(ctx, snap)
 }
 
@@ -71,7 +72,8 @@ type race struct {
 	spec       *clusterspec.Spec
 	owner, key string
 	exclude    map[string]bool
-	claimed    map[string]contract.NodeHolder // nodes other clusters' claims hold, as the driver reported them
+	claimed    map[string][]contract.NodeHolder // nodes that could not hold the cluster, with their holders, as the driver reported them
+	reserved   map[string]topology.Resources    // other clusters' pending reservations per node, as the driver last reported them
 	queueUntil time.Time
 	collided   time.Time
 }
@@ -95,7 +97,7 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 			attempt.ReadyTimeout = max(time.Until(p.queueUntil), time.Second)
 		}
 		res, err := p.env.Run(ctx, CreateRequest(attempt, p.owner, p.env.Version))
-		holders, all := nodesClaimed(res, err)
+		holders, pending := nodesClaimed(res, err)
 		if holders == nil {
 			return res, nil, err
 		}
@@ -103,9 +105,13 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 		if p.collided.IsZero() {
 			p.collided = time.Now()
 		}
-		for _, h := range append(all, holders...) {
-			p.claimed[h.NodeID] = h
+		if !time.Now().Before(p.queueUntil) { // the driver kept refusing: bounded by ready_timeout
+			return res, nil, err
 		}
+		for _, h := range holders {
+			p.claimed[h.NodeID] = append(p.claimed[h.NodeID], h)
+		}
+		p.reserved = pendingShares(pending)
 		tflog.Info(ctx, "lost the race for nodes: choosing again", map[string]any{"cluster": p.key, "holders": contract.DescribeHolders(holders)})
 		if snap, err = p.env.Snapshot(ctx); err != nil {
 			return nil, nil, &SnapshotError{Err: err}
@@ -120,7 +126,7 @@ func (p *race) choose(ctx context.Context, snap *planning.Snapshot) (*planning.S
 	spec := p.spec
 	for {
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = nil, nil
-		snap.Claims = claimDescriptions(p.claimed)
+		snap.Claims, snap.Reserved = claimDescriptions(p.claimed), p.reserved
 		choice := p.selectNodes(snap)
 		if !clusterspec.HasError(choice) {
 			return snap, nil, nil
@@ -139,7 +145,7 @@ func (p *race) choose(ctx context.Context, snap *planning.Snapshot) (*planning.S
 		if snap, err = p.waitAndSnapshot(ctx); snap == nil {
 			return nil, queueTimedOut(ctx), err
 		}
-		forgetGone(p.claimed, snap) // a holder whose groups are gone has left
+		p.forgetGone(snap) // a holder whose groups are gone has left
 	}
 }
 
@@ -189,10 +195,10 @@ func queueTimedOut(ctx context.Context) []clusterspec.Issue {
 		"ready_timeout, then apply again."}}
 }
 
-// nodesClaimed returns the holders of the nodes it wanted and every claim
-// of another cluster when the create failed because other clusters had
-// claimed its nodes first; nil holders otherwise.
-func nodesClaimed(res *contract.Result, err error) (holders, claimed []contract.NodeHolder) {
+// nodesClaimed returns the holders of the nodes that could not hold the
+// cluster and every pending reservation's share when the create failed for
+// other clusters' reservations; nil holders otherwise.
+func nodesClaimed(res *contract.Result, err error) (holders, pending []contract.NodeHolder) {
 	if err == nil || res == nil || res.Error == nil || res.Error.Code != contract.CodeNodesClaimed {
 		return nil, nil
 	}
@@ -203,29 +209,57 @@ func nodesClaimed(res *contract.Result, err error) (holders, claimed []contract.
 	return f.Holders, f.Claimed
 }
 
-// forgetGone drops the claims whose cluster has no group in snap any more:
-// it was destroyed, and its delete released the claim (or the claim is
-// stale, which the next claimant takes over).
-func forgetGone(claimed map[string]contract.NodeHolder, snap *planning.Snapshot) {
+// forgetGone drops the holders whose groups are all gone (destroyed, or a
+// pending reservation's create that failed), and every pending share: the
+// next create learns the reservations afresh from the driver.
+func (p *race) forgetGone(snap *planning.Snapshot) {
 	live := map[string]bool{}
 	for _, g := range snap.Groups {
 		live[g.Name] = true
 	}
-	for id, h := range claimed {
-		if !slices.ContainsFunc(h.Groups, func(name string) bool { return live[name] }) {
-			delete(claimed, id)
+	for id, hs := range p.claimed {
+		hs = slices.DeleteFunc(hs, func(h contract.NodeHolder) bool {
+			return !slices.ContainsFunc(h.Groups, func(name string) bool { return live[name] })
+		})
+		if len(hs) == 0 {
+			delete(p.claimed, id)
+		} else {
+			p.claimed[id] = hs
 		}
 	}
+	p.reserved = nil
 }
 
-// claimDescriptions names each claimed node's holder for node choice.
-func claimDescriptions(claimed map[string]contract.NodeHolder) map[string]string {
-	out := make(map[string]string, len(claimed))
-	for id, h := range claimed {
-		out[id] = "another cluster"
-		if h.Cluster != "" {
-			out[id] = fmt.Sprintf("cluster %q", h.Cluster)
+// pendingShares sums what pending reservations hold on each node.
+func pendingShares(pending []contract.NodeHolder) map[string]topology.Resources {
+	out := map[string]topology.Resources{}
+	for _, h := range pending {
+		if !h.Pending {
+			continue
 		}
+		if out[h.NodeID] == nil {
+			out[h.NodeID] = topology.Resources{}
+		}
+		for k, v := range h.Resources {
+			out[h.NodeID][k] += v
+		}
+	}
+	return out
+}
+
+// claimDescriptions names each refused node's holders for node choice.
+func claimDescriptions(claimed map[string][]contract.NodeHolder) map[string]string {
+	out := make(map[string]string, len(claimed))
+	for id, hs := range claimed {
+		var who []string
+		for _, h := range hs {
+			if h.Cluster != "" {
+				who = append(who, fmt.Sprintf("cluster %q", h.Cluster))
+			} else {
+				who = append(who, "placement group(s) "+strings.Join(h.Groups, ", "))
+			}
+		}
+		out[id] = strings.Join(slices.Compact(who), ", ")
 	}
 	return out
 }
@@ -233,11 +267,13 @@ func claimDescriptions(claimed map[string]contract.NodeHolder) map[string]string
 // lostRaceDetail explains a cluster that lost the race for its nodes and
 // finds no other that fit: who holds them, why nothing else fits, and what
 // to do.
-func lostRaceDetail(spec clusterspec.Spec, claimed map[string]contract.NodeHolder, choice []clusterspec.Issue) string {
+func lostRaceDetail(spec clusterspec.Spec, claimed map[string][]contract.NodeHolder, choice []clusterspec.Issue) string {
 	holders := make([]contract.NodeHolder, 0, len(claimed))
 	for _, id := range slices.Sorted(maps.Keys(claimed)) {
-		if claimed[id].Cluster != "" { // an unreadable claim names no cluster
-			holders = append(holders, claimed[id])
+		for _, h := range claimed[id] {
+			if h.Cluster != "" || len(h.Groups) > 0 { // an unreadable reservation names nothing
+				holders = append(holders, h)
+			}
 		}
 	}
 	var why []string

@@ -60,7 +60,7 @@ type nodeUse struct {
 	free    topology.Resources // what the checks count as available
 	total   topology.Resources
 	holders []string // groups holding resources on it, other than the spec's own
-	claimed bool     // another cluster claimed it (Snapshot.Claims)
+	claimed bool     // it cannot hold the cluster beside other reservations (Snapshot.Claims)
 }
 
 // nodeUses is every alive node's free resources under the spec's capacity
@@ -80,6 +80,13 @@ func nodeUses(s clusterspec.Spec, snap *Snapshot, others []clusterspec.GroupRequ
 		if u := out[id]; u != nil {
 			u.claimed = true
 			u.holders = append(u.holders, who)
+		}
+	}
+	for id, res := range snap.Reserved {
+		if u := out[id]; u != nil {
+			for k, v := range res {
+				u.free[k] -= v
+			}
 		}
 	}
 	own := s.GroupNames()
@@ -198,7 +205,8 @@ func ChooseFreeNodes(s clusterspec.Spec, snap *Snapshot, exclude map[string]bool
 	usable := make([]topology.Node, 0, len(topo))
 	var left []topology.Node
 	for _, n := range topo {
-		if u := uses[n.ID]; u != nil && (!holds(need, u.free) || u.claimed) && !exclude[n.ID] && n.Domain != topology.NVLinkDomainUnknown {
+		if u := uses[n.ID]; u != nil && (!holds(need, u.free) || u.claimed || s.ExclusiveNodes && len(u.holders) > 0) && !exclude[n.ID] &&
+			n.Domain != topology.NVLinkDomainUnknown {
 			left = append(left, n)
 			continue
 		}

@@ -13,10 +13,15 @@ import (
 type Snapshot struct {
 	Nodes  []raystate.Node
 	Groups []raystate.PlacementGroup
-	// Claims are the nodes other clusters claimed (node id -> who), as a
-	// create that lost a race learned them from the driver: node choice
-	// leaves them out whatever they have free. The state API cannot list them.
+	// Claims are the nodes that could not hold the cluster beside other
+	// clusters' reservations (node id -> who), as a create that lost a race
+	// learned them from the driver: node choice leaves them out. The state
+	// API cannot list reservations.
 	Claims map[string]string
+	// Reserved is what other clusters' pending reservations (groups not
+	// placed yet, so not in Ray's free resources) hold on each node, as the
+	// driver reported them: node choice counts it as taken.
+	Reserved map[string]topology.Resources
 }
 
 // Topology is the (domain, topo_rank) view of the alive nodes from the

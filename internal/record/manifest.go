@@ -32,13 +32,28 @@ func RecordKey(ns, name string) string { return "vc/" + ns + "/" + name }
 // another state that still lists it can say what happened.
 func TombstoneKey(ns, name string) string { return "tombstone/" + ns + "/" + name }
 
-// ClaimKey is where a cluster that selects its own nodes claims node id:
-// one key per node, across namespaces, since namespaces share the nodes.
-func ClaimKey(nodeID string) string { return "claim/" + nodeID }
+// ReservationPrefix begins every reservation's key (ReservationKey).
+const ReservationPrefix = "reservation/"
 
-// ClaimStaleSeconds is how long a node claim whose groups are all gone is
-// still honoured: the create that wrote it makes its groups right after.
-const ClaimStaleSeconds = 30
+// ReservationKey is where cluster ns/name keeps what its bundles reserve
+// on each node: one key per cluster, across namespaces, since namespaces
+// share the nodes.
+func ReservationKey(ns, name string) string { return ReservationPrefix + ns + "/" + name }
+
+// ReservationLockKey is the one key every reserve and release takes first
+// (written only when absent), so that a reservation is checked against
+// the others and written as one step.
+const ReservationLockKey = "reservation-lock"
+
+// ReservationStaleSeconds is how long a reservation whose groups are all
+// gone is still honoured: the create that wrote it makes its groups right
+// after.
+const ReservationStaleSeconds = 30
+
+// ReservationLockStaleSeconds is how long the lock is honoured: a run holds
+// it for one check-and-write (a cluster Ray places: also its create), so
+// an older lock was left by a killed run.
+const ReservationLockStaleSeconds = 20
 
 // NewOwnerToken returns a fresh random owner token for a state.
 func NewOwnerToken() (string, error) {
@@ -92,6 +107,7 @@ type Declared struct {
 	NodeResourceConstraints []map[string]float64        `json:"node_resource_constraints"`
 	ReadyTimeout            string                      `json:"ready_timeout,omitempty"`
 	SelectNodes             bool                        `json:"select_nodes,omitempty"`
+	ExclusiveNodes          bool                        `json:"exclusive_nodes,omitempty"`
 	Pinning                 string                      `json:"pinning,omitempty"`
 	SelectedNodeIDs         []string                    `json:"selected_node_ids"`
 	ExcludeNodeIDs          []string                    `json:"exclude_node_ids"`
@@ -152,7 +168,7 @@ func NewManifest(spec clusterspec.Spec, owner, providerVersion string, p Placeme
 		MasterAddress: p.MasterAddress, MasterPort: p.MasterPort,
 		PortRangeLow: spec.Ports.Low, PortRangeHigh: spec.Ports.High,
 		Declared: Declared{
-			SegmentSize: spec.SegmentSize, SelectNodes: spec.SelectNodes, Pinning: spec.Pinning,
+			SegmentSize: spec.SegmentSize, SelectNodes: spec.SelectNodes, ExclusiveNodes: spec.ExclusiveNodes, Pinning: spec.Pinning,
 			SelectedNodeIDs: spec.SelectedNodeIDs, ExcludeNodeIDs: spec.ExcludeNodeIDs,
 			NodeLabelSelectors: spec.NodeLabelSelectors, TopologyStrategy: spec.TopologyStrategy,
 			ReadyTimeout: spec.ReadyTimeoutText,
@@ -220,7 +236,7 @@ func (m *Manifest) DeclaredSpec() (spec clusterspec.Spec, unrecovered []string) 
 			clusterspec.AttrExcludeNodeIDs, clusterspec.AttrNodeLabelSelectors, clusterspec.AttrTopologyStrategy, clusterspec.AttrTopologyLabels, clusterspec.AttrReadyTimeout}
 	}
 	d := m.Declared
-	spec.SegmentSize, spec.SelectNodes, spec.Pinning = d.SegmentSize, d.SelectNodes, d.Pinning
+	spec.SegmentSize, spec.SelectNodes, spec.Pinning, spec.ExclusiveNodes = d.SegmentSize, d.SelectNodes, d.Pinning, d.ExclusiveNodes
 	spec.SelectedNodeIDs, spec.ExcludeNodeIDs = d.SelectedNodeIDs, d.ExcludeNodeIDs
 	spec.NodeLabelSelectors, spec.TopologyStrategy = d.NodeLabelSelectors, d.TopologyStrategy
 	spec.ReadyTimeoutText = d.ReadyTimeout

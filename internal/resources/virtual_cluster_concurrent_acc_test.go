@@ -120,17 +120,16 @@ func TestAccConcurrent_appliesTakeDisjointNodes(t *testing.T) {
 	for _, l := range lost {
 		checkLoser(t, l, holders)
 	}
-	claims := acctest.NodeClaims(t)
-	if len(claims) != 5 {
-		t.Errorf("node claims after the race: %v; want the five winners' (one per GPU node)", claims)
+	if resv := acctest.Reservations(t); len(resv) != 5 {
+		t.Errorf("reservations after the race: %v; want the five winners' (one per GPU node)", resv)
 	}
 	for _, w := range dirs {
 		if _, err := w.Run("destroy", "-auto-approve"); err != nil {
 			t.Errorf("destroy failed")
 		}
 	}
-	if claims := acctest.NodeClaims(t); len(claims) != 0 {
-		t.Errorf("node claims left after every destroy: %v", claims)
+	if resv := acctest.Reservations(t); len(resv) != 0 {
+		t.Errorf("reservations left after every destroy: %v", resv)
 	}
 	if err := acctest.CheckNoActiveJobs(t, "")(nil); err != nil {
 		t.Error(err)

@@ -462,4 +462,7 @@ func omitDefaults(m *virtualClusterModel) {
 	if m.Pinning.ValueString() == d.Pinning {
 		m.Pinning = types.StringNull()
 	}
+	if !m.ExclusiveNodes.ValueBool() {
+		m.ExclusiveNodes = types.BoolNull()
+	}
 }

@@ -41,6 +41,7 @@ type virtualClusterModel struct {
 	MasterPort               types.Int64          `tfsdk:"master_port"`
 	OwnerID                  types.String         `tfsdk:"owner_id"`
 	SelectNodes              types.Bool           `tfsdk:"select_nodes"`
+	ExclusiveNodes           types.Bool           `tfsdk:"exclusive_nodes"`
 	ExcludeNodeIDs           types.Set            `tfsdk:"exclude_node_ids"`
 	Pinning                  types.String         `tfsdk:"pinning"`
 	SelectedNodeIDs          types.List           `tfsdk:"selected_node_ids"`
@@ -58,7 +59,7 @@ type virtualClusterModel struct {
 func clusterSpec(ctx context.Context, m virtualClusterModel) (spec clusterspec.Spec, known bool, diags diag.Diagnostics) {
 	for _, v := range []interface{ IsUnknown() bool }{m.Name, m.BundleCtPerNodeList, m.UseGPUs, m.NumGPUsPerNode,
 		m.MaxColocatedWorkerGroups, m.PlacementGroupStrategy, m.UseUnifiedPG, m.SegmentSize,
-		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh, m.SelectNodes, m.Pinning, m.TopologyLabels,
+		m.NodeResourceConstraints, m.PortRangeLow, m.PortRangeHigh, m.SelectNodes, m.ExclusiveNodes, m.Pinning, m.TopologyLabels,
 		m.NodeLabelSelectors, m.TopologyStrategy} {
 		if v.IsUnknown() {
 			return spec, false, diags
@@ -112,6 +113,7 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec clusterspec.S
 		slices.Sort(spec.ExcludeNodeIDs)
 	}
 	spec.SelectNodes = boolOr(m.SelectNodes, def.SelectNodes)
+	spec.ExclusiveNodes = boolOr(m.ExclusiveNodes, false)
 	spec.Pinning = m.Pinning.ValueString()
 	labels, d := TopologyLabelsFromObject(ctx, m.TopologyLabels)
 	diags.Append(d...)
@@ -221,6 +223,7 @@ func setConfigFromSpec(ctx context.Context, m *virtualClusterModel, spec cluster
 		m.ReadyTimeout = goDuration(spec.ReadyTimeoutText)
 	}
 	m.SelectNodes = types.BoolValue(spec.SelectNodes)
+	m.ExclusiveNodes = types.BoolValue(spec.ExclusiveNodes)
 	m.Pinning = types.StringValue(spec.Pinning)
 	m.ExcludeNodeIDs = types.SetNull(types.StringType)
 	if spec.ExcludeNodeIDs != nil {

@@ -97,7 +97,7 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 	}
 }
 
-// upgradeState reads null select_nodes and pinning, from a state written
+// upgradeState reads null select_nodes, pinning and exclusive_nodes, from a state written
 // before they existed, as their defaults.
 func upgradeState(m *virtualClusterModel) {
 	if m.SelectNodes.IsNull() {
@@ -105,6 +105,9 @@ func upgradeState(m *virtualClusterModel) {
 	}
 	if m.Pinning.IsNull() {
 		m.Pinning = types.StringValue(clusterspec.DefaultPinning)
+	}
+	if m.ExclusiveNodes.IsNull() {
+		m.ExclusiveNodes = types.BoolValue(false)
 	}
 }
 

@@ -32,7 +32,7 @@ func selectingState(t *testing.T) virtualClusterModel {
 		SegmentSize: types.Int64Null(), NodeResourceConstraints: types.ListNull(constraintType),
 		PortRangeLow: types.Int64Value(1400), PortRangeHigh: types.Int64Value(1999), ReadyTimeout: goDuration("180s"),
 		Namespace: types.StringValue("ns"), PlacementGroups: types.ListNull(groupObjectType), Bundles: bundles,
-		OwnerID: types.StringValue("owner"), SelectNodes: types.BoolValue(true), Pinning: types.StringValue(clusterspec.PinningNode),
+		OwnerID: types.StringValue("owner"), ExclusiveNodes: types.BoolValue(false), SelectNodes: types.BoolValue(true), Pinning: types.StringValue(clusterspec.PinningNode),
 		ExcludeNodeIDs: types.SetNull(types.StringType), SelectedNodeIDs: selected,
 		NodeLabelSelectors: types.ListNull(selectorType), TopologyStrategy: types.MapNull(types.StringType),
 		TopologyAssignments: types.MapNull(types.StringType),
@@ -108,13 +108,13 @@ func TestPlanReplacesWhenExcludingAHeldNode(t *testing.T) {
 	}
 }
 
-// A state written before select_nodes and pinning existed is no replacement.
+// A state written before select_nodes, pinning and exclusive_nodes existed is no replacement.
 func TestPlanTreatsMissingNewAttributesAsDefaults(t *testing.T) {
 	state := selectingState(t)
 	state.SelectNodes, state.Pinning = types.BoolValue(false), types.StringValue(clusterspec.DefaultPinning)
 	state.SelectedNodeIDs = types.ListNull(types.StringType)
 	old := state
-	old.SelectNodes, old.Pinning = types.BoolNull(), types.StringNull()
+	old.SelectNodes, old.Pinning, old.ExclusiveNodes = types.BoolNull(), types.StringNull(), types.BoolNull()
 	upgradeState(&old)
 	p := newPlanning(old, state)
 	p.compareWithState()

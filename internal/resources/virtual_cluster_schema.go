@@ -39,7 +39,7 @@ import (
 // RequiresReplace modifiers are derived from this list.
 var replacingAttributes = []string{
 	"name", "bundle_ct_per_node_list", "use_gpus", "max_colocated_worker_groups", "placement_group_strategy",
-	"use_unified_pg", "node_resource_constraints", "select_nodes", "pinning", clusterspec.AttrTopologyLabels,
+	"use_unified_pg", "node_resource_constraints", "select_nodes", clusterspec.AttrExclusiveNodes, "pinning", clusterspec.AttrTopologyLabels,
 	clusterspec.AttrNodeLabelSelectors, clusterspec.AttrTopologyStrategy,
 }
 
@@ -68,7 +68,7 @@ var (
 
 // addedAttributes came after the first release: states written before hold
 // null for them, which means their default and must not replace the cluster.
-var addedAttributes = map[string]bool{"select_nodes": true, "pinning": true}
+var addedAttributes = map[string]bool{"select_nodes": true, "pinning": true, clusterspec.AttrExclusiveNodes: true}
 
 // requiresReplaceDescription is the framework's RequiresReplace description.
 const requiresReplaceDescription = "If the value of this attribute changes, Terraform will destroy and recreate the resource."
@@ -276,10 +276,17 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"`segment_size` nodes (1 when unset) from the domains in topological order, by `select_segment_nodes`'s " +
 					"rules, over the alive nodes minus `exclude_node_ids`. The choice is kept in `selected_node_ids`, so " +
 					"nodes joining or leaving elsewhere never change the plan; only losing a node the cluster holds " +
-					"replaces it. The chosen nodes are claimed whole at apply: no other `select_nodes` cluster shares " +
-					"them (clusters without it still share a node's free resources). Conflicts with " +
+					"replaces it. At apply the cluster reserves what its bundles ask of each chosen node, so other clusters " +
+					"share a node whose resources hold them all (`exclusive_nodes` reserves whole nodes). Conflicts with " +
 					"`node_resource_constraints`. Defaults to `false`.",
 				Optional: true, Computed: true, Default: booldefault.StaticBool(clusterspec.Defaults().SelectNodes),
+			},
+			clusterspec.AttrExclusiveNodes: schema.BoolAttribute{
+				MarkdownDescription: "Reserve each selected node whole at apply, for a job that wants its nodes (and an " +
+					"NVLink domain of them) to itself: the choice skips nodes other groups or reservations use, and no other " +
+					"cluster reserves a share of these nodes while the cluster exists. Needs `select_nodes`. A change " +
+					"replaces the cluster. Defaults to `false`: clusters share a node whose resources hold them all.",
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			},
 			"exclude_node_ids": schema.SetAttribute{
 				MarkdownDescription: "Node ids `select_nodes` must not choose, e.g. another cluster's `selected_node_ids`. " +

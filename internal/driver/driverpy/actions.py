@@ -15,7 +15,7 @@ from .groups import Groups, RayGroups, create_group, diff_group, lookup, wait_re
 from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner
 from .record import placed_record
 from .probe import probe_groups
-from .claims import claim_nodes, release_cluster_claims
+from .reservations import release_cluster_reservation, reserve, reserve_placed
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -122,7 +122,7 @@ def do_create(run: Run, spec: Spec) -> Json:
                 conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
-    claim_nodes(run, spec)  # before the record: a run that loses the race writes nothing
+    placed_by_ray = reserve(run, spec)  # before the record: a run that loses the race writes nothing
     if spec["own"]:
         record_owner_for_create(run, spec, record)
     entries: List[Entry] = []
@@ -133,6 +133,8 @@ def do_create(run: Run, spec: Spec) -> Json:
             entries.append((name, hit[0], False))
             continue
         entries.append((name, create_group(run, g), True))
+    if placed_by_ray:
+        reserve_placed(run, spec, [e[1] for e in entries])
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
     out: Json = {"groups": probe_groups(run, entries, spec)}
@@ -229,8 +231,7 @@ def do_delete(run: Run, spec: Spec) -> Json:
         (removed if gone else missing).append(name)
         progress(run, "removing", removed=len(removed), missing=len(missing), total=len(spec["groups"]))
     if own:
-        if own.get("node_claims"):
-            release_cluster_claims(run, own)
+        release_cluster_reservation(run, own)
         kv_del(run, own, own["key"])
         previous = other_owner(record)
         kv_put(run, own, own["tombstone_key"], {"deleted_by": own["owner"], "deleted_at": now(),

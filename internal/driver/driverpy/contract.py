@@ -47,6 +47,9 @@ class Contract:
     amount_unit: float
     probe_gpu_fraction: float
     takeover_seconds: int
+    lock_wait_seconds: int
+    pending_wait_seconds: int
+    place_wait_seconds: int
 
     @classmethod
     def from_request(cls, raw: Json) -> Contract:

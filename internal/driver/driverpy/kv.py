@@ -59,13 +59,8 @@ def other_owner(record: Optional[Json]) -> Json:
             "has_record": bool(record)}
 
 
-def kv_put_new(run: Run, own: Json, key: str, value: Json, claimed: bool = False) -> bool:
-    """Writes key only when it is absent; True when this call wrote it. With
-    claimed, the key joins the run's claims inside the gate, so a stopped
-    batch's cleanup sees every claim written."""
+def kv_put_new(run: Run, own: Json, key: str, value: Json) -> bool:
+    """Writes key only when it is absent; True when this call wrote it."""
     raw = json.dumps(value, sort_keys=True)
     with run.gate:
-        wrote = not RAY.internal_kv._internal_kv_put(key, raw, overwrite=False, namespace=own["kv_namespace"])
-        if wrote and claimed:
-            run.claimed.append(key)
-        return wrote
+        return not RAY.internal_kv._internal_kv_put(key, raw, overwrite=False, namespace=own["kv_namespace"])

@@ -28,7 +28,7 @@ from .runstate import Run, emit, progress
 from .shape import load_request, parse_request
 from .groups import lookup
 from .kv import is_ours, kv_del, kv_get
-from .claims import release_claims
+from .reservations import release_run_reservation
 from .actions import ACTION_FUNCS
 from .connect import connect
 
@@ -109,8 +109,8 @@ def fail(run: Run, result: Json, e: BaseException) -> None:
     result["ok"] = False
     result["removed"] = result["removed"] + cleanup(run)
     drop_new_record(run)
-    if run.claimed and run.spec and run.spec["own"]:  # only a parsed create with ownership claims
-        release_claims(run, run.spec["own"])
+    if (run.reserved or run.lock_key) and run.spec and run.spec["own"]:  # a parsed create that reserved
+        release_run_reservation(run, run.spec["own"])
     result["groups"] = []
     result["error"] = error
     result.update(run.failure)

@@ -32,8 +32,9 @@ class Run:
         # cluster's per-node view, for Go to explain the shortage.
         self.failure: Json = {}
         self.new_record = False  # this run created the record (removed again if it fails)
-        self.claim_token = ""  # set once this run claims nodes; its claims are released if it fails
-        self.claimed: List[str] = []  # KV keys of the node claims this run wrote
+        self.claim_token = ""  # set once this run reserves; its reservation is released if it fails
+        self.reserved: List[str] = []  # KV keys of the reservations this run wrote
+        self.lock_key = ""  # the reservation lock, while this run holds it
         self.stop_signal: Optional[int] = None
         self.probe_task: Any = None  # the remote version of _probe_in_bundle, made once ray is imported
         self.gcs: Optional[GcsDirect] = None  # the GcsDirect a delete, record or read runs on, when it could connect

@@ -50,8 +50,9 @@ GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_
 PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj"}
 TOPOLOGY_SHAPE = {"domain_label": "?str", "rank_label": "?str"}
 OWNERSHIP_SHAPE = {"kv_namespace": "str", "key": "str", "tombstone_key": "str", "owner": "str", "claim": "bool",
-                   "manifest": "?obj", "node_claims": "?obj"}
-NODE_CLAIMS_SHAPE = {"keys": "strmap", "prefix": "str", "cluster": "str", "groups": "list", "stale_seconds": "num"}
+                   "manifest": "?obj", "reservation": "?obj"}
+RESERVATION_SHAPE = {"key": "str", "prefix": "str", "lock_key": "str", "cluster": "str", "groups": "list", "nodes": "?obj",
+                     "count_live": "bool", "exclusive": "bool", "stale_seconds": "num", "lock_stale_seconds": "num"}
 RANK_ORDER_SHAPE = {"segment_size": "?int", "gpus_per_node": "int"}
 # Contract's fields; annotations are strings (from __future__ import annotations).
 CONTRACT_SHAPE = {f.name: {"str": "str", "int": "int", "float": "num"}[str(f.type)] for f in fields(Contract)}
@@ -109,8 +110,8 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
         check_shape(g, GROUP_SHAPE, where + "groups[%d]." % i)
     if spec.get("ownership") is not None:
         check_shape(spec["ownership"], OWNERSHIP_SHAPE, where + "ownership.")
-        if spec["ownership"].get("node_claims") is not None:
-            check_shape(spec["ownership"]["node_claims"], NODE_CLAIMS_SHAPE, where + "ownership.node_claims.")
+        if spec["ownership"].get("reservation") is not None:
+            check_shape(spec["ownership"]["reservation"], RESERVATION_SHAPE, where + "ownership.reservation.")
     if spec.get("rank_order") is not None:
         check_shape(spec["rank_order"], RANK_ORDER_SHAPE, where + "rank_order.")
     run.contract = Contract.from_request(spec["contract"])

@@ -36,14 +36,14 @@ BAD_FIELDS = [
     (lambda r: r["probe"].update(port_range_low="9"), "probe.port_range_low", "integer"),
     (lambda r: r.update(ownership={"key": "k"}), "ownership.kv_namespace", "string"),
     (lambda r: r.update(rank_order={"segment_size": 2}), "rank_order.gpus_per_node", "integer"),
-    (lambda r: r["ownership"]["node_claims"].update(keys={"n": 1}), "ownership.node_claims.keys", "string map"),
+    (lambda r: r["ownership"]["reservation"].update(count_live="yes"), "ownership.reservation.count_live", "boolean"),
 ]
 
 
 @pytest.mark.parametrize("change,field,want", BAD_FIELDS, ids=[f for _, f, _ in BAD_FIELDS])
 def test_reports_each_wrong_field(cluster: Any, requests: Any, drive: Any,
                                   change: Callable[[Dict[str, Any]], None], field: str, want: str) -> None:
-    r = requests["create_claims"]
+    r = requests["create_selected"]
     change(r)
     d = drive(r)
     assert d.code == 1 and not d.result["ok"]

@@ -1,0 +1,175 @@
+"""Reservations by resource: a create reserves what its bundles ask of each
+chosen node, checked against the node's total minus placed groups and
+pending reservations; clusters share a node that holds them; holders and
+pending shares are reported; stale reservations and locks are taken over;
+a failed create releases only its own reservation, a delete its cluster's;
+a cluster Ray places waits for pending reservations, then reserves where
+Ray put it."""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any, Dict
+
+import fake_ray
+
+
+def resv(r: Dict[str, Any]) -> Dict[str, Any]:
+    return r["ownership"]["reservation"]
+
+
+def ns(r: Dict[str, Any]) -> str:
+    return r["ownership"]["kv_namespace"]
+
+
+def foreign(c: fake_ray.Cluster, r: Dict[str, Any], name: str, nodes: Dict[str, Dict[str, float]], claimed_at: float,
+            groups: Any = None) -> str:
+    key = resv(r)["prefix"] + "ns/" + name
+    c.kv_set(key, {"cluster": "ns/" + name, "owner": "owner-of-" + name, "groups": groups or [name + "-node0"],
+                   "nodes": nodes, "token": "t-" + name, "claimed_at": claimed_at}, ns(r))
+    return key
+
+
+def lock_free(c: fake_ray.Cluster, r: Dict[str, Any]) -> bool:
+    return c.kv_value(resv(r)["lock_key"], ns(r)) is None
+
+
+def test_reserves_each_nodes_ask_then_delete_releases_it(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    d = drive(r)
+    assert d.result["ok"] and "reserved" in d.phases()
+    held = cluster.kv_value(resv(r)["key"], ns(r))
+    assert held["cluster"] == resv(r)["cluster"] and held["nodes"] == resv(r)["nodes"]
+    assert lock_free(cluster, r)
+    assert drive(requests["delete_selected"]).result["ok"]
+    assert cluster.kv_value(resv(r)["key"], ns(r)) is None
+
+
+def test_shares_a_node_that_holds_both(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    other = foreign(cluster, r, "other", {"node-2": {"GPU": 1.0}}, time.time())  # pending: its group is not placed yet
+    assert drive(r).result["ok"]
+    assert cluster.kv_value(other, ns(r)) is not None and cluster.kv_value(resv(r)["key"], ns(r)) is not None
+
+
+def test_a_node_short_of_gpus_fails_naming_the_holder(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    foreign(cluster, r, "other", {"node-2": {"GPU": 2.0}}, time.time())
+    err = drive(r).result["error"]
+    assert err["kind"] == "conflict" and err["code"] == "nodes_claimed"
+    assert [(h["node_id"], h["cluster"], h["pending"]) for h in err["facts"]["holders"]] == [("node-2", "ns/other", True)]
+    assert [(h["node_id"], h["resources"]) for h in err["facts"]["claimed"]] == [("node-2", {"GPU": 2.0})]
+    assert cluster.kv_value(resv(r)["key"], ns(r)) is None and cluster.groups == []  # nothing reserved or made
+    assert cluster.kv_value(r["ownership"]["key"], ns(r)) is None and lock_free(cluster, r)
+
+
+def test_placed_groups_count_once(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    """A reservation whose group is placed is counted from Ray's groups, not twice."""
+    r = requests["create_selected"]
+    pg = __import__("ray.util.placement_group", fromlist=["x"])
+    pg.placement_group([{"GPU": 1.0}], name="other-node0")
+    cluster.schedule()
+    foreign(cluster, r, "other", {cluster.groups[0].nodes[0]: {"GPU": 1.0}}, time.time())
+    assert drive(r).result["ok"]
+
+
+def test_unreserved_groups_are_named_as_holders(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    pg = __import__("ray.util.placement_group", fromlist=["x"])
+    pg.placement_group([{"GPU": 2.0}], name="legacy-node0")
+    cluster.schedule()
+    err = drive(r).result["error"]
+    assert [(h["node_id"], h["cluster"], h["groups"]) for h in err["facts"]["holders"]] == [("node-1", "", ["legacy-node0"])]
+
+
+def test_capacity_check_none_counts_only_reservations(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    """Its groups queue in Ray, so placed groups do not refuse it."""
+    r = requests["create_selected"]
+    resv(r)["count_live"] = False
+    r["ready_timeout_seconds"] = 0.2
+    pg = __import__("ray.util.placement_group", fromlist=["x"])
+    pg.placement_group([{"GPU": 2.0}], name="legacy-node0")
+    cluster.schedule()
+    d = drive(r)
+    assert "reserved" in d.phases() and (d.result["ok"] or d.result["error"]["code"] != "nodes_claimed")
+
+
+def test_a_stale_reservation_is_deleted(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    ghost = foreign(cluster, r, "ghost", {"node-2": {"GPU": 2.0}}, time.time() - resv(r)["stale_seconds"] - 1)
+    assert drive(r).result["ok"]
+    assert cluster.kv_value(ghost, ns(r)) is None
+
+
+def test_an_old_reservation_whose_group_lives_is_kept(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    """Not stale, and not pending either: Ray counts its placed group."""
+    r = requests["create_selected"]
+    pg = __import__("ray.util.placement_group", fromlist=["x"])
+    pg.placement_group([{"CPU": 1.0}], name="old-node0")
+    cluster.schedule()
+    old = foreign(cluster, r, "old", {"node-2": {"GPU": 2.0}}, time.time() - resv(r)["stale_seconds"] - 1)
+    assert drive(r).result["ok"]
+    assert cluster.kv_value(old, ns(r)) is not None
+
+
+def test_a_held_lock_is_waited_for_then_reported(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    r["contract"]["lock_wait_seconds"] = 0
+    cluster.kv_set(resv(r)["lock_key"], {"token": "t-busy", "at": time.time()}, ns(r))
+    err = drive(r).result["error"]
+    assert err["code"] == "nodes_claimed" and err["facts"]["holders"] == []
+    assert cluster.kv_value(resv(r)["lock_key"], ns(r))["token"] == "t-busy"  # never another run's lock
+
+
+def test_a_stale_lock_is_taken_over(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    cluster.kv_set(resv(r)["lock_key"], {"token": "t-killed", "at": time.time() - resv(r)["lock_stale_seconds"] - 1}, ns(r))
+    assert drive(r).result["ok"]
+    assert lock_free(cluster, r) and not [k for _, k in cluster.kv if "/takeover/" in k]
+
+
+def test_a_failed_create_releases_only_its_own_reservation(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    r["ready_timeout_seconds"] = 0.2
+    r["groups"][0]["bundles"] = [{"GPU": 4.0}]  # infeasible: the create fails after reserving
+    resv(r)["nodes"] = {"node-1": {"GPU": 1.0}}
+    other = foreign(cluster, r, "other", {"node-2": {"GPU": 1.0}}, time.time())
+    d = drive(r)
+    assert d.result["error"]["code"] == "not_ready"
+    assert cluster.kv_value(resv(r)["key"], ns(r)) is None and cluster.kv_value(other, ns(r)) is not None
+    assert lock_free(cluster, r)
+
+
+def test_a_cluster_ray_places_waits_for_pending_reservations(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create"]
+    assert resv(r)["nodes"] is None
+    r["contract"]["pending_wait_seconds"] = 0
+    pending = foreign(cluster, r, "other", {"node-2": {"GPU": 1.0}}, time.time())
+    err = drive(r).result["error"]
+    assert err["code"] == "nodes_claimed" and [h["cluster"] for h in err["facts"]["holders"]] == ["ns/other"]
+    assert cluster.groups == [] and lock_free(cluster, r)
+    cluster.kv.pop((ns(r), pending))
+    assert drive(r).result["ok"]
+    held = cluster.kv_value(resv(r)["key"], ns(r))
+    assert sum(res.get("GPU", 0.0) for res in held["nodes"].values()) == 2.0  # where Ray put its two bundles
+    assert lock_free(cluster, r)
+
+
+def test_exclusive_nodes_take_no_used_node_and_share_none(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    resv(r)["exclusive"] = True
+    foreign(cluster, r, "other", {"node-2": {"GPU": 1.0}}, time.time())  # a share would fit, but the node is used
+    err = drive(r).result["error"]
+    assert err["code"] == "nodes_claimed" and [h["node_id"] for h in err["facts"]["holders"]] == ["node-2"]
+    cluster.kv.clear()
+    assert drive(r).result["ok"] and cluster.kv_value(resv(r)["key"], ns(r))["exclusive"] is True
+    late = copy.deepcopy(r)
+    late["ownership"]["reservation"]["key"] = resv(late)["prefix"] + "ns/late"
+    late["ownership"]["reservation"]["cluster"] = "ns/late"
+    late["ownership"]["key"] = "vc/ns/late"
+    late["ownership"]["reservation"]["nodes"] = {"node-1": {"CPU": 1.0}}  # fits, but node-1 is reserved whole
+    late["groups"] = [dict(late["groups"][0], name="late-node0")]
+    late["ownership"]["reservation"]["groups"] = ["late-node0"]
+    err = drive(late).result["error"]
+    assert err["code"] == "nodes_claimed" and [h["cluster"] for h in err["facts"]["holders"]] == [resv(r)["cluster"]]
