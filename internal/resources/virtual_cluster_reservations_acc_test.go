@@ -1,0 +1,262 @@
+package resources_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+)
+
+// Acceptance tests of reservations by resource (issue 38): separate states
+// applying at once share nodes by GPU, whatever their pinning or placement,
+// and never hand out one GPU twice. Ray itself is checked: where each
+// group's bundles are, the GPU ids the probe saw there, the reservations.
+
+// gpuNodeNames are the test cluster's GPU nodes (scripts/ray-cluster.sh),
+// four GPUs each.
+var gpuNodeNames = []string{"rackA-1", "rackA-2", "rackB-1", "rackB-2", "rackC-1"}
+
+// onlyNodes is an exclude_node_ids expression that leaves select_nodes the
+// named GPU nodes only.
+func onlyNodes(t *testing.T, keep ...string) string {
+	t.Helper()
+	ids := nodeIDs(t)
+	var out []string
+	for _, n := range gpuNodeNames {
+		if !slices.Contains(keep, n) {
+			out = append(out, fmt.Sprintf("%q", ids[acctest.NodeIP(n)]))
+		}
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// twoGPUCluster is a cluster of one logical node with two 1-GPU bundles
+// under label; more sets the rest.
+func twoGPUCluster(label, name string, more func(*acctest.VirtualCluster)) acctest.VirtualCluster {
+	c := acctest.VirtualCluster{Label: label, Name: name, Counts: []int{2}, GPUsPerNode: 2, ReadyTimeout: "60s",
+		PortLow: 1700, PortHigh: 1800}
+	more(&c)
+	return c
+}
+
+// gpusOutput is an output of every bundle's "<node id>/<gpu id>" of the
+// clusters under labels.
+func gpusOutput(labels ...string) acctest.Block {
+	var parts []string
+	for _, l := range labels {
+		parts = append(parts, fmt.Sprintf(`[for b in ray_virtual_cluster.%s.bundles : "${b.node_id}/${b.gpu_id}"]`, l))
+	}
+	return acctest.Output("gpus", "concat("+strings.Join(parts, ", ")+")")
+}
+
+// gpusOf reads a directory's gpus output.
+func gpusOf(t *testing.T, w *acctest.WorkDir) []string {
+	t.Helper()
+	var gpus []string
+	if err := json.Unmarshal([]byte(strings.TrimSpace(w.MustRun("output", "-json", "gpus"))), &gpus); err != nil {
+		t.Fatalf("output gpus: %v", err)
+	}
+	return gpus
+}
+
+// checkNoGPUTwice fails when two bundles report one GPU of one node.
+func checkNoGPUTwice(t *testing.T, gpus []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, g := range gpus {
+		if seen[g] {
+			t.Errorf("GPU %s is handed out twice: %v", g, gpus)
+		}
+		seen[g] = true
+	}
+}
+
+// groupGPUsPerNode sums, from Ray's own list, the GPUs the groups named
+// with prefix hold on each node.
+func groupGPUsPerNode(t *testing.T, prefix string) map[string]float64 {
+	t.Helper()
+	groups, err := acctest.LiveGroups(t.Context(), acctest.Client(t), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, g := range groups {
+		for _, b := range g.Bundles {
+			out[b.NodeID] += b.UnitResources["GPU"]
+		}
+	}
+	return out
+}
+
+// Four states apply at once, each two clusters of two GPUs chosen among
+// four 4-GPU nodes: all eight are placed, every node holds exactly four
+// GPUs of them, no GPU twice, and each cluster has its reservation; all
+// destroyed, no reservation is left.
+func TestAccReservations_statesShareNodesByGPU(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("share")
+	exclude := onlyNodes(t, "rackA-1", "rackA-2", "rackB-1", "rackB-2")
+	var dirs []*acctest.WorkDir
+	var names []string
+	for i := range 4 {
+		var blocks []fmt.Stringer
+		for _, l := range []string{"a", "b"} {
+			blocks = append(blocks, twoGPUCluster(l, fmt.Sprintf("%s-%d%s", prefix, i, l), func(c *acctest.VirtualCluster) {
+				c.SelectNodes, c.ExcludeNodeIDs = true, exclude
+			}))
+		}
+		w := acctest.NewWorkDir(t, acctest.HCL(append(blocks, gpusOutput("a", "b"))...))
+		t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+		dirs, names = append(dirs, w), append(names, fmt.Sprintf("%s-%d", prefix, i))
+	}
+	var gpus []string
+	for i, r := range applyAtOnce(t, dirs, names) {
+		if r.err != nil {
+			t.Fatalf("%s failed while the four nodes hold all eight clusters:\n%s", names[i], r.out)
+		}
+		gpus = append(gpus, gpusOf(t, r.dir)...)
+	}
+	checkNoGPUTwice(t, gpus)
+	perNode := groupGPUsPerNode(t, prefix)
+	if len(perNode) != 4 {
+		t.Errorf("the clusters hold GPUs on %d nodes: %v; want all four", len(perNode), perNode)
+	}
+	for node, n := range perNode {
+		if n != 4 {
+			t.Errorf("node %s holds %g GPUs of the clusters; want 4 (full)", node, n)
+		}
+	}
+	if resv := acctest.Reservations(t); len(resv) != 8 {
+		t.Errorf("reservations: %v; want one per cluster (8)", resv)
+	}
+	for _, w := range dirs {
+		w.MustRun("destroy", "-auto-approve")
+	}
+	if resv := acctest.Reservations(t); len(resv) != 0 {
+		t.Errorf("reservations left after the destroys: %v", resv)
+	}
+}
+
+// Two states with one configuration (names aside) apply at once onto the
+// one node that holds both: both succeed there, on different GPUs. Then a
+// domain-pinned cluster (Ray picks the node inside the domain) applies
+// beside a node-pinned one of a third state on the same domain's node:
+// both succeed, on disjoint GPUs.
+func TestAccReservations_sameNodeSameConfigAndPinnings(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("side")
+	exclude := onlyNodes(t, "rackC-1")
+	node := nodeIDs(t)[acctest.NodeIP("rackC-1")]
+	config := func(name, pinning string) string {
+		return acctest.HCL(twoGPUCluster("a", name, func(c *acctest.VirtualCluster) {
+			c.SelectNodes, c.ExcludeNodeIDs, c.Pinning = true, exclude, pinning
+		}), gpusOutput("a"))
+	}
+	run := func(pinnings ...string) {
+		t.Helper()
+		dirs := make([]*acctest.WorkDir, len(pinnings))
+		names := make([]string, len(pinnings))
+		for i, p := range pinnings {
+			names[i] = fmt.Sprintf("%s-%s-%d", prefix, p, i)
+			w := acctest.NewWorkDir(t, config(names[i], p))
+			t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+			dirs[i] = w
+		}
+		var gpus []string
+		for i, r := range applyAtOnce(t, dirs, names) {
+			if r.err != nil {
+				t.Fatalf("%s failed beside another cluster on a node that holds both:\n%s", names[i], r.out)
+			}
+			gpus = append(gpus, gpusOf(t, r.dir)...)
+		}
+		checkNoGPUTwice(t, gpus)
+		if got := groupGPUsPerNode(t, prefix); len(got) != 1 || got[node] != 4 {
+			t.Errorf("the clusters' GPUs per node: %v; want 4 on %s only", got, node)
+		}
+		for _, w := range dirs {
+			w.MustRun("destroy", "-auto-approve")
+		}
+	}
+	run("node", "node")
+	run("domain", "node")
+}
+
+// A cluster Ray places (no select_nodes, held to rackC by a constraint)
+// races a select_nodes cluster for the same 4-GPU node, each asking three
+// GPUs: exactly one succeeds, the other fails and leaves nothing in Ray,
+// and the node never holds more than its four GPUs.
+func TestAccReservations_plainRacesSelecting(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("plain")
+	three := func(c *acctest.VirtualCluster) { c.Counts, c.GPUsPerNode, c.ReadyTimeout = []int{3}, 3, "20s" }
+	plain := twoGPUCluster("t", prefix+"-ray", func(c *acctest.VirtualCluster) {
+		three(c)
+		c.Constraints = []map[string]float64{{"nvlink_domain_rackC": 0.001}}
+	})
+	selecting := twoGPUCluster("t", prefix+"-sel", func(c *acctest.VirtualCluster) {
+		three(c)
+		c.SelectNodes, c.ExcludeNodeIDs = true, onlyNodes(t, "rackC-1")
+	})
+	names := []string{plain.Name, selecting.Name}
+	dirs := []*acctest.WorkDir{acctest.NewWorkDir(t, plain.String()), acctest.NewWorkDir(t, selecting.String())}
+	for _, w := range dirs {
+		t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+	}
+	results := applyAtOnce(t, dirs, names)
+	won := slices.IndexFunc(results, func(r applyResult) bool { return r.err == nil })
+	if won < 0 || results[1-won].err == nil {
+		t.Fatalf("both or neither succeeded:\n%s\n%s", results[0].out, results[1].out)
+	}
+	t.Logf("%s won; %s failed:\n%s", names[won], names[1-won], results[1-won].out)
+	if err := acctest.CheckNoGroupsInRay(t, names[1-won])(nil); err != nil {
+		t.Errorf("the loser left groups: %v", err)
+	}
+	if _, left := acctest.Reservations(t)[clusterspec.DefaultNamespace+"/"+names[1-won]]; left {
+		t.Errorf("the loser left its reservation")
+	}
+	for node, n := range groupGPUsPerNode(t, prefix) {
+		if n > 4 {
+			t.Errorf("node %s holds %g GPUs of the two clusters; it has 4", node, n)
+		}
+	}
+}
+
+// A cluster with exclusive_nodes takes its node whole: a two-GPU cluster
+// of another state that fits beside it in GPUs fails naming it, and
+// creates nothing.
+func TestAccReservations_exclusiveNodes(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("excl")
+	exclude := onlyNodes(t, "rackC-1")
+	whole := twoGPUCluster("t", prefix+"-whole", func(c *acctest.VirtualCluster) {
+		c.SelectNodes, c.ExcludeNodeIDs = true, exclude
+		c.Extra = append(c.Extra, acctest.Attr{Key: "exclusive_nodes", Expr: "true"})
+	})
+	share := twoGPUCluster("t", prefix+"-share", func(c *acctest.VirtualCluster) { c.SelectNodes, c.ExcludeNodeIDs = true, exclude })
+	a, b := acctest.NewWorkDir(t, whole.String()), acctest.NewWorkDir(t, share.String())
+	for _, w := range []*acctest.WorkDir{a, b} {
+		t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+	}
+	a.MustRun("apply", "-auto-approve")
+	out, err := b.Run("apply", "-auto-approve")
+	if err == nil {
+		t.Fatalf("%s shared the node %s reserves whole", share.Name, whole.Name)
+	}
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, `"`+whole.Name+`"`) {
+		t.Errorf("%s's error does not name %s:\n%s", share.Name, whole.Name, out)
+	}
+	if err := acctest.CheckNoGroupsInRay(t, share.Name)(nil); err != nil {
+		t.Errorf("%s left groups: %v", share.Name, err)
+	}
+	if r := acctest.Reservations(t)[clusterspec.DefaultNamespace+"/"+whole.Name]; len(r.Nodes) != 1 {
+		t.Errorf("%s's reservation: %+v", whole.Name, r)
+	}
+}
