@@ -487,12 +487,12 @@ func PrintRace(out io.Writer, r *RaceResult, readyTimeout time.Duration) {
 		"on %d GPU nodes, looping apply -> hold -> destroy for %s (loops ended after %s); even states capacity_check = \"free\", "+
 		"odd \"total\" (ready_timeout %s). Collisions = applies that lost a claim (provider log) or failed because others held "+
 		"the nodes; collision -> failure = the provider's seconds_since_collision of the applies that failed, median and max, "+
-		"seconds. Left in Ray after every state was destroyed: live groups, cluster records (KV vc/), node claims (KV claim/), "+
+		"seconds. Left in Ray after every state was destroyed: live groups, cluster records (KV vc/), reservations (KV reservation/), "+
 		"driver jobs still running.\n\n",
 		r.States, r.Nodes, r.Duration.Round(time.Second), r.Wall.Round(time.Second), readyTimeout)
 	t := NewTable(out, "states", "GPU nodes", "seconds", "applies (ok / run)", "collisions", "re-choices", "won after collision",
 		"queued", "failed: free, total, at plan", "collision -> failure, free", "collision -> failure, total", "other errors",
-		"destroys (ok / run)", "left: groups, records, claims, jobs", "job records left")
+		"destroys (ok / run)", "left: groups, records, reservations, jobs", "job records left")
 	leftCell := fmt.Sprintf("%d, %d, %d, %d", r.Left.Groups, r.Left.Records, r.Left.Claims, r.Left.ActiveJobs)
 	if r.Left.Err != nil {
 		leftCell = "? (" + r.Left.Err.Error() + ")"

@@ -102,3 +102,26 @@ func TestPrintRace(t *testing.T) {
 		t.Error("Clean() wrong")
 	}
 }
+
+// The contention table gives each racing row its p95 against the apart
+// row of the same N, and Percentile takes the nearest rank.
+func TestPrintContention(t *testing.T) {
+	s := func(n ...int) []time.Duration {
+		out := make([]time.Duration, len(n))
+		for i, v := range n {
+			out[i] = time.Duration(v) * time.Second
+		}
+		return out
+	}
+	if got := Percentile(s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 95); got != 10*time.Second {
+		t.Errorf("p95 of 1..10 s = %s; want 10s", got)
+	}
+	if got := Percentile(s(4, 2), 50); got != 2*time.Second {
+		t.Errorf("p50 of 2, 4 s = %s; want 2s", got)
+	}
+	var b strings.Builder
+	PrintContention(&b, []ContentionRow{{N: 6, Times: s(10, 10, 10, 10, 10, 10)}, {N: 6, Racing: true, Times: s(10, 12, 14, 16, 18, 20)}})
+	if flat := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(flat, "| 2.00x |") || !strings.Contains(flat, "| 6 / 6 |") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

@@ -5,7 +5,7 @@
 // driverpy/, embedded in this binary and joined into one script: source.go).
 // The driver's actions (contract.Action*) create, inspect, read, record or
 // delete detached, named placement groups in one namespace and their record
-// in Ray's KV, or run a batch of them; create claims nodes first. It probes
+// in Ray's KV, or run a batch of them; create reserves what it asks of the nodes first. It probes
 // each bundle for its node, GPU, NVLink domain, topology rank and a free TCP
 // port, and reports back through the job logs: progress lines "RAYTF_PROGRESS <json>" and exactly one final
 // line "RAYTF_RESULT <json>".

@@ -48,10 +48,11 @@ func (e *SnapshotError) Unwrap() error { return e.Err }
 
 // Place chooses the cluster's nodes (select_nodes, around exclude) and
 // creates its groups for the state with owner token owner. The choice
-// becomes final in the driver, which claims every chosen node in Ray's KV
-// before it creates a group: a cluster that loses the race for a node
-// learns every claim and its holder, chooses again among the other nodes
-// and tries again; when none fits, capacity_check = "total" queues
+// becomes final in the driver, which reserves what the bundles ask of each
+// chosen node in Ray's KV before it creates a group: a cluster that does
+// not fit beside the other reservations learns the holders of the nodes
+// that refused it and every pending reservation, chooses again counting
+// them and tries again; when none fits, capacity_check = "total" queues
 // (chooses again as holders' groups go) until ready_timeout, other modes
 // fail at once naming the holders.
 //
@@ -119,7 +120,7 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 	}
 }
 
-// choose chooses the nodes around every claim learnt so far. It returns
+// choose chooses the nodes around every refusal learnt so far. It returns
 // the snapshot to go on with; nil with the issues when no choice fits and
 // the cluster does not queue.
 func (p *race) choose(ctx context.Context, snap *planning.Snapshot) (*planning.Snapshot, []clusterspec.Issue, error) {

@@ -371,16 +371,36 @@ func (l *live) waves() int {
 	return 0
 }
 
-// race is part 6: states applying and destroying clusters that want the
-// same nodes, a soak; what it leaves behind fails the run.
+// race is part 6: N states applying at once, apart and racing (the
+// contention rows), then states applying and destroying clusters that want
+// the same nodes, a soak; what either leaves behind fails the run.
 func (l *live) race() int {
 	o := l.o
-	logf(">> race: %d states x %s on the cluster at %s", o.raceStates, o.raceFor, o.address)
-	start := time.Now()
-	res, err := bench.RunRace(l.ctx, bench.RaceConfig{CLI: o.terraform, Dir: l.abs, Address: o.address, GCS: o.gcs,
+	cfg := bench.RaceConfig{CLI: o.terraform, Dir: l.abs, Address: o.address, GCS: o.gcs,
 		Python: o.python, Client: l.client.Client, States: o.raceStates, Duration: o.raceFor, MaxApplies: o.raceMax,
-		Hold: o.raceHold, ReadyTimeout: o.raceReady, Prefix: l.prefix, Log: os.Stderr})
-	fmt.Printf("## 6. Teams applying at the same moment, a soak (%s)\n\n", time.Since(start).Round(time.Second))
+		Hold: o.raceHold, ReadyTimeout: o.raceReady, Prefix: l.prefix, Log: os.Stderr}
+	start := time.Now()
+	var rows []bench.ContentionRow
+	for _, n := range bench.ContentionSizes {
+		logf(">> race: %d states at once, apart then racing", n)
+		got, err := bench.RunContention(l.ctx, cfg, n)
+		if err != nil {
+			l.fail("race contention", err)
+		}
+		for _, r := range got {
+			if len(r.Failed) > 0 || !r.Left.Clean() {
+				logf("!! race: %d states %s: %d failed or Ray still holds what they made", r.N, map[bool]string{true: "racing", false: "apart"}[r.Racing], len(r.Failed))
+				l.status = 1
+			}
+		}
+		rows = append(rows, got...)
+	}
+	fmt.Printf("## 6. Teams applying at the same moment: N states at once, apart and racing (%s)\n\n", time.Since(start).Round(time.Second))
+	bench.PrintContention(os.Stdout, rows)
+	logf(">> race: %d states x %s on the cluster at %s", o.raceStates, o.raceFor, o.address)
+	start = time.Now()
+	res, err := bench.RunRace(l.ctx, cfg)
+	fmt.Printf("## 6b. Teams applying at the same moment, a soak (%s)\n\n", time.Since(start).Round(time.Second))
 	if err != nil {
 		l.fail("race", err)
 	}

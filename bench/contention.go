@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+)
+
+// Part 6's contention rows (issue 38, item 8): N states, each one 1-GPU
+// select_nodes cluster, apply at the same moment on the race cluster, which
+// has room for all of them. "apart": each state may choose only its own
+// node (exclude_node_ids), so no two ever want the same GPUs; "racing":
+// every state chooses among all nodes, so they collide on the first free
+// ones and the losers choose again. Both start at the same moment on the
+// same machine, so the ratio of their p95 apply times is what contention
+// costs, not what a loaded machine costs.
+
+// ContentionSizes are the N of the rows.
+var ContentionSizes = []int{6, 12}
+
+// ContentionRow is one set of N applies started together.
+type ContentionRow struct {
+	N      int
+	Racing bool
+	Times  []time.Duration // the successful applies'
+	Failed []string        // first error line of each failed apply
+	Left   RaceLeft        // what Ray holds after every state was destroyed
+}
+
+// contentionHCL declares one 1-GPU select_nodes cluster; exclude is an
+// exclude_node_ids expression or "".
+func contentionHCL(address, name, exclude string, ports int) string {
+	c := acctest.VirtualCluster{Name: name, Counts: []int{1}, GPUsPerNode: 1, SelectNodes: true, ExcludeNodeIDs: exclude,
+		CapacityCheck: raceCapacityFree, ReadyTimeout: "60s", PortLow: ports, PortHigh: ports + 10}
+	return ProviderHCL(address) + c.String()
+}
+
+// gpuNodeIDs lists the alive nodes with GPUs, sorted.
+func gpuNodeIDs(ctx context.Context, c *rayclient.Client) ([]string, error) {
+	nodes, err := c.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("state", raystate.NodeStateAlive)}})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, n := range nodes {
+		if n.ResourcesTotal["GPU"] > 0 {
+			ids = append(ids, n.NodeID)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// RunContention runs the apart row, then the racing row, of n states.
+func RunContention(ctx context.Context, cfg RaceConfig, n int) ([]ContentionRow, error) {
+	ws, _, err := NewWorkspace(ctx, cfg.CLI, cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := gpuNodeIDs(ctx, cfg.Client)
+	if err != nil || len(ids) == 0 {
+		return nil, fmt.Errorf("contention: no GPU node (%v)", err)
+	}
+	var rows []ContentionRow
+	for _, racing := range []bool{false, true} {
+		row := ContentionRow{N: n, Racing: racing}
+		dirs := make([]string, n)
+		for i := range dirs {
+			exclude := ""
+			if !racing { // only node i mod len(ids): the row fits when n <= 4 x len(ids)
+				var others []string
+				for j, id := range ids {
+					if j != i%len(ids) {
+						others = append(others, fmt.Sprintf("%q", id))
+					}
+				}
+				exclude = "[" + strings.Join(others, ", ") + "]"
+			}
+			name := fmt.Sprintf("%s-cont-%d-%d", cfg.Prefix, n, i)
+			if dirs[i], err = ws.Dir(fmt.Sprintf("contention-%d", i), map[string]string{
+				"main.tf": contentionHCL(cfg.Address, name, exclude, 3000+20*i)}); err != nil {
+				return rows, err
+			}
+		}
+		runs := allAtOnce(ctx, ws, dirs, "apply", "-auto-approve", "-no-color")
+		for _, r := range runs {
+			if r.Err == nil && r.Code == 0 {
+				row.Times = append(row.Times, r.Wall)
+			} else {
+				row.Failed = append(row.Failed, firstError(r.Out))
+			}
+		}
+		for i, r := range allAtOnce(context.WithoutCancel(ctx), ws, dirs, "destroy", "-auto-approve", "-no-color") {
+			if r.Err != nil || r.Code != 0 {
+				row.Failed = append(row.Failed, fmt.Sprintf("destroy %d: %s", i, firstError(r.Out)))
+			}
+		}
+		row.Left = raceLeft(context.WithoutCancel(ctx), cfg)
+		rows = append(rows, row)
+	}
+	return rows, ctx.Err()
+}
+
+// allAtOnce runs the CLI with args in every directory at the same moment.
+func allAtOnce(ctx context.Context, ws *Workspace, dirs []string, args ...string) []CLIRun {
+	out := make([]CLIRun, len(dirs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, dir := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i] = ws.RunEnv(ctx, dir, nil, args...)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+// Percentile is the p-th percentile (0-100, nearest rank) of ds; 0 for none.
+func Percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// PrintContention prints the rows, the racing row's p95 against the apart
+// row's of the same N (target <= 2x).
+func PrintContention(out io.Writer, rows []ContentionRow) {
+	fmt.Fprintf(out, "N states (separate working directories, real CLI), each one 1-GPU `select_nodes` cluster, apply at the same "+
+		"moment on a cluster with room for all. apart: each state may choose only its own node, so none collide; racing: all "+
+		"choose among every node and collide on the first free GPUs. p95 ratio = racing p95 / apart p95 of the same N (target <= 2x). "+
+		"Left in Ray after every state was destroyed: live groups, cluster records, reservations, driver jobs still running.\n\n")
+	t := NewTable(out, "N", "states", "ok / run", "p50 s", "p95 s", "p95 ratio", "left: groups, records, reservations, jobs", "errors")
+	apart := map[int]time.Duration{}
+	for _, r := range rows {
+		mode, ratio := "apart", ""
+		p95 := Percentile(r.Times, 95)
+		if r.Racing {
+			mode = "racing"
+			if base := apart[r.N]; base > 0 {
+				ratio = fmt.Sprintf("%.2fx", p95.Seconds()/base.Seconds())
+			}
+		} else {
+			apart[r.N] = p95
+		}
+		left := fmt.Sprintf("%d, %d, %d, %d", r.Left.Groups, r.Left.Records, r.Left.Claims, r.Left.ActiveJobs)
+		if r.Left.Err != nil {
+			left = "? (" + r.Left.Err.Error() + ")"
+		}
+		t.Row(fmt.Sprint(r.N), mode, fmt.Sprintf("%d / %d", len(r.Times), r.N), fmt.Sprintf("%.1f", Median(r.Times).Seconds()),
+			fmt.Sprintf("%.1f", p95.Seconds()), ratio, left, strings.Join(r.Failed, "; "))
+	}
+	t.Flush()
+	fmt.Fprintln(out)
+}
