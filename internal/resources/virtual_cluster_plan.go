@@ -250,32 +250,20 @@ func (p *planCall) planPlacement(spec *clusterspec.Spec, snap *planning.Snapshot
 	if len(spec.TopologyStrategy) == 0 {
 		plan.TopologyAssignments = types.MapNull(types.StringType)
 	}
+	var exclude map[string]bool
 	if spec.SelectNodes {
-		exclude, known := excludedNodes(p.ctx, *plan)
-		if !known {
+		var known bool
+		if exclude, known = excludedNodes(p.ctx, *plan); !known {
 			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
 			return // chosen at apply, once the excluded nodes are known
 		}
-		ids, domains, issues := planning.ChooseFreeNodes(*spec, snap, exclude, nil)
-		if addIssues(diags, issues); diags.HasError() {
-			return
-		}
-		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
-		// The choice is final only at apply, where the driver claims the
-		// nodes: others may take or free nodes before then, and Terraform
-		// gives the apply of a saved plan nothing to tell it from a new plan,
-		// so a value known now could not be kept. The checks below use it.
+		// Known only after apply: see placement.PlanNew.
 		plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
-		tflog.Debug(p.ctx, "nodes select_nodes would choose now", map[string]any{"cluster": spec.Name, "nodes": ids})
 	}
-	// A cluster that waits for capacity (capacity_check = "none", e.g. for
-	// an autoscaler) claims none from the clusters planned beside it.
-	var claim []clusterspec.GroupRequest
-	if spec.CapacityCheck != clusterspec.CapacityNone {
-		claim = planning.FeasibilityGroups(*spec)
+	addIssues(diags, placement.PlanNew(spec, snap, exclude, p.r.data.ClaimCapacity))
+	if spec.SelectNodes && !diags.HasError() {
+		tflog.Debug(p.ctx, "nodes select_nodes would choose now", map[string]any{"cluster": spec.Name, "nodes": spec.SelectedNodeIDs})
 	}
-	others := p.r.data.ClaimCapacity(spec.Namespace+"/"+spec.Name, claim)
-	addIssues(diags, placement.CheckLive(*spec, snap, others))
 }
 
 // claimPorts warns when the cluster's port range overlaps that of another
