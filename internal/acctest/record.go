@@ -55,15 +55,22 @@ type Reservation struct {
 	Groups []string                      `json:"groups"`
 }
 
-// Reservations lists the reservations in Ray's KV ("<namespace>/<cluster>" -> reservation).
-func Reservations(t *testing.T) map[string]Reservation {
+// Reservations lists the reservations in Ray's KV ("<namespace>/<cluster>"
+// -> reservation) of the clusters whose name starts with prefix.
+func Reservations(t *testing.T, prefix string) map[string]Reservation {
 	t.Helper()
 	out := plainray.Run(t, 2*time.Minute, "reading the reservations", reservationsScript, map[string]any{"address": plainray.GCSAddress(),
 		"prefix": record.ReservationPrefix, "kv_namespace": record.KVNamespace})
 	lines := strings.Split(out, "\n")
-	got := map[string]Reservation{}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+	all := map[string]Reservation{}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &all); err != nil {
 		t.Fatalf("reservations: %v\n%s", err, out)
+	}
+	got := map[string]Reservation{}
+	for key, r := range all {
+		if _, name, _ := strings.Cut(key, "/"); strings.HasPrefix(name, prefix) {
+			got[key] = r
+		}
 	}
 	return got
 }

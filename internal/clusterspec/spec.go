@@ -89,12 +89,15 @@ const (
 	AttrPortRangeHigh            = "port_range_high"
 	AttrSelectNodes              = "select_nodes"
 	AttrExclusiveNodes           = "exclusive_nodes"
-	AttrPinning                  = "pinning"
-	AttrSelectedNodeIDs          = "selected_node_ids"
-	AttrNodeLabelSelectors       = "node_label_selectors"
-	AttrTopologyStrategy         = "topology_strategy"
-	AttrExcludeNodeIDs           = "exclude_node_ids"
-	AttrReadyTimeout             = "ready_timeout"
+	// SummaryExclusiveNodes is the error of exclusive_nodes without
+	// select_nodes, or with domain pinning.
+	SummaryExclusiveNodes  = "exclusive_nodes needs select_nodes with node pinning"
+	AttrPinning            = "pinning"
+	AttrSelectedNodeIDs    = "selected_node_ids"
+	AttrNodeLabelSelectors = "node_label_selectors"
+	AttrTopologyStrategy   = "topology_strategy"
+	AttrExcludeNodeIDs     = "exclude_node_ids"
+	AttrReadyTimeout       = "ready_timeout"
 )
 
 // InvalidStrategySummary is the summary of a placement_group_strategy
@@ -304,8 +307,13 @@ func (s Spec) validatePinning(bad issueFunc) {
 		bad(AttrNodeResourceConstraints, "Conflicting node pinning",
 			"node_resource_constraints cannot be combined with select_nodes: the cluster pins its selected nodes itself")
 	}
+	if s.ExclusiveNodes && s.SelectNodes && s.Pinning == PinningDomain {
+		bad(AttrExclusiveNodes, SummaryExclusiveNodes,
+			"exclusive_nodes reserves the selected nodes whole, but pinning = \"domain\" lets Ray place bundles on any "+
+				"node of the domain: use pinning = \"node\" (the default) with exclusive_nodes")
+	}
 	if s.ExclusiveNodes && !s.SelectNodes {
-		bad(AttrExclusiveNodes, "exclusive_nodes needs select_nodes",
+		bad(AttrExclusiveNodes, SummaryExclusiveNodes,
 			"exclusive_nodes reserves whole nodes, which only a cluster that selects its own nodes knows before "+
 				"Ray places it: set select_nodes = true, or drop exclusive_nodes")
 	}

@@ -55,6 +55,9 @@ type Reservation struct {
 	Exclusive        bool `json:"exclusive"`
 	StaleSeconds     int  `json:"stale_seconds"`
 	LockStaleSeconds int  `json:"lock_stale_seconds"`
+	// OwnerPrefixLength is how much of another state's owner token the
+	// driver reports of a holder (record.OwnerPrefix): never the whole.
+	OwnerPrefixLength int `json:"owner_prefix_length"`
 }
 
 // reservation is spec's reservation: what each selected node holds of its
@@ -63,7 +66,7 @@ func reservation(s clusterspec.Spec) *Reservation {
 	r := &Reservation{Key: record.ReservationKey(s.Namespace, s.Name), Prefix: record.ReservationPrefix,
 		LockKey: record.ReservationLockKey, Cluster: s.Namespace + "/" + s.Name, Groups: slices.Sorted(maps.Keys(s.GroupNames())),
 		CountLive: s.CapacityMode() != clusterspec.CapacityNone, Exclusive: s.ExclusiveNodes, StaleSeconds: record.ReservationStaleSeconds,
-		LockStaleSeconds: record.ReservationLockStaleSeconds}
+		LockStaleSeconds: record.ReservationLockStaleSeconds, OwnerPrefixLength: record.OwnerPrefixLength}
 	if !s.SelectNodes || len(s.SelectedNodeIDs) != len(s.BundleCtPerNode) {
 		return r
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -74,7 +75,7 @@ type race struct {
 	owner, key string
 	exclude    map[string]bool
 	claimed    map[string][]contract.NodeHolder // nodes that could not hold the cluster, with their holders, as the driver reported them
-	reserved   map[string]topology.Resources    // other clusters' pending reservations per node, as the driver last reported them
+	pending    []contract.NodeHolder            // other clusters' pending reservation shares, as the driver last reported them
 	queueUntil time.Time
 	collided   time.Time
 }
@@ -112,7 +113,7 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 		for _, h := range holders {
 			p.claimed[h.NodeID] = append(p.claimed[h.NodeID], h)
 		}
-		p.reserved = pendingShares(pending)
+		p.pending = pending
 		tflog.Info(ctx, "lost the race for nodes: choosing again", map[string]any{"cluster": p.key, "holders": contract.DescribeHolders(holders)})
 		if snap, err = p.env.Snapshot(ctx); err != nil {
 			return nil, nil, &SnapshotError{Err: err}
@@ -127,7 +128,7 @@ func (p *race) choose(ctx context.Context, snap *planning.Snapshot) (*planning.S
 	spec := p.spec
 	for {
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = nil, nil
-		snap.Claims, snap.Reserved = claimDescriptions(p.claimed), p.reserved
+		snap.Claims, snap.Reserved = claimDescriptions(p.claimed), pendingShares(p.pending, snap)
 		choice := p.selectNodes(snap)
 		if !clusterspec.HasError(choice) {
 			return snap, nil, nil
@@ -210,32 +211,36 @@ func nodesClaimed(res *contract.Result, err error) (holders, pending []contract.
 	return f.Holders, f.Claimed
 }
 
-// forgetGone drops the holders whose groups are all gone (destroyed, or a
-// pending reservation's create that failed), and every pending share: the
-// next create learns the reservations afresh from the driver.
+// forgetGone makes a node choosable again once any of its holders' groups
+// are all gone (destroyed, or a pending reservation's create that failed):
+// the driver refuses it again if it still cannot hold the cluster.
 func (p *race) forgetGone(snap *planning.Snapshot) {
 	live := map[string]bool{}
 	for _, g := range snap.Groups {
 		live[g.Name] = true
 	}
 	for id, hs := range p.claimed {
-		hs = slices.DeleteFunc(hs, func(h contract.NodeHolder) bool {
-			return !slices.ContainsFunc(h.Groups, func(name string) bool { return live[name] })
-		})
-		if len(hs) == 0 {
+		if slices.ContainsFunc(hs, func(h contract.NodeHolder) bool {
+			return len(h.Groups) > 0 && !slices.ContainsFunc(h.Groups, func(name string) bool { return live[name] })
+		}) {
 			delete(p.claimed, id)
-		} else {
-			p.claimed[id] = hs
 		}
 	}
-	p.reserved = nil
 }
 
-// pendingShares sums what pending reservations hold on each node.
-func pendingShares(pending []contract.NodeHolder) map[string]topology.Resources {
+// pendingShares sums what pending reservations hold on each node, leaving
+// out those whose groups snap lists as placed: Ray's free resources, which
+// node choice starts from, count them already.
+func pendingShares(pending []contract.NodeHolder, snap *planning.Snapshot) map[string]topology.Resources {
+	placed := map[string]bool{}
+	for _, g := range snap.Groups {
+		if g.State == raystate.PlacementGroupStateCreated {
+			placed[g.Name] = true
+		}
+	}
 	out := map[string]topology.Resources{}
 	for _, h := range pending {
-		if !h.Pending {
+		if !h.Pending || len(h.Groups) > 0 && !slices.ContainsFunc(h.Groups, func(name string) bool { return !placed[name] }) {
 			continue
 		}
 		if out[h.NodeID] == nil {

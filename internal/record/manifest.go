@@ -22,7 +22,8 @@ const (
 	// restore the declaration. Version 1 records still read.
 	ManifestSchemaVersion = 2
 	ownerTokenBytes       = 16
-	ownerPrefixLength     = 8
+	// OwnerPrefixLength is how much of an owner token messages show.
+	OwnerPrefixLength = 8
 )
 
 // RecordKey is the KV key of cluster name's record in Ray namespace ns.
@@ -66,8 +67,8 @@ func NewOwnerToken() (string, error) {
 
 // OwnerPrefix shortens an owner token for messages.
 func OwnerPrefix(owner string) string {
-	if len(owner) > ownerPrefixLength {
-		return owner[:ownerPrefixLength]
+	if len(owner) > OwnerPrefixLength {
+		return owner[:OwnerPrefixLength]
 	}
 	return owner
 }

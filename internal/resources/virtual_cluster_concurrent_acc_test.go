@@ -120,7 +120,7 @@ func TestAccConcurrent_appliesTakeDisjointNodes(t *testing.T) {
 	for _, l := range lost {
 		checkLoser(t, l, holders)
 	}
-	if resv := acctest.Reservations(t); len(resv) != 5 {
+	if resv := acctest.Reservations(t, prefix); len(resv) != 5 {
 		t.Errorf("reservations after the race: %v; want the five winners' (one per GPU node)", resv)
 	}
 	for _, w := range dirs {
@@ -128,7 +128,7 @@ func TestAccConcurrent_appliesTakeDisjointNodes(t *testing.T) {
 			t.Errorf("destroy failed")
 		}
 	}
-	if resv := acctest.Reservations(t); len(resv) != 0 {
+	if resv := acctest.Reservations(t, prefix); len(resv) != 0 {
 		t.Errorf("reservations left after every destroy: %v", resv)
 	}
 	if err := acctest.CheckNoActiveJobs(t, "")(nil); err != nil {

@@ -131,13 +131,13 @@ func TestAccReservations_statesShareNodesByGPU(t *testing.T) {
 			t.Errorf("node %s holds %g GPUs of the clusters; want 4 (full)", node, n)
 		}
 	}
-	if resv := acctest.Reservations(t); len(resv) != 8 {
+	if resv := acctest.Reservations(t, prefix); len(resv) != 8 {
 		t.Errorf("reservations: %v; want one per cluster (8)", resv)
 	}
 	for _, w := range dirs {
 		w.MustRun("destroy", "-auto-approve")
 	}
-	if resv := acctest.Reservations(t); len(resv) != 0 {
+	if resv := acctest.Reservations(t, prefix); len(resv) != 0 {
 		t.Errorf("reservations left after the destroys: %v", resv)
 	}
 }
@@ -218,7 +218,7 @@ func TestAccReservations_plainRacesSelecting(t *testing.T) {
 	if err := acctest.CheckNoGroupsInRay(t, names[1-won])(nil); err != nil {
 		t.Errorf("the loser left groups: %v", err)
 	}
-	if _, left := acctest.Reservations(t)[clusterspec.DefaultNamespace+"/"+names[1-won]]; left {
+	if _, left := acctest.Reservations(t, prefix)[clusterspec.DefaultNamespace+"/"+names[1-won]]; left {
 		t.Errorf("the loser left its reservation")
 	}
 	for node, n := range groupGPUsPerNode(t, prefix) {
@@ -256,7 +256,7 @@ func TestAccReservations_exclusiveNodes(t *testing.T) {
 	if err := acctest.CheckNoGroupsInRay(t, share.Name)(nil); err != nil {
 		t.Errorf("%s left groups: %v", share.Name, err)
 	}
-	if r := acctest.Reservations(t)[clusterspec.DefaultNamespace+"/"+whole.Name]; len(r.Nodes) != 1 {
+	if r := acctest.Reservations(t, prefix)[clusterspec.DefaultNamespace+"/"+whole.Name]; len(r.Nodes) != 1 {
 		t.Errorf("%s's reservation: %+v", whole.Name, r)
 	}
 }

@@ -15,7 +15,7 @@ from .groups import Groups, RayGroups, create_group, diff_group, lookup, wait_re
 from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner
 from .record import placed_record
 from .probe import probe_groups
-from .reservations import release_cluster_reservation, reserve, reserve_placed
+from .reservations import release_cluster_reservation, reserve, reserve_placed, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -137,6 +137,7 @@ def do_create(run: Run, spec: Spec) -> Json:
         reserve_placed(run, spec, [e[1] for e in entries])
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
+    settle_reservation(run, spec, [e[1] for e in entries])
     out: Json = {"groups": probe_groups(run, entries, spec)}
     own = spec["own"]
     if own:

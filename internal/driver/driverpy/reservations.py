@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import random
 import time
+import traceback
 from typing import Any, Dict, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
@@ -48,16 +49,17 @@ def take_stale_key(run: Run, own: Json, key: str, stale: Json) -> None:
         kv_del(run, own, gc_key)
 
 
-def take_lock(run: Run, own: Json, resv: Json) -> None:
+def take_lock(run: Run, own: Json, resv: Json, wait_seconds: float) -> None:
     """Takes the reservation lock, taking over one older than
     lock_stale_seconds (its run was killed); reports a conflict naming no
-    holder when it stays busy for lock_wait_seconds."""
+    holder when it stays busy for wait_seconds."""
     key, token = resv["lock_key"], run_token(run)
-    deadline = time.time() + run.contract.lock_wait_seconds
+    deadline = time.time() + wait_seconds
     while True:
+        run.lock_key = key  # first: a run stopped mid-put still drops a lock it may hold (by token)
         if kv_put_new(run, own, key, {"token": token, "at": time.time()}):
-            run.lock_key = key
             return
+        run.lock_key = ""
         held = kv_get(run, own, key)
         if held is not None and time.time() - float(held.get("at") or 0) > resv["lock_stale_seconds"]:
             take_stale_key(run, own, key, held)
@@ -67,114 +69,147 @@ def take_lock(run: Run, own: Json, resv: Json) -> None:
         time.sleep(random.uniform(0.02, 0.08))
 
 
+def refresh_lock(run: Run, own: Json) -> None:
+    """Renews the lock's time while this run holds it (a long hold is not stale)."""
+    if run.lock_key:
+        held = kv_get(run, own, run.lock_key)
+        if held is not None and held.get("token") == run.claim_token:
+            kv_put(run, own, run.lock_key, {"token": run.claim_token, "at": time.time()})
+
+
 def drop_lock(run: Run, own: Json) -> None:
-    """Deletes the lock while it still holds this run's token."""
-    key, run.lock_key = run.lock_key, ""
-    if key:
+    """Deletes the lock while it still holds this run's token; never raises
+    (it runs on the way out of errors it must not hide)."""
+    key = run.lock_key
+    if not key:
+        return
+    try:
         held = kv_get(run, own, key)
         if held is not None and held.get("token") == run.claim_token:
             kv_del(run, own, key)
+        run.lock_key = ""
+    except Exception:  # noqa: BLE001
+        traceback.print_exc()
 
 
-def holder(node_id: str, value: Json, resources: Optional[Resources] = None, pending: bool = False) -> Json:
-    """The facts Go names a holder from (contract.NodeHolder)."""
-    return {"node_id": node_id, "cluster": str(value.get("cluster") or ""), "owner": str(value.get("owner") or ""),
+def holder(node_id: str, value: Json, resv: Json, resources: Optional[Resources] = None, pending: bool = False) -> Json:
+    """The facts Go names a holder from (contract.NodeHolder); only a prefix
+    of another state's owner token."""
+    return {"node_id": node_id, "cluster": str(value.get("cluster") or ""),
+            "owner": str(value.get("owner") or "")[:resv["owner_prefix_length"]],
             "groups": [str(g) for g in value.get("groups") or []], "claimed_at": float(value.get("claimed_at") or 0),
             "resources": dict(resources or {}), "pending": pending}
 
 
+def add_to(out: Dict[str, Resources], node: str, res: Dict[str, Any]) -> None:
+    for k, v in (res or {}).items():
+        out.setdefault(node, {})[k] = out.get(node, {}).get(k, 0.0) + float(v)
+
+
+def group_shares(tables: List[Json]) -> Dict[str, Resources]:
+    """What the groups' placed bundles hold, per node."""
+    out: Dict[str, Resources] = {}
+    for t in tables:
+        to_node = {str(k): str(v) for k, v in (t.get("bundles_to_node_id") or {}).items()}
+        for idx, b in (t.get("bundles") or {}).items():
+            if to_node.get(str(idx)):
+                add_to(out, to_node[str(idx)], b)
+    return out
+
+
 class Ledger:
-    """The reservations and groups as they are while the lock is held."""
+    """The reservations and groups as they are while the lock is held. Each
+    other reservation counts its share of every node it names, placed or
+    not; placed groups that no reservation names (clusters from before
+    reservations, imported, or made outside Terraform) count by their
+    bundles. Nothing is counted twice."""
 
     def __init__(self, run: Run, own: Json, resv: Json) -> None:
-        self.resv = resv
+        self.run, self.resv = run, resv
         tables = (RAY.placement_group_table() or {}).values()
-        self.live = {str(t.get("name")): t for t in tables if t.get("state") != run.contract.state_removed}
-        self.created = {n for n, t in self.live.items() if t.get("state") == run.contract.state_created}
+        self.live = [t for t in tables if t.get("state") != run.contract.state_removed]
         self.others: List[Tuple[str, Json]] = []
+        self.previous: Optional[Json] = None  # this cluster's own reservation (a retry), restored if this run fails
         for key, value in read_reservations(run, own, resv["prefix"]):
-            if key == resv["key"]:
-                continue  # this cluster's own (a retry): rewritten below
             if self.stale(value):
                 kv_del(run, own, key)  # under the lock: nobody rewrites it meanwhile
-                continue
-            self.others.append((key, value))
+            elif key == resv["key"] and value.get("owner") == own["owner"]:
+                self.previous = value
+            else:
+                self.others.append((key, value))
+
+    def groups_of(self, value: Json) -> List[Json]:
+        """value's live groups: by id once its create recorded them, else by name."""
+        ids = set(value.get("group_ids") or [])
+        if ids:
+            return [t for t in self.live if t.get("placement_group_id") in ids]
+        names = {str(g) for g in value.get("groups") or []}
+        return [t for t in self.live if str(t.get("name")) in names]
 
     def stale(self, value: Json) -> bool:
         """Old, and none of its groups lives: its create died, or the cluster
         was removed outside Terraform."""
         if time.time() - float(value.get("claimed_at") or 0) < self.resv["stale_seconds"]:
             return False
-        return not any(str(g) in self.live for g in value.get("groups") or [])
+        return not self.groups_of(value)
 
     def pending(self, value: Json) -> bool:
-        """Its groups are not all placed: Ray does not count its share yet."""
-        return bool(value.get("nodes")) and not all(str(g) in self.created for g in value.get("groups") or [])
+        """Its groups are not all placed: Ray's free resources lack its share."""
+        created = [t for t in self.groups_of(value) if t.get("state") == self.run.contract.state_created]
+        return bool(value.get("nodes")) and len(created) < len(value.get("groups") or [])
 
-    def held_by_groups(self) -> Dict[str, Resources]:
-        """What placed groups other than this cluster's hold, per node."""
+    def unnamed(self) -> List[Json]:
+        """Placed groups no reservation names, this cluster's own aside."""
+        named = {id(t) for _, v in self.others for t in self.groups_of(v)}
         mine = set(self.resv["groups"])
-        out: Dict[str, Resources] = {}
-        for name in self.created - mine:
-            t = self.live[name]
-            to_node = {str(k): str(v) for k, v in (t.get("bundles_to_node_id") or {}).items()}
-            for idx, b in (t.get("bundles") or {}).items():
-                node = to_node.get(str(idx), "")
-                for k, v in (b or {}).items():
-                    out.setdefault(node, {})[k] = out.get(node, {}).get(k, 0.0) + float(v)
-        return out
+        return [t for t in self.live if t.get("state") == self.run.contract.state_created and id(t) not in named
+                and str(t.get("name")) not in mine]
 
-    def pending_on(self) -> Dict[str, Resources]:
-        out: Dict[str, Resources] = {}
-        for _, value in self.others:
-            if self.pending(value):
-                for node, res in (value.get("nodes") or {}).items():
-                    for k, v in res.items():
-                        out.setdefault(node, {})[k] = out.get(node, {}).get(k, 0.0) + float(v)
-        return out
-
-    def short_nodes(self, run: Run, totals: Dict[str, Resources]) -> List[str]:
+    def short_nodes(self, totals: Dict[str, Resources]) -> List[str]:
         """The nodes that cannot hold this cluster's ask: short of a resource,
-        reserved whole by another cluster, or (exclusive_nodes) used by any."""
-        placed = self.held_by_groups()
-        used = placed if self.resv["count_live"] else {}
-        pending = self.pending_on()
-        reserved = {node for _, v in self.others for node in (v.get("nodes") or {})}
+        reserved whole by another cluster, or (exclusive_nodes) used by any.
+        Placed groups no reservation names refuse a node unless the cluster
+        queues in Ray (capacity_check = "none")."""
+        used: Dict[str, Resources] = {}
+        for _, v in self.others:
+            for node, res in (v.get("nodes") or {}).items():
+                add_to(used, node, res)
+        unnamed = group_shares(self.unnamed())
+        if self.resv["count_live"]:
+            for node, res in unnamed.items():
+                add_to(used, node, res)
         whole = {node for _, v in self.others if v.get("exclusive") for node in (v.get("nodes") or {})}
         short = []
         for node, want in sorted((self.resv["nodes"] or {}).items()):
             total = totals.get(node)
             if total is None:
                 continue  # not alive: Ray itself refuses the group
-            if node in whole or self.resv["exclusive"] and (node in reserved or node in placed):
+            if node in whole or self.resv["exclusive"] and (node in used or node in unnamed):
                 short.append(node)
                 continue
             for k, v in want.items():
-                free = total.get(k, 0.0) - used.get(node, {}).get(k, 0.0) - pending.get(node, {}).get(k, 0.0)
-                if float(v) > free + run.contract.amount_unit / 2:  # sums of floats
+                free = total.get(k, 0.0) - used.get(node, {}).get(k, 0.0)
+                if float(v) > free + self.run.contract.amount_unit / 2:  # sums of floats
                     short.append(node)
                     break
         return short
 
     def holders_on(self, nodes: List[str]) -> List[Json]:
-        """Every other reservation on the nodes, and the placed groups there
-        that none names (older or imported clusters, or ones made outside
-        Terraform)."""
-        named = {str(g) for _, v in self.others for g in v.get("groups") or []} | set(self.resv["groups"])
+        """Every other reservation on the nodes and the placed groups there
+        no reservation names; a node with neither is named alone."""
         out = []
+        unnamed = self.unnamed()
         for node in nodes:
-            for _, value in self.others:
-                if node in (value.get("nodes") or {}):
-                    out.append(holder(node, value, value["nodes"][node], self.pending(value)))
-            for name in sorted(self.created - named):
-                t = self.live[name]
-                if node in {str(v) for v in (t.get("bundles_to_node_id") or {}).values()}:
-                    out.append(holder(node, {"groups": [name]}))
+            found = [holder(node, v, self.resv, v["nodes"][node], self.pending(v))
+                     for _, v in self.others if node in (v.get("nodes") or {})]
+            found += [holder(node, {"groups": [t.get("name")]}, self.resv) for t in unnamed
+                      if node in {str(n) for n in (t.get("bundles_to_node_id") or {}).values()}]
+            out += found or [holder(node, {}, self.resv)]
         return out
 
     def pending_holders(self) -> List[Json]:
         """Every node share of a pending reservation, for Go to count."""
-        return [holder(node, value, res, True) for _, value in self.others if self.pending(value)
+        return [holder(node, value, self.resv, res, True) for _, value in self.others if self.pending(value)
                 for node, res in sorted((value.get("nodes") or {}).items())]
 
 
@@ -195,7 +230,11 @@ def node_totals() -> Dict[str, Resources]:
             for n in RAY.ray.nodes() if n.get("Alive")}
 
 
-def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resources]) -> None:
+def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resources], ledger: Optional[Ledger]) -> None:
+    """Writes this cluster's reservation; a failure of this run restores the
+    one it replaced (a retry's, whose adopted groups it still stands for)."""
+    if ledger is not None and resv["key"] not in run.reserved:
+        run.replaced[resv["key"]] = ledger.previous
     run.reserved.append(resv["key"])  # first: a stopped run's cleanup deletes what it may have written
     kv_put(run, own, resv["key"], {"cluster": resv["cluster"], "owner": own["owner"], "groups": resv["groups"],
                                    "nodes": nodes, "exclusive": resv["exclusive"], "token": run_token(run),
@@ -207,28 +246,29 @@ def reserve(run: Run, spec: Spec) -> bool:
     of the nodes that cannot hold it. For a cluster Ray places, waits until
     no reservation younger than stale_seconds is pending (older pending ones
     queue in Ray) and returns True holding the lock: its create then calls
-    reserve_placed."""
+    reserve_placed. Waits are bounded by the request's ready_timeout too."""
     resv = reservation(spec)
     own = spec["own"]
     if resv is None or own is None:
         return False
-    deadline = time.time() + run.contract.pending_wait_seconds
+    deadline = time.time() + min(run.contract.pending_wait_seconds, spec["timeout"])
     while True:
-        take_lock(run, own, resv)
+        take_lock(run, own, resv, min(run.contract.lock_wait_seconds, spec["timeout"]))
         keep = False
         try:
             ledger = Ledger(run, own, resv)
             if resv["nodes"] is not None:
-                short = ledger.short_nodes(run, node_totals())
+                short = ledger.short_nodes(node_totals())
                 if short:
                     raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"],
                                       holders=ledger.holders_on(short), claimed=ledger.pending_holders())
-                write_reservation(run, own, resv, resv["nodes"])
+                write_reservation(run, own, resv, resv["nodes"], ledger)
                 progress(run, "reserved", nodes=len(resv["nodes"]))
                 return False
             waiting = [h for h in ledger.pending_holders() if time.time() - h["claimed_at"] < resv["stale_seconds"]]
             if not waiting:
                 keep = True
+                run.replaced[resv["key"]] = ledger.previous
                 progress(run, "reserved", nodes=0)
                 return True
             if time.time() > deadline:
@@ -239,48 +279,68 @@ def reserve(run: Run, spec: Spec) -> bool:
         time.sleep(0.5)
 
 
+def placed_nodes(run: Run, groups: List[Any]) -> Tuple[Dict[str, Resources], List[str], bool]:
+    """Where Ray put the groups' bundles, their ids, and whether all are placed."""
+    tables = [RAY.placement_group_table(pg) for pg in groups]
+    placed = all(t.get("state") == run.contract.state_created for t in tables)
+    return group_shares(tables), [str(t.get("placement_group_id")) for t in tables], placed
+
+
 def reserve_placed(run: Run, spec: Spec, groups: List[Any]) -> None:
     """For a cluster Ray places, holding the lock: waits up to
     place_wait_seconds for Ray to place its groups, reserves where Ray put
-    them and drops the lock."""
+    them so far and drops the lock (settle_reservation completes it)."""
     resv, own = cast(Json, reservation(spec)), cast(Json, spec["own"])  # reserve returned True: both are set
     try:
         deadline = time.time() + run.contract.place_wait_seconds
-        nodes: Dict[str, Resources] = {}
         while True:
-            tables = [RAY.placement_group_table(pg) for pg in groups]
-            if all(t.get("state") == run.contract.state_created for t in tables) or time.time() > deadline:
+            nodes, _, placed = placed_nodes(run, groups)
+            if placed or time.time() > deadline:
                 break
+            refresh_lock(run, own)
             time.sleep(0.1)
-        for t in tables:
-            to_node = {str(k): str(v) for k, v in (t.get("bundles_to_node_id") or {}).items()}
-            for idx, b in (t.get("bundles") or {}).items():
-                node = to_node.get(str(idx))
-                if node:
-                    for k, v in (b or {}).items():
-                        nodes.setdefault(node, {})[k] = nodes.get(node, {}).get(k, 0.0) + float(v)
-        write_reservation(run, own, resv, nodes)
+        write_reservation(run, own, resv, nodes, None)
     finally:
         drop_lock(run, own)
 
 
+def settle_reservation(run: Run, spec: Spec, groups: List[Any]) -> None:
+    """Once the groups are placed: the reservation names where Ray put them
+    (with pinning = "domain", or a cluster Ray places, that may differ from
+    the ask) and their ids (group names repeat across Ray namespaces). Only
+    this cluster writes its key."""
+    resv, own = reservation(spec), spec["own"]
+    if resv is None or own is None or resv["key"] not in run.reserved:
+        return
+    held = kv_get(run, own, resv["key"])
+    if held is None or held.get("token") != run.claim_token:
+        return
+    held["nodes"], held["group_ids"], _ = placed_nodes(run, groups)
+    kv_put(run, own, resv["key"], held)
+
+
 def release_run_reservation(run: Run, own: Json) -> None:
-    """After a failed create: drops the lock if held, and deletes the
-    reservation this run wrote while it still holds this run's token."""
+    """After a failed create: drops the lock if held, and while the
+    reservation still holds this run's token, restores the one it replaced
+    or deletes it."""
     drop_lock(run, own)
     for key in run.reserved:
         held = kv_get(run, own, key)
         if held is not None and held.get("token") == run.claim_token:
-            kv_del(run, own, key)
+            previous = run.replaced.get(key)
+            if previous is not None:
+                kv_put(run, own, key, previous)
+            else:
+                kv_del(run, own, key)
     run.reserved = []
 
 
 def release_cluster_reservation(run: Run, own: Json) -> None:
     """After a delete: deletes the cluster's reservation while it is still
-    that cluster's. Only this cluster writes its key, so no lock is needed."""
+    this state's. Only this cluster writes its key, so no lock is needed."""
     resv = own.get("reservation")
     if not resv:
         return
     held = kv_get(run, own, resv["key"])
-    if held is not None and held.get("cluster") == resv["cluster"]:
+    if held is not None and held.get("cluster") == resv["cluster"] and held.get("owner") in ("", own["owner"]):
         kv_del(run, own, resv["key"])

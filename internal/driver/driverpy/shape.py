@@ -52,7 +52,8 @@ TOPOLOGY_SHAPE = {"domain_label": "?str", "rank_label": "?str"}
 OWNERSHIP_SHAPE = {"kv_namespace": "str", "key": "str", "tombstone_key": "str", "owner": "str", "claim": "bool",
                    "manifest": "?obj", "reservation": "?obj"}
 RESERVATION_SHAPE = {"key": "str", "prefix": "str", "lock_key": "str", "cluster": "str", "groups": "list", "nodes": "?obj",
-                     "count_live": "bool", "exclusive": "bool", "stale_seconds": "num", "lock_stale_seconds": "num"}
+                     "count_live": "bool", "exclusive": "bool", "stale_seconds": "num", "lock_stale_seconds": "num",
+                     "owner_prefix_length": "int"}
 RANK_ORDER_SHAPE = {"segment_size": "?int", "gpus_per_node": "int"}
 # Contract's fields; annotations are strings (from __future__ import annotations).
 CONTRACT_SHAPE = {f.name: {"str": "str", "int": "int", "float": "num"}[str(f.type)] for f in fields(Contract)}

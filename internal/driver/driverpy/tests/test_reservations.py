@@ -40,7 +40,9 @@ def test_reserves_each_nodes_ask_then_delete_releases_it(cluster: fake_ray.Clust
     d = drive(r)
     assert d.result["ok"] and "reserved" in d.phases()
     held = cluster.kv_value(resv(r)["key"], ns(r))
-    assert held["cluster"] == resv(r)["cluster"] and held["nodes"] == resv(r)["nodes"]
+    # Settled to where Ray put the bundles (the fake ignores pins), with the groups' ids.
+    assert held["cluster"] == resv(r)["cluster"] and len(held["group_ids"]) == 2
+    assert sum(res["GPU"] for res in held["nodes"].values()) == 2.0
     assert lock_free(cluster, r)
     assert drive(requests["delete_selected"]).result["ok"]
     assert cluster.kv_value(resv(r)["key"], ns(r)) is None
@@ -103,14 +105,36 @@ def test_a_stale_reservation_is_deleted(cluster: fake_ray.Cluster, requests: Any
 
 
 def test_an_old_reservation_whose_group_lives_is_kept(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
-    """Not stale, and not pending either: Ray counts its placed group."""
+    """Not stale while a group of it lives, and its share still counts."""
     r = requests["create_selected"]
     pg = __import__("ray.util.placement_group", fromlist=["x"])
     pg.placement_group([{"CPU": 1.0}], name="old-node0")
     cluster.schedule()
     old = foreign(cluster, r, "old", {"node-2": {"GPU": 2.0}}, time.time() - resv(r)["stale_seconds"] - 1)
-    assert drive(r).result["ok"]
+    err = drive(r).result["error"]
+    assert err["code"] == "nodes_claimed" and [h["cluster"] for h in err["facts"]["holders"]] == ["ns/old"]
     assert cluster.kv_value(old, ns(r)) is not None
+
+
+def test_placed_reservations_count_even_for_capacity_check_none(cluster: fake_ray.Cluster, requests: Any,
+                                                                 drive: Any) -> None:
+    r = requests["create_selected"]
+    resv(r)["count_live"] = False
+    foreign(cluster, r, "other", {"node-2": {"GPU": 2.0}}, time.time())
+    err = drive(r).result["error"]
+    assert err["code"] == "nodes_claimed" and err["facts"]["holders"][0]["owner"] == "owner-of-other"[:resv(r)["owner_prefix_length"]]  # a prefix only
+
+
+def test_a_failed_retry_restores_the_reservation_it_replaced(cluster: fake_ray.Cluster, requests: Any,
+                                                             drive: Any) -> None:
+    r = requests["create_selected"]
+    r["ready_timeout_seconds"] = 0.2
+    r["groups"][0]["bundles"] = [{"GPU": 4.0}]  # infeasible: the create fails after reserving
+    earlier = {"cluster": resv(r)["cluster"], "owner": r["ownership"]["owner"], "groups": resv(r)["groups"],
+               "nodes": resv(r)["nodes"], "token": "t-earlier", "claimed_at": time.time()}
+    cluster.kv_set(resv(r)["key"], earlier, ns(r))
+    assert drive(r).result["error"]["code"] == "not_ready"
+    assert cluster.kv_value(resv(r)["key"], ns(r))["token"] == "t-earlier"
 
 
 def test_a_held_lock_is_waited_for_then_reported(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
