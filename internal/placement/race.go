@@ -289,7 +289,7 @@ func lostRaceDetail(spec clusterspec.Spec, claimed map[string][]contract.NodeHol
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "While this apply chose nodes for %q, other clusters applying at the same time claimed them first: %s.",
+	fmt.Fprintf(&b, "The nodes this apply chose for %q cannot hold it beside what other clusters reserved there: %s.",
 		spec.Name, contract.DescribeHolders(holders))
 	if len(why) > 0 {
 		fmt.Fprintf(&b, "\n\nThe nodes left cannot hold it: %s", strings.Join(why, "\n"))
