@@ -24,7 +24,8 @@ var driverPlumbing = []string{
 	"now", "kv_get", "kv_put", "kv_del", "kv_put_new", "other_owner",
 	// probe.py, reservations.py
 	"_bind_free_ports", "_probe_in_bundle", "_fire", "_wait_one", "node_locks", "group_result", "probe_groups",
-	"reservation", "run_token", "holder", "read_reservations", "node_totals",
+	"reservation", "run_token", "holder", "read_reservations", "node_totals", "placed_nodes", "group_shares", "add_to",
+	"refresh_lock",
 	// actions.py, main.py
 	"do_record", "do_read", "new_result", "install_signal_handlers", "run_single", "main",
 }
