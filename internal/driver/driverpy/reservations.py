@@ -1,12 +1,12 @@
 # Reservations: before it makes any group, a create reserves what its bundles
 # ask of each node (Go's contract.Reservation). Under one lock key (written
 # only when absent) the driver checks the ask against each node's total,
-# minus what Ray's groups hold there and what other reservations hold whose
-# groups are not placed yet, and writes the reservation in the same step.
-# Clusters share a node whenever it holds them all. A create that does not
-# fit gets the holders back (code nodes_claimed) and Go chooses again. A
-# cluster Ray places (no select_nodes) waits until no reservation is
-# pending, creates its groups under the lock and reserves where Ray put them.
+# minus every other reservation's share there and the placed groups no
+# reservation names, and writes the reservation in the same step. Clusters
+# share a node whenever it holds them all. A create that does not fit gets
+# the holders back (code nodes_claimed) and Go chooses again. A cluster Ray
+# places (no select_nodes) waits until no reservation is pending, creates
+# its groups under the lock and reserves where Ray put them.
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from .contract import DriverError, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_put, kv_put_new
 from .rayapi import RAY
 from .runstate import Run, progress
+
 
 def reservation(spec: Spec) -> Optional[Json]:
     own = spec["own"]
@@ -137,6 +138,11 @@ class Ledger:
                 self.previous = value
             else:
                 self.others.append((key, value))
+        named = {id(t) for _, v in self.others for t in self.groups_of(v)}
+        mine = set(resv["groups"])
+        # Placed groups no reservation names, this cluster's own aside.
+        self.unnamed = [t for t in self.live if t.get("state") == run.contract.state_created and id(t) not in named
+                        and str(t.get("name")) not in mine]
 
     def groups_of(self, value: Json) -> List[Json]:
         """value's live groups: by id once its create recorded them, else by name."""
@@ -158,13 +164,6 @@ class Ledger:
         created = [t for t in self.groups_of(value) if t.get("state") == self.run.contract.state_created]
         return bool(value.get("nodes")) and len(created) < len(value.get("groups") or [])
 
-    def unnamed(self) -> List[Json]:
-        """Placed groups no reservation names, this cluster's own aside."""
-        named = {id(t) for _, v in self.others for t in self.groups_of(v)}
-        mine = set(self.resv["groups"])
-        return [t for t in self.live if t.get("state") == self.run.contract.state_created and id(t) not in named
-                and str(t.get("name")) not in mine]
-
     def short_nodes(self, totals: Dict[str, Resources]) -> List[str]:
         """The nodes that cannot hold this cluster's ask: short of a resource,
         reserved whole by another cluster, or (exclusive_nodes) used by any.
@@ -174,7 +173,7 @@ class Ledger:
         for _, v in self.others:
             for node, res in (v.get("nodes") or {}).items():
                 add_to(used, node, res)
-        unnamed = group_shares(self.unnamed())
+        unnamed = group_shares(self.unnamed)
         if self.resv["count_live"]:
             for node, res in unnamed.items():
                 add_to(used, node, res)
@@ -198,11 +197,10 @@ class Ledger:
         """Every other reservation on the nodes and the placed groups there
         no reservation names; a node with neither is named alone."""
         out = []
-        unnamed = self.unnamed()
         for node in nodes:
             found = [holder(node, v, self.resv, v["nodes"][node], self.pending(v))
                      for _, v in self.others if node in (v.get("nodes") or {})]
-            found += [holder(node, {"groups": [t.get("name")]}, self.resv) for t in unnamed
+            found += [holder(node, {"groups": [t.get("name")]}, self.resv) for t in self.unnamed
                       if node in {str(n) for n in (t.get("bundles_to_node_id") or {}).values()}]
             out += found or [holder(node, {}, self.resv)]
         return out
@@ -230,11 +228,8 @@ def node_totals() -> Dict[str, Resources]:
             for n in RAY.ray.nodes() if n.get("Alive")}
 
 
-def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resources], ledger: Optional[Ledger]) -> None:
-    """Writes this cluster's reservation; a failure of this run restores the
-    one it replaced (a retry's, whose adopted groups it still stands for)."""
-    if ledger is not None and resv["key"] not in run.reserved:
-        run.replaced[resv["key"]] = ledger.previous
+def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resources]) -> None:
+    """Writes this cluster's reservation (reserve noted the one it replaces)."""
     run.reserved.append(resv["key"])  # first: a stopped run's cleanup deletes what it may have written
     kv_put(run, own, resv["key"], {"cluster": resv["cluster"], "owner": own["owner"], "groups": resv["groups"],
                                    "nodes": nodes, "exclusive": resv["exclusive"], "token": run_token(run),
@@ -257,18 +252,20 @@ def reserve(run: Run, spec: Spec) -> bool:
         keep = False
         try:
             ledger = Ledger(run, own, resv)
+            # A failure of this run restores what it replaces: a retry's
+            # reservation, whose adopted groups it still stands for.
+            run.replaced.setdefault(resv["key"], ledger.previous)
             if resv["nodes"] is not None:
                 short = ledger.short_nodes(node_totals())
                 if short:
                     raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"],
                                       holders=ledger.holders_on(short), claimed=ledger.pending_holders())
-                write_reservation(run, own, resv, resv["nodes"], ledger)
+                write_reservation(run, own, resv, resv["nodes"])
                 progress(run, "reserved", nodes=len(resv["nodes"]))
                 return False
             waiting = [h for h in ledger.pending_holders() if time.time() - h["claimed_at"] < resv["stale_seconds"]]
             if not waiting:
                 keep = True
-                run.replaced[resv["key"]] = ledger.previous
                 progress(run, "reserved", nodes=0)
                 return True
             if time.time() > deadline:
@@ -299,7 +296,7 @@ def reserve_placed(run: Run, spec: Spec, groups: List[Any]) -> None:
                 break
             refresh_lock(run, own)
             time.sleep(0.1)
-        write_reservation(run, own, resv, nodes, None)
+        write_reservation(run, own, resv, nodes)
     finally:
         drop_lock(run, own)
 
