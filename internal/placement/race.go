@@ -110,9 +110,13 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 		if !time.Now().Before(p.queueUntil) { // the driver kept refusing: bounded by ready_timeout
 			return res, nil, err
 		}
+		// Each refusal's holders replace what an earlier one said of those
+		// nodes: the driver read them just now.
+		refused := map[string][]contract.NodeHolder{}
 		for _, h := range holders {
-			p.claimed[h.NodeID] = append(p.claimed[h.NodeID], h)
+			refused[h.NodeID] = append(refused[h.NodeID], h)
 		}
+		maps.Copy(p.claimed, refused)
 		p.pending = pending
 		tflog.Info(ctx, "lost the race for nodes: choosing again", map[string]any{"cluster": p.key, "holders": contract.DescribeHolders(holders)})
 		if snap, err = p.env.Snapshot(ctx); err != nil {
