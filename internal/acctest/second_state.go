@@ -75,6 +75,15 @@ func NewWorkDir(t *testing.T, config string) *WorkDir {
 	return w
 }
 
+// NewWorkDirDestroyed is NewWorkDir whose state is destroyed when the test
+// ends, whatever it holds then.
+func NewWorkDirDestroyed(t *testing.T, config string) *WorkDir {
+	t.Helper()
+	w := NewWorkDir(t, config)
+	t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+	return w
+}
+
 // SetConfig replaces the directory's configuration.
 func (w *WorkDir) SetConfig(config string) {
 	w.t.Helper()

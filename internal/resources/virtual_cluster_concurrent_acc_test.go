@@ -74,9 +74,7 @@ func newDirs(t *testing.T, prefix, mode string, n int) ([]*acctest.WorkDir, []st
 	names := make([]string, n)
 	for i := range dirs {
 		names[i] = fmt.Sprintf("%s-%d", prefix, i)
-		dirs[i] = acctest.NewWorkDir(t, nodeCluster(names[i], mode))
-		w := dirs[i]
-		t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+		dirs[i] = acctest.NewWorkDirDestroyed(t, nodeCluster(names[i], mode))
 	}
 	return dirs, names
 }

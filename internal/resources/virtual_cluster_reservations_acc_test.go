@@ -63,6 +63,21 @@ func gpusOf(t *testing.T, w *acctest.WorkDir) []string {
 	return gpus
 }
 
+// applyAllOnGPUs applies every directory at once, fails the test on any
+// failure (why says what should have let it succeed), and checks the
+// bundles' GPUs of them all are each given out once.
+func applyAllOnGPUs(t *testing.T, dirs []*acctest.WorkDir, names []string, why string) {
+	t.Helper()
+	var gpus []string
+	for i, r := range applyAtOnce(t, dirs, names) {
+		if r.err != nil {
+			t.Fatalf("%s failed %s:\n%s", names[i], why, r.out)
+		}
+		gpus = append(gpus, gpusOf(t, r.dir)...)
+	}
+	checkNoGPUTwice(t, gpus)
+}
+
 // checkNoGPUTwice fails when two bundles report one GPU of one node.
 func checkNoGPUTwice(t *testing.T, gpus []string) {
 	t.Helper()
@@ -110,18 +125,10 @@ func TestAccReservations_statesShareNodesByGPU(t *testing.T) {
 				c.SelectNodes, c.ExcludeNodeIDs = true, exclude
 			}))
 		}
-		w := acctest.NewWorkDir(t, acctest.HCL(append(blocks, gpusOutput("a", "b"))...))
-		t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+		w := acctest.NewWorkDirDestroyed(t, acctest.HCL(append(blocks, gpusOutput("a", "b"))...))
 		dirs, names = append(dirs, w), append(names, fmt.Sprintf("%s-%d", prefix, i))
 	}
-	var gpus []string
-	for i, r := range applyAtOnce(t, dirs, names) {
-		if r.err != nil {
-			t.Fatalf("%s failed while the four nodes hold all eight clusters:\n%s", names[i], r.out)
-		}
-		gpus = append(gpus, gpusOf(t, r.dir)...)
-	}
-	checkNoGPUTwice(t, gpus)
+	applyAllOnGPUs(t, dirs, names, "while the four nodes hold all eight clusters")
 	perNode := groupGPUsPerNode(t, prefix)
 	if len(perNode) != 4 {
 		t.Errorf("the clusters hold GPUs on %d nodes: %v; want all four", len(perNode), perNode)
@@ -164,18 +171,9 @@ func TestAccReservations_sameNodeSameConfigAndPinnings(t *testing.T) {
 		names := make([]string, len(pinnings))
 		for i, p := range pinnings {
 			names[i] = fmt.Sprintf("%s-%s-%d", prefix, p, i)
-			w := acctest.NewWorkDir(t, config(names[i], p))
-			t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
-			dirs[i] = w
+			dirs[i] = acctest.NewWorkDirDestroyed(t, config(names[i], p))
 		}
-		var gpus []string
-		for i, r := range applyAtOnce(t, dirs, names) {
-			if r.err != nil {
-				t.Fatalf("%s failed beside another cluster on a node that holds both:\n%s", names[i], r.out)
-			}
-			gpus = append(gpus, gpusOf(t, r.dir)...)
-		}
-		checkNoGPUTwice(t, gpus)
+		applyAllOnGPUs(t, dirs, names, "beside another cluster on a node that holds both")
 		if got := groupGPUsPerNode(t, prefix); len(got) != 1 || got[node] != 4 {
 			t.Errorf("the clusters' GPUs per node: %v; want 4 on %s only", got, node)
 		}
@@ -205,10 +203,7 @@ func TestAccReservations_plainRacesSelecting(t *testing.T) {
 		c.SelectNodes, c.ExcludeNodeIDs = true, onlyNodes(t, "rackC-1")
 	})
 	names := []string{plain.Name, selecting.Name}
-	dirs := []*acctest.WorkDir{acctest.NewWorkDir(t, plain.String()), acctest.NewWorkDir(t, selecting.String())}
-	for _, w := range dirs {
-		t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
-	}
+	dirs := []*acctest.WorkDir{acctest.NewWorkDirDestroyed(t, plain.String()), acctest.NewWorkDirDestroyed(t, selecting.String())}
 	results := applyAtOnce(t, dirs, names)
 	won := slices.IndexFunc(results, func(r applyResult) bool { return r.err == nil })
 	if won < 0 || results[1-won].err == nil {
@@ -241,10 +236,7 @@ func TestAccReservations_exclusiveNodes(t *testing.T) {
 		c.Extra = append(c.Extra, acctest.Attr{Key: "exclusive_nodes", Expr: "true"})
 	})
 	share := twoGPUCluster("t", prefix+"-share", func(c *acctest.VirtualCluster) { c.SelectNodes, c.ExcludeNodeIDs = true, exclude })
-	a, b := acctest.NewWorkDir(t, whole.String()), acctest.NewWorkDir(t, share.String())
-	for _, w := range []*acctest.WorkDir{a, b} {
-		t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
-	}
+	a, b := acctest.NewWorkDirDestroyed(t, whole.String()), acctest.NewWorkDirDestroyed(t, share.String())
 	a.MustRun("apply", "-auto-approve")
 	out, err := b.Run("apply", "-auto-approve")
 	if err == nil {

@@ -268,8 +268,7 @@ func TestAccVirtualCluster_selectNodesSavedPlanTaken(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("saved")
 	holder := "tenant-" + name
-	w := acctest.NewWorkDir(t, selectCluster("b", name).String())
-	t.Cleanup(func() { _, _ = w.Run("destroy", "-auto-approve") })
+	w := acctest.NewWorkDirDestroyed(t, selectCluster("b", name).String())
 	w.MustRun("plan", "-out=tfplan")
 	var both []map[string]float64
 	for _, rack := range []string{"rackA", "rackB"} {
