@@ -22,14 +22,17 @@ import (
 
 // These tests need no Ray: they check the bench's own bookkeeping.
 
-func TestMedian(t *testing.T) {
-	ms := func(xs ...int) []time.Duration {
-		out := make([]time.Duration, len(xs))
-		for i, x := range xs {
-			out[i] = time.Duration(x) * time.Millisecond
-		}
-		return out
+// durations is xs, each in unit.
+func durations(unit time.Duration, xs ...int) []time.Duration {
+	out := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		out[i] = time.Duration(x) * unit
 	}
+	return out
+}
+
+func TestMedian(t *testing.T) {
+	ms := func(xs ...int) []time.Duration { return durations(time.Millisecond, xs...) }
 	for _, tc := range []struct {
 		in   []time.Duration
 		want time.Duration

@@ -106,13 +106,7 @@ func TestPrintRace(t *testing.T) {
 // The contention table gives each racing row its p95 against the apart
 // row of the same N, and Percentile takes the nearest rank.
 func TestPrintContention(t *testing.T) {
-	s := func(n ...int) []time.Duration {
-		out := make([]time.Duration, len(n))
-		for i, v := range n {
-			out[i] = time.Duration(v) * time.Second
-		}
-		return out
-	}
+	s := func(n ...int) []time.Duration { return durations(time.Second, n...) }
 	if got := Percentile(s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 95); got != 10*time.Second {
 		t.Errorf("p95 of 1..10 s = %s; want 10s", got)
 	}
