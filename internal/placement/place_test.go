@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -20,6 +21,9 @@ type fakeDriver struct {
 	taken    map[string]bool
 	pending  []contract.NodeHolder
 	requests []contract.Request
+	// refuseAll refuses every create, as the driver refuses a cluster Ray
+	// places while other reservations stay pending.
+	refuseAll bool
 }
 
 func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Result, error) {
@@ -29,6 +33,9 @@ func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Res
 		if f.taken[id] {
 			holders = append(holders, contract.NodeHolder{NodeID: id, Cluster: "ns/other", Owner: "owner-of-other", Groups: []string{"other-node0"}})
 		}
+	}
+	if f.refuseAll {
+		holders = append(holders, contract.NodeHolder{NodeID: "n1", Cluster: "ns/other", Owner: "owner-of-other", Groups: []string{"other-node0"}, Pending: true})
 	}
 	if len(holders) == 0 {
 		return &contract.Result{OK: true, Action: req.Action}, nil
@@ -119,5 +126,33 @@ func TestPlaceCountsPendingReservations(t *testing.T) {
 	}
 	if got := spec.SelectedNodeIDs[0]; got == first.SelectedNodeIDs[0] || got == second.SelectedNodeIDs[0] {
 		t.Errorf("chose %s: the refused node is %s, the pending reservation's %s", got, first.SelectedNodeIDs[0], second.SelectedNodeIDs[0])
+	}
+}
+
+// A create the driver keeps refusing past ready_timeout fails with the same
+// issue as one with no nodes left, naming the holders: on select_nodes when
+// it chose nodes, on the resource for a cluster Ray places.
+func TestPlaceOutOfTimeFailsNamingHolders(t *testing.T) {
+	selecting := clusterspectest.SelectingSpec(1)
+	selecting.ReadyTimeout = time.Nanosecond
+	plain := clusterspectest.ValidSpec()
+	plain.ReadyTimeout = time.Nanosecond
+	for _, c := range []struct {
+		spec     clusterspec.Spec
+		path     string
+		sentence string
+	}{
+		{selecting, clusterspec.AttrSelectNodes, "cannot hold it beside what other clusters reserved there"},
+		{plain, "", "Other clusters' reservations stayed pending"},
+	} {
+		snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
+		f := &fakeDriver{taken: map[string]bool{}, refuseAll: true}
+		res, issues, err := Place(context.Background(), fakeEnv(f, snap), &c.spec, snap, "owner-a", nil)
+		if err != nil || res != nil || len(issues) != 1 || issues[0].Summary != SummaryNodesTaken || issues[0].Path != c.path {
+			t.Fatalf("select_nodes %t: got %+v, %+v, %v; want one %q issue on %q", c.spec.SelectNodes, res, issues, err, SummaryNodesTaken, c.path)
+		}
+		if d := issues[0].Detail; !strings.Contains(d, c.sentence) || !strings.Contains(d, `cluster "other"`) || strings.Contains(d, "owner-of-other") {
+			t.Errorf("select_nodes %t: detail lacks %q or the holder, or shows its whole owner_id:\n%s", c.spec.SelectNodes, c.sentence, d)
+		}
 	}
 }

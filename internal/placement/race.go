@@ -107,9 +107,6 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 		if p.collided.IsZero() {
 			p.collided = time.Now()
 		}
-		if !time.Now().Before(p.queueUntil) { // the driver kept refusing: bounded by ready_timeout
-			return res, nil, err
-		}
 		// Each refusal's holders replace what an earlier one said of those
 		// nodes: the driver read them just now.
 		refused := map[string][]contract.NodeHolder{}
@@ -118,6 +115,9 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 		}
 		maps.Copy(p.claimed, refused)
 		p.pending = pending
+		if !time.Now().Before(p.queueUntil) { // the driver kept refusing: bounded by ready_timeout
+			return nil, []clusterspec.Issue{p.lostRace(nil)}, nil
+		}
 		tflog.Info(ctx, "lost the race for nodes: choosing again", map[string]any{"cluster": p.key, "holders": contract.DescribeHolders(holders)})
 		if snap, err = p.env.Snapshot(ctx); err != nil {
 			return nil, nil, &SnapshotError{Err: err}
@@ -143,8 +143,7 @@ func (p *race) choose(ctx context.Context, snap *planning.Snapshot) (*planning.S
 		if spec.CapacityMode() != clusterspec.CapacityTotal || !time.Now().Add(QueuePollInterval).Before(p.queueUntil) {
 			tflog.Info(ctx, "no nodes left after a lost race", map[string]any{"cluster": p.key,
 				"seconds_since_collision": time.Since(p.collided).Seconds()})
-			return nil, []clusterspec.Issue{{Path: clusterspec.AttrSelectNodes, Summary: SummaryNodesTaken,
-				Detail: lostRaceDetail(*spec, p.claimed, choice)}}, nil
+			return nil, []clusterspec.Issue{p.lostRace(choice)}, nil
 		}
 		tflog.Info(ctx, "queueing for nodes other clusters hold", map[string]any{"cluster": p.key, "holders": len(p.claimed)})
 		var err error
@@ -274,6 +273,16 @@ func claimDescriptions(claimed map[string][]contract.NodeHolder) map[string]stri
 	return out
 }
 
+// lostRace is the issue of a create that lost the race for its nodes and
+// has no time or choice left; choice says why no other nodes fit.
+func (p *race) lostRace(choice []clusterspec.Issue) clusterspec.Issue {
+	is := clusterspec.Issue{Summary: SummaryNodesTaken, Detail: lostRaceDetail(*p.spec, p.claimed, choice)}
+	if p.spec.SelectNodes {
+		is.Path = clusterspec.AttrSelectNodes
+	}
+	return is
+}
+
 // lostRaceDetail explains a cluster that lost the race for its nodes and
 // finds no other that fit: who holds them, why nothing else fits, and what
 // to do.
@@ -293,8 +302,13 @@ func lostRaceDetail(spec clusterspec.Spec, claimed map[string][]contract.NodeHol
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The nodes this apply chose for %q cannot hold it beside what other clusters reserved there: %s.",
-		spec.Name, contract.DescribeHolders(holders))
+	if spec.SelectNodes {
+		fmt.Fprintf(&b, "The nodes this apply chose for %q cannot hold it beside what other clusters reserved there: %s.",
+			spec.Name, contract.DescribeHolders(holders))
+	} else {
+		fmt.Fprintf(&b, "Other clusters' reservations stayed pending (their groups not yet placed) while %q waited to be placed by Ray: %s.",
+			spec.Name, contract.DescribeHolders(holders))
+	}
 	if len(why) > 0 {
 		fmt.Fprintf(&b, "\n\nThe nodes left cannot hold it: %s", strings.Join(why, "\n"))
 	}
