@@ -74,3 +74,24 @@ func Reservations(t *testing.T, prefix string) map[string]Reservation {
 	}
 	return got
 }
+
+// writeKVScript writes one key of Ray's internal KV (value null: deletes
+// it) with plain ray calls (not the provider's driver).
+const writeKVScript = `import json
+from ray.experimental import internal_kv
+ray.init(address=spec["address"], log_to_driver=False)
+if spec["value"] is None:
+    internal_kv._internal_kv_del(spec["key"], namespace=spec["kv_namespace"])
+else:
+    internal_kv._internal_kv_put(spec["key"], json.dumps(spec["value"]), overwrite=True, namespace=spec["kv_namespace"])
+print("ok")
+`
+
+// WriteReservation writes value as the reservation of cluster name in the
+// default namespace, out of band, as a killed apply leaves one; nil value
+// deletes it.
+func WriteReservation(t *testing.T, name string, value map[string]any) {
+	t.Helper()
+	plainray.Run(t, 2*time.Minute, "writing the reservation of "+name, writeKVScript, map[string]any{"address": plainray.GCSAddress(),
+		"key": record.ReservationKey(clusterspec.DefaultNamespace, name), "kv_namespace": record.KVNamespace, "value": value})
+}

@@ -27,6 +27,25 @@ type Ownership struct {
 	// Reservation is what a create reserves before it makes any group, and
 	// a delete releases with it.
 	Reservation *Reservation `json:"reservation,omitempty"`
+	// ListReservations, on a read (ReservationsRequest), is the prefix of
+	// the reservations to list instead of a record.
+	ListReservations string `json:"list_reservations,omitempty"`
+}
+
+// ListedReservation is one reservation as a ReservationsRequest reads it,
+// its token left out.
+type ListedReservation struct {
+	Key     string `json:"key"`
+	Cluster string `json:"cluster"` // "<namespace>/<name>"
+	// Owner is the owner_id of the state that wrote it: compared with the
+	// cluster's record, never shown in full.
+	Owner     string                        `json:"owner"`
+	Groups    []string                      `json:"groups"`
+	GroupIDs  []string                      `json:"group_ids"`
+	Nodes     map[string]topology.Resources `json:"nodes"`
+	Exclusive bool                          `json:"exclusive"`
+	// AgeSeconds is how long ago its create wrote it.
+	AgeSeconds float64 `json:"age_seconds"`
 }
 
 // Reservation is a cluster's reservation of what its bundles ask of Ray's
@@ -103,5 +122,13 @@ func (r Request) Owned(spec clusterspec.Spec, owner string, claim bool, manifest
 func ReadRequest(ns, name string, groups ...string) Request {
 	r := NewRequest(ActionRead, ns, namedGroups(groups), false, topology.PortRange{}, 0)
 	r.Ownership = &Ownership{KVNamespace: record.KVNamespace, Key: record.RecordKey(r.Namespace, name), TombstoneKey: record.TombstoneKey(r.Namespace, name)}
+	return r
+}
+
+// ReservationsRequest lists every reservation (record.ReservationPrefix)
+// for terraform query; it changes nothing.
+func ReservationsRequest(ns string) Request {
+	r := NewRequest(ActionRead, ns, nil, false, topology.PortRange{}, 0)
+	r.Ownership = &Ownership{KVNamespace: record.KVNamespace, ListReservations: record.ReservationPrefix}
 	return r
 }

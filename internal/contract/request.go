@@ -281,7 +281,8 @@ func (r Request) validateAction() error {
 // a manifest for a record, and present for a record or a read.
 func (r Request) validateOwnership() error {
 	if o := r.Ownership; o != nil {
-		if o.KVNamespace == "" || o.Key == "" || o.TombstoneKey == "" {
+		listing := r.Action == ActionRead && o.ListReservations != ""
+		if o.KVNamespace == "" || !listing && (o.Key == "" || o.TombstoneKey == "") {
 			return errors.New("driver request: ownership without its KV namespace and keys")
 		}
 		if r.Action == ActionRecord && o.Manifest == nil {
@@ -363,6 +364,8 @@ type Result struct {
 	// shortage from both (ExplainApplyShortage).
 	Pending []string   `json:"pending,omitempty"`
 	Nodes   []NodeView `json:"nodes,omitempty"`
+	// Reservations is what a ReservationsRequest read.
+	Reservations []ListedReservation `json:"reservations,omitempty"`
 	// Record is the cluster's record after the run (nil when none), and
 	// Tombstone what a delete left (inspect).
 	Record    *record.Manifest  `json:"record,omitempty"`

@@ -37,6 +37,7 @@ func pytestRequests() map[string]any {
 		"delete":          contract.RequestFor(spec, contract.ActionDelete).Owned(spec, "owner-a", false, nil),
 		"delete_selected": contract.RequestFor(selected, contract.ActionDelete).Owned(selected, "owner-a", false, nil),
 		"read":            contract.ReadRequest(spec.Namespace, spec.Name, "vc-node0", "vc-node1"),
+		"reservations":    contract.ReservationsRequest(spec.Namespace),
 	}
 }
 

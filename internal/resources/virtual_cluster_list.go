@@ -25,6 +25,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
@@ -98,7 +99,9 @@ func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.
 					"  - `other_state`: the record names another owner. Ray cannot tell a live state from a lost one " +
 					"(a deleted working directory): review these before importing, since import takes them over.\n" +
 					"  - `no_state`: groups named like a virtual cluster that no state owns: no record (made outside this " +
-					"provider, e.g. by NeMo-RL's `RayVirtualCluster` or plain `ray.util`), or a record without an owner.\n" +
+					"provider, e.g. by NeMo-RL's `RayVirtualCluster` or plain `ray.util`), or a record without an owner. " +
+					"Reservations that no state owns (their groups gone, or no record naming their owner) are reported " +
+					"with this class as warnings, with what they hold and how to release them.\n" +
 					"  - `not_a_cluster`: placement groups that no `ray_virtual_cluster` can adopt (another name, or a shape it " +
 					"cannot declare). They are reported as warnings with their shape and the reason, never as results, so " +
 					"`-generate-config-out` writes no import that would fail.",
@@ -252,7 +255,12 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
+	reservations := l.readReservations(readCtx, ns) // beside the records: the batcher joins them into one job
 	cands, records, err := l.listRead(readCtx, ns, listCandidates(live, cfg.NamePrefix.ValueString()))
+	resv := <-reservations
+	if err == nil {
+		err = resv.err
+	}
 	if err != nil {
 		diags.AddError("Cannot read the virtual clusters' records", errorDetail(err))
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
@@ -280,7 +288,58 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 		}
 		results = append(results, l.listResult(ctx, req, ns, c, rec, class))
 	}
+	if slices.Contains(classes, ownedNone) {
+		unowned := placement.UnownedReservations(resv.listed, ns, cfg.NamePrefix.ValueString(), live, groupsIn(cands), recordsByName(cands, records))
+		for _, d := range unownedReservationWarnings(unowned) {
+			results = append(results, list.ListResult{Diagnostics: diag.Diagnostics{d}})
+		}
+	}
 	stream.Results = slices.Values(results)
+}
+
+// listedReservations is what readReservations read, or why it could not.
+type listedReservations struct {
+	listed []contract.ListedReservation
+	err    error
+}
+
+// readReservations reads every reservation in one read job, started now.
+func (l *virtualClusterList) readReservations(ctx context.Context, ns string) <-chan listedReservations {
+	out := make(chan listedReservations, 1)
+	go func() {
+		res, err := l.data.Jobs.Run(ctx, contract.ReservationsRequest(ns), nil)
+		if err == nil {
+			err = res.Err()
+		}
+		if err != nil {
+			out <- listedReservations{err: fmt.Errorf("reading the reservations: %w", err)}
+			return
+		}
+		out <- listedReservations{listed: res.Reservations}
+	}()
+	return out
+}
+
+// groupsIn names the groups of cands (those that live in the listed namespace).
+func groupsIn(cands []listCandidate) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cands {
+		for _, g := range c.Groups {
+			out[g.Name] = true
+		}
+	}
+	return out
+}
+
+// recordsByName maps each listed cluster's name to its record (nil without).
+func recordsByName(cands []listCandidate, records []*record.Manifest) map[string]*record.Manifest {
+	out := map[string]*record.Manifest{}
+	for i, c := range cands {
+		if c.Cluster {
+			out[c.Name] = records[i]
+		}
+	}
+	return out
 }
 
 // countResults counts the results that are clusters (not warnings).

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -159,6 +160,14 @@ func TestAccList_generateConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Reservations a killed apply leaves: the leak's (groups live, no record) and a stale one.
+	ns, stale := clusterspec.DefaultNamespace, prefix+"-gone"
+	acctest.WriteReservation(t, leak, map[string]any{"cluster": ns + "/" + leak, "owner": "aaaa1111-killed-apply",
+		"groups": []string{leak + "-node0", leak + "-node1"}, "nodes": map[string]any{}, "token": "t1", "claimed_at": time.Now().Unix() - 100})
+	acctest.WriteReservation(t, stale, map[string]any{"cluster": ns + "/" + stale, "owner": "bbbb2222-killed-apply",
+		"groups": []string{stale + "-node0"}, "nodes": map[string]any{"some-node": map[string]float64{"CPU": 1}}, "token": "t2", "claimed_at": 0})
+	t.Cleanup(func() { acctest.WriteReservation(t, stale, nil); acctest.WriteReservation(t, leak, nil) })
+
 	prefixFilter := acctest.Attr{Key: "name_prefix", Expr: acctest.Quote(prefix)}
 	leaks := acctest.List("leaks", true, prefixFilter)
 	writeQuery(acctest.HCL(leaks, acctest.List("mine", false, prefixFilter, ownership("this_state"), ownerIDs(owner))))
@@ -166,7 +175,9 @@ func TestAccList_generateConfig(t *testing.T) {
 	out := w.MustRun("query")
 	for _, want := range []string{lost, leak, "Placement groups that no ray_virtual_cluster can adopt: " + prefix + "-plain",
 		"its name is not a virtual cluster's", "this state, owner " + record.OwnerPrefix(owner),
-		"Check placement_group_strategy of " + prefix + "-uni before importing it"} {
+		"Check placement_group_strategy of " + prefix + "-uni before importing it",
+		"Reservation no state owns: " + ns + "/" + stale, "It holds nothing any more",
+		"Reservation no state owns: " + ns + "/" + leak, "but the cluster has no record", "aaaa1111…"} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("terraform query output lacks %q", want)
 		}
@@ -207,5 +218,9 @@ func TestAccList_generateConfig(t *testing.T) {
 		if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
 			t.Error(err)
 		}
+	}
+	// The import took the leak's reservation over, so its destroy released it.
+	if left := acctest.Reservations(t, leak); len(left) != 0 {
+		t.Errorf("the leak's reservation outlived its destroy: %v", left)
 	}
 }

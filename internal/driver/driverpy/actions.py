@@ -15,7 +15,7 @@ from .groups import Groups, RayGroups, create_group, diff_group, lookup, wait_re
 from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner
 from .record import placed_record
 from .probe import probe_groups
-from .reservations import release_cluster_reservation, reserve, reserve_placed, settle_reservation
+from .reservations import adopt_reservation, listed_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -181,6 +181,8 @@ def do_inspect(run: Run, spec: Spec) -> Json:
                 record["created_at"] = previous["created_at"] or record["created_at"]
                 result["previous_owner"] = previous
             kv_put(run, own, own["key"], record)
+            if own["claim"]:
+                adopt_reservation(run, own)
         result["record"] = record
     return result
 
@@ -202,6 +204,8 @@ def do_read(run: Run, spec: Spec) -> Json:
     """Returns the record and tombstone as they are, and which of the named
     groups do not live in this namespace; writes nothing."""
     own = cast(Json, spec["own"])  # Go sends a read action with its ownership
+    if own.get("list_reservations"):
+        return {"reservations": listed_reservations(run, own)}
     groups: Groups = run.gcs or RayGroups(run)
     return {"record": kv_get(run, own, own["key"]), "tombstone": kv_get(run, own, own["tombstone_key"]),
             "missing": [g["name"] for g in spec["groups"] if groups.find(g["name"]) is None]}

@@ -27,7 +27,7 @@ def connect_direct(run: Run, spec: Spec) -> bool:
         gcs = GcsDirect(address, spec["namespace"], run.contract.state_removed, run.contract.gcs_call_seconds)
         own = spec["own"]
         if own:  # the first call doubles as the connection check
-            gcs.kv_get(own["key"], own["kv_namespace"])
+            gcs.kv_get(own.get("key") or own["list_reservations"], own["kv_namespace"])
         else:
             gcs.find(spec["groups"][0]["name"])
     except Exception as e:  # noqa: BLE001

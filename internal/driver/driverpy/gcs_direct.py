@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional, Tuple, cast
+from typing import Any, List, Optional, Tuple, cast
 
 from .contract import DriverError
 
@@ -60,6 +60,10 @@ class GcsDirect:
 
     def kv_del(self, key: str, ns: str) -> None:
         self.call(self.kv.InternalKVDel, self.pb.InternalKVDelRequest(key=key.encode(), namespace=ns.encode()))
+
+    def kv_keys(self, prefix: str, ns: str) -> List[bytes]:
+        reply = self.call(self.kv.InternalKVKeys, self.pb.InternalKVKeysRequest(prefix=prefix.encode(), namespace=ns.encode()))
+        return list(reply.results)
 
     def find(self, name: str) -> Optional[bytes]:
         reply = self.call(self.pg.GetNamedPlacementGroup, self.pb.GetNamedPlacementGroupRequest(

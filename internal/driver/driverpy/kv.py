@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Optional
+from typing import List, Optional
 
 from .contract import Json
 from .rayapi import RAY
@@ -43,6 +43,14 @@ def kv_del(run: Run, own: Json, key: str) -> None:
         run.gcs.kv_del(key, own["kv_namespace"])
     else:
         RAY.internal_kv._internal_kv_del(key, namespace=own["kv_namespace"])
+
+
+def kv_keys(run: Run, own: Json, prefix: str) -> List[str]:
+    if run.gcs:
+        raw = run.gcs.kv_keys(prefix, own["kv_namespace"])
+    else:
+        raw = RAY.internal_kv._internal_kv_list(prefix, namespace=own["kv_namespace"]) or []
+    return [k.decode() if isinstance(k, bytes) else str(k) for k in raw]
 
 
 def is_ours(own: Json, record: Optional[Json]) -> bool:

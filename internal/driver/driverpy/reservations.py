@@ -17,7 +17,7 @@ import traceback
 from typing import Any, Dict, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
-from .kv import kv_del, kv_get, kv_put, kv_put_new
+from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new
 from .rayapi import RAY
 from .runstate import Run, progress
 
@@ -213,8 +213,7 @@ class Ledger:
 
 def read_reservations(run: Run, own: Json, prefix: str) -> List[Tuple[str, Json]]:
     out = []
-    for raw in RAY.internal_kv._internal_kv_list(prefix, namespace=own["kv_namespace"]) or []:
-        key = raw.decode() if isinstance(raw, bytes) else str(raw)
+    for key in kv_keys(run, own, prefix):
         if "/takeover/" in key:
             continue
         value = kv_get(run, own, key)
@@ -341,3 +340,30 @@ def release_cluster_reservation(run: Run, own: Json) -> None:
     held = kv_get(run, own, resv["key"])
     if held is not None and held.get("cluster") == resv["cluster"] and held.get("owner") in ("", own["owner"]):
         kv_del(run, own, resv["key"])
+
+
+def adopt_reservation(run: Run, own: Json) -> None:
+    """An import that takes a cluster over takes its reservation too, so
+    that the new owner's delete releases it (the old owner's no longer
+    may). Only this cluster writes its key, so no lock is needed."""
+    resv = own.get("reservation")
+    if not resv:
+        return
+    held = kv_get(run, own, resv["key"])
+    if held is not None and held.get("cluster") == resv["cluster"] and held.get("owner") != own["owner"]:
+        held["owner"] = own["owner"]
+        kv_put(run, own, resv["key"], held)
+
+
+def listed_reservations(run: Run, own: Json) -> List[Json]:
+    """Every reservation as terraform query shows it (contract
+    ListedReservation); reads only. Its age is the driver's clock against
+    the writer's, both Ray nodes' clocks."""
+    out = []
+    for key, value in read_reservations(run, own, own["list_reservations"]):
+        out.append({"key": key, "cluster": str(value.get("cluster") or ""), "owner": str(value.get("owner") or ""),
+                    "groups": [str(g) for g in value.get("groups") or []],
+                    "group_ids": [str(g) for g in value.get("group_ids") or []],
+                    "nodes": value.get("nodes") or {}, "exclusive": bool(value.get("exclusive")),
+                    "age_seconds": max(0.0, time.time() - float(value.get("claimed_at") or 0))})
+    return out

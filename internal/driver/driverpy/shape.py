@@ -50,7 +50,7 @@ GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_
 PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj"}
 TOPOLOGY_SHAPE = {"domain_label": "?str", "rank_label": "?str"}
 OWNERSHIP_SHAPE = {"kv_namespace": "str", "key": "str", "tombstone_key": "str", "owner": "str", "claim": "bool",
-                   "manifest": "?obj", "reservation": "?obj"}
+                   "manifest": "?obj", "reservation": "?obj", "list_reservations": "?str"}
 RESERVATION_SHAPE = {"key": "str", "prefix": "str", "lock_key": "str", "cluster": "str", "groups": "list", "nodes": "?obj",
                      "count_live": "bool", "exclusive": "bool", "stale_seconds": "num", "lock_stale_seconds": "num",
                      "owner_prefix_length": "int"}

@@ -197,3 +197,30 @@ def test_exclusive_nodes_take_no_used_node_and_share_none(cluster: fake_ray.Clus
     late["ownership"]["reservation"]["groups"] = ["late-node0"]
     err = drive(late).result["error"]
     assert err["code"] == "nodes_claimed" and [h["cluster"] for h in err["facts"]["holders"]] == [resv(r)["cluster"]]
+
+
+def test_listing_reads_every_reservation_and_writes_nothing(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    foreign(cluster, r, "other", {"node-2": {"GPU": 1.0}}, time.time() - 40)
+    before = copy.deepcopy(cluster.kv)
+    d = drive(requests["reservations"])
+    assert d.result["ok"] and cluster.kv == before
+    (listed,) = d.result["reservations"]
+    assert listed["cluster"] == "ns/other" and listed["owner"] == "owner-of-other" and "token" not in listed
+    assert listed["nodes"] == {"node-2": {"GPU": 1.0}} and listed["age_seconds"] >= 40
+
+
+def test_an_import_takes_the_reservation_over(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_selected"]
+    assert drive(r).result["ok"]
+    held = cluster.kv_value(resv(r)["key"], ns(r))
+    took = copy.deepcopy(requests["inspect"])
+    took["ownership"].update(owner="owner-b", claim=True, reservation=resv(r))
+    took["groups"] = r["groups"]
+    assert drive(took).result["ok"]
+    now_held = cluster.kv_value(resv(r)["key"], ns(r))
+    assert now_held["owner"] == "owner-b" and now_held["nodes"] == held["nodes"] and now_held["token"] == held["token"]
+    gone = copy.deepcopy(requests["delete_selected"])
+    gone["ownership"]["owner"] = "owner-b"
+    assert drive(gone).result["ok"]
+    assert cluster.kv_value(resv(r)["key"], ns(r)) is None

@@ -1,4 +1,4 @@
-package driver
+package main
 
 import (
 	"os"
@@ -21,11 +21,11 @@ var driverPlumbing = []string{
 	// nodes.py, groups.py, kv.py
 	"is_resource_key", "cluster_view", "node_view", "rank_from_label", "node_topology",
 	"norm_bundle", "same_amount", "same_bundle", "table_bundles", "lookup", "is_detached", "wait_removed",
-	"now", "kv_get", "kv_put", "kv_del", "kv_put_new", "other_owner",
+	"now", "kv_get", "kv_put", "kv_del", "kv_put_new", "kv_keys", "other_owner",
 	// probe.py, reservations.py
 	"_bind_free_ports", "_probe_in_bundle", "_fire", "_wait_one", "node_locks", "group_result", "probe_groups",
 	"reservation", "run_token", "holder", "read_reservations", "node_totals", "placed_nodes", "group_shares", "add_to",
-	"refresh_lock",
+	"refresh_lock", "listed_reservations",
 	// actions.py, main.py
 	"do_record", "do_read", "new_result", "install_signal_handlers", "run_single", "main",
 }
@@ -34,7 +34,7 @@ var driverPlumbing = []string{
 // of what the driver decides.
 func designDecisions(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "DESIGN.md"))
+	raw, err := os.ReadFile("DESIGN.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func designDecisions(t *testing.T) []string {
 // plumbing named above; every name listed exists.
 func TestDesignListsDriverDecisions(t *testing.T) {
 	defined := map[string]string{}
-	paths, _ := filepath.Glob("driverpy/*.py")
+	paths, _ := filepath.Glob("internal/driver/driverpy/*.py")
 	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -75,7 +75,7 @@ func TestDesignListsDriverDecisions(t *testing.T) {
 	if len(listed) == 0 {
 		t.Fatal("DESIGN.md's table of driver decisions lists no function")
 	}
-	batcher, err := os.ReadFile("batcher.go")
+	batcher, err := os.ReadFile("internal/driver/batcher.go")
 	if err != nil {
 		t.Fatal(err)
 	}
