@@ -20,7 +20,7 @@ var SharedRules = []SharedRule{
 	},
 	{
 		Rule: "contract constants the driver gets", Go: "contract.Contract, DriverContract", Python: "driverpy/contract.py Contract (frozen dataclass)",
-		Tests: []string{"internal/contract/shared_rules_test.go:TestDriverContractFieldsMatch", "internal/contract/contract_test.go:TestDriverPyHasNoContractConstants"},
+		Tests: []string{"internal/contract/shared_rules_test.go:TestDriverContractFieldsMatch", "contract_constants_test.go:TestDriverPyHasNoContractConstants"},
 	},
 	{
 		Rule: "node NVLink domain and topo rank, from resources or labels", Go: "clusterspec.TopologySource.Node, ParseRankLabel",

@@ -1,4 +1,4 @@
-package contract
+package main
 
 import (
 	"flag"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
 
 var updateDesign = flag.Bool("update-design", false, "rewrite DESIGN.md's shared-rules table from SharedRules")
@@ -16,7 +16,7 @@ var updateDesign = flag.Bool("update-design", false, "rewrite DESIGN.md's shared
 func sharedRulesTable() string {
 	var b strings.Builder
 	b.WriteString("| rule | Go | Python | parity tests |\n| --- | --- | --- | --- |\n")
-	for _, r := range SharedRules {
+	for _, r := range contract.SharedRules {
 		tests := make([]string, len(r.Tests))
 		for i, test := range r.Tests {
 			tests[i] = "`" + test + "`"
@@ -27,10 +27,10 @@ func sharedRulesTable() string {
 }
 
 // DESIGN.md's table of rules in two languages is SharedRules, rendered:
-// `go test ./internal/contract -run TestDesignListsSharedRules -update-design`
+// `go test . -run TestDesignListsSharedRules -update-design`
 // rewrites it after SharedRules changes.
 func TestDesignListsSharedRules(t *testing.T) {
-	path := filepath.Join(clusterspectest.RepoRoot(t), "DESIGN.md")
+	path := filepath.Join(".", "DESIGN.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 )
 
 const (
-	modulePath = "github.com/ray-infra/terraform-provider-ray"
 	// resourcesPkg is the framework layer bench must not measure through.
 	resourcesPkg = modulePath + "/internal/resources"
 	// providerPkg is the provider as Terraform sees it: the one way bench
