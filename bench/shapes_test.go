@@ -1,13 +1,16 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
@@ -76,6 +79,15 @@ func TestShapesSizesAndNames(t *testing.T) {
 	if _, err := ShapesNamed("shared,round"); err == nil {
 		t.Error("an unknown shape is an error")
 	}
+	if got := (ShapesConfig{}).parallelism(12); got != 12 {
+		t.Errorf("12 clusters at once: -parallelism=%d", got)
+	}
+	if got := (ShapesConfig{}).parallelism(1); got != terraformParallelism {
+		t.Errorf("one cluster: Terraform's default, got %d", got)
+	}
+	if got := (ShapesConfig{Parallelism: 10}).parallelism(12); got != 10 {
+		t.Errorf("-shapes-parallelism 10: got %d", got)
+	}
 }
 
 // shapesNodeRE is a row of ray-cluster.sh's node tables.
@@ -125,5 +137,47 @@ func TestShapesFitTheirNodeTable(t *testing.T) {
 				t.Errorf("%s: %s pins more than %d bundles to one node", s.Name, b.Role, ShapesNodeGPUs)
 			}
 		}
+	}
+}
+
+// shapeSample is one pair of runs, each command split when jobs is 1.
+func shapeSample(apply, apply1, plan, plan1, destroy, destroy1 float64, jobs int) ShapeSample {
+	run := func(a, p, d float64, jobs int) ShapeRun {
+		cmd := func(wall float64) CLIPhases {
+			w := time.Duration(wall * float64(time.Second))
+			return CLIPhases{Wall: w, Jobs: jobs, CLIStart: w / 4, Job: Phases{Total: w / 2, Probe: w / 2}}
+		}
+		return ShapeRun{Apply: cmd(a), Destroy: cmd(d), Plan: PlanTimes{Wall: time.Duration(p * float64(time.Second))}, PlanCalls: 2}
+	}
+	return ShapeSample{Shape: run(apply, plan, destroy, jobs), Single: run(apply1, plan1, destroy1, 1)}
+}
+
+func TestPrintShapes(t *testing.T) {
+	row := &ShapeRow{Shape: shapeByKey(t, "four"), Samples: []ShapeSample{
+		shapeSample(9, 4, 2, 2, 3, 2, 1), shapeSample(10, 4, 3, 2, 4, 2, 2), shapeSample(12, 5, 3, 2, 4, 2, 1)}}
+	row.Samples[1].Left = RaceLeft{Groups: 1, JobRecords: 3}
+	var out bytes.Buffer
+	PrintShapes(&out, []*ShapeRow{row, {Shape: shapeByKey(t, "nemo")}}, "terraform")
+	flat := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{
+		// apply 2.25x, 2.5x, 2.4x; destroy 1.5x, 2x, 2x: the median apply ratio is over 2x.
+		"| 4 x 4 bundles | 4 | 16 | four [4] | 3 | 9.000 / 10.000 / 12.000 | 4.000 / 4.000 / 5.000 | 2.40 (2.25-2.50) |",
+		"| 2.00 (1.50-2.00) | <= 2x | not met (apply) | 1, 1 | 1, 0, 0, 0 | 3 |",
+		"| 4 x 4 bundles | 2.000 / 3.000 / 3.000 | 2.000 / 2.000 / 2.000 | 1.50 (1.00-1.50) | <= 1.5x | met |",
+		// the two one-job repetitions split: CLI start = wall / 4, probes = wall / 2
+		"| 4 x 4 bundles | apply | 4 clusters | 2 | 2.625 | 0.000 | 0.000 | 5.250 |",
+		"| 4 x 4 bundles | apply | single | 3 | 1.000 | 0.000 | 0.000 | 2.000 |",
+		"| 4 x 4 bundles | apply | added | 2 | 1.625 |",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("tables lack %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(flat, "NeMo-RL set") {
+		t.Errorf("a shape without samples has no row:\n%s", out.String())
+	}
+	if w := worstLeft([]ShapeSample{{Left: RaceLeft{Claims: 2}}, {Left: RaceLeft{Groups: 1, Err: errors.New("x")}}}); w.Claims != 2 ||
+		w.Groups != 1 || w.Err == nil {
+		t.Errorf("worstLeft = %+v", w)
 	}
 }
