@@ -87,17 +87,18 @@ func PrintShapes(out io.Writer, all []*ShapeRow, cli string) {
 func printShapesApply(out io.Writer, rows []*ShapeRow, cli string) {
 	fmt.Fprintf(out, "`%s apply` and `destroy` of each shape with the locally built provider through the recording proxy, against its "+
 		"single cluster (`count = 1`, or the set's first cluster) in the same repetition, paired and alternating in order; seconds, "+
-		"min / median / max; ratio = median of the per-pair ratios (min-max), target <= %.0fx. Jobs = the shape's Ray jobs per "+
-		"command (medians). Left = the most Ray held after any pair was destroyed: live groups, cluster records, reservations, "+
+		"min / median / max; ratio = median of the per-pair ratios (min-max), target <= %.0fx. Nodes = the nodes holding the "+
+		"applied clusters' bundles; jobs = the shape's Ray jobs per command (medians). Left = the most Ray held after any pair was destroyed: live groups, cluster records, reservations, "+
 		"driver jobs still running.\n\n", cli, ShapesApplyTarget)
 	t := NewTable(out, "shape", "clusters", "bundles", "single cluster", "reps", "apply", "single apply", "apply ratio",
-		"destroy", "single destroy", "destroy ratio", "target", "met", "jobs (apply, destroy)",
+		"destroy", "single destroy", "destroy ratio", "target", "met", "nodes (shape, single)", "jobs (apply, destroy)",
 		"left: groups, records, reservations, jobs", "job records left")
 	for _, r := range rows {
 		ap, ap1 := r.shapeWalls(applyWall)
 		de, de1 := r.shapeWalls(destroyWall)
-		var aj, dj []int
+		var nodes, nodes1, aj, dj []int
 		for _, s := range r.Samples {
+			nodes, nodes1 = append(nodes, s.Shape.Nodes), append(nodes1, s.Single.Nodes)
 			aj, dj = append(aj, s.Shape.Apply.Jobs), append(dj, s.Shape.Destroy.Jobs)
 		}
 		left := worstLeft(r.Samples)
@@ -105,7 +106,8 @@ func printShapesApply(out io.Writer, rows []*ShapeRow, cli string) {
 			fmt.Sprint(len(r.Samples)), MinMedianMax(ap), MinMedianMax(ap1), RatioStats(ap, ap1),
 			MinMedianMax(de), MinMedianMax(de1), RatioStats(de, de1), fmt.Sprintf("<= %.0fx", ShapesApplyTarget),
 			shapesMet(ShapesApplyTarget, namedRatio{"apply", medianRatio(ap, ap1)}, namedRatio{"destroy", medianRatio(de, de1)}),
-			fmt.Sprintf("%d, %d", medianInt(aj), medianInt(dj)), left.cell(), fmt.Sprint(left.JobRecords))
+			fmt.Sprintf("%d, %d", medianInt(nodes), medianInt(nodes1)), fmt.Sprintf("%d, %d", medianInt(aj), medianInt(dj)),
+			left.cell(), fmt.Sprint(left.JobRecords))
 	}
 	t.Flush()
 	fmt.Fprintln(out)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
@@ -42,6 +44,7 @@ type ShapeRun struct {
 	Apply, Destroy CLIPhases
 	Plan           PlanTimes
 	PlanCalls      int // the plan's HTTP requests
+	Nodes          int // the nodes holding the applied clusters' bundles (-1: unread)
 }
 
 // ShapeSample is one paired repetition: the shape and its single cluster,
@@ -127,6 +130,7 @@ func (sr *shapesRun) cycle(s Shape, clusters, rep int, interp time.Duration) (Sh
 	parallelism := fmt.Sprintf("-parallelism=%d", sr.cfg.parallelism(clusters))
 	r.Apply, err = sr.traced(dir, "apply", interp, parallelism)
 	if err == nil {
+		r.Nodes = nodesHolding(sr.ctx, sr.cfg.Client, name+"-")
 		err = sr.plan(&r, dir, parallelism)
 	}
 	var derr error
@@ -163,4 +167,25 @@ func (sr *shapesRun) plan(r *ShapeRun, dir string, extra ...string) error {
 		return fmt.Errorf("steady plan: %w", err)
 	}
 	return nil
+}
+
+// nodesHolding counts the nodes that hold bundles of the live groups whose
+// names start with prefix: where Ray placed a shape (-1 when unread).
+func nodesHolding(ctx context.Context, c *rayclient.Client, prefix string) int {
+	groups, err := liveview.ListLiveGroups(ctx, c)
+	if err != nil {
+		return -1
+	}
+	nodes := map[string]bool{}
+	for _, g := range groups {
+		if !strings.HasPrefix(g.Name, prefix) {
+			continue
+		}
+		for _, b := range g.Bundles {
+			if b.NodeID != "" {
+				nodes[b.NodeID] = true
+			}
+		}
+	}
+	return len(nodes)
 }

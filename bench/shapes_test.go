@@ -147,7 +147,8 @@ func shapeSample(apply, apply1, plan, plan1, destroy, destroy1 float64, jobs int
 			w := time.Duration(wall * float64(time.Second))
 			return CLIPhases{Wall: w, Jobs: jobs, CLIStart: w / 4, Job: Phases{Total: w / 2, Probe: w / 2}}
 		}
-		return ShapeRun{Apply: cmd(a), Destroy: cmd(d), Plan: PlanTimes{Wall: time.Duration(p * float64(time.Second))}, PlanCalls: 2}
+		return ShapeRun{Apply: cmd(a), Destroy: cmd(d), Plan: PlanTimes{Wall: time.Duration(p * float64(time.Second))}, PlanCalls: 2,
+			Nodes: 3}
 	}
 	return ShapeSample{Shape: run(apply, plan, destroy, jobs), Single: run(apply1, plan1, destroy1, 1)}
 }
@@ -162,7 +163,7 @@ func TestPrintShapes(t *testing.T) {
 	for _, want := range []string{
 		// apply 2.25x, 2.5x, 2.4x; destroy 1.5x, 2x, 2x: the median apply ratio is over 2x.
 		"| 4 x 4 bundles | 4 | 16 | four [4] | 3 | 9.000 / 10.000 / 12.000 | 4.000 / 4.000 / 5.000 | 2.40 (2.25-2.50) |",
-		"| 2.00 (1.50-2.00) | <= 2x | not met (apply) | 1, 1 | 1, 0, 0, 0 | 3 |",
+		"| 2.00 (1.50-2.00) | <= 2x | not met (apply) | 3, 3 | 1, 1 | 1, 0, 0, 0 | 3 |",
 		"| 4 x 4 bundles | 2.000 / 3.000 / 3.000 | 2.000 / 2.000 / 2.000 | 1.50 (1.00-1.50) | <= 1.5x | met |",
 		// the two one-job repetitions split: CLI start = wall / 4, probes = wall / 2
 		"| 4 x 4 bundles | apply | 4 clusters | 2 | 2.625 | 0.000 | 0.000 | 5.250 |",
