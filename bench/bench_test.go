@@ -56,6 +56,15 @@ func TestMedian(t *testing.T) {
 	}
 }
 
+func TestMinMedianMax(t *testing.T) {
+	if got := MinMedianMax(nil); got != "-" {
+		t.Errorf("MinMedianMax(nil) = %q", got)
+	}
+	if got := MinMedianMax(durations(time.Millisecond, 3000, 1000, 9000)); got != "1.000 / 3.000 / 9.000" {
+		t.Errorf("MinMedianMax = %q", got)
+	}
+}
+
 func TestTableAlignsMarkdown(t *testing.T) {
 	var b bytes.Buffer
 	tb := NewTable(&b, "size", "time/op")

@@ -158,12 +158,8 @@ func PrintContention(out io.Writer, rows []ContentionRow) {
 		} else {
 			apart[r.N] = p95
 		}
-		left := fmt.Sprintf("%d, %d, %d, %d", r.Left.Groups, r.Left.Records, r.Left.Claims, r.Left.ActiveJobs)
-		if r.Left.Err != nil {
-			left = "? (" + r.Left.Err.Error() + ")"
-		}
 		t.Row(fmt.Sprint(r.N), mode, fmt.Sprintf("%d / %d", len(r.Times), r.N), fmt.Sprintf("%.1f", Median(r.Times).Seconds()),
-			fmt.Sprintf("%.1f", p95.Seconds()), ratio, left, strings.Join(r.Failed, "; "))
+			fmt.Sprintf("%.1f", p95.Seconds()), ratio, r.Left.cell(), strings.Join(r.Failed, "; "))
 	}
 	t.Flush()
 	fmt.Fprintln(out)

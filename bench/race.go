@@ -176,6 +176,14 @@ func (l RaceLeft) Clean() bool {
 	return l.Err == nil && l.Groups == 0 && l.Records == 0 && l.Claims == 0 && l.ActiveJobs == 0
 }
 
+// cell is l in a table's "left: groups, records, reservations, jobs" column.
+func (l RaceLeft) cell() string {
+	if l.Err != nil {
+		return "? (" + l.Err.Error() + ")"
+	}
+	return fmt.Sprintf("%d, %d, %d, %d", l.Groups, l.Records, l.Claims, l.ActiveJobs)
+}
+
 // RaceResult is the soak's row.
 type RaceResult struct {
 	States, Nodes        int
@@ -493,15 +501,11 @@ func PrintRace(out io.Writer, r *RaceResult, readyTimeout time.Duration) {
 	t := NewTable(out, "states", "GPU nodes", "seconds", "applies (ok / run)", "collisions", "re-choices", "won after collision",
 		"queued", "failed: free, total, at plan", "collision -> failure, free", "collision -> failure, total", "other errors",
 		"destroys (ok / run)", "left: groups, records, reservations, jobs", "job records left")
-	leftCell := fmt.Sprintf("%d, %d, %d, %d", r.Left.Groups, r.Left.Records, r.Left.Claims, r.Left.ActiveJobs)
-	if r.Left.Err != nil {
-		leftCell = "? (" + r.Left.Err.Error() + ")"
-	}
 	t.Row(fmt.Sprint(r.States), fmt.Sprint(r.Nodes), fmt.Sprint(int(r.Duration.Seconds())),
 		fmt.Sprintf("%d / %d", s.ok, s.applies), fmt.Sprint(s.collisions), fmt.Sprint(s.rechoices), fmt.Sprint(s.wonAfter),
 		fmt.Sprint(s.queued), fmt.Sprintf("%d, %d, %d", s.lostFree, s.lostTotal, s.plan),
 		medianMax(s.sinceFree), medianMax(s.sinceTotal), fmt.Sprint(s.other),
-		fmt.Sprintf("%d / %d", r.DestroysOK, r.Destroys), leftCell, fmt.Sprint(r.Left.JobRecords))
+		fmt.Sprintf("%d / %d", r.DestroysOK, r.Destroys), r.Left.cell(), fmt.Sprint(r.Left.JobRecords))
 	t.Flush()
 	fmt.Fprintln(out)
 	if len(s.errors) > 0 {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,12 @@ func TestPrintRace(t *testing.T) {
 	}
 	if !r.Left.Clean() || (RaceLeft{Claims: 1}).Clean() {
 		t.Error("Clean() wrong")
+	}
+	if got := (RaceLeft{Groups: 1, Records: 2, Claims: 3, ActiveJobs: 4}).cell(); got != "1, 2, 3, 4" {
+		t.Errorf("cell = %q", got)
+	}
+	if got := (RaceLeft{Groups: 1, Err: errors.New("no KV")}).cell(); got != "? (no KV)" {
+		t.Errorf("cell of an unread count = %q", got)
 	}
 }
 

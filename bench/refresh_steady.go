@@ -130,8 +130,8 @@ func steadyDirs(ctx context.Context, ws *Workspace, url string, clusters []stand
 }
 
 // noChangesPlan runs one plan in dir that must find nothing to do.
-func noChangesPlan(ctx context.Context, ws *Workspace, dir string) (time.Duration, time.Duration, string, error) {
-	wall, code, out, err := ws.Run(ctx, dir, "plan", "-no-color", "-lock=false", "-detailed-exitcode")
+func noChangesPlan(ctx context.Context, ws *Workspace, dir string, extra ...string) (time.Duration, time.Duration, string, error) {
+	wall, code, out, err := ws.Run(ctx, dir, append([]string{"plan", "-no-color", "-lock=false", "-detailed-exitcode"}, extra...)...)
 	if err != nil || code != 0 {
 		return 0, 0, out, fmt.Errorf("exited %d (%v), want 0 (no changes):\n%s", code, err, tail(out, 40))
 	}

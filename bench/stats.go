@@ -63,6 +63,15 @@ func MedianPhases(ps []Phases) Phases {
 		Calls: medianInt(calls), Polls: medianInt(polls), Launches: launches}
 }
 
+// MinMedianMax formats ds as "min / median / max" seconds, "-" for none.
+func MinMedianMax(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	lo, hi := MinMax(ds)
+	return Sec(lo) + " / " + Sec(Median(ds)) + " / " + Sec(hi)
+}
+
 func medianInt(xs []int) int {
 	s := append([]int(nil), xs...)
 	sort.Ints(s)

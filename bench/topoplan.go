@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -403,11 +402,9 @@ func PrintClusterPlan(out io.Writer, rs ...*ClusterPlanResult) {
 		for _, s := range r.Samples {
 			wall, cpu = append(wall, s.Wall), append(cpu, s.CPU)
 		}
-		sorted := slices.Clone(wall)
-		slices.Sort(sorted)
 		last := r.Samples[len(r.Samples)-1]
 		t.Row(fmt.Sprint(r.Nodes), fmt.Sprint(r.GPUsPerNode), r.shapeName(), fmt.Sprint(r.LogicalNodes*r.BundlesPerNode), fmt.Sprint(len(r.Samples)),
-			Sec(Median(wall)), Sec(sorted[0])+" / "+Sec(Median(wall))+" / "+Sec(sorted[len(sorted)-1]), Sec(Median(cpu)),
+			Sec(Median(wall)), MinMedianMax(wall), Sec(Median(cpu)),
 			fmt.Sprint(last.NodeCalls), fmt.Sprint(last.GroupCalls))
 	}
 	if t != nil {

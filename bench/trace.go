@@ -154,20 +154,28 @@ type CLIPhases struct {
 	// Cleanup is from the result until the job record's DELETE ended
 	// (driver.Run's background clean-up; the CLI waits for the plugin).
 	Cleanup time.Duration
-	Calls   int
+	// Calls are the provider's HTTP requests, Jobs its job submissions: the
+	// split is of the last job, so it holds the whole command only for one.
+	Calls, Jobs int
 }
 
-// traceCLI runs one CLI command through the proxy and splits it.
-func traceCLI(ctx context.Context, ws *Workspace, proxy *CountingProxy, dir, command string, interp time.Duration) (CLIPhases, string, error) {
+// splitError is a command that ran but whose job could not be split into
+// phases; its CLIPhases still hold the wall time, calls and jobs.
+type splitError struct{ error }
+
+// traceCLI runs one CLI command through the proxy, with extra arguments
+// after the usual ones, and splits it.
+func traceCLI(ctx context.Context, ws *Workspace, proxy *CountingProxy, dir, command string, interp time.Duration,
+	extra ...string) (CLIPhases, string, error) {
 	tr := &TracedJobs{}
 	proxy.SetOnResponse(tr.Observe)
 	defer proxy.SetOnResponse(nil)
 	proxy.Take()
 	start := time.Now()
-	wall, code, out, err := ws.Run(ctx, dir, command, "-auto-approve", "-no-color")
+	wall, code, out, err := ws.Run(ctx, dir, append([]string{command, "-auto-approve", "-no-color"}, extra...)...)
 	end := start.Add(wall)
 	ev := proxy.Take()
-	c := CLIPhases{Command: command, Wall: wall, Calls: len(ev)}
+	c := CLIPhases{Command: command, Wall: wall, Calls: len(ev), Jobs: CountRoute(ev, jobSubmitRoute)}
 	if err == nil && code != 0 {
 		err = fmt.Errorf("%s exited %d:\n%s", command, code, tail(out, 30))
 	}
@@ -181,7 +189,7 @@ func traceCLI(ctx context.Context, ws *Workspace, proxy *CountingProxy, dir, com
 		}
 	}
 	if len(ev) == 0 || submit.IsZero() {
-		return c, out, errors.New("no driver job was submitted")
+		return c, out, splitError{errors.New("no driver job was submitted")}
 	}
 	c.CLIStart = ev[0].Start.Sub(start)
 	c.ProviderPre = submit.Sub(ev[0].Start)
@@ -189,11 +197,11 @@ func traceCLI(ctx context.Context, ws *Workspace, proxy *CountingProxy, dir, com
 	// driver.Run returns on the first logs fetch that holds the result line.
 	result = tr.resultAt
 	if result.IsZero() {
-		return c, out, errors.New("no logs fetch held the driver's result")
+		return c, out, splitError{errors.New("no logs fetch held the driver's result")}
 	}
 	p, err := tr.ComputePhases(submit, result, 0, progress, interp)
 	if err != nil {
-		return c, out, err
+		return c, out, splitError{err}
 	}
 	c.Job = p
 	c.CLIEnd = end.Sub(result)

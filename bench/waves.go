@@ -75,7 +75,7 @@ func RunWaves(ctx context.Context, cfg WavesConfig) ([]*WavesRow, error) {
 	defer proxy.Close()
 	var rows []*WavesRow
 	for _, n := range cfg.Sizes {
-		rows = append(rows, &WavesRow{Clusters: n, Parallelism: min(n, 10)})
+		rows = append(rows, &WavesRow{Clusters: n, Parallelism: min(n, terraformParallelism)})
 	}
 	for _, n := range cfg.Parallel {
 		rows = append(rows, &WavesRow{Clusters: n, Parallelism: n})

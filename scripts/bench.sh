@@ -4,8 +4,8 @@
 #
 #   scripts/bench.sh                      # everything in bench/README.md
 #   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
-#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, race,
-#                                         # gpu64, topo, topo-ref, topoplan, plan50 or all (default)
+#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, shapes,
+#                                         # race, gpu64, topo, topo-ref, topoplan, plan50 or all (default)
 #   BENCH_PART=race BENCH_RACE_SECONDS=60 scripts/bench.sh # the race soak, short (smoke check)
 #   NEMO_RL_SRC=~/src/RL scripts/bench.sh # also run NeMo-RL's own RayVirtualCluster (reference,
 #                                         # trace); skipped with a message when unset
@@ -27,7 +27,7 @@ part="${BENCH_PART:-all}"
 started=""
 cleanup() { [ -n "$started" ] && "$here/ray-cluster.sh" stop; true; }
 trap cleanup EXIT
-offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = plan50 ] || [ "$part" = waves ] || [ "$part" = race ] || [ "$part" = gpu64 ]; } # no test cluster needed
+offline() { [ "$part" = topo ] || [ "$part" = topo-ref ] || [ "$part" = topoplan ] || [ "$part" = plan50 ] || [ "$part" = waves ] || [ "$part" = shapes ] || [ "$part" = race ] || [ "$part" = gpu64 ]; } # no test cluster needed
 if ! offline && ! curl -fsS "$RAY_ADDRESS/api/version" >/dev/null 2>&1; then
   started=1 # set first: a start that fails half-way is cleaned up too
   "$here/ray-cluster.sh" start
@@ -83,6 +83,18 @@ if [ "$part" = all ] || [ "$part" = waves ]; then
     export RAY_TF_IP_BASE=220 RAY_TF_GCS_PORT=6530 RAY_TF_DASHBOARD_PORT=8430 RAY_TF_PORT_BASE=12000 \
       RAY_TF_NODES="head rackA-1 rackA-2" RAY_TF_NODE_CPUS=24
     own_cluster_part waves "$@"
+  ) || status=$?
+fi
+# Part 7 (shapes): many clusters by shape against one, on its own cluster of three 12-GPU
+# nodes, each its own NVLink domain (the shapes node table), on 127.0.0.160-163, GCS 6560,
+# dashboard 8460. Its four nodes' ports (61000-64999) are clear of every other cluster's and
+# of the kernel's ephemeral range (32768-60999): below that range the free stretch between
+# the test cluster's (20000-26999) and the token cluster's (30000-30999) holds three nodes.
+if [ "$part" = all ] || [ "$part" = shapes ]; then
+  (
+    export RAY_TF_NODE_TABLE=shapes RAY_TF_IP_BASE=160 RAY_TF_GCS_PORT=6560 RAY_TF_DASHBOARD_PORT=8460 \
+      RAY_TF_PORT_BASE=61000
+    own_cluster_part shapes "$@"
   ) || status=$?
 fi
 # Part 6, the race soak (BENCH_RACE_SECONDS, default 300): 8 states on its own cluster of

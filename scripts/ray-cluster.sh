@@ -36,7 +36,8 @@
 #   RAY_TF_NODES           names of the nodes `start` boots, e.g. "head rackA-1 rackA-2" [the rows marked yes]
 #   RAY_TF_NODE_CPUS       logical CPUs of every node [the NODES table's column]
 #   RAY_TF_NODE_TABLE      which NODES table: default (head + five 4-GPU nodes, one extra),
-#                          or gpu8x8 (head + eight 8-GPU nodes in 4 NVLink domains of 2) [default]
+#                          gpu8x8 (head + eight 8-GPU nodes in 4 NVLink domains of 2),
+#                          or shapes (head + three 12-GPU nodes, each its own NVLink domain) [default]
 #   e.g. RAY_TF_IP_BASE=60 RAY_TF_GCS_PORT=6479 RAY_TF_DASHBOARD_PORT=8365 RAY_TF_PORT_BASE=40000
 # stop-node kills with SIGTERM (Ray's raylet then leaves the cluster at once); with
 # RAY_TF_STOP_SIGNAL=KILL it is killed outright and Ray notices through its health checks.
@@ -87,8 +88,21 @@ case "$node_table" in
       "rackD-2    yes  8    8    {\"nvlink_domain_rackD\":1,\"topo_rank\":8}"
     )
     ;;
+  shapes)
+    # The many-clusters-by-shape benchmark (BENCH_PART=shapes): few nodes, many GPUs.
+    # Each node is its own NVLink domain, so node_resource_constraints pin a cluster
+    # to one node (as NeMo-RL pins segments): 12 one-bundle clusters fit on one node,
+    # or spread over all three. 12 CPUs a node because every bundle holds one; the
+    # head holds no GPU (drivers and job supervisors take none).
+    NODES=(
+      "head       yes  2    0    {\"topo_rank\":1}"
+      "rackA-1    yes  12   12   {\"nvlink_domain_rackA\":1,\"topo_rank\":2}"
+      "rackB-1    yes  12   12   {\"nvlink_domain_rackB\":1,\"topo_rank\":3}"
+      "rackC-1    yes  12   12   {\"nvlink_domain_rackC\":1,\"topo_rank\":4}"
+    )
+    ;;
   *)
-    echo "!! unknown RAY_TF_NODE_TABLE=$node_table (default or gpu8x8)" >&2
+    echo "!! unknown RAY_TF_NODE_TABLE=$node_table (default, gpu8x8 or shapes)" >&2
     exit 2
     ;;
 esac

@@ -9,6 +9,7 @@
 //	raybench [flags] waves     apply + destroy of 1, 4, 12 and 50 clusters in one configuration
 //	raybench [flags] race      soak: 8 states applying and destroying clusters that want the same nodes
 //	raybench [flags] gpu64     64-bundle apply + destroy against NeMo-RL, and a 16-bundle apply against its floor (8 x 8 GPU cluster)
+//	raybench [flags] shapes    apply, steady plan and destroy of many clusters by shape, each against its single cluster
 //	raybench [flags] all       reference, tofu, trace and refresh
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
 //	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
@@ -86,9 +87,9 @@ func run() int {
 		refresh: part == "refresh" || part == "all", tofu: part == "tofu" || part == "all",
 		reference: part == "reference" || part == "all",
 		trace:     part == "trace" || part == "all",
-		waves:     part == "waves", race: part == "race", gpu64: part == "gpu64",
+		waves:     part == "waves", race: part == "race", gpu64: part == "gpu64", shapes: part == "shapes",
 	}
-	if !w.refresh && !w.tofu && !w.reference && !w.trace && !w.waves && !w.race && !w.gpu64 {
+	if !w.refresh && !w.tofu && !w.reference && !w.trace && !w.waves && !w.race && !w.gpu64 && !w.shapes {
 		flag.Usage()
 		return 2
 	}
@@ -99,12 +100,13 @@ func run() int {
 type options struct {
 	address, gcs, python, jobPython, clusters, tofuBin, outDir  string
 	refBundles, refLayouts, refSizes, planNodes, todayRef       string
-	terraform, waveSizes, waveParallel                          string
+	terraform, waveSizes, waveParallel, shapes                  string
 	reps, groupsPer, refreshReps, traceReps, planReps, waveReps int
 	plan50Counts                                                string
 	plan50Reps                                                  int
 	gpu64Reps, gpu64Bundles                                     int
 	raceStates, raceMax                                         int
+	shapesReps, shapesParallelism                               int
 	wait, refTime, raceFor, raceHold, raceReady                 time.Duration
 }
 
@@ -136,10 +138,13 @@ func parseFlags() (o *options, code int) {
 	flag.IntVar(&o.plan50Reps, "plan50-reps", 5, "plan50: repetitions of each plan")
 	flag.IntVar(&o.gpu64Reps, "gpu64-reps", 3, "gpu64: repetitions (each: both layouts beside NeMo-RL, and the apply against its floor)")
 	flag.IntVar(&o.gpu64Bundles, "gpu64-bundles", bench.NeMoFullSize, "gpu64: GPU bundles of the NeMo-RL rows (logical nodes of 8)")
-	flag.StringVar(&o.terraform, "terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan, trace and waves: terraform (or tofu) binary")
+	flag.StringVar(&o.terraform, "terraform", envOr("TERRAFORM", "/usr/local/bin/terraform"), "topoplan, trace, waves, shapes, race and gpu64: terraform (or tofu) binary")
 	flag.StringVar(&o.waveSizes, "waves", "1,4,12,50", "waves: cluster counts (the first is the baseline)")
 	flag.StringVar(&o.waveParallel, "waves-parallel", "50", "waves: counts also applied with -parallelism equal to the count")
 	flag.IntVar(&o.waveReps, "waves-reps", 3, "waves: repetitions")
+	flag.StringVar(&o.shapes, "shapes", bench.ShapesAll, "shapes: the shapes measured")
+	flag.IntVar(&o.shapesReps, "shapes-reps", 3, "shapes: paired repetitions (each shape and its single cluster)")
+	flag.IntVar(&o.shapesParallelism, "shapes-parallelism", 0, "shapes: -parallelism of every command (0: all of a shape's clusters at once, at least 10)")
 	raceSeconds, err := strconv.Atoi(envOr("BENCH_RACE_SECONDS", "300"))
 	if err != nil || raceSeconds < 1 {
 		fmt.Fprintf(os.Stderr, "raybench: BENCH_RACE_SECONDS=%q is not a number of seconds\n", os.Getenv("BENCH_RACE_SECONDS"))
@@ -151,7 +156,7 @@ func parseFlags() (o *options, code int) {
 	flag.IntVar(&o.raceMax, "race-max-applies", 100, "race: most applies per state")
 	flag.DurationVar(&o.raceReady, "race-ready-timeout", 20*time.Second, "race: ready_timeout of the capacity_check = \"total\" states (how long they queue)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|gpu64|all|topo|topo-ref|topoplan|plan50\n")
+		fmt.Fprintf(os.Stderr, "usage: raybench [flags] reference|refresh|tofu|trace|waves|race|gpu64|shapes|all|topo|topo-ref|topoplan|plan50\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -164,7 +169,7 @@ func parseFlags() (o *options, code int) {
 
 // parts are the live parts a run measures.
 type parts struct {
-	refresh, tofu, reference, trace, waves, race, gpu64 bool
+	refresh, tofu, reference, trace, waves, race, gpu64, shapes bool
 }
 
 // live is a run against a Ray cluster: what every part shares.
@@ -263,7 +268,7 @@ func (l *live) runParts(w parts) int {
 		run  func() int
 	}{
 		{w.reference, l.reference}, {w.tofu, l.tofu}, {w.trace, l.trace},
-		{w.waves, l.waves}, {w.race, l.race}, {w.gpu64, l.gpu64}, {w.refresh, l.refresh},
+		{w.waves, l.waves}, {w.shapes, l.shapes}, {w.race, l.race}, {w.gpu64, l.gpu64}, {w.refresh, l.refresh},
 	}
 	for _, s := range steps {
 		if s.want && l.ctx.Err() == nil {
