@@ -15,7 +15,7 @@ from .groups import Groups, RayGroups, create_group, diff_group, lookup, wait_re
 from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner
 from .record import placed_record
 from .probe import probe_groups
-from .reservations import adopt_reservation, listed_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
+from .reservations import adopt_reservation, keep_reservation, listed_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -123,16 +123,17 @@ def do_create(run: Run, spec: Spec) -> Json:
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
     placed_by_ray = reserve(run, spec)  # before the record: a run that loses the race writes nothing
-    if spec["own"]:
-        record_owner_for_create(run, spec, record)
     entries: List[Entry] = []
-    for g in groups:
-        name = g["name"]
-        hit = found[name]
-        if hit:
-            entries.append((name, hit[0], False))
-            continue
-        entries.append((name, create_group(run, g), True))
+    with keep_reservation(run, spec):
+        if spec["own"]:
+            record_owner_for_create(run, spec, record)
+        for g in groups:
+            name = g["name"]
+            hit = found[name]
+            if hit:
+                entries.append((name, hit[0], False))
+                continue
+            entries.append((name, create_group(run, g), True))
     if placed_by_ray:
         reserve_placed(run, spec, [e[1] for e in entries])
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))

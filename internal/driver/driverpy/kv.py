@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from typing import List, Optional
@@ -29,9 +30,11 @@ def kv_get(run: Run, own: Json, key: str) -> Optional[Json]:
     return value if isinstance(value, dict) else None
 
 
-def kv_put(run: Run, own: Json, key: str, value: Json) -> None:
+def kv_put(run: Run, own: Json, key: str, value: Json, gated: bool = True) -> None:
+    """Writes through the run's gate unless gated is False (a renewal of a
+    key that exists must not wait behind a group call that hangs)."""
     raw = json.dumps(value, sort_keys=True)
-    with run.gate:
+    with run.gate if gated else contextlib.nullcontext():
         if run.gcs:
             run.gcs.kv_put(key, raw, own["kv_namespace"])
         else:

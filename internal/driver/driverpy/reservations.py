@@ -10,11 +10,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+import threading
 import time
 import traceback
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, Dict, Iterator, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new
@@ -233,6 +235,39 @@ def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resource
     kv_put(run, own, resv["key"], {"cluster": resv["cluster"], "owner": own["owner"], "groups": resv["groups"],
                                    "nodes": nodes, "exclusive": resv["exclusive"], "token": run_token(run),
                                    "claimed_at": time.time()})
+
+
+@contextlib.contextmanager
+def keep_reservation(run: Run, spec: Spec) -> Iterator[None]:
+    """While a create makes its groups, renews its reservation's time every
+    third of stale_seconds, so a slow create (a GCS call that hangs) is never
+    taken for a dead one: a reservation is stale only once it is old and has
+    no live group. Renewal stops when the groups exist (they keep it from
+    then on) and compares the token first (only this run's is renewed)."""
+    resv, own = reservation(spec), spec["own"]
+    if resv is None or own is None or resv["key"] not in run.reserved:
+        yield
+        return
+    done = threading.Event()
+
+    def renew() -> None:
+        while not done.wait(float(resv["stale_seconds"]) / 3):
+            try:
+                held = kv_get(run, own, resv["key"])
+                if held is None or held.get("token") != run.claim_token or done.is_set() or run.gate.closed:
+                    return
+                held["claimed_at"] = time.time()
+                kv_put(run, own, resv["key"], held, gated=False)  # the group call holds the gate
+            except Exception:  # noqa: BLE001 - a renewal that fails leaves the reservation as it was
+                traceback.print_exc()
+
+    keeper = threading.Thread(target=renew, name="raytf-keep-reservation", daemon=True)
+    keeper.start()
+    try:
+        yield
+    finally:
+        done.set()
+        keeper.join()
 
 
 def reserve(run: Run, spec: Spec) -> bool:

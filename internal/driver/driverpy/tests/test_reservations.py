@@ -9,6 +9,8 @@ Ray put it."""
 from __future__ import annotations
 
 import copy
+import sys
+import threading
 import time
 from typing import Any, Dict
 
@@ -102,6 +104,26 @@ def test_a_stale_reservation_is_deleted(cluster: fake_ray.Cluster, requests: Any
     ghost = foreign(cluster, r, "ghost", {"node-2": {"GPU": 2.0}}, time.time() - resv(r)["stale_seconds"] - 1)
     assert drive(r).result["ok"]
     assert cluster.kv_value(ghost, ns(r)) is None
+
+
+def test_a_slow_create_keeps_its_reservation_fresh(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                   monkeypatch: Any) -> None:
+    """A create whose group calls hang past stale_seconds renews its
+    reservation meanwhile: another run would not find it stale."""
+    r = requests["create_selected"]
+    resv(r)["stale_seconds"] = 0.3
+    pg = sys.modules["ray.util.placement_group"]
+    make, ages = pg.placement_group, []
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(1.0)  # over three times stale_seconds
+        ages.append(time.time() - cluster.kv_value(resv(r)["key"], ns(r))["claimed_at"])
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(pg, "placement_group", slow)
+    assert drive(r).result["ok"]
+    assert ages and max(ages) < resv(r)["stale_seconds"]
+    assert [t.name for t in threading.enumerate() if t.name == "raytf-keep-reservation"] == []  # stopped
 
 
 def test_an_old_reservation_whose_group_lives_is_kept(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
