@@ -334,7 +334,7 @@ func StateFile(ctx context.Context, c *rayclient.Client, clusters []standIn) (st
 			"namespace": clusterspec.DefaultNamespace, "placement_groups": groups, "world_size": spec.WorldSize(),
 			"node_count": spec.NodeCount(), "sorted_bundle_indices": indices, "bundles": bundles,
 			"nvlink_domain_per_bundle": domains, "master_address": bundles[0]["node_ip"], "master_port": bundles[0]["port"],
-			"timeouts": nil, "select_nodes": false, "pinning": clusterspec.DefaultPinning,
+			"timeouts": nil, "select_nodes": false, "pinning": clusterspec.DefaultPinning, "exclusive_nodes": false,
 		}
 		instances = append(instances, map[string]any{"index_key": i, "schema_version": 0, "attributes": attrs,
 			"sensitive_attributes": []any{}})
