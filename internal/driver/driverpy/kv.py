@@ -31,8 +31,7 @@ def kv_get(run: Run, own: Json, key: str) -> Optional[Json]:
 
 
 def kv_put(run: Run, own: Json, key: str, value: Json, gated: bool = True) -> None:
-    """Writes through the run's gate unless gated is False (a renewal of a
-    key that exists must not wait behind a group call that hangs)."""
+    """gated=False: a renewal must not wait behind a hanging group call."""
     raw = json.dumps(value, sort_keys=True)
     with run.gate if gated else contextlib.nullcontext():
         if run.gcs:

@@ -72,12 +72,13 @@ def take_lock(run: Run, own: Json, resv: Json, wait_seconds: float) -> None:
         time.sleep(random.uniform(0.02, 0.08))
 
 
-def refresh_lock(run: Run, own: Json) -> None:
+def refresh_lock(run: Run, own: Json, gated: bool = True) -> None:
     """Renews the lock's time while this run holds it (a long hold is not stale)."""
-    if run.lock_key:
-        held = kv_get(run, own, run.lock_key)
+    key = run.lock_key
+    if key:
+        held = kv_get(run, own, key)
         if held is not None and held.get("token") == run.claim_token:
-            kv_put(run, own, run.lock_key, {"token": run.claim_token, "at": time.time()})
+            kv_put(run, own, key, {"token": run.claim_token, "at": time.time()}, gated=gated)
 
 
 def drop_lock(run: Run, own: Json) -> None:
@@ -239,35 +240,45 @@ def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resource
 
 @contextlib.contextmanager
 def keep_reservation(run: Run, spec: Spec) -> Iterator[None]:
-    """While a create makes its groups, renews its reservation's time every
-    third of stale_seconds, so a slow create (a GCS call that hangs) is never
-    taken for a dead one: a reservation is stale only once it is old and has
-    no live group. Renewal stops when the groups exist (they keep it from
-    then on) and compares the token first (only this run's is renewed)."""
+    """While a create makes its groups, renews its reservation's time and
+    the lock (each while it holds this run's token), so a create whose group
+    call hangs is never taken for a killed one. Stops once the groups exist."""
     resv, own = reservation(spec), spec["own"]
-    if resv is None or own is None or resv["key"] not in run.reserved:
+    if resv is None or own is None or (resv["key"] not in run.reserved and not run.lock_key):
         yield
         return
-    done = threading.Event()
+    period = min(float(resv["stale_seconds"]), float(resv["lock_stale_seconds"])) / 3
+    done = run.keeping = threading.Event()
 
     def renew() -> None:
-        while not done.wait(float(resv["stale_seconds"]) / 3):
-            try:
-                held = kv_get(run, own, resv["key"])
-                if held is None or held.get("token") != run.claim_token or done.is_set() or run.gate.closed:
+        while not done.wait(period):
+            with run.keeping_lock:
+                if done.is_set() or run.gate.closed:
                     return
-                held["claimed_at"] = time.time()
-                kv_put(run, own, resv["key"], held, gated=False)  # the group call holds the gate
-            except Exception:  # noqa: BLE001 - a renewal that fails leaves the reservation as it was
-                traceback.print_exc()
+                try:
+                    refresh_lock(run, own, gated=False)  # the group call holds the gate
+                    held = kv_get(run, own, resv["key"]) if resv["key"] in run.reserved else None
+                    if held is not None and held.get("token") == run.claim_token:
+                        held["claimed_at"] = time.time()
+                        kv_put(run, own, resv["key"], held, gated=False)
+                except Exception:  # noqa: BLE001
+                    traceback.print_exc()
 
     keeper = threading.Thread(target=renew, name="raytf-keep-reservation", daemon=True)
     keeper.start()
     try:
         yield
     finally:
-        done.set()
-        keeper.join()
+        stop_keeping(run)
+        keeper.join(timeout=period)
+
+
+def stop_keeping(run: Run) -> None:
+    """Stops keep_reservation's renewals; none is written after it returns."""
+    with run.keeping_lock:
+        if run.keeping is not None:
+            run.keeping.set()
+            run.keeping = None
 
 
 def reserve(run: Run, spec: Spec) -> bool:
@@ -354,6 +365,7 @@ def release_run_reservation(run: Run, own: Json) -> None:
     """After a failed create: drops the lock if held, and while the
     reservation still holds this run's token, restores the one it replaced
     or deletes it."""
+    stop_keeping(run)  # first: no renewal may write back what this deletes
     drop_lock(run, own)
     for key in run.reserved:
         held = kv_get(run, own, key)

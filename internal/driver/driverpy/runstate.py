@@ -36,6 +36,8 @@ class Run:
         self.reserved: List[str] = []  # KV keys of the reservations this run wrote
         self.lock_key = ""  # the reservation lock, while this run holds it
         self.replaced: Dict[str, Optional[Json]] = {}  # reservation key -> the value this run overwrote
+        self.keeping: Optional[threading.Event] = None  # set to stop keep_reservation's renewals
+        self.keeping_lock = threading.Lock()
         self.stop_signal: Optional[int] = None
         self.probe_task: Any = None  # the remote version of _probe_in_bundle, made once ray is imported
         self.gcs: Optional[GcsDirect] = None  # the GcsDirect a delete, record or read runs on, when it could connect

@@ -106,24 +106,42 @@ def test_a_stale_reservation_is_deleted(cluster: fake_ray.Cluster, requests: Any
     assert cluster.kv_value(ghost, ns(r)) is None
 
 
+def hang_group_calls(monkeypatch: Any, seconds: float, check: Any) -> None:
+    """Every group call of the fake ray sleeps, then runs check()."""
+    pg = sys.modules["ray.util.placement_group"]
+    make = pg.placement_group
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(seconds)
+        check()
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(pg, "placement_group", slow)
+
+
 def test_a_slow_create_keeps_its_reservation_fresh(cluster: fake_ray.Cluster, requests: Any, drive: Any,
                                                    monkeypatch: Any) -> None:
     """A create whose group calls hang past stale_seconds renews its
     reservation meanwhile: another run would not find it stale."""
     r = requests["create_selected"]
-    resv(r)["stale_seconds"] = 0.3
-    pg = sys.modules["ray.util.placement_group"]
-    make, ages = pg.placement_group, []
-
-    def slow(*args: Any, **kwargs: Any) -> Any:
-        time.sleep(1.0)  # over three times stale_seconds
-        ages.append(time.time() - cluster.kv_value(resv(r)["key"], ns(r))["claimed_at"])
-        return make(*args, **kwargs)
-
-    monkeypatch.setattr(pg, "placement_group", slow)
+    resv(r)["stale_seconds"] = 1.5  # renewed every 0.5 s: a scheduling stall under 1 s is tolerated
+    ages = []
+    hang_group_calls(monkeypatch, 2.0, lambda: ages.append(time.time() - cluster.kv_value(resv(r)["key"], ns(r))["claimed_at"]))
     assert drive(r).result["ok"]
     assert ages and max(ages) < resv(r)["stale_seconds"]
     assert [t.name for t in threading.enumerate() if t.name == "raytf-keep-reservation"] == []  # stopped
+
+
+def test_a_slow_create_of_a_cluster_ray_places_keeps_the_lock(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                              monkeypatch: Any) -> None:
+    """A cluster Ray places creates its groups holding the lock, which stays
+    fresh while a group call hangs and is dropped after."""
+    r = requests["create"]  # no select_nodes: Ray places it
+    resv(r)["lock_stale_seconds"] = 1.5
+    ages = []
+    hang_group_calls(monkeypatch, 2.0, lambda: ages.append(time.time() - cluster.kv_value(resv(r)["lock_key"], ns(r))["at"]))
+    assert drive(r).result["ok"]
+    assert ages and max(ages) < resv(r)["lock_stale_seconds"] and lock_free(cluster, r)
 
 
 def test_an_old_reservation_whose_group_lives_is_kept(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
