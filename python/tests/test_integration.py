@@ -2,7 +2,7 @@
 
 Groups and records are made by declare_cluster.py (plain ray.util, in its own
 namespace, as the provider's driver does); this driver attaches from another
-namespace. GCS address: RAYTF_ATTACH_GCS_ADDRESS, else 127.0.0.10:$RAY_TF_GCS_PORT (6379).
+namespace. GCS address: RAYTF_ATTACH_GCS_ADDRESS, else 127.0.0.$RAY_TF_IP_BASE (10):$RAY_TF_GCS_PORT (6379).
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ PORT_LOW, PORT_HIGH = 28000, 28500
 
 
 def gcs_address() -> str:
-    return os.environ.get("RAYTF_ATTACH_GCS_ADDRESS") or "127.0.0.10:" + os.environ.get("RAY_TF_GCS_PORT", "6379")
+    # The head of scripts/ray-cluster.sh's cluster, wherever RAY_TF_IP_BASE puts it (CI's side cluster too).
+    head = "127.0.0." + os.environ.get("RAY_TF_IP_BASE", "10")
+    return os.environ.get("RAYTF_ATTACH_GCS_ADDRESS") or head + ":" + os.environ.get("RAY_TF_GCS_PORT", "6379")
 
 
 def env_without_http_address() -> dict:
