@@ -25,7 +25,7 @@ var driverPlumbing = []string{
 	// probe.py, reservations.py
 	"_bind_free_ports", "_probe_in_bundle", "_fire", "_wait_one", "node_locks", "group_result", "probe_groups",
 	"reservation", "run_token", "holder", "read_reservations", "node_totals", "placed_nodes", "group_shares", "add_to",
-	"refresh_lock", "stop_keeping", "listed_reservations",
+	"renew_key", "refresh_lock", "stop_keeping", "listed_reservations",
 	// actions.py, main.py
 	"do_record", "do_read", "new_result", "install_signal_handlers", "run_single", "main",
 }

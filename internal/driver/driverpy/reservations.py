@@ -72,13 +72,19 @@ def take_lock(run: Run, own: Json, resv: Json, wait_seconds: float) -> None:
         time.sleep(random.uniform(0.02, 0.08))
 
 
+def renew_key(run: Run, own: Json, key: str, field: str, gated: bool = True) -> None:
+    """Sets key's time field to now while the key holds this run's token."""
+    held = kv_get(run, own, key)
+    if held is not None and held.get("token") == run.claim_token:
+        held[field] = time.time()
+        kv_put(run, own, key, held, gated=gated)
+
+
 def refresh_lock(run: Run, own: Json, gated: bool = True) -> None:
     """Renews the lock's time while this run holds it (a long hold is not stale)."""
     key = run.lock_key
     if key:
-        held = kv_get(run, own, key)
-        if held is not None and held.get("token") == run.claim_token:
-            kv_put(run, own, key, {"token": run.claim_token, "at": time.time()}, gated=gated)
+        renew_key(run, own, key, "at", gated)
 
 
 def drop_lock(run: Run, own: Json) -> None:
@@ -257,10 +263,8 @@ def keep_reservation(run: Run, spec: Spec) -> Iterator[None]:
                     return
                 try:
                     refresh_lock(run, own, gated=False)  # the group call holds the gate
-                    held = kv_get(run, own, resv["key"]) if resv["key"] in run.reserved else None
-                    if held is not None and held.get("token") == run.claim_token:
-                        held["claimed_at"] = time.time()
-                        kv_put(run, own, resv["key"], held, gated=False)
+                    if resv["key"] in run.reserved:
+                        renew_key(run, own, resv["key"], "claimed_at", gated=False)
                 except Exception:  # noqa: BLE001
                     traceback.print_exc()
 
