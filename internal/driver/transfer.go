@@ -20,7 +20,8 @@ import (
 // serve job records, so an import that takes a cluster from another state
 // submits one trivial job whose metadata names both owners, under an id made
 // from the cluster's namespace and name: a plan reads it with one GET, which
-// finds nothing (404) for every cluster never taken. There is at most one
+// finds nothing (404) for every cluster never taken, or, planning many
+// clusters, all notes with one list of Ray's jobs (ReadTransfers). There is at most one
 // note per cluster; the owner's delete removes it. A later transfer (A to B,
 // then B to C, or B importing again) keeps the earlier owners in the note, so
 // A is still warned.
@@ -70,12 +71,11 @@ func (t *Transfer) carryEarlier(old *Transfer) {
 	}
 }
 
-// TransferID is the submission id of the note of the cluster name in
-// namespace: the name for people reading the dashboard, a hash of both to
-
 // transferPrefix begins every ownership note's submission id.
 const transferPrefix = "raytf_owner_"
 
+// TransferID is the submission id of the note of the cluster name in
+// namespace: the name for people reading the dashboard, a hash of both to
 // keep ids of different clusters apart.
 func TransferID(namespace, name string) string {
 	sum := sha256.Sum256([]byte(namespace + "/" + name))
@@ -131,16 +131,56 @@ func ReadTransfer(ctx context.Context, api JobAPI, namespace, name string) (*Tra
 	if err != nil {
 		return nil, err
 	}
+	t := transferOf(*job, namespace, name)
+	if t == nil {
+		return nil, errors.New("job " + job.SubmissionID + " is not this provider's ownership note")
+	}
+	return t, nil
+}
+
+// Transfers are the ownership notes one list of Ray's jobs found.
+type Transfers map[string]rayclient.JobDetails // by TransferID
+
+// ReadTransfers returns every ownership note in Ray from one list of its
+// jobs: one request for a plan of many clusters, where ReadTransfer costs
+// one each.
+func ReadTransfers(ctx context.Context, api JobAPI) (Transfers, error) {
+	jobs, err := api.ListJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	notes := Transfers{}
+	for _, job := range jobs {
+		if strings.HasPrefix(job.SubmissionID, transferPrefix) {
+			notes[job.SubmissionID] = job
+		}
+	}
+	return notes, nil
+}
+
+// Of is the note of the cluster name in namespace, nil when there is none
+// (as ReadTransfer's).
+func (ts Transfers) Of(namespace, name string) *Transfer {
+	job, ok := ts[TransferID(namespace, name)]
+	if !ok {
+		return nil
+	}
+	return transferOf(job, namespace, name)
+}
+
+// transferOf reads the note of the cluster name in namespace from a job's
+// metadata: nil when the job holds no such note.
+func transferOf(job rayclient.JobDetails, namespace, name string) *Transfer {
 	md := job.Metadata
 	if md[metaTransferCluster] != namespace+"/"+name || md[metaTransferTo] == "" {
-		return nil, errors.New("job " + job.SubmissionID + " is not this provider's ownership note")
+		return nil
 	}
 	at, _ := time.Parse(time.RFC3339, md[metaTransferAt])
 	var earlier []string
 	if e := md[metaTransferEarlier]; e != "" {
 		earlier = strings.Split(e, ",")
 	}
-	return &Transfer{Namespace: namespace, Name: name, From: md[metaTransferFrom], To: md[metaTransferTo], Earlier: earlier, At: at}, nil
+	return &Transfer{Namespace: namespace, Name: name, From: md[metaTransferFrom], To: md[metaTransferTo], Earlier: earlier, At: at}
 }
 
 // DeleteTransfer removes the note of a deleted cluster. Its error is only

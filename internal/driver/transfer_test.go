@@ -63,6 +63,33 @@ func TestTransferNoteRoundTrip(t *testing.T) {
 	}
 }
 
+// One list of Ray's jobs finds the same notes as a GET per cluster, and
+// only the cluster's own.
+func TestReadTransfersFromOneList(t *testing.T) {
+	ctx := context.Background()
+	api := newFake(nil)
+	at := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	for _, tr := range []Transfer{{Namespace: "ns", Name: "vc", From: "a", To: "b", At: at}, {Namespace: "ns", Name: "w", From: "c", To: "d"}} {
+		if err := RecordTransfer(ctx, api, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notes, err := ReadTransfers(ctx, api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{{"ns", "vc"}, {"ns", "w"}, {"ns2", "vc"}, {"ns", "none"}} {
+		one, _ := ReadTransfer(ctx, api, c[0], c[1])
+		listed := notes.Of(c[0], c[1])
+		if (one == nil) != (listed == nil) || (one != nil && (one.From != listed.From || one.To != listed.To || !one.At.Equal(listed.At))) {
+			t.Errorf("%s/%s: list %+v, GET %+v", c[0], c[1], listed, one)
+		}
+	}
+	if notes.Of("ns", "vc") == nil || notes.Of("ns2", "vc") != nil {
+		t.Errorf("notes %+v", notes)
+	}
+}
+
 // A chain of imports (A to B, B to C) and a re-import by the same state keep
 // warning every former owner, and never the owner of now.
 func TestTransferWarnsEveryFormerOwner(t *testing.T) {

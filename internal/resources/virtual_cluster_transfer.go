@@ -29,8 +29,9 @@ func (r *virtualClusterResource) noteTransfer(ctx context.Context, spec clusters
 }
 
 // warnIfTransferred warns a state whose cluster another state has imported
-// since: its destroy only forgets the cluster. It costs one GET per cluster
-// in state (the note is absent for nearly all); a failed read warns nothing.
+// since: its destroy only forgets the cluster. The note is absent for nearly
+// every cluster (readTransfer shares one read among many); a failed read
+// warns nothing.
 func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state virtualClusterModel, diags *diag.Diagnostics) {
 	owner := state.OwnerID.ValueString()
 	if owner == "" {
@@ -38,7 +39,7 @@ func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state vi
 	}
 	rctx, cancel := r.data.planReadContext(ctx)
 	defer cancel()
-	t, err := driver.ReadTransfer(rctx, r.data.Client, state.Namespace.ValueString(), state.Name.ValueString())
+	t, err := r.data.readTransfer(rctx, state.Namespace.ValueString(), state.Name.ValueString())
 	if err != nil {
 		tflog.Debug(ctx, "cannot read the cluster's ownership note", map[string]any{"error": err.Error()})
 		return
