@@ -40,7 +40,8 @@ func mustJoinDriver() []byte {
 }
 
 // joinDriver concatenates the modules in order into one script: one
-// __future__ import at its top, sibling imports dropped. It fails on a
+// __future__ import at its top, sibling imports and comment lines dropped
+// (no module holds a comment-like line inside a string). It fails on a
 // module missing from order, a sibling imported before it is joined, or a
 // sibling import in another form (which the join would leave in).
 func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
@@ -65,8 +66,8 @@ func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
 		}
 		b.WriteString("\n\n# ---------------------------------------------------------------- driverpy/" + name + "\n")
 		for i, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
-			if line == futureImport {
-				continue
+			if line == futureImport || strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue // comment lines are for readers of driverpy/, not the job: the entrypoint has a size limit
 			}
 			if m := packageImport.FindStringSubmatch(line); m != nil {
 				if !joined[m[1]+".py"] {
