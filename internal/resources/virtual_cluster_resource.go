@@ -167,21 +167,21 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	if !ok {
 		return
 	}
-	var prior types.String
-	if resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("owner_id"), &prior)...); resp.Diagnostics.HasError() {
+	var prior virtualClusterModel
+	if resp.Diagnostics.Append(fastGet(req.State.Raw, req.State.Get)(ctx, &prior)...); resp.Diagnostics.HasError() {
 		return
 	}
 	var res *contract.Result
 	var err error
 	// Only when the plan showed it: a plan made before the provider was
 	// configured kept owner_id "" and re-probes as before.
-	if importPending(virtualClusterModel{OwnerID: prior}) && m.OwnerID.IsUnknown() {
+	if importPending(prior) && m.OwnerID.IsUnknown() {
 		if res = r.takeImported(ctx, &m, spec, &resp.Diagnostics); res == nil {
 			return
 		}
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, formerOwnerKey, nil)...)
 	} else {
-		res, err = r.reprobe(ctx, &m, spec)
+		res, err = r.reprobe(ctx, &m, spec, keptBundles(ctx, prior, spec))
 	}
 	if err != nil {
 		summary := "Cannot re-probe the virtual cluster"
@@ -207,18 +207,50 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 }
 
 // reprobe probes the groups of a cluster this state owns (or, from before
-// owners existed, holds without an owner) and rewrites its record.
-func (r *virtualClusterResource) reprobe(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec) (*contract.Result, error) {
+// owners existed, holds without an owner), but for the kept bundles Ray
+// still has where state recorded them, and rewrites its record.
+func (r *virtualClusterResource) reprobe(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, keep []contract.KeptBundle) (*contract.Result, error) {
 	if m.OwnerID.IsUnknown() {
 		m.OwnerID = types.StringNull() // a state from before owners existed stays without one
 	}
 	owner := m.OwnerID.ValueString()
 	request := contract.RequestFor(spec, contract.ActionInspect)
+	request.Probe.Keep = keep
 	if owner != "" {
 		template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
 		request = request.Owned(spec, owner, false, &template)
 	}
 	return r.runDriver(ctx, request)
+}
+
+// keptBundles are the bundles an update keeps as state recorded them where
+// Ray still has them: all of them unless the port range changed (a bundle
+// then needs a port in the new range). An update is a changed setting, or
+// the recovery from a node's loss (checkRecovery), and in either the
+// cluster's workers may hold the GPU a probe task would need: only bundles
+// Ray placed again elsewhere are probed.
+func keptBundles(ctx context.Context, prior virtualClusterModel, spec clusterspec.Spec) []contract.KeptBundle {
+	if prior.Bundles.IsNull() || prior.Bundles.IsUnknown() || prior.PortRangeLow.ValueInt64() != int64(spec.Ports.Low) ||
+		prior.PortRangeHigh.ValueInt64() != int64(spec.Ports.High) {
+		return nil
+	}
+	bundles, d := objectsAs[recordedBundle](ctx, prior.Bundles)
+	if d.HasError() {
+		return nil
+	}
+	var keep []contract.KeptBundle
+	for _, b := range bundles {
+		if b.NodeID == "" || !spec.Ports.Contains(int(b.Port)) {
+			continue
+		}
+		k := contract.KeptBundle{Group: b.Group, Index: int(b.Index), NodeID: b.NodeID, NodeIP: b.NodeIP, Port: int(b.Port)}
+		if !b.GPUID.IsNull() && !b.GPUID.IsUnknown() {
+			gpu := int(b.GPUID.ValueInt64())
+			k.GPUID = &gpu
+		}
+		keep = append(keep, k)
+	}
+	return keep
 }
 
 func (r *virtualClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

@@ -14,8 +14,8 @@ from .nodes import cluster_view, node_view
 from .groups import Groups, RayGroups, create_group, diff_group, lookup, wait_removed
 from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner
 from .record import placed_record
-from .probe import probe_groups
-from .reservations import adopt_reservation, keep_reservation, listed_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
+from .probe import moved_bundles, probe_groups
+from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -177,6 +177,8 @@ def do_inspect(run: Run, spec: Spec) -> Json:
     if own:
         result["tombstone"] = kv_get(run, own, own["tombstone_key"])
         if writes and not missing:
+            if moved_bundles(spec, out):
+                follow_moved_groups(run, own, [pg for _, pg, _ in entries])
             record = placed_record(run, own, out, record if previous is None else None, spec["rank_order"])
             if previous is not None:
                 record["created_at"] = previous["created_at"] or record["created_at"]

@@ -77,6 +77,7 @@ class Spec(TypedDict):
     use_gpus: bool
     port_low: int
     port_high: int
+    keep: List[Json]  # recorded bundles an inspect keeps where they still are (contract.KeptBundle)
     own: Optional[Json]  # ownership: record key, owner, manifest, node claims
     rank_order: Optional[Json]
 

@@ -126,8 +126,9 @@ def node_locks(targets: List[Bundle]) -> List[threading.Lock]:
         return [NODE_LOCKS.setdefault(n, threading.Lock()) for n in sorted(set(t.get("node_id") or "" for t in targets))]
 
 
-def probe(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView) -> None:
-    """Fills node/gpu/port/topology into each target bundle; ports unique per IP.
+def probe(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView, kept_ports: Optional[Dict[str, Set[int]]] = None) -> None:
+    """Fills node/gpu/port/topology into each target bundle; ports unique per
+    IP, the kept bundles' ports (by IP) included.
 
     Nodes are probed in parallel (at most probe_batch at once), each node's
     tasks in sequence (NodeProbes)."""
@@ -137,7 +138,7 @@ def probe(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView) -> None:
     for lock in locks:
         lock.acquire()
     try:
-        probe_nodes(run, targets, spec, nodes)
+        probe_nodes(run, targets, spec, nodes, kept_ports or {})
     finally:
         for lock in locks:
             lock.release()
@@ -147,7 +148,7 @@ def probe(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView) -> None:
         t["nvlink_domain"], t["topo_rank"] = domain, rank
 
 
-def probe_nodes(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView) -> None:
+def probe_nodes(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView, kept_ports: Dict[str, Set[int]]) -> None:
     c = run.contract
     deadline = time.monotonic() + max(c.min_probe_seconds, spec["timeout"])
     by_node: Dict[Any, List[Bundle]] = {}
@@ -156,7 +157,8 @@ def probe_nodes(run: Run, targets: List[Bundle], spec: Spec, nodes: NodeView) ->
         t["port"], t["tries"] = 0, 0
         by_node.setdefault(t.get("node_id") or id(t), []).append(t)
     waiting = [NodeProbes(b, spec) for b in by_node.values()]
-    taken: Dict[Optional[str], Set[int]] = {}  # node ip (None: unknown) -> ports assigned so far
+    # node ip (None: unknown) -> ports assigned so far
+    taken: Dict[Optional[str], Set[int]] = {ip: set(ports) for ip, ports in kept_ports.items()}
     inflight: Dict[Any, Tuple[NodeProbes, Bundle, List[Bundle]]] = {}  # ref -> (NodeProbes, target, targets whose ports it returns)
     reported = time.monotonic()
     no_port = DriverError("internal", "no_free_port", low=spec["port_low"], high=spec["port_high"], tries=c.port_tries,
@@ -215,17 +217,37 @@ def group_result(run: Run, name: str, pg: Any, table: Json, created: bool, nodes
 
 
 def probe_groups(run: Run, entries: List[Entry], spec: Spec) -> List[Json]:
+    """Probes the bundles of the created groups, but for those of
+    spec["keep"] still on their recorded node: they keep their recorded
+    GPU id and port (running workers may hold the GPU a probe would need)."""
     nodes = cluster_view(run)
+    kept = {(str(k["group"]), int(k["index"])): k for k in spec["keep"]}
+    kept_ports: Dict[str, Set[int]] = {}
     targets: List[Bundle] = []
     out: List[Json] = []
     for name, pg, created in entries:
         g = group_result(run, name, pg, RAY.placement_group_table(pg), created, nodes)
         out.append(g)
-        if g["state"] == run.contract.state_created:
-            targets.extend(g["bundles"])
+        if g["state"] != run.contract.state_created:
+            continue
+        for b in g["bundles"]:
+            k = kept.get((name, b["index"]))
+            if k is not None and b["node_id"] and b["node_id"] == k["node_id"]:
+                b.update(node_ip=k["node_ip"], gpu_id=k.get("gpu_id"), port=k["port"])
+                kept_ports.setdefault(k["node_ip"], set()).add(k["port"])
+            else:
+                targets.append(b)
     progress(run, "probing", ready=0, total=len(targets))
-    probe(run, targets, spec, nodes)
+    probe(run, targets, spec, nodes, kept_ports)
     for g in out:
         for b in g["bundles"]:
             b.pop("pg", None)
     return out
+
+
+def moved_bundles(spec: Spec, groups: List[Json]) -> bool:
+    """Whether a kept bundle is now on another node than recorded: Ray
+    placed it again after its node's loss."""
+    kept = {(str(k["group"]), int(k["index"])): k["node_id"] for k in spec["keep"]}
+    return any(b["node_id"] and kept.get((g["name"], b["index"]), b["node_id"]) != b["node_id"]
+               for g in groups for b in g["bundles"])

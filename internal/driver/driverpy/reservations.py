@@ -161,6 +161,13 @@ class Ledger:
         names = {str(g) for g in value.get("groups") or []}
         return [t for t in self.live if str(t.get("name")) in names]
 
+    def strays(self, value: Json) -> Dict[str, Resources]:
+        """What value's placed bundles hold on nodes it does not name: Ray
+        placed them again after a node's loss, before their owner's next
+        apply had the reservation follow (follow_moved_groups)."""
+        named = value.get("nodes") or {}
+        return {node: res for node, res in group_shares(self.groups_of(value)).items() if node not in named}
+
     def stale(self, value: Json) -> bool:
         """Old, and none of its groups lives: its create died, or the cluster
         was removed outside Terraform."""
@@ -181,6 +188,8 @@ class Ledger:
         used: Dict[str, Resources] = {}
         for _, v in self.others:
             for node, res in (v.get("nodes") or {}).items():
+                add_to(used, node, res)
+            for node, res in self.strays(v).items():
                 add_to(used, node, res)
         unnamed = group_shares(self.unnamed)
         if self.resv["count_live"]:
@@ -207,8 +216,8 @@ class Ledger:
         no reservation names; a node with neither is named alone."""
         out = []
         for node in nodes:
-            found = [holder(node, v, self.resv, v["nodes"][node], self.pending(v))
-                     for _, v in self.others if node in (v.get("nodes") or {})]
+            found = [holder(node, v, self.resv, (v.get("nodes") or {}).get(node) or self.strays(v)[node], self.pending(v))
+                     for _, v in self.others if node in (v.get("nodes") or {}) or node in self.strays(v)]
             found += [holder(node, {"groups": [t.get("name")]}, self.resv) for t in self.unnamed
                       if node in {str(n) for n in (t.get("bundles_to_node_id") or {}).values()}]
             out += found or [holder(node, {}, self.resv)]
@@ -403,6 +412,19 @@ def adopt_reservation(run: Run, own: Json) -> None:
     held = kv_get(run, own, resv["key"])
     if held is not None and held.get("cluster") == resv["cluster"] and held.get("owner") != own["owner"]:
         held["owner"] = own["owner"]
+        kv_put(run, own, resv["key"], held)
+
+
+def follow_moved_groups(run: Run, own: Json, groups: List[Any]) -> None:
+    """After Ray placed a cluster's lost bundles again (a node's loss), its
+    reservation names the nodes they are on now. Only this cluster writes
+    its key, so no lock is needed (the Ledger counts such bundles meanwhile)."""
+    resv = own.get("reservation")
+    if not resv:
+        return
+    held = kv_get(run, own, resv["key"])
+    if held is not None and held.get("cluster") == resv["cluster"] and held.get("owner") in ("", own["owner"]):
+        held["nodes"], held["group_ids"], _ = placed_nodes(run, groups)
         kv_put(run, own, resv["key"], held)
 
 

@@ -1,0 +1,78 @@
+"""A node's loss: Ray places the lost bundles of a group again elsewhere
+(same group id). The inspect of the recovery apply probes only the bundles
+that moved, keeps the others' GPU ids and ports (running workers may hold
+the GPU a probe needs), and the cluster's reservation follows the moved
+bundles; until it does, other creates count them where they are."""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any, Dict, List
+
+import fake_ray
+from test_reservations import foreign, ns, resv
+
+
+def kept(result: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [{"group": g["name"], "index": b["index"], "node_id": b["node_id"], "node_ip": b["node_ip"],
+             "gpu_id": b["gpu_id"], "port": b["port"]} for g in result["groups"] for b in g["bundles"]]
+
+
+def recovery(requests: Any, created: Dict[str, Any]) -> Dict[str, Any]:
+    r = copy.deepcopy(requests["inspect"])
+    r["groups"] = requests["create_selected"]["groups"]
+    r["ownership"]["reservation"] = resv(requests["create_selected"])
+    r["probe"]["keep"] = kept(created)
+    return r
+
+
+def test_only_moved_bundles_are_probed_and_the_reservation_follows(cluster: fake_ray.Cluster, requests: Any,
+                                                                    drive: Any) -> None:
+    r = requests["create_selected"]
+    created = drive(r).result
+    assert created["ok"]
+    before = {b["group"]: b for b in kept(created)}
+    # vc-node1's node dies and Ray places its bundle again, on node-2 (the fake placed both on node-1).
+    g1 = cluster.live("vc-node1")
+    assert g1 is not None and g1.nodes[0] == "node-1"
+    g1.nodes[0] = "node-2"
+    d = drive(recovery(requests, created))
+    assert d.result["ok"], d.result
+    after = {g["name"]: g["bundles"][0] for g in d.result["groups"]}
+    kept0 = before["vc-node0"]
+    assert (after["vc-node0"]["node_id"], after["vc-node0"]["port"], after["vc-node0"]["gpu_id"]) == \
+        (kept0["node_id"], kept0["port"], kept0["gpu_id"])
+    assert after["vc-node1"]["node_id"] == "node-2" and after["vc-node1"]["node_ip"] == "10.0.0.2" and after["vc-node1"]["port"]
+    assert [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 1
+    held = cluster.kv_value(resv(r)["key"], ns(r))
+    assert held["nodes"] == {"node-1": {"CPU": 1.0, "GPU": 1.0}, "node-2": {"CPU": 1.0, "GPU": 1.0}}
+    record = cluster.kv_value(r["ownership"]["key"], ns(r))
+    assert [b["node_id"] for b in record["bundles"]] == ["node-1", "node-2"]  # attach reads the new placement
+
+
+def test_an_inspect_without_a_move_probes_nothing_and_keeps_the_reservation(cluster: fake_ray.Cluster, requests: Any,
+                                                                             drive: Any) -> None:
+    r = requests["create_selected"]
+    created = drive(r).result
+    held = cluster.kv_value(resv(r)["key"], ns(r))
+    d = drive(recovery(requests, created))
+    assert d.result["ok"]
+    assert [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 0
+    assert kept(d.result) == kept(created)
+    assert cluster.kv_value(resv(r)["key"], ns(r)) == held
+
+
+def test_a_bundle_placed_outside_its_reservation_counts_where_it_is(cluster: fake_ray.Cluster, requests: Any,
+                                                                    drive: Any) -> None:
+    r = requests["create_selected"]
+    # Another state's cluster reserved node-1, but Ray placed its group again on node-2 (node-1 had died and
+    # come back): its reservation does not name node-2 yet.
+    g = fake_ray.Group(cluster, "other-node0", [{"GPU": 2.0}], "PACK", True)
+    g.state, g.nodes = "CREATED", {0: "node-2"}
+    cluster.groups.append(g)
+    foreign(cluster, r, "other", {"node-1": {"GPU": 2.0}}, time.time() - 600, groups=["other-node0"])
+    d = drive(r)
+    assert not d.result["ok"] and d.result["error"]["code"] == "nodes_claimed"
+    holders = d.result["error"]["facts"]["holders"]
+    assert any(h["node_id"] == "node-2" and h["cluster"] == "ns/other" for h in holders), holders
