@@ -98,6 +98,7 @@ const (
 	AttrTopologyStrategy   = "topology_strategy"
 	AttrExcludeNodeIDs     = "exclude_node_ids"
 	AttrReadyTimeout       = "ready_timeout"
+	AttrRecoveryTimeout    = "recovery_timeout"
 )
 
 // InvalidStrategySummary is the summary of a placement_group_strategy

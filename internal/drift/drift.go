@@ -27,8 +27,8 @@ type GroupCheck struct {
 
 // CompareGroups is refresh's drift detection: for every wanted group it picks
 // the live group of that name (preferring the recorded id) and describes how
-// it differs: removed, recreated, reshaped, not CREATED, or moved to another
-// node.
+// it differs: removed, recreated, reshaped, or not CREATED for another
+// reason than a node's loss (RESCHEDULING, bundles moved: the plan's call).
 func CompareGroups(want []clusterspec.GroupRequest, recorded map[string]RecordedGroup, live []raystate.PlacementGroup) []GroupCheck {
 	liveByName := map[string][]raystate.PlacementGroup{}
 	for _, g := range live {
@@ -70,7 +70,9 @@ func groupDrift(want clusterspec.GroupRequest, got raystate.PlacementGroup, rec 
 		case MismatchRecreated:
 			parts = append(parts, fmt.Sprintf("recreated outside Terraform (id %s, recorded %s)", m.LiveID, rec.ID))
 		case MismatchState:
-			parts = append(parts, fmt.Sprintf("Ray reports state %s", m.State))
+			if !recovering(m, mismatches) {
+				parts = append(parts, fmt.Sprintf("Ray reports state %s", m.State))
+			}
 		case MismatchBundleCount:
 			parts = append(parts, fmt.Sprintf("has %d bundles, the configuration wants %d", m.BundleCount, len(want.Bundles)))
 		}
@@ -83,13 +85,16 @@ func groupDrift(want clusterspec.GroupRequest, got raystate.PlacementGroup, rec 
 			}
 		}
 	}
-	// The first bundle moved says enough.
-	if i := slices.IndexFunc(mismatches, func(m LiveMismatch) bool { return m.Kind == MismatchMoved }); i >= 0 {
-		m := mismatches[i]
-		parts = append(parts, fmt.Sprintf("bundle %d moved from node %s to node %s (its address, GPU id and port are stale)",
-			m.Bundle, raystate.ShortID(m.From), raystate.ShortID(m.To)))
-	}
 	return strings.Join(parts, "; ")
+}
+
+// recovering tells a group Ray is placing again after a node's loss (the
+// recorded group, RESCHEDULING) from drift: the plan decides whether it
+// waits for Ray or replaces (a pinned bundle, recovery_timeout). Bundles Ray
+// placed again elsewhere (moved) are no drift either: the plan re-probes them.
+func recovering(m LiveMismatch, all []LiveMismatch) bool {
+	return m.Kind == MismatchState && m.State == raystate.PlacementGroupStateRescheduling &&
+		!slices.ContainsFunc(all, func(o LiveMismatch) bool { return o.Kind == MismatchRecreated })
 }
 
 // CompareLive is CompareGroups for the spec's groups plus the drift of what

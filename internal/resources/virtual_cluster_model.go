@@ -50,6 +50,7 @@ type virtualClusterModel struct {
 	TopologyAssignments      types.Map            `tfsdk:"topology_assignments"`
 	TopologyLabels           types.Object         `tfsdk:"topology_labels"`
 	CapacityCheck            types.String         `tfsdk:"capacity_check"`
+	RecoveryTimeout          timetypes.GoDuration `tfsdk:"recovery_timeout"`
 	Timeouts                 timeouts.Value       `tfsdk:"timeouts"`
 }
 

@@ -212,7 +212,7 @@ func (p *planCall) checkOccupancy(spec clusterspec.Spec, snap *planning.Snapshot
 		return p.checkNameFree(spec, snap.Groups)
 	}
 	if !p.replacing {
-		p.checkHeldNodes(spec, snap)
+		p.checkRecovery(spec, snap)
 	}
 	return true
 }
@@ -318,37 +318,6 @@ func (p *planCall) compareWithState() {
 		// Nothing to do: keep what Ray reported (the framework marks computed
 		// values unknown before attribute plan modifiers settle equal floats).
 		*plan = keepComputed(*plan, state)
-	}
-}
-
-// checkHeldNodes replaces a cluster when a node it holds is no longer
-// alive: a selected node, or a node its bundles were placed on.
-func (p *planCall) checkHeldNodes(spec clusterspec.Spec, snap *planning.Snapshot) {
-	alive := map[string]bool{}
-	for _, n := range snap.Nodes {
-		alive[n.NodeID] = true
-	}
-	name := spec.Name
-	if gone := spec.GoneSelectedNodes(alive); len(gone) > 0 {
-		p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
-		p.replace("selected_node_ids", "A node of the virtual cluster is gone",
-			fmt.Sprintf("Ray no longer lists node(s) %s, selected for %q, as alive.", strings.Join(gone, ", "), name))
-		return
-	}
-	if p.state.Bundles.IsNull() {
-		return
-	}
-	bundles, d := objectsAs[recordedBundle](p.ctx, p.state.Bundles)
-	if d.HasError() {
-		return
-	}
-	for _, b := range bundles {
-		if b.NodeID != "" && !alive[b.NodeID] {
-			p.plan.PlacementGroups = types.ListUnknown(groupObjectType)
-			p.replace("placement_groups", "A node of the virtual cluster is gone",
-				fmt.Sprintf("Ray no longer lists node %s (%s), which holds bundle %d of %q, as alive.", b.NodeID, b.NodeIP, b.Rank, name))
-			return
-		}
 	}
 }
 

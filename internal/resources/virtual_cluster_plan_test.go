@@ -61,7 +61,7 @@ func TestPlanKeepsSelectionWhenNothingOfTheClusterChanged(t *testing.T) {
 	p := newPlanning(state, plan)
 	p.compareWithState()
 	spec, _, _ := clusterSpec(p.ctx, *p.plan)
-	p.checkHeldNodes(spec, snapshotOf("a", "b", "joined"))
+	p.checkRecovery(spec, snapshotOf("a", "b", "joined"))
 	if p.replacing || len(p.resp.RequiresReplace) != 0 || !p.plan.SelectedNodeIDs.Equal(state.SelectedNodeIDs) {
 		t.Fatalf("replacing=%v %v selected=%v", p.replacing, p.resp.RequiresReplace, p.plan.SelectedNodeIDs)
 	}
@@ -72,22 +72,12 @@ func TestPlanReplacesWhenAHeldNodeIsGone(t *testing.T) {
 	p := newPlanning(state, state)
 	p.compareWithState()
 	spec, _, _ := clusterSpec(p.ctx, *p.plan)
-	p.checkHeldNodes(spec, snapshotOf("a", "c"))
+	p.checkRecovery(spec, snapshotOf("a", "c"))
 	if !p.replacing || len(p.resp.RequiresReplace) != 1 || !p.plan.SelectedNodeIDs.IsUnknown() {
 		t.Fatalf("replacing=%v %v", p.replacing, p.resp.RequiresReplace)
 	}
 	if w := p.resp.Diagnostics.Warnings(); len(w) != 1 || w[0].Summary() != "A node of the virtual cluster is gone" {
 		t.Fatalf("warnings %v", w)
-	}
-	// Without select_nodes, a node holding a bundle counts the same way.
-	state.SelectNodes = types.BoolValue(false)
-	state.SelectedNodeIDs = types.ListNull(types.StringType)
-	p = newPlanning(state, state)
-	p.compareWithState()
-	spec, _, _ = clusterSpec(p.ctx, *p.plan)
-	p.checkHeldNodes(spec, snapshotOf("a"))
-	if !p.replacing || !p.plan.PlacementGroups.IsUnknown() {
-		t.Fatalf("bundle node gone: replacing=%v", p.replacing)
 	}
 }
 

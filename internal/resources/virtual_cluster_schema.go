@@ -49,7 +49,7 @@ var replacingAttributes = []string{
 // when it comes to exclude a node the cluster holds.
 var inPlaceAttributes = []string{
 	"num_gpus_per_node", "segment_size", "port_range_low", "port_range_high", "ready_timeout", "timeouts",
-	"exclude_node_ids", clusterspec.AttrCapacityCheck,
+	"exclude_node_ids", clusterspec.AttrCapacityCheck, clusterspec.AttrRecoveryTimeout,
 }
 
 var (
@@ -349,6 +349,17 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"`. Only the plan and the create look at it: changing it changes no placement group.",
 				Optional:   true,
 				Validators: []validator.String{stringvalidator.OneOf(clusterspec.CapacityChecks...)},
+			},
+			clusterspec.AttrRecoveryTimeout: schema.StringAttribute{
+				MarkdownDescription: "How long a cluster that lost a node may wait for Ray to place its lost bundles again " +
+					"before the plan replaces it, as a Go duration counted from the node's death. Unset (the default): the " +
+					"plan warns that the cluster is recovering and never replaces it while Ray can still place it. A bundle " +
+					"pinned to the lost node (`select_nodes`, or a `ray.io/node-id` selector) can never be placed again: " +
+					"its cluster is replaced at once. Only the plan looks at it: changing it changes no placement group.",
+				CustomType:    timetypes.GoDurationType{},
+				Optional:      true,
+				Validators:    []validator.String{validators.DurationValidator{}},
+				PlanModifiers: []planmodifier.String{keepSameDuration},
 			},
 		},
 		Blocks: map[string]schema.Block{
