@@ -101,6 +101,17 @@ func TestAccExample_nvlinkSegments(t *testing.T) {
 	})
 }
 
+func TestAccExample_quotasAndNodeLoss(t *testing.T) {
+	name := acctest.Name("ex-loss")
+	exampleTest(t, "quotas-and-node-loss", name, resource.TestStep{
+		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-rollout-node0": 2, name + "-rollout-node1": 2, name + "-trainer-node0": 4}),
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownOutputValue("rollout_recovery_timeout", knownvalue.StringExact("15m")),
+			statecheck.ExpectKnownValue("ray_virtual_cluster.trainer", at("selected_node_ids"), knownvalue.ListSizeExact(1)),
+		},
+	})
+}
+
 func TestAccExample_import(t *testing.T) {
 	name := acctest.Name("ex-imp")
 	exampleTest(t, "import", name, resource.TestStep{

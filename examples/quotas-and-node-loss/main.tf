@@ -1,0 +1,41 @@
+# What each cluster does when a node holding its bundles dies.
+provider "ray" {}
+
+variable "name" {
+  type    = string
+  default = "team"
+}
+
+locals {
+  ports = provider::ray::port_ranges()
+}
+
+# Placed by Ray (no select_nodes): Ray places a lost bundle again by itself,
+# in the same placement group, as soon as a node has room, and the bundles on
+# live nodes keep their workers. The plan waits for that, with a warning, and
+# replaces the cluster only when Ray has not managed it 15 minutes after the
+# node died. Then an apply probes the bundles Ray moved (an in-place update).
+resource "ray_virtual_cluster" "rollout" {
+  name                    = "${var.name}-rollout"
+  bundle_ct_per_node_list = [2, 2]
+  num_gpus_per_node       = 4
+  recovery_timeout        = "15m"
+  port_range_low          = local.ports.generation.low
+  port_range_high         = local.ports.generation.high
+}
+
+# Pinned to the nodes it selected: Ray can never place its bundles elsewhere,
+# so the first plan after one of those nodes died replaces the cluster on
+# the nodes alive then.
+resource "ray_virtual_cluster" "trainer" {
+  name                    = "${var.name}-trainer"
+  bundle_ct_per_node_list = [4]
+  num_gpus_per_node       = 4
+  select_nodes            = true
+  port_range_low          = local.ports.master.low
+  port_range_high         = local.ports.master.high
+}
+
+output "rollout_recovery_timeout" {
+  value = ray_virtual_cluster.rollout.recovery_timeout
+}
