@@ -112,21 +112,13 @@ type Probe struct {
 	PortRangeHigh int `json:"port_range_high"`
 	// Topology is where the probe reads each node's domain and rank.
 	Topology clusterspec.TopologySource `json:"topology"`
-	// Keep lists recorded bundles an inspect keeps as recorded while Ray
-	// still has them on the recorded node: only the others are probed
-	// (running workers may hold the GPU a probe task needs). Empty: every
-	// bundle is probed.
-	Keep []KeptBundle `json:"keep,omitempty"`
-}
-
-// KeptBundle is one recorded bundle of Probe.Keep.
-type KeptBundle struct {
-	Group  string `json:"group"`
-	Index  int    `json:"index"`
-	NodeID string `json:"node_id"`
-	NodeIP string `json:"node_ip"`
-	GPUID  *int   `json:"gpu_id"`
-	Port   int    `json:"port"`
+	// KeepRecorded has an inspect keep each bundle as the cluster's record
+	// in Ray's KV holds it while Ray still has it on the recorded node (and
+	// every bundle of a group Ray is placing again): only the others are
+	// probed, since running workers may hold the GPU a probe task needs.
+	// The record, not the request, carries them: a request is one argument
+	// of the job's command line.
+	KeepRecorded bool `json:"keep_recorded,omitempty"`
 }
 
 // Contract holds the constants of the contract that driver.py uses.
@@ -259,11 +251,8 @@ func (r Request) Validate() error {
 	if err := ports.Validate(); err != nil {
 		return fmt.Errorf("driver request: port range %s: %w", ports, err)
 	}
-	for _, k := range r.Probe.Keep {
-		if r.Action != ActionInspect || !ports.Contains(k.Port) || k.NodeID == "" {
-			return fmt.Errorf("driver request: probe.keep holds %s bundle %d (node %q, port %d): only an inspect keeps bundles, on a node, with a port in %s",
-				k.Group, k.Index, k.NodeID, k.Port, ports)
-		}
+	if r.Probe.KeepRecorded && (r.Action != ActionInspect || r.Ownership == nil) {
+		return errors.New("driver request: probe.keep_recorded is for an inspect of an owned cluster")
 	}
 	if issues := r.Probe.Topology.Validate("probe.topology"); len(issues) > 0 {
 		return fmt.Errorf("driver request: %s", issues[0].Detail)

@@ -49,6 +49,11 @@ func (d *ProviderData) readTransfer(ctx context.Context, namespace, name string)
 	r.mu.Unlock()
 	if first {
 		l.notes, l.err = driver.ReadTransfers(ctx, d.Client)
+		if l.err != nil { // the clusters waiting share this failure; later ones try again
+			r.mu.Lock()
+			r.list = nil
+			r.mu.Unlock()
+		}
 		close(l.done)
 	}
 	select {

@@ -92,7 +92,7 @@ func findRecovery(ctx context.Context, spec clusterspec.Spec, state virtualClust
 		case now != "" && now != b.NodeID:
 			r.moved = append(r.moved, lost)
 		case alive[b.NodeID]:
-		case spec.SelectNodes || pinnedToNode(pins[b.Group], int(b.Index)):
+		case pinnedToNode(pins[b.Group], int(b.Index)):
 			r.pinned = append(r.pinned, lost)
 		default:
 			r.recovering = append(r.recovering, lost)
@@ -133,8 +133,9 @@ func (p *planCall) checkRecovery(spec clusterspec.Spec, snap *planning.Snapshot)
 	if gone := spec.GoneSelectedNodes(alive); len(gone) > 0 {
 		p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
 		p.replace("selected_node_ids", "A node of the virtual cluster is gone",
-			fmt.Sprintf("Ray no longer lists node(s) %s, selected for %q, as alive. A cluster that selects its nodes holds "+
-				"those nodes (its bundles are pinned to them), so Ray cannot place it again elsewhere.", strings.Join(gone, ", "), name))
+			fmt.Sprintf("Ray no longer lists node(s) %s, selected for %q, as alive. A cluster that selects its nodes keeps "+
+				"them in selected_node_ids (which other clusters exclude, and its bundles are pinned to with pinning = \"node\"), "+
+				"so it chooses again among the nodes alive.", strings.Join(gone, ", "), name))
 		return
 	}
 	r := findRecovery(p.ctx, spec, p.state, snap, alive)
@@ -147,8 +148,7 @@ func (p *planCall) checkRecovery(spec clusterspec.Spec, snap *planning.Snapshot)
 	case len(r.recovering) > 0:
 		p.waitForRecovery(spec, r)
 	case len(r.moved) > 0:
-		*p.plan = unknownComputed(*p.plan)
-		p.plan.PlacementGroups = p.state.PlacementGroups
+		*p.plan = unknownComputed(*p.plan) // placement_groups too: the apply writes what Ray reports then
 		p.resp.Diagnostics.AddWarning("Virtual cluster recovered from a node's loss",
 			fmt.Sprintf("Ray placed the lost bundles of %q again on other nodes, in the same placement groups: %s. The apply "+
 				"probes those bundles (GPU id, port) and records where they are; the other bundles, and the workers in them, "+
@@ -185,7 +185,7 @@ func (p *planCall) waitForRecovery(spec clusterspec.Spec, r recovery) {
 				what, waited.Round(time.Second), limit, (limit - waited).Round(time.Second)))
 		return
 	}
-	when := "Ray no longer lists when the node died"
+	when := "Ray no longer lists the node"
 	if known {
 		when = fmt.Sprintf("the node died %s ago", waited.Round(time.Second))
 	}
@@ -206,7 +206,8 @@ func recoveryTimeout(m virtualClusterModel) (limit time.Duration, set bool) {
 // deathTime is when the first of the lost bundles' nodes died, as Ray
 // reports it (a state-API read per lost node, only for a cluster that is
 // recovering and declares recovery_timeout); known is false when Ray no
-// longer lists the nodes (it keeps a bounded number of dead ones).
+// longer lists the nodes (it keeps a bounded number of dead ones). Ray's
+// clock (the head's) is compared with this machine's.
 func (p *planCall) deathTime(lost []lostBundle) (since time.Time, known bool, err error) {
 	ctx, cancel := p.r.data.planReadContext(p.ctx)
 	defer cancel()
@@ -221,7 +222,10 @@ func (p *planCall) deathTime(lost []lostBundle) (since time.Time, known bool, er
 			return since, false, err
 		}
 		for _, n := range nodes {
-			if died := time.UnixMilli(n.EndTimeMs); n.EndTimeMs > 0 && (!known || died.Before(since)) {
+			if n.EndTimeMs <= 0 {
+				return since, false, fmt.Errorf("Ray lists node %s as %s, with no time of death", raystate.ShortID(b.NodeID), n.State)
+			}
+			if died := time.UnixMilli(n.EndTimeMs); !known || died.Before(since) {
 				since, known = died, true
 			}
 		}

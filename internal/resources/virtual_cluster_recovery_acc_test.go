@@ -37,7 +37,8 @@ func stateAttr(s *terraform.State, key string) string {
 // the plan warns and replaces nothing; with recovery_timeout passed it
 // would replace; once a node has room Ray places the bundle again in the
 // same group, and the apply re-probes that bundle alone, in place: the
-// group's id, the other bundle and its worker's process stay.
+// group's id, the other bundle and its worker's process (holding that
+// bundle's whole GPU, so no probe could run there) stay.
 //
 // Topology: topo_rank is 5 on rackB-1, 4 on rackB-2, 6 on rackC-1 (3 or less
 // elsewhere). Bundle 0 needs topo_rank 5, bundle 1 needs 4. While two actors
@@ -49,7 +50,7 @@ func TestAccRecovery_unpinnedClusterKeepsItsWorkers(t *testing.T) {
 	acctest.SkipDisruptive(t)
 	name := acctest.Name("nodedown")
 	group := name + "-unified"
-	vc := acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, NoGPUs: true, Unified: true, Strategy: "PACK", ReadyTimeout: "90s",
+	vc := acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, GPUsPerNode: 4, Unified: true, Strategy: "PACK", ReadyTimeout: "90s",
 		Constraints: []map[string]float64{{"topo_rank": 5}, {"topo_rank": 4}}}
 	cfg := vc.String()
 	vc.Extra = []acctest.Attr{{Key: "recovery_timeout", Expr: acctest.Quote("1s")}}
@@ -70,7 +71,9 @@ func TestAccRecovery_unpinnedClusterKeepsItsWorkers(t *testing.T) {
 				acctest.CheckGroupsInRay(t, name, map[string]int{group: 2}),
 				func(s *terraform.State) error {
 					groupID, lostNode = stateAttr(s, "placement_groups.0.id"), stateAttr(s, "bundles.0.node_id")
-					worker = acctest.StartBundleWorker(t, group, 1, 0.5, 0)
+					// It holds the bundle's whole GPU, as a NeMo-RL worker does: a probe task
+					// in that bundle (0.01 GPU) would wait out the update's probe timeout.
+					worker = acctest.StartBundleWorker(t, group, 1, 0, 1)
 					return nil
 				},
 			),

@@ -181,7 +181,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		}
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, formerOwnerKey, nil)...)
 	} else {
-		res, err = r.reprobe(ctx, &m, spec, keptBundles(ctx, prior, spec))
+		res, err = r.reprobe(ctx, &m, spec, samePorts(prior, spec))
 	}
 	if err != nil {
 		summary := "Cannot re-probe the virtual cluster"
@@ -207,50 +207,29 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 }
 
 // reprobe probes the groups of a cluster this state owns (or, from before
-// owners existed, holds without an owner), but for the kept bundles Ray
-// still has where state recorded them, and rewrites its record.
-func (r *virtualClusterResource) reprobe(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, keep []contract.KeptBundle) (*contract.Result, error) {
+// owners existed, holds without an owner), with keep but for the bundles Ray
+// no longer has where its record says, and rewrites its record.
+func (r *virtualClusterResource) reprobe(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, keep bool) (*contract.Result, error) {
 	if m.OwnerID.IsUnknown() {
 		m.OwnerID = types.StringNull() // a state from before owners existed stays without one
 	}
 	owner := m.OwnerID.ValueString()
 	request := contract.RequestFor(spec, contract.ActionInspect)
-	request.Probe.Keep = keep
 	if owner != "" {
 		template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
 		request = request.Owned(spec, owner, false, &template)
+		request.Probe.KeepRecorded = keep
 	}
 	return r.runDriver(ctx, request)
 }
 
-// keptBundles are the bundles an update keeps as state recorded them where
-// Ray still has them: all of them unless the port range changed (a bundle
-// then needs a port in the new range). An update is a changed setting, or
-// the recovery from a node's loss (checkRecovery), and in either the
-// cluster's workers may hold the GPU a probe task would need: only bundles
-// Ray placed again elsewhere are probed.
-func keptBundles(ctx context.Context, prior virtualClusterModel, spec clusterspec.Spec) []contract.KeptBundle {
-	if prior.Bundles.IsNull() || prior.Bundles.IsUnknown() || prior.PortRangeLow.ValueInt64() != int64(spec.Ports.Low) ||
-		prior.PortRangeHigh.ValueInt64() != int64(spec.Ports.High) {
-		return nil
-	}
-	bundles, d := objectsAs[recordedBundle](ctx, prior.Bundles)
-	if d.HasError() {
-		return nil
-	}
-	var keep []contract.KeptBundle
-	for _, b := range bundles {
-		if b.NodeID == "" || !spec.Ports.Contains(int(b.Port)) {
-			continue
-		}
-		k := contract.KeptBundle{Group: b.Group, Index: int(b.Index), NodeID: b.NodeID, NodeIP: b.NodeIP, Port: int(b.Port)}
-		if !b.GPUID.IsNull() && !b.GPUID.IsUnknown() {
-			gpu := int(b.GPUID.ValueInt64())
-			k.GPUID = &gpu
-		}
-		keep = append(keep, k)
-	}
-	return keep
+// samePorts tells whether an update keeps the port range: its bundles then
+// keep their recorded GPU ids and ports where Ray still has them. An update
+// is a changed setting, or the recovery from a node's loss (checkRecovery),
+// and in either the cluster's workers may hold the GPU a probe task would
+// need; a new port range needs a port in it for every bundle.
+func samePorts(prior virtualClusterModel, spec clusterspec.Spec) bool {
+	return prior.PortRangeLow.ValueInt64() == int64(spec.Ports.Low) && prior.PortRangeHigh.ValueInt64() == int64(spec.Ports.High)
 }
 
 func (r *virtualClusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

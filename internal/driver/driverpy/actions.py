@@ -14,7 +14,7 @@ from .nodes import cluster_view, node_view
 from .groups import Groups, RayGroups, create_group, diff_group, lookup, wait_removed
 from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner
 from .record import placed_record
-from .probe import moved_bundles, probe_groups
+from .probe import kept_bundles, probe_groups
 from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
 
 
@@ -165,7 +165,8 @@ def do_inspect(run: Run, spec: Spec) -> Json:
             entries.append((g["name"], hit[0], False))
         else:
             missing.append(g["name"])
-    probed = {g["name"]: g for g in probe_groups(run, entries, spec)} if entries else {}
+    kept = kept_bundles(record) if spec["keep_recorded"] and own is not None and is_ours(own, record) else None
+    probed = {g["name"]: g for g in probe_groups(run, entries, spec, kept)} if entries else {}
     out: List[Json] = []
     for g in spec["groups"]:
         if g["name"] in probed:
@@ -177,8 +178,7 @@ def do_inspect(run: Run, spec: Spec) -> Json:
     if own:
         result["tombstone"] = kv_get(run, own, own["tombstone_key"])
         if writes and not missing:
-            if moved_bundles(spec, out):
-                follow_moved_groups(run, own, [pg for _, pg, _ in entries])
+            follow_moved_groups(run, own, [pg for _, pg, _ in entries])
             record = placed_record(run, own, out, record if previous is None else None, spec["rank_order"])
             if previous is not None:
                 record["created_at"] = previous["created_at"] or record["created_at"]

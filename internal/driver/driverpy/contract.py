@@ -77,7 +77,7 @@ class Spec(TypedDict):
     use_gpus: bool
     port_low: int
     port_high: int
-    keep: List[Json]  # recorded bundles an inspect keeps where they still are (contract.KeptBundle)
+    keep_recorded: bool  # an inspect keeps bundles as the record holds them where Ray still has them
     own: Optional[Json]  # ownership: record key, owner, manifest, node claims
     rank_order: Optional[Json]
 

@@ -216,26 +216,34 @@ def group_result(run: Run, name: str, pg: Any, table: Json, created: bool, nodes
     }
 
 
-def probe_groups(run: Run, entries: List[Entry], spec: Spec) -> List[Json]:
-    """Probes the bundles of the created groups, but for those of
-    spec["keep"] still on their recorded node: they keep their recorded
-    GPU id and port (running workers may hold the GPU a probe would need)."""
+def kept_bundles(record: Optional[Json]) -> Dict[Tuple[str, int], Json]:
+    """The record's bundles by (group, index), for probe_groups to keep."""
+    return {(str(b.get("placement_group")), int(b.get("bundle_index") or 0)): b for b in (record or {}).get("bundles") or []
+            if b.get("node_id")}
+
+
+def probe_groups(run: Run, entries: List[Entry], spec: Spec, kept: Optional[Dict[Tuple[str, int], Json]] = None) -> List[Json]:
+    """Probes the bundles of the created groups, but keeps the recorded GPU
+    id and port of each kept bundle Ray still has on its recorded node
+    (running workers may hold the GPU a probe needs), and every kept bundle
+    of a group Ray is placing again (the plan's recovery judges it)."""
     nodes = cluster_view(run)
-    kept = {(str(k["group"]), int(k["index"])): k for k in spec["keep"]}
+    kept = kept or {}
     kept_ports: Dict[str, Set[int]] = {}
     targets: List[Bundle] = []
     out: List[Json] = []
     for name, pg, created in entries:
         g = group_result(run, name, pg, RAY.placement_group_table(pg), created, nodes)
         out.append(g)
-        if g["state"] != run.contract.state_created:
-            continue
+        placed = g["state"] == run.contract.state_created
         for b in g["bundles"]:
             k = kept.get((name, b["index"]))
-            if k is not None and b["node_id"] and b["node_id"] == k["node_id"]:
-                b.update(node_ip=k["node_ip"], gpu_id=k.get("gpu_id"), port=k["port"])
+            if k is not None and spec["port_low"] <= int(k.get("port") or 0) < spec["port_high"] and \
+                    (not placed or b["node_id"] == k["node_id"]):
+                b.update(node_id=k["node_id"], node_ip=k["node_ip"], gpu_id=k.get("gpu_id"), port=k["port"],
+                         nvlink_domain=k.get("nvlink_domain", b["nvlink_domain"]), topo_rank=k.get("topo_rank", b["topo_rank"]))
                 kept_ports.setdefault(k["node_ip"], set()).add(k["port"])
-            else:
+            elif placed:
                 targets.append(b)
     progress(run, "probing", ready=0, total=len(targets))
     probe(run, targets, spec, nodes, kept_ports)
@@ -243,11 +251,3 @@ def probe_groups(run: Run, entries: List[Entry], spec: Spec) -> List[Json]:
         for b in g["bundles"]:
             b.pop("pg", None)
     return out
-
-
-def moved_bundles(spec: Spec, groups: List[Json]) -> bool:
-    """Whether a kept bundle is now on another node than recorded: Ray
-    placed it again after its node's loss."""
-    kept = {(str(k["group"]), int(k["index"])): k["node_id"] for k in spec["keep"]}
-    return any(b["node_id"] and kept.get((g["name"], b["index"]), b["node_id"]) != b["node_id"]
-               for g in groups for b in g["bundles"])

@@ -116,6 +116,14 @@ def add_to(out: Dict[str, Resources], node: str, res: Dict[str, Any]) -> None:
         out.setdefault(node, {})[k] = out.get(node, {}).get(k, 0.0) + float(v)
 
 
+def share_on(value: Json, strays: Dict[str, Resources], node: str) -> Resources:
+    """What a reservation holds on node: its named share and its strays there."""
+    out: Dict[str, Resources] = {}
+    add_to(out, node, (value.get("nodes") or {}).get(node) or {})
+    add_to(out, node, strays.get(node) or {})
+    return out.get(node, {})
+
+
 def group_shares(tables: List[Json]) -> Dict[str, Resources]:
     """What the groups' placed bundles hold, per node."""
     out: Dict[str, Resources] = {}
@@ -148,6 +156,7 @@ class Ledger:
             else:
                 self.others.append((key, value))
         named = {id(t) for _, v in self.others for t in self.groups_of(v)}
+        self.strays = [self.strays_of(v) for _, v in self.others]  # by position in others
         mine = set(resv["groups"])
         # Placed groups no reservation names, this cluster's own aside.
         self.unnamed = [t for t in self.live if t.get("state") == run.contract.state_created and id(t) not in named
@@ -161,12 +170,18 @@ class Ledger:
         names = {str(g) for g in value.get("groups") or []}
         return [t for t in self.live if str(t.get("name")) in names]
 
-    def strays(self, value: Json) -> Dict[str, Resources]:
-        """What value's placed bundles hold on nodes it does not name: Ray
-        placed them again after a node's loss, before their owner's next
-        apply had the reservation follow (follow_moved_groups)."""
+    def strays_of(self, value: Json) -> Dict[str, Resources]:
+        """What value's placed bundles hold on each node beyond the share it
+        names there: Ray placed them again after a node's loss, before their
+        owner's next apply had the reservation follow (follow_moved_groups)."""
         named = value.get("nodes") or {}
-        return {node: res for node, res in group_shares(self.groups_of(value)).items() if node not in named}
+        out: Dict[str, Resources] = {}
+        for node, res in group_shares(self.groups_of(value)).items():
+            for k, v in res.items():
+                extra = float(v) - float((named.get(node) or {}).get(k, 0.0))
+                if extra > self.run.contract.amount_unit / 2:
+                    out.setdefault(node, {})[k] = extra
+        return out
 
     def stale(self, value: Json) -> bool:
         """Old, and none of its groups lives: its create died, or the cluster
@@ -186,10 +201,8 @@ class Ledger:
         Placed groups no reservation names refuse a node unless the cluster
         queues in Ray (capacity_check = "none")."""
         used: Dict[str, Resources] = {}
-        for _, v in self.others:
-            for node, res in (v.get("nodes") or {}).items():
-                add_to(used, node, res)
-            for node, res in self.strays(v).items():
+        for (_, v), strays in zip(self.others, self.strays):
+            for node, res in list((v.get("nodes") or {}).items()) + list(strays.items()):
                 add_to(used, node, res)
         unnamed = group_shares(self.unnamed)
         if self.resv["count_live"]:
@@ -216,8 +229,8 @@ class Ledger:
         no reservation names; a node with neither is named alone."""
         out = []
         for node in nodes:
-            found = [holder(node, v, self.resv, (v.get("nodes") or {}).get(node) or self.strays(v)[node], self.pending(v))
-                     for _, v in self.others if node in (v.get("nodes") or {}) or node in self.strays(v)]
+            found = [holder(node, v, self.resv, share_on(v, strays, node), self.pending(v))
+                     for (_, v), strays in zip(self.others, self.strays) if node in (v.get("nodes") or {}) or node in strays]
             found += [holder(node, {"groups": [t.get("name")]}, self.resv) for t in self.unnamed
                       if node in {str(n) for n in (t.get("bundles_to_node_id") or {}).values()}]
             out += found or [holder(node, {}, self.resv)]
@@ -416,16 +429,25 @@ def adopt_reservation(run: Run, own: Json) -> None:
 
 
 def follow_moved_groups(run: Run, own: Json, groups: List[Any]) -> None:
-    """After Ray placed a cluster's lost bundles again (a node's loss), its
+    """Once Ray placed a cluster's lost bundles again (a node's loss), its
     reservation names the nodes they are on now. Only this cluster writes
     its key, so no lock is needed (the Ledger counts such bundles meanwhile)."""
     resv = own.get("reservation")
     if not resv:
         return
     held = kv_get(run, own, resv["key"])
-    if held is not None and held.get("cluster") == resv["cluster"] and held.get("owner") in ("", own["owner"]):
-        held["nodes"], held["group_ids"], _ = placed_nodes(run, groups)
+    if held is None or held.get("cluster") != resv["cluster"] or held.get("owner") not in ("", own["owner"]):
+        return
+    nodes, ids, placed = placed_nodes(run, groups)
+    if placed and not same_shares(run, held.get("nodes") or {}, nodes):
+        held["nodes"], held["group_ids"] = nodes, ids
         kv_put(run, own, resv["key"], held)
+
+
+def same_shares(run: Run, a: Dict[str, Resources], b: Dict[str, Resources]) -> bool:
+    unit = run.contract.amount_unit / 2
+    return set(a) == set(b) and all(abs(float(a[n].get(k, 0.0)) - float(b[n].get(k, 0.0))) <= unit
+                                    for n in a for k in set(a[n]) | set(b[n]))
 
 
 def listed_reservations(run: Run, own: Json) -> List[Json]:

@@ -47,8 +47,7 @@ SHAPE = {
 BATCH_SHAPE = {"version": "int", "action": "str", "namespace": "str", "batch": "list", "run_id": "?str"}
 GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_label_selector": "?selectors",
                "topology_strategy": "?strmap"}
-PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj", "keep": "?list"}
-KEEP_SHAPE = {"group": "str", "index": "int", "node_id": "str", "node_ip": "str", "gpu_id": "?int", "port": "int"}
+PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj", "keep_recorded": "?bool"}
 TOPOLOGY_SHAPE = {"domain_label": "?str", "rank_label": "?str"}
 OWNERSHIP_SHAPE = {"kv_namespace": "str", "key": "str", "tombstone_key": "str", "owner": "str", "claim": "bool",
                    "manifest": "?obj", "reservation": "?obj", "list_reservations": "?str"}
@@ -106,10 +105,6 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
     check_shape(spec["contract"], CONTRACT_SHAPE, where + "contract.")
     check_shape(spec["probe"], PROBE_SHAPE, where + "probe.")
     check_shape(spec["probe"]["topology"], TOPOLOGY_SHAPE, where + "probe.topology.")
-    for i, k in enumerate(spec["probe"].get("keep") or []):
-        if not isinstance(k, dict):
-            raise DriverError("invalid", "request_field", field=where + "probe.keep[%d]" % i, want="object")
-        check_shape(k, KEEP_SHAPE, where + "probe.keep[%d]." % i)
     for i, g in enumerate(spec["groups"]):
         if not isinstance(g, dict):
             raise DriverError("invalid", "request_field", field=where + "groups[%d]" % i, want="object")
@@ -133,7 +128,7 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
         "use_gpus": probe_spec["use_gpus"],
         "port_low": probe_spec["port_range_low"],
         "port_high": probe_spec["port_range_high"],
-        "keep": probe_spec.get("keep") or [],
+        "keep_recorded": bool(probe_spec.get("keep_recorded")),
         "own": spec.get("ownership"),
         "rank_order": spec.get("rank_order"),
     }

@@ -28,3 +28,20 @@ def test_each_name_is_defined_once() -> None:
         for name in defined(path):
             assert name not in seen, "%s defines %s, as %s does" % (os.path.basename(path), name, seen[name])
             seen[name] = os.path.basename(path)
+
+
+def test_no_comment_like_line_inside_a_string() -> None:
+    """The job's script drops lines that start with # (source.go): none may sit inside a string."""
+    import io
+    import tokenize
+
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "*.py"))):
+        with open(path) as f:
+            src = f.read()
+        inside = set()
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type == tokenize.STRING:
+                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+        lines = src.split("\n")
+        bad = [n for n in sorted(inside) if lines[n - 1].strip().startswith("#")]
+        assert not bad, "%s: lines %s start with # inside a string; the join would drop them" % (path, bad)

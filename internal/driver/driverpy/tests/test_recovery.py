@@ -19,11 +19,12 @@ def kept(result: Dict[str, Any]) -> List[Dict[str, Any]]:
              "gpu_id": b["gpu_id"], "port": b["port"]} for g in result["groups"] for b in g["bundles"]]
 
 
-def recovery(requests: Any, created: Dict[str, Any]) -> Dict[str, Any]:
+def recovery(requests: Any, keep: bool = True) -> Dict[str, Any]:
+    """The inspect of an update: the create's groups, ownership and reservation, keeping recorded bundles."""
     r = copy.deepcopy(requests["inspect"])
     r["groups"] = requests["create_selected"]["groups"]
     r["ownership"]["reservation"] = resv(requests["create_selected"])
-    r["probe"]["keep"] = kept(created)
+    r["probe"]["keep_recorded"] = keep
     return r
 
 
@@ -37,7 +38,7 @@ def test_only_moved_bundles_are_probed_and_the_reservation_follows(cluster: fake
     g1 = cluster.live("vc-node1")
     assert g1 is not None and g1.nodes[0] == "node-1"
     g1.nodes[0] = "node-2"
-    d = drive(recovery(requests, created))
+    d = drive(recovery(requests))
     assert d.result["ok"], d.result
     after = {g["name"]: g["bundles"][0] for g in d.result["groups"]}
     kept0 = before["vc-node0"]
@@ -56,7 +57,7 @@ def test_an_inspect_without_a_move_probes_nothing_and_keeps_the_reservation(clus
     r = requests["create_selected"]
     created = drive(r).result
     held = cluster.kv_value(resv(r)["key"], ns(r))
-    d = drive(recovery(requests, created))
+    d = drive(recovery(requests))
     assert d.result["ok"]
     assert [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 0
     assert kept(d.result) == kept(created)
@@ -76,3 +77,21 @@ def test_a_bundle_placed_outside_its_reservation_counts_where_it_is(cluster: fak
     assert not d.result["ok"] and d.result["error"]["code"] == "nodes_claimed"
     holders = d.result["error"]["facts"]["holders"]
     assert any(h["node_id"] == "node-2" and h["cluster"] == "ns/other" for h in holders), holders
+
+
+def test_an_update_while_ray_places_a_group_again_keeps_its_recorded_bundles(cluster: fake_ray.Cluster, requests: Any,
+                                                                             drive: Any) -> None:
+    created = drive(requests["create_selected"]).result
+    g1 = cluster.live("vc-node1")
+    assert g1 is not None
+    g1.state, g1.nodes = "RESCHEDULING", {}  # its node died; Ray has not placed it yet
+    d = drive(recovery(requests))
+    assert d.result["ok"], d.result
+    assert kept(d.result) == kept(created)  # no port 0, no lost GPU id: the plan's recovery judges the group
+    assert [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 0
+
+
+def test_without_keep_every_bundle_is_probed(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    drive(requests["create_selected"])
+    d = drive(recovery(requests, keep=False))
+    assert d.result["ok"] and [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 2
