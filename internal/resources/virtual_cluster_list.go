@@ -455,7 +455,7 @@ func fillListedComputed(ctx context.Context, m *virtualClusterModel, spec cluste
 	m.Bundles = types.ListNull(bundleObjectType)
 	m.SortedBundleIndices = types.ListNull(types.Int64Type)
 	m.NVLinkDomainPerBundle = types.ListNull(types.StringType)
-	m.CapacityCheck = types.StringNull() // import does not restore it either: the provider's default applies
+	m.CapacityCheck = types.StringNull()              // import does not restore it either: the provider's default applies
 	m.RecoveryTimeout = timetypes.NewGoDurationNull() // nor this: a plan-only setting
 	if rec == nil {
 		return

@@ -182,7 +182,7 @@ func (p *planCall) waitForRecovery(spec clusterspec.Spec, r recovery) {
 		p.resp.Diagnostics.AddWarning("Virtual cluster is recovering",
 			fmt.Sprintf("%s Ray places those bundles again by itself as soon as a node has room. The node died %s ago; "+
 				"recovery_timeout (%s) replaces the cluster if Ray has not placed them %s from now.",
-				what, waited.Round(time.Second), limit, (limit - waited).Round(time.Second)))
+				what, waited.Round(time.Second), limit, (limit-waited).Round(time.Second)))
 		return
 	}
 	when := "Ray no longer lists the node"
