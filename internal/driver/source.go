@@ -20,7 +20,7 @@ var driverFiles embed.FS
 // module it imports, so that a module's top-level code finds its names.
 var driverModules = []string{
 	"contract.py", "rayapi.py", "gcs_direct.py", "runstate.py", "shape.py", "nodes.py", "groups.py",
-	"kv.py", "record.py", "probe.py", "reservations.py", "actions.py", "connect.py", "main.py",
+	"kv.py", "quotas.py", "record.py", "probe.py", "reservations.py", "actions.py", "connect.py", "main.py",
 }
 
 const futureImport = "from __future__ import annotations"
@@ -65,9 +65,15 @@ func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
 			return nil, err
 		}
 		b.WriteString("\n\n# ---------------------------------------------------------------- driverpy/" + name + "\n")
+		var doc docstrings
 		for i, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
-			if line == futureImport || strings.HasPrefix(strings.TrimSpace(line), "#") {
-				continue // comment lines are for readers of driverpy/, not the job: the entrypoint has a size limit
+			// Comments and docstrings are for readers of driverpy/, not the job:
+			// the entrypoint has a size limit (one argument of `sh -c`).
+			if line == futureImport || strings.HasPrefix(strings.TrimSpace(line), "#") || doc.skip(line) {
+				continue
+			}
+			if pass := doc.bodyFor(line); pass != "" {
+				b.WriteString(pass + "\n")
 			}
 			if m := packageImport.FindStringSubmatch(line); m != nil {
 				if !joined[m[1]+".py"] {
@@ -79,8 +85,71 @@ func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
 				return nil, fmt.Errorf("driverpy/%s:%d: import a sibling only as `from .module import a, b` on one line: %s", name, i+1, line)
 			}
 			b.WriteString(line + "\n")
+			doc.emitted(line)
+		}
+		if pass := doc.end(); pass != "" {
+			b.WriteString(pass + "\n")
 		}
 		joined[name] = true
 	}
 	return []byte(b.String()), nil
+}
+
+// docstrings drops the docstrings of a module's functions and classes as
+// joinDriver emits its lines: a line opening with triple quotes right after
+// a line ending with a colon, through the line that closes them. A body left
+// empty gets a pass.
+type docstrings struct {
+	last    string // the last line emitted, trimmed
+	inside  bool   // within a docstring
+	pending string // the indentation of a docstring dropped, until the body goes on
+}
+
+const tripleQuote = `"""`
+
+// skip reports whether line belongs to a docstring.
+func (d *docstrings) skip(line string) bool {
+	t := strings.TrimSpace(line)
+	if d.inside {
+		d.inside = !strings.Contains(t, tripleQuote)
+		return true
+	}
+	if !strings.HasPrefix(t, tripleQuote) || !strings.HasSuffix(d.last, ":") {
+		return false
+	}
+	d.inside = !strings.Contains(t[len(tripleQuote):], tripleQuote)
+	d.pending = line[:len(line)-len(strings.TrimLeft(line, " "))]
+	d.last = ""
+	return true
+}
+
+// bodyFor returns the pass a dropped docstring's block needs before line
+// ("" when the block goes on).
+func (d *docstrings) bodyFor(line string) string {
+	if d.pending == "" || strings.TrimSpace(line) == "" {
+		return ""
+	}
+	indent := d.pending
+	d.pending = ""
+	if strings.HasPrefix(line, indent) {
+		return ""
+	}
+	return indent + "pass"
+}
+
+// end returns the pass a docstring dropped at the module's end leaves its
+// block needing.
+func (d *docstrings) end() string {
+	if d.pending == "" {
+		return ""
+	}
+	indent := d.pending
+	d.pending = ""
+	return indent + "pass"
+}
+
+func (d *docstrings) emitted(line string) {
+	if t := strings.TrimSpace(line); t != "" {
+		d.last = t
+	}
 }

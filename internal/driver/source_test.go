@@ -43,3 +43,50 @@ func TestJoinDriverRefusesBadOrders(t *testing.T) {
 		t.Error("a parenthesized sibling import was joined")
 	}
 }
+
+// The join drops comment lines and docstrings; a block left with nothing
+// but its docstring gets a pass, and strings that are not docstrings stay.
+func TestJoinDriverDropsCommentsAndDocstrings(t *testing.T) {
+	mod := `# a module comment
+def f(x):
+    """One line."""
+    return x
+
+
+class C:
+    """Several
+    lines."""
+
+    def g(self):
+        """Only a docstring."""
+
+
+def h(
+    y,
+):
+    """Opens.
+    # not a comment
+    Closes."""
+    s = """kept: not a docstring"""
+    return s
+
+
+class Empty(Exception):
+    """Only a docstring, at the end."""
+`
+	src, err := joinDriver(fstest.MapFS{"driverpy/m.py": {Data: []byte(mod)}}, []string{"m.py"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(src)
+	for _, gone := range []string{"One line", "Several", "Only a docstring", "Opens", "# a module comment"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("the join kept %q:\n%s", gone, got)
+		}
+	}
+	for _, kept := range []string{"    return x\n", "        pass\ndef h(", "    s = \"\"\"kept: not a docstring\"\"\"\n", "class Empty(Exception):\n    pass\n"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("the join lacks %q:\n%s", kept, got)
+		}
+	}
+}
