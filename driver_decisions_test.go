@@ -25,7 +25,9 @@ var driverPlumbing = []string{
 	// probe.py, reservations.py
 	"_bind_free_ports", "_probe_in_bundle", "_fire", "_wait_one", "node_locks", "group_result", "probe_groups",
 	"reservation", "run_token", "holder", "read_reservations", "node_totals", "placed_nodes", "group_shares", "add_to",
-	"renew_key", "refresh_lock", "stop_keeping", "listed_reservations",
+	"renew_key", "refresh_lock", "stop_keeping", "listed_reservations", "share_on", "same_shares",
+	// quotas.py, gcs_direct.py
+	"add_res", "ask_of", "group_of", "namespace_groups",
 	// actions.py, main.py
 	"do_record", "do_read", "new_result", "install_signal_handlers", "run_single", "main",
 }

@@ -1,9 +1,25 @@
-# What each cluster does when a node holding its bundles dies.
-provider "ray" {}
+# A team's namespace with a quota, and what each of its clusters does when
+# a node holding its bundles dies.
+provider "ray" {
+  namespace = var.namespace
+}
 
 variable "name" {
   type    = string
   default = "team"
+}
+
+variable "namespace" {
+  type    = string
+  default = "team-a"
+}
+
+# The team's cap: every plan that would create more in the namespace than
+# this is refused (clusters of other states and groups made outside
+# Terraform count too), and so is a create that races another state past it.
+resource "ray_namespace_quota" "team" {
+  namespace = var.namespace
+  gpus      = 12
 }
 
 locals {
@@ -34,6 +50,10 @@ resource "ray_virtual_cluster" "trainer" {
   select_nodes            = true
   port_range_low          = local.ports.master.low
   port_range_high         = local.ports.master.high
+}
+
+output "quota_gpus" {
+  value = ray_namespace_quota.team.gpus
 }
 
 output "rollout_recovery_timeout" {

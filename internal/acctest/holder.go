@@ -1,11 +1,6 @@
 package acctest
 
 import (
-	"bufio"
-	"context"
-	"io"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,59 +30,22 @@ sys.stdin.read()
 // python of the Ray virtualenv (RAY_BIN) connected to the GCS.
 func HoldResources(t testing.TB, name string, res map[string]float64) (release func()) {
 	t.Helper()
-	cmd := plainray.Command(context.Background(), t, holderScript,
-		map[string]any{"address": plainray.GCSAddress(), "name": name, "resources": res, "timeout": 60})
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting resource holder %s: %v", name, err)
-	}
-	var once sync.Once
+	p := startScript(t, "resource holder "+name, holderScript,
+		map[string]any{"address": plainray.GCSAddress(), "name": name, "resources": res, "timeout": 60}, "HELD ")
 	release = func() {
-		once.Do(func() {
-			_ = stdin.Close()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				_ = cmd.Process.Kill()
-				err = <-done
-			}
-			t.Logf("released resource holder %s %v (exit: %v)", name, res, err)
-		})
+		err := p.stop()
+		t.Logf("released resource holder %s %v (exit: %v)", name, res, err)
 	}
-	t.Cleanup(release)
-	held := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if node, ok := strings.CutPrefix(sc.Text(), "HELD "); ok {
-				held <- node
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		close(held)
-	}()
 	select {
-	case node, ok := <-held:
+	case node, ok := <-p.lines:
 		if !ok {
 			release()
-			t.Fatalf("resource holder %s %v exited before holding its resources:\n%s", name, res, plainray.Tail(stderr.String()))
+			t.Fatalf("resource holder %s %v exited before holding its resources:\n%s", name, res, plainray.Tail(p.stderr.String()))
 		}
 		t.Logf("holding %v on node %.12s (actor %s, outside any placement group)", res, node, name)
 	case <-time.After(90 * time.Second):
 		release()
-		t.Fatalf("resource holder %s %v did not start in 90s:\n%s", name, res, plainray.Tail(stderr.String()))
+		t.Fatalf("resource holder %s %v did not start in 90s:\n%s", name, res, plainray.Tail(p.stderr.String()))
 	}
 	return release
 }

@@ -95,3 +95,24 @@ func WriteReservation(t *testing.T, name string, value map[string]any) {
 	plainray.Run(t, 2*time.Minute, "writing the reservation of "+name, writeKVScript, map[string]any{"address": plainray.GCSAddress(),
 		"key": record.ReservationKey(clusterspec.DefaultNamespace, name), "kv_namespace": record.KVNamespace, "value": value})
 }
+
+// Quota is a namespace's quota as Ray's KV holds it.
+type Quota struct {
+	Namespace string             `json:"namespace"`
+	Owner     string             `json:"owner"`
+	Limits    map[string]float64 `json:"limits"`
+}
+
+// ReadQuota returns the quota the provider keeps in Ray's KV for Ray
+// namespace ns, read out of band; nil when there is none.
+func ReadQuota(t *testing.T, ns string) *Quota {
+	t.Helper()
+	out := plainray.Run(t, 2*time.Minute, "reading the quota of "+ns, recordScript, map[string]any{"address": plainray.GCSAddress(),
+		"key": record.QuotaKey(ns), "kv_namespace": record.KVNamespace})
+	lines := strings.Split(out, "\n")
+	var q *Quota
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &q); err != nil {
+		t.Fatalf("quota of %s: %v\n%s", ns, err, out)
+	}
+	return q
+}

@@ -1,12 +1,9 @@
 package acctest
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,85 +37,43 @@ for _ in sys.stdin:
 type BundleWorker struct {
 	PID, NodeID string
 	ask         func() (pid, node string, err error)
-	stop        func()
 }
 
 // Where asks the worker for its process id and node again: an error when
 // it no longer answers.
 func (w *BundleWorker) Where() (pid, node string, err error) { return w.ask() }
 
-// Stop ends the worker (also done when the test ends).
-func (w *BundleWorker) Stop() { w.stop() }
-
 // StartBundleWorker starts a worker in bundle of the provider's group (in
 // the provider's default namespace) with plain Ray calls and returns once
-// it runs.
+// it runs; it stops when the test ends.
 func StartBundleWorker(t *testing.T, group string, bundle int, cpus, gpus float64) *BundleWorker {
 	t.Helper()
-	cmd := plainray.Command(context.Background(), t, workerScript, map[string]any{"address": plainray.GCSAddress(),
-		"namespace": clusterspec.DefaultNamespace, "group": group, "bundle": bundle, "cpus": cpus, "gpus": gpus, "timeout": 60})
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the worker in %s bundle %d: %v", group, bundle, err)
-	}
-	lines := make(chan string, 4)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "WORKER "); ok {
-				lines <- rest
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		close(lines)
-	}()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = stdin.Close()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		})
-	}
-	t.Cleanup(stop)
+	p := startScript(t, fmt.Sprintf("the worker in %s bundle %d", group, bundle), workerScript, map[string]any{
+		"address": plainray.GCSAddress(), "namespace": clusterspec.DefaultNamespace, "group": group, "bundle": bundle,
+		"cpus": cpus, "gpus": gpus, "timeout": 60}, "WORKER ")
 	read := func() (string, string, error) {
 		select {
-		case line, ok := <-lines:
+		case line, ok := <-p.lines:
 			if !ok {
-				return "", "", fmt.Errorf("the worker exited:\n%s", plainray.Tail(stderr.String()))
+				return "", "", fmt.Errorf("the worker exited:\n%s", plainray.Tail(p.stderr.String()))
 			}
 			pid, node, _ := strings.Cut(line, " ")
 			return pid, node, nil
 		case <-time.After(90 * time.Second):
-			return "", "", fmt.Errorf("the worker did not answer in 90s:\n%s", plainray.Tail(stderr.String()))
+			return "", "", fmt.Errorf("the worker did not answer in 90s:\n%s", plainray.Tail(p.stderr.String()))
 		}
 	}
 	pid, node, err := read()
 	if err != nil {
-		stop()
+		_ = p.stop()
 		t.Fatalf("worker in %s bundle %d: %v", group, bundle, err)
 	}
 	t.Logf("worker pid %s runs in %s bundle %d on node %.12s", pid, group, bundle, node)
 	ask := func() (string, string, error) {
-		if _, err := io.WriteString(stdin, "where\n"); err != nil {
+		if _, err := io.WriteString(p.stdin, "where\n"); err != nil {
 			return "", "", err
 		}
 		return read()
 	}
-	return &BundleWorker{PID: pid, NodeID: node, ask: ask, stop: stop}
+	return &BundleWorker{PID: pid, NodeID: node, ask: ask}
 }

@@ -28,6 +28,8 @@ const (
 	CodeReplacedDuringWait  = "replaced_during_wait"
 	CodeCreatedConcurrently = "created_concurrently"
 	CodeNodesClaimed        = "nodes_claimed"
+	CodeQuotaExceeded       = "quota_exceeded"
+	CodeQuotaTaken          = "quota_taken"
 	CodeNotReady            = "not_ready"
 	CodeNotRemoved          = "not_removed"
 	CodeProbeTimeout        = "probe_timeout"
@@ -68,6 +70,11 @@ type ErrorFacts struct {
 	Holders     []NodeHolder       `json:"holders,omitempty"`
 	Claimed     []NodeHolder       `json:"claimed,omitempty"`
 	Signal      int                `json:"signal,omitempty"`
+	// Quotas (quota_exceeded, quota_taken).
+	Limits       map[string]float64 `json:"limits,omitempty"`
+	Ask          map[string]float64 `json:"ask,omitempty"`
+	QuotaHolders []QuotaHolder      `json:"quota_holders,omitempty"`
+	Owner        string             `json:"owner,omitempty"`
 }
 
 // NodeHolder is another cluster's share of a node: its reservation there
@@ -246,6 +253,14 @@ func (e ResultError) Describe(removed []string) string {
 		msg = fmt.Sprintf("group %q was created concurrently by someone else", f.Group)
 	case CodeNodesClaimed:
 		msg = fmt.Sprintf("the nodes chosen for %s cannot hold it beside what other clusters reserved there: %s", f.Cluster, DescribeHolders(f.Holders))
+	case CodeQuotaExceeded:
+		msg = fmt.Sprintf("Ray namespace %s has quota %s; it holds %s, and %s asks %s", f.Namespace,
+			raystate.FormatResources(f.Limits), DescribeQuotaHolders(f.QuotaHolders), f.Cluster, raystate.FormatResources(f.Ask))
+		if over := QuotaOver(f.Limits, f.QuotaHolders, f.Ask); len(over) > 0 {
+			msg += ": " + strings.Join(over, ", ")
+		}
+	case CodeQuotaTaken:
+		msg = fmt.Sprintf("Ray namespace %s already has a quota, declared by another state (owner %s…)", f.Namespace, f.Owner)
 	case CodeNotReady:
 		why := "still pending"
 		if f.Infeasible {
@@ -295,6 +310,10 @@ var driverFixes = map[string]string{
 	CodeCreatedConcurrently: sharedNameFix,
 	CodeNodesClaimed: "Wait for those clusters and apply again, add nodes, or set capacity_check = \"total\" to queue " +
 		"for nodes until ready_timeout.",
+	CodeQuotaExceeded: "Ask for less, destroy one of the namespace's clusters, or raise the namespace's ray_namespace_quota, " +
+		"then apply again.",
+	CodeQuotaTaken: "Keep one ray_namespace_quota per Ray namespace: change that state's, or import it here " +
+		"(terraform import ray_namespace_quota.<label> <namespace>).",
 	CodeNotReady: "Free the resources Ray lacks (`ray status` shows the pending demands) or ask for fewer bundles or " +
 		"GPUs, or raise ready_timeout (and timeouts.create) when the cluster only needs longer, then apply again.",
 	CodeNotRemoved: "Check the group with `ray list placement-groups --detail`, then run the same command again; it " +

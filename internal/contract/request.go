@@ -47,6 +47,9 @@ type Request struct {
 	// Batch holds the requests of an ActionBatch, run concurrently by one
 	// driver; request i reports under run id RunID + "." + i.
 	Batch []Request `json:"batch,omitempty"`
+	// Quota is the namespace's quota: a create checks it, ActionQuota
+	// writes it, a read with Usage reports it.
+	Quota *QuotaRequest `json:"quota,omitempty"`
 }
 
 // BatchRequest runs reqs in one driver job. They share a namespace (a
@@ -241,7 +244,7 @@ func (r Request) Validate() error {
 	if r.Namespace == "" {
 		return errors.New("driver request: empty namespace")
 	}
-	if len(r.Groups) == 0 && r.Action != ActionRead && r.Action != ActionBatch {
+	if len(r.Groups) == 0 && r.Action != ActionRead && r.Action != ActionBatch && r.Action != ActionQuota {
 		return errors.New("driver request: no groups")
 	}
 	if r.ReadyTimeoutSeconds < 1 {
@@ -273,7 +276,7 @@ func (r Request) Validate() error {
 // holds a batch (and a valid one).
 func (r Request) validateAction() error {
 	switch r.Action {
-	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead:
+	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionQuota:
 		if len(r.Batch) > 0 {
 			return fmt.Errorf("driver request: a %s request holds no batch", r.Action)
 		}
@@ -282,7 +285,7 @@ func (r Request) validateAction() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionBatch)
+		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionQuota, ActionBatch)
 	}
 	return nil
 }
@@ -298,8 +301,11 @@ func (r Request) validateOwnership() error {
 		if r.Action == ActionRecord && o.Manifest == nil {
 			return errors.New("driver request: record without a manifest")
 		}
-	} else if r.Action == ActionRecord || r.Action == ActionRead {
+	} else if r.Action == ActionRecord || r.Action == ActionRead && (r.Quota == nil || !r.Quota.Usage) {
 		return fmt.Errorf("driver request: %s without ownership", r.Action)
+	}
+	if r.Action == ActionQuota && (r.Quota == nil || r.Quota.Key == "" || r.Quota.Owner == "") {
+		return errors.New("driver request: quota without its key and owner; build it with contract.QuotaWriteRequest")
 	}
 	return nil
 }
@@ -376,6 +382,11 @@ type Result struct {
 	Nodes   []NodeView `json:"nodes,omitempty"`
 	// Reservations is what a ReservationsRequest read.
 	Reservations []ListedReservation `json:"reservations,omitempty"`
+	// Quota is the namespace's quota a QuotaWriteRequest wrote or a
+	// QuotaUsageRequest read (nil: none), QuotaUsage what each holder
+	// holds there (QuotaUsageRequest).
+	Quota      *QuotaValue   `json:"quota,omitempty"`
+	QuotaUsage []QuotaHolder `json:"quota_usage,omitempty"`
 	// Record is the cluster's record after the run (nil when none), and
 	// Tombstone what a delete left (inspect).
 	Record    *record.Manifest  `json:"record,omitempty"`

@@ -311,7 +311,7 @@ func (r *runner) lookup(ctx context.Context) []string {
 			orphans = append(orphans, j.SubmissionID)
 			continue
 		}
-		if j.Metadata[metaCreatedBy] != createdBy || j.SubmissionID == "" || isTransferNote(j) {
+		if j.Metadata[metaCreatedBy] != createdBy || j.SubmissionID == "" || isNote(j) {
 			continue
 		}
 		switch {

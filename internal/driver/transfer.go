@@ -96,29 +96,31 @@ func RecordTransfer(ctx context.Context, api JobAPI, t Transfer) error {
 	if old, err := ReadTransfer(ctx, api, t.Namespace, t.Name); err == nil {
 		t.carryEarlier(old)
 	}
-	req := rayclient.JobSubmitRequest{
-		Entrypoint:   transferEntrypoint,
-		SubmissionID: id,
-		Metadata: map[string]string{
-			metaCreatedBy:       createdBy,
-			metaTransferCluster: t.Namespace + "/" + t.Name,
-			metaTransferFrom:    t.From,
-			metaTransferTo:      t.To,
-			metaTransferEarlier: strings.Join(t.Earlier, ","),
-			metaTransferAt:      t.At.UTC().Format(time.RFC3339),
-		},
-	}
+	return leaveNote(ctx, api, id, map[string]string{
+		metaCreatedBy:       createdBy,
+		metaTransferCluster: t.Namespace + "/" + t.Name,
+		metaTransferFrom:    t.From,
+		metaTransferTo:      t.To,
+		metaTransferEarlier: strings.Join(t.Earlier, ","),
+		metaTransferAt:      t.At.UTC().Format(time.RFC3339),
+	})
+}
+
+// leaveNote submits the trivial job whose record, under id, holds metadata
+// (a transfer or quota note), replacing the note there.
+func leaveNote(ctx context.Context, api JobAPI, id string, metadata map[string]string) error {
+	req := rayclient.JobSubmitRequest{Entrypoint: transferEntrypoint, SubmissionID: id, Metadata: metadata}
 	var err error
 	for attempt := 0; attempt < 2; attempt++ { // a stopped note's record written back after the delete takes one more
 		if err = removeNote(ctx, api, id); err != nil {
-			return fmt.Errorf("replacing the ownership note %q: %w", id, err)
+			return fmt.Errorf("replacing the note %q: %w", id, err)
 		}
 		if _, err = api.SubmitJob(ctx, req); err == nil {
 			untrackRecord(id) // the live note stays: no hand-off may delete it
 			return nil
 		}
 	}
-	return fmt.Errorf("leaving the ownership note %q: %w", id, err)
+	return fmt.Errorf("leaving the note %q: %w", id, err)
 }
 
 // ReadTransfer returns the note of the cluster name in namespace, nil when
@@ -237,8 +239,8 @@ func deleteStopping(ctx context.Context, api JobAPI, id string) (stopped bool, e
 	}
 }
 
-// isTransferNote tells a note from the records of driver jobs, which Run
+// isNote tells a note (transfer or quota) from the records of driver jobs, which Run
 // deletes once they are old.
-func isTransferNote(j *rayclient.JobDetails) bool {
-	return j.Metadata[metaTransferTo] != ""
+func isNote(j *rayclient.JobDetails) bool {
+	return j.Metadata[metaTransferTo] != "" || j.Metadata[metaQuotaNamespace] != ""
 }

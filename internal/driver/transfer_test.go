@@ -52,7 +52,7 @@ func TestTransferNoteRoundTrip(t *testing.T) {
 	}
 	j := api.jobs[TransferID("ns", "vc")].details
 	j.EndTime = time.Now().Add(-time.Hour).UnixMilli()
-	if !isTransferNote(&j) {
+	if !isNote(&j) {
 		t.Error("the note is not told apart from driver records, whose cleanup would delete it")
 	}
 	if err := DeleteTransfer(ctx, api, "ns", "vc"); err != nil {

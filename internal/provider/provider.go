@@ -202,6 +202,7 @@ func (p *rayProvider) ListResources(_ context.Context) []func() list.ListResourc
 func (p *rayProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		resources.NewVirtualClusterResource,
+		resources.NewNamespaceQuotaResource,
 	}
 }
 

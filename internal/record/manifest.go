@@ -33,6 +33,9 @@ func RecordKey(ns, name string) string { return "vc/" + ns + "/" + name }
 // another state that still lists it can say what happened.
 func TombstoneKey(ns, name string) string { return "tombstone/" + ns + "/" + name }
 
+// QuotaKey is where the quota of Ray namespace ns lives (ray_namespace_quota).
+func QuotaKey(ns string) string { return "quota/" + ns }
+
 // ReservationPrefix begins every reservation's key (ReservationKey).
 const ReservationPrefix = "reservation/"
 

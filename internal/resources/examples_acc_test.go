@@ -47,7 +47,10 @@ func exampleConfig(t *testing.T, dir string) string {
 func exampleTest(t *testing.T, dir, name string, steps ...resource.TestStep) {
 	for i := range steps {
 		steps[i].Config = exampleConfig(t, dir)
-		steps[i].ConfigVariables = config.Variables{"name": config.StringVariable(name)}
+		if steps[i].ConfigVariables == nil {
+			steps[i].ConfigVariables = config.Variables{}
+		}
+		steps[i].ConfigVariables["name"] = config.StringVariable(name)
 	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -103,9 +106,14 @@ func TestAccExample_nvlinkSegments(t *testing.T) {
 
 func TestAccExample_quotasAndNodeLoss(t *testing.T) {
 	name := acctest.Name("ex-loss")
+	ns := name + "-ns"
 	exampleTest(t, "quotas-and-node-loss", name, resource.TestStep{
-		Check: acctest.CheckGroupsInRay(t, name, map[string]int{name + "-rollout-node0": 2, name + "-rollout-node1": 2, name + "-trainer-node0": 4}),
+		ConfigVariables: config.Variables{"namespace": config.StringVariable(ns)},
+		Check: resource.ComposeTestCheckFunc(
+			acctest.CheckGroupsInRay(t, name, map[string]int{name + "-rollout-node0": 2, name + "-rollout-node1": 2, name + "-trainer-node0": 4}),
+			checkQuota(t, ns, 12)),
 		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownOutputValue("quota_gpus", knownvalue.Float64Exact(12)),
 			statecheck.ExpectKnownOutputValue("rollout_recovery_timeout", knownvalue.StringExact("15m")),
 			statecheck.ExpectKnownValue("ray_virtual_cluster.trainer", at("selected_node_ids"), knownvalue.ListSizeExact(1)),
 		},

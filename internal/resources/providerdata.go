@@ -62,6 +62,7 @@ type ProviderData struct {
 	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
 	planReads  planReads       // planReadContext (planreads.go)
 	transfers  transferReads   // readTransfer (transfer_reads.go)
+	quotas     quotaReads      // quotaNote, quotaUsage (quota_reads.go)
 }
 
 // nameClaim is one cluster's claim on a name in this provider process.

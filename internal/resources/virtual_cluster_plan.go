@@ -202,6 +202,9 @@ func (p *planCall) run() {
 		return
 	}
 	p.planPlacement(&spec, snap) // spec is what claimPorts reads: its nodes are chosen here
+	if !diags.HasError() {
+		p.checkQuota(spec)
+	}
 }
 
 // checkOccupancy checks the live groups and nodes against the cluster before

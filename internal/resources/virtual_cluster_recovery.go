@@ -223,7 +223,7 @@ func (p *planCall) deathTime(lost []lostBundle) (since time.Time, known bool, er
 		}
 		for _, n := range nodes {
 			if n.EndTimeMs <= 0 {
-				return since, false, fmt.Errorf("Ray lists node %s as %s, with no time of death", raystate.ShortID(b.NodeID), n.State)
+				return since, false, fmt.Errorf("the state API lists node %s as %s, with no time of death", raystate.ShortID(b.NodeID), n.State)
 			}
 			if died := time.UnixMilli(n.EndTimeMs); !known || died.Before(since) {
 				since, known = died, true

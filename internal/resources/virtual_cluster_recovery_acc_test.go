@@ -70,16 +70,17 @@ func TestAccRecovery_unpinnedClusterKeepsItsWorkers(t *testing.T) {
 			Check: resource.ComposeTestCheckFunc(
 				acctest.CheckGroupsInRay(t, name, map[string]int{group: 2}),
 				func(s *terraform.State) error {
-					groupID, lostNode = stateAttr(s, "placement_groups.0.id"), stateAttr(s, "bundles.0.node_id")
+					groupID, lostNode = stateAttr(s, "placement_groups.0.id"), stateAttr(s, "bundles.1.node_id")
 					// It holds the bundle's whole GPU, as a NeMo-RL worker does: a probe task
 					// in that bundle (0.01 GPU) would wait out the update's probe timeout.
 					worker = acctest.StartBundleWorker(t, group, 1, 0, 1)
 					return nil
 				},
 			),
+			// bundles are in rank order (topo_rank 5 before 6): group bundle 1 first.
 			ConfigStateChecks: []statecheck.StateCheck{
-				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackC-1"))),
-				expectVC(at("bundles", 1, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),
+				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),
+				expectVC(at("bundles", 1, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackC-1"))),
 			},
 		},
 		resource.TestStep{ // recovering: the plan is empty (a warning says what Ray reports)
@@ -116,15 +117,15 @@ func TestAccRecovery_unpinnedClusterKeepsItsWorkers(t *testing.T) {
 					if id := stateAttr(s, "placement_groups.0.id"); id != groupID {
 						return fmt.Errorf("the group is %s after the recovery, was %s: it was replaced", id, groupID)
 					}
-					if now := stateAttr(s, "bundles.0.node_id"); now == lostNode || now == "" {
-						return fmt.Errorf("bundle 0 is recorded on %q, the dead node was %s", now, lostNode)
+					if now := stateAttr(s, "bundles.1.node_id"); now == lostNode || now == "" {
+						return fmt.Errorf("group bundle 0 is recorded on %q, the dead node was %s", now, lostNode)
 					}
 					pid, node, err := worker.Where()
 					if err != nil || pid != worker.PID || node != worker.NodeID {
 						return fmt.Errorf("the worker in bundle 1 is %s on %.12s (%v), was %s on %.12s", pid, node, err, worker.PID, worker.NodeID)
 					}
 					rec := acctest.ReadRecord(t, name)
-					if rec == nil || len(rec.Bundles) != 2 || rec.Bundles[0].NodeID != stateAttr(s, "bundles.0.node_id") {
+					if rec == nil || len(rec.Bundles) != 2 || rec.Bundles[1].NodeID != stateAttr(s, "bundles.1.node_id") {
 						return fmt.Errorf("the record in Ray does not hold the new placement: %+v", rec)
 					}
 					return nil
@@ -132,8 +133,8 @@ func TestAccRecovery_unpinnedClusterKeepsItsWorkers(t *testing.T) {
 			),
 			ConfigStateChecks: []statecheck.StateCheck{
 				expectVC(at("placement_groups", 0), createdWithoutDrift),
-				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackC-1"))),
-				expectVC(at("bundles", 1, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),
+				expectVC(at("bundles", 0, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackB-1"))),
+				expectVC(at("bundles", 1, "node_ip"), knownvalue.StringExact(acctest.NodeIP("rackC-1"))),
 			},
 		},
 		resource.TestStep{Config: cfg, PlanOnly: true}, // and it stays so

@@ -15,7 +15,8 @@ from .groups import Groups, RayGroups, create_group, diff_group, lookup, wait_re
 from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner
 from .record import placed_record
 from .probe import kept_bundles, probe_groups
-from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
+from .quotas import do_quota, read_quota
+from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -206,7 +207,10 @@ def do_record(run: Run, spec: Spec) -> Json:
 def do_read(run: Run, spec: Spec) -> Json:
     """Returns the record and tombstone as they are, and which of the named
     groups do not live in this namespace; writes nothing."""
-    own = cast(Json, spec["own"])  # Go sends a read action with its ownership
+    quota = spec["quota"]
+    if quota is not None and quota["usage"]:
+        return read_quota(run, spec, read_reservations(run, quota, quota["reservation_prefix"]))
+    own = cast(Json, spec["own"])  # Go sends a read action with its ownership (a quota read aside)
     if own.get("list_reservations"):
         return {"reservations": listed_reservations(run, own)}
     groups: Groups = run.gcs or RayGroups(run)
@@ -248,4 +252,5 @@ def do_delete(run: Run, spec: Spec) -> Json:
     return {"removed": removed, "missing": missing}
 
 
-ACTION_FUNCS: Dict[str, Callable[[Run, Spec], Json]] = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record, "read": do_read}
+ACTION_FUNCS: Dict[str, Callable[[Run, Spec], Json]] = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record, "read": do_read,
+                                                        "quota": do_quota}

@@ -25,7 +25,7 @@ def connect_direct(run: Run, spec: Spec) -> bool:
         return False
     try:
         gcs = GcsDirect(address, spec["namespace"], run.contract.state_removed, run.contract.gcs_call_seconds)
-        own = spec["own"]
+        own = spec["own"] or spec["quota"]
         if own:  # the first call doubles as the connection check
             gcs.kv_get(own.get("key") or own["list_reservations"], own["kv_namespace"])
         else:

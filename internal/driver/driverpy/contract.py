@@ -14,7 +14,7 @@ Resources = Dict[str, float]  # one bundle's resources
 Bundle = Dict[str, Any]  # one bundle of a group result (probe target until probed)
 NodeView = Dict[str, Dict[str, Any]]  # cluster_view: node id -> ip, resources, labels, total, free
 Entry = Tuple[str, Any, bool]  # (group name, PlacementGroup, created by this run)
-ACTIONS = ("create", "delete", "inspect", "record", "read")
+ACTIONS = ("create", "delete", "inspect", "record", "read", "quota")
 BATCH = "batch"  # runs the requests in spec["batch"] concurrently, one result each
 # The request format this driver reads (contract.RequestVersion).
 REQUEST_VERSION = 1
@@ -80,6 +80,7 @@ class Spec(TypedDict):
     keep_recorded: bool  # an inspect keeps bundles as the record holds them where Ray still has them
     own: Optional[Json]  # ownership: record key, owner, manifest, node claims
     rank_order: Optional[Json]
+    quota: Optional[Json]  # the namespace's quota: checked by a create, written by "quota", read by a read
 
 
 class DriverError(Exception):

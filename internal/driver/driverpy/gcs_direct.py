@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any, List, Optional, Tuple, cast
 
-from .contract import DriverError
+from .contract import DriverError, Json
 
 
 GENERATED = "_raytf_ray_generated"  # Ray's generated gRPC modules, loaded without ray/__init__
@@ -75,6 +75,11 @@ class GcsDirect:
             return None
         return data.placement_group_id
 
+    def all_groups(self) -> List[Json]:
+        """Every group of the GCS's table, with its namespace (quotas.group_of)."""
+        reply = self.call(self.pg.GetAllPlacementGroup, self.pb.GetAllPlacementGroupRequest())
+        return [group_of(d, self.states.Name(d.state)) for d in reply.placement_group_table_data]
+
     def remove(self, pg_id: bytes) -> None:
         self.call(self.pg.RemovePlacementGroup, self.pb.RemovePlacementGroupRequest(placement_group_id=pg_id))
 
@@ -82,6 +87,13 @@ class GcsDirect:
         reply = self.call(self.pg.GetPlacementGroup, self.pb.GetPlacementGroupRequest(placement_group_id=pg_id))
         return (not reply.HasField("placement_group_table_data")
                 or self.states.Name(reply.placement_group_table_data.state) == self.state_removed)
+
+
+def group_of(data: Any, state_name: str) -> Json:
+    """One group of the GCS's table (PlacementGroupTableData) with its namespace,
+    which placement_group_table() leaves out."""
+    return {"id": data.placement_group_id.hex(), "name": data.name, "namespace": data.ray_namespace, "state": state_name,
+            "bundles": [dict(b.unit_resources) for b in data.bundles]}
 
 
 def auth_metadata() -> Tuple[Tuple[str, str], ...]:

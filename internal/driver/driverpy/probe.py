@@ -240,8 +240,7 @@ def probe_groups(run: Run, entries: List[Entry], spec: Spec, kept: Optional[Dict
             k = kept.get((name, b["index"]))
             if k is not None and spec["port_low"] <= int(k.get("port") or 0) < spec["port_high"] and \
                     (not placed or b["node_id"] == k["node_id"]):
-                b.update(node_id=k["node_id"], node_ip=k["node_ip"], gpu_id=k.get("gpu_id"), port=k["port"],
-                         nvlink_domain=k.get("nvlink_domain", b["nvlink_domain"]), topo_rank=k.get("topo_rank", b["topo_rank"]))
+                b.update({f: k[f] for f in b.keys() & k.keys()})  # node, address, GPU id, port, domain and rank
                 kept_ports.setdefault(k["node_ip"], set()).add(k["port"])
             elif placed:
                 targets.append(b)

@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new
+from .quotas import check_quota
 from .rayapi import RAY
 from .runstate import Run, progress
 
@@ -323,6 +324,7 @@ def reserve(run: Run, spec: Spec) -> bool:
         keep = False
         try:
             ledger = Ledger(run, own, resv)
+            check_quota(run, spec, ledger.others, resv["cluster"])
             # A failure of this run restores what it replaces: a retry's
             # reservation, whose adopted groups it still stands for.
             run.replaced.setdefault(resv["key"], ledger.previous)

@@ -43,6 +43,7 @@ TYPES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
 SHAPE = {
     "version": "int", "action": "str", "namespace": "str", "ready_timeout_seconds": "num", "groups": "list",
     "probe": "obj", "contract": "obj", "ownership": "?obj", "rank_order": "?obj", "run_id": "?str",
+    "quota": "?obj",
 }
 BATCH_SHAPE = {"version": "int", "action": "str", "namespace": "str", "batch": "list", "run_id": "?str"}
 GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_label_selector": "?selectors",
@@ -54,6 +55,8 @@ OWNERSHIP_SHAPE = {"kv_namespace": "str", "key": "str", "tombstone_key": "str", 
 RESERVATION_SHAPE = {"key": "str", "prefix": "str", "lock_key": "str", "cluster": "str", "groups": "list", "nodes": "?obj",
                      "count_live": "bool", "exclusive": "bool", "stale_seconds": "num", "lock_stale_seconds": "num",
                      "owner_prefix_length": "int"}
+QUOTA_SHAPE = {"kv_namespace": "str", "key": "str", "namespace": "str", "reservation_prefix": "str", "owner": "str",
+               "owner_prefix_length": "int", "limits": "?obj", "usage": "bool"}
 RANK_ORDER_SHAPE = {"segment_size": "?int", "gpus_per_node": "int"}
 # Contract's fields; annotations are strings (from __future__ import annotations).
 CONTRACT_SHAPE = {f.name: {"str": "str", "int": "int", "float": "num"}[str(f.type)] for f in fields(Contract)}
@@ -115,6 +118,8 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
             check_shape(spec["ownership"]["reservation"], RESERVATION_SHAPE, where + "ownership.reservation.")
     if spec.get("rank_order") is not None:
         check_shape(spec["rank_order"], RANK_ORDER_SHAPE, where + "rank_order.")
+    if spec.get("quota") is not None:
+        check_shape(spec["quota"], QUOTA_SHAPE, where + "quota.")
     run.contract = Contract.from_request(spec["contract"])
     run.topo = {k: spec["probe"]["topology"].get(k) or "" for k in run.topo}
     probe_spec = spec["probe"]
@@ -131,4 +136,5 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
         "keep_recorded": bool(probe_spec.get("keep_recorded")),
         "own": spec.get("ownership"),
         "rank_order": spec.get("rank_order"),
+        "quota": spec.get("quota"),
     }

@@ -48,6 +48,7 @@ class Group:
         self.name, self.bundles, self.strategy, self.detached = name, bundles, strategy, detached
         self.state = "PENDING"
         self.scheduling_state = "QUEUED"
+        self.namespace = cluster.namespace
         self.nodes: Dict[int, str] = {}  # bundle index -> node id
 
     def ready(self) -> Ref:
@@ -69,6 +70,7 @@ class Cluster:
         self.inits: List[Dict[str, Any]] = []
         self.on_wait: Optional[Callable[["Cluster"], None]] = None
         self.context: Dict[str, Any] = {}  # the running task's node and GPU ids
+        self.namespace = "terraform-ray"  # ray.init's, given to the groups created after it
 
     def add_node(self, node_id: str, ip: str, resources: Dict[str, float], labels: Optional[Dict[str, str]] = None) -> None:
         self.nodes[node_id] = {"ip": ip, "resources": dict(resources), "labels": dict(labels or {})}
@@ -159,6 +161,7 @@ def modules(cluster: Cluster) -> Dict[str, types.ModuleType]:
         if cluster.init_error is not None:
             raise ConnectionError(cluster.init_error)
         cluster.inits.append(dict(kwargs, namespace=namespace))
+        cluster.namespace = namespace or cluster.namespace
 
     def nodes() -> List[Dict[str, Any]]:
         return [{"NodeID": nid, "Alive": True, "NodeManagerAddress": n["ip"], "Resources": dict(n["resources"]),
@@ -258,7 +261,38 @@ def modules(cluster: Cluster) -> Dict[str, types.ModuleType]:
         return [k.encode() for n, k in sorted(cluster.kv) if n == ns and k.startswith(_text(prefix))]
 
     kv._internal_kv_get, kv._internal_kv_put, kv._internal_kv_del, kv._internal_kv_list = kv_get, kv_put, kv_del, kv_list
-    return {m.__name__: m for m in (ray, util, pg_mod, strategies, experimental, kv, exceptions, private, state)}
+    # The GCS's own table (with each group's namespace), as ray._private.state reads it: serialized
+    # PlacementGroupTableData, here JSON that the fake gcs_pb2 decodes.
+    core = types.ModuleType("ray.core")
+    generated = types.ModuleType("ray.core.generated")
+    gcs_pb2 = types.ModuleType("ray.core.generated.gcs_pb2")
+    ray.core, core.generated, generated.gcs_pb2 = core, generated, gcs_pb2
+    states = ["PENDING", "PREPARED", "CREATED", "REMOVED", "RESCHEDULING"]
+
+    class PlacementGroupTableData:
+        class PlacementGroupState:
+            @staticmethod
+            def Name(n: int) -> str:
+                return states[n]
+
+        @staticmethod
+        def FromString(raw: bytes) -> Any:
+            d = json.loads(raw)
+            return types.SimpleNamespace(placement_group_id=bytes.fromhex(d["id"]), name=d["name"], ray_namespace=d["namespace"],
+                                         state=states.index(d["state"]),
+                                         bundles=[types.SimpleNamespace(unit_resources=b) for b in d["bundles"]])
+
+    gcs_pb2.PlacementGroupTableData = PlacementGroupTableData
+
+    class Accessor:
+        @staticmethod
+        def get_placement_group_table() -> List[bytes]:
+            return [json.dumps({"id": g.id.hex(), "name": g.name, "namespace": g.namespace, "state": g.state,
+                                "bundles": g.bundles}).encode() for g in cluster.groups]
+
+    state.state = types.SimpleNamespace(_connect_and_get_accessor=Accessor)
+    return {m.__name__: m for m in (ray, util, pg_mod, strategies, experimental, kv, exceptions, private, state, core, generated,
+                                    gcs_pb2)}
 
 
 def install(cluster: Cluster) -> None:

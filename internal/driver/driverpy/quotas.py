@@ -1,0 +1,132 @@
+# Namespace quotas: a cap on what the placement groups of one Ray namespace
+# hold (GPUs, CPUs, custom resources), kept in the provider's KV beside the
+# reservations (Go's contract.QuotaRequest). A create checks it under the
+# reservation lock, in the step that writes its reservation, so two states
+# racing past a quota's last GPUs cannot both land.
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Set, Tuple, cast
+
+from .contract import DriverError, Json, Resources, Spec
+from .gcs_direct import group_of
+from .kv import kv_del, kv_get, kv_put, kv_put_new
+from .runstate import Run
+
+
+def add_res(total: Resources, res: Dict[str, Any]) -> None:
+    for k, v in (res or {}).items():
+        total[k] = total.get(k, 0.0) + float(v)
+
+
+def ask_of(spec: Spec) -> Resources:
+    """What the cluster's bundles ask in all."""
+    total: Resources = {}
+    for g in spec["groups"]:
+        for b in g["bundles"] or []:
+            add_res(total, b)
+    return total
+
+
+def namespace_groups(run: Run) -> List[Json]:
+    """Every group Ray has not removed, with its namespace."""
+    if run.gcs:
+        groups = run.gcs.all_groups()
+    else:
+        from ray._private.state import state
+        from ray.core.generated import gcs_pb2
+
+        table = gcs_pb2.PlacementGroupTableData
+        groups = [group_of(d, table.PlacementGroupState.Name(d.state))
+                  for d in (table.FromString(raw) for raw in state._connect_and_get_accessor().get_placement_group_table())]
+    return [g for g in groups if g["state"] != run.contract.state_removed]
+
+
+def usage(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json], exclude: str) -> List[Json]:
+    """What each holder in the quota's namespace holds: the clusters by their
+    reservations (the groups they name, all bundles, placed or not; their
+    reserved nodes while none exists yet) and every other group of the
+    namespace (not a virtual cluster, or one older than reservations).
+    exclude is the cluster being created ("<namespace>/<name>")."""
+    ns = quota["namespace"]
+    named: Set[str] = set()
+    holders: List[Json] = []
+    for _, v in reservations:
+        cluster = str(v.get("cluster") or "")
+        ids = set(v.get("group_ids") or [])
+        names = {str(n) for n in v.get("groups") or []}
+        own_ns = cluster.split("/", 1)[0]
+        mine = [g for g in groups if g["id"] in ids] if ids else \
+            [g for g in groups if g["name"] in names and g["namespace"] == own_ns]
+        named.update(g["id"] for g in mine)
+        if not cluster.startswith(ns + "/") or cluster == exclude:
+            continue
+        held: Resources = {}
+        for g in mine:
+            for b in g["bundles"]:
+                add_res(held, b)
+        if not mine:
+            for res in (v.get("nodes") or {}).values():
+                add_res(held, res)
+        holders.append({"cluster": cluster, "owner": str(v.get("owner") or "")[:quota["owner_prefix_length"]],
+                        "resources": held, "outside": False})
+    excluded_name = exclude.split("/", 1)[1] if "/" in exclude else ""
+    for g in groups:
+        if g["namespace"] != ns or g["id"] in named or (excluded_name and g["name"].startswith(excluded_name + "-")):
+            continue
+        held = {}
+        for b in g["bundles"]:
+            add_res(held, b)
+        holders.append({"cluster": ns + "/" + g["name"], "owner": "", "resources": held, "outside": True})
+    return sorted(holders, key=lambda h: h["cluster"])
+
+
+def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], cluster: str) -> None:
+    """Refuses a create that would take its namespace over its quota, naming
+    the quota, what each holder holds and what the create asks."""
+    quota = spec.get("quota")
+    if not quota:
+        return
+    held = kv_get(run, quota, quota["key"])
+    if held is None:
+        return
+    limits = {k: float(v) for k, v in (held.get("limits") or {}).items()}
+    holders = usage(quota, reservations, namespace_groups(run), cluster)
+    ask = ask_of(spec)
+    total = dict(ask)
+    for h in holders:
+        add_res(total, h["resources"])
+    over = sorted(k for k, limit in limits.items() if total.get(k, 0.0) > limit + run.contract.amount_unit / 2)
+    if over:
+        raise DriverError("conflict", "quota_exceeded", namespace=quota["namespace"], cluster=cluster, limits=limits, ask=ask,
+                          quota_holders=holders, over=over)
+
+
+def do_quota(run: Run, spec: Spec) -> Json:
+    """Writes the namespace's quota (limits), or deletes it (no limits); a
+    quota another state declared is refused, never overwritten."""
+    quota = cast(Json, spec["quota"])  # Go sends the quota action with its quota
+    key, owner = quota["key"], quota["owner"]
+    held = kv_get(run, quota, key)
+    if quota.get("limits") is None:
+        if held is not None and held.get("owner") in ("", owner):
+            kv_del(run, quota, key)
+        return {"quota": None}
+    value = {"namespace": quota["namespace"], "owner": owner, "limits": quota["limits"], "updated_at": time.time()}
+    if held is None and kv_put_new(run, quota, key, value):
+        return {"quota": value}
+    held = kv_get(run, quota, key)
+    if held is not None and held.get("owner") not in ("", owner):
+        raise DriverError("conflict", "quota_taken", namespace=quota["namespace"],
+                          owner=str(held.get("owner") or "")[:quota["owner_prefix_length"]])
+    kv_put(run, quota, key, value)
+    return {"quota": value}
+
+
+def read_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]]) -> Json:
+    """The quota and what each holder holds in its namespace; reads only."""
+    quota = cast(Json, spec["quota"])  # a read with usage
+    out: Json = {"quota": kv_get(run, quota, quota["key"])}
+    out["quota_usage"] = usage(quota, reservations, namespace_groups(run), "")
+    return out

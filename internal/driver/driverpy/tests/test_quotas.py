@@ -1,0 +1,97 @@
+"""Namespace quotas: a create that would take its namespace over its quota
+is refused under the reservation lock, naming the quota, what each holder
+holds (groups outside Terraform in the namespace too, none of another
+namespace) and the ask; the quota action writes, refuses another state's
+quota and deletes; a read reports the usage and writes nothing."""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any, Dict
+
+import fake_ray
+from test_reservations import ns, resv
+
+
+def quota(requests: Any, owner: str = "owner-q", limits: Any = None, usage: bool = False) -> Dict[str, Any]:
+    """The quota reference Go builds (requests.json), for another owner, limits or a usage read."""
+    q = copy.deepcopy(requests["quota_write"]["quota"])
+    q.update(owner=owner, limits=limits, usage=usage)
+    return q
+
+
+def set_quota(c: fake_ray.Cluster, r: Dict[str, Any], limits: Dict[str, float]) -> None:
+    c.kv_set("quota/terraform-ray", {"namespace": "terraform-ray", "owner": "owner-q", "limits": limits}, ns(r))
+
+
+def outside_group(c: fake_ray.Cluster, name: str, gpus: float, namespace: str = "terraform-ray") -> None:
+    """A group on node-3 (added here) that no reservation names."""
+    if "node-3" not in c.nodes:
+        c.add_node("node-3", "10.0.0.3", {"CPU": 8.0, "GPU": 4.0})
+    g = fake_ray.Group(c, name, [{"GPU": gpus}], "PACK", True)
+    g.state, g.nodes, g.namespace = "CREATED", {0: "node-3"}, namespace
+    c.groups.append(g)
+
+
+def test_a_create_over_the_quota_is_refused_naming_every_holder(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = copy.deepcopy(requests["create_selected"])  # asks 2 GPUs; Go sends the namespace's quota with a create
+    assert r["quota"] == dict(quota(requests, owner=""), owner_prefix_length=r["quota"]["owner_prefix_length"])
+    set_quota(cluster, r, {"GPU": 3.0})
+    cluster.kv_set(resv(r)["prefix"] + "terraform-ray/other", {"cluster": "terraform-ray/other", "owner": "owner-of-other-state",
+                   "groups": ["other-node0"], "nodes": {"node-3": {"GPU": 1.0}}, "token": "t", "claimed_at": time.time()}, ns(r))
+    outside_group(cluster, "by-hand", 1.0)
+    outside_group(cluster, "elsewhere", 2.0, namespace="another-team")  # another namespace: not counted
+    d = drive(r)
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_exceeded", d.result
+    facts = d.result["error"]["facts"]
+    assert facts["namespace"] == "terraform-ray" and facts["limits"] == {"GPU": 3.0} and facts["over"] == ["GPU"]
+    assert facts["ask"] == {"CPU": 2.0, "GPU": 2.0}
+    # The other cluster's groups do not exist yet: it holds what it reserved; its owner shows by prefix only.
+    assert [(h["cluster"], h["owner"], h["resources"], h["outside"]) for h in facts["quota_holders"]] == [
+        ("terraform-ray/by-hand", "", {"GPU": 1.0}, True), ("terraform-ray/other", "owner-of", {"GPU": 1.0}, False)]
+    assert cluster.live("vc-node0") is None and cluster.kv_value(resv(r)["key"], ns(r)) is None  # nothing made
+
+
+def test_a_create_within_the_quota_lands(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = copy.deepcopy(requests["create_selected"])
+    set_quota(cluster, r, {"GPU": 3.0})
+    outside_group(cluster, "by-hand", 1.0)
+    outside_group(cluster, "elsewhere", 2.0, namespace="another-team")
+    assert drive(r).result["ok"]
+    # The next GPU is over: the cluster's own groups now count by its reservation.
+    more = copy.deepcopy(r)
+    for g in more["groups"]:
+        g["name"] = g["name"].replace("vc-", "vc2-")
+    more["groups"] = more["groups"][:1]
+    more["ownership"]["reservation"].update(key=resv(r)["key"] + "2", cluster="terraform-ray/vc2", groups=["vc2-node0"])
+    more["ownership"]["key"] += "2"
+    d = drive(more)
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_exceeded"
+    held = {h["cluster"]: h["resources"] for h in d.result["error"]["facts"]["quota_holders"]}
+    assert held[resv(r)["cluster"]] == {"CPU": 2.0, "GPU": 2.0} and held["terraform-ray/by-hand"] == {"GPU": 1.0}
+
+
+def test_the_quota_action_writes_refuses_another_owner_and_deletes(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    w = copy.deepcopy(requests["quota_write"])
+    assert drive(w).result["ok"]
+    stored = cluster.kv_value("quota/terraform-ray", ns(requests["create_selected"]))
+    assert stored is not None and stored["limits"] == {"GPU": 8.0} and stored["owner"] == "owner-q"
+    other = dict(w, quota=quota(requests, owner="owner-z", limits={"GPU": 1.0}))
+    d = drive(other)
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_taken" and d.result["error"]["facts"]["owner"] == "owner-q"
+    gone = dict(w, quota=quota(requests, owner="owner-z"))  # another owner's delete: nothing
+    assert drive(gone).result["ok"] and cluster.kv_value("quota/terraform-ray", ns(requests["create_selected"])) is not None
+    assert drive(dict(w, quota=quota(requests))).result["ok"]
+    assert cluster.kv_value("quota/terraform-ray", ns(requests["create_selected"])) is None
+
+
+def test_a_read_reports_the_usage_and_writes_nothing(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    c = requests["create_selected"]
+    set_quota(cluster, c, {"GPU": 4.0})
+    outside_group(cluster, "by-hand", 1.0)
+    before = copy.deepcopy(cluster.kv)
+    d = drive(requests["quota_usage"])
+    assert d.result["ok"] and cluster.kv == before
+    assert d.result["quota"]["limits"] == {"GPU": 4.0}
+    assert [(h["cluster"], h["resources"]) for h in d.result["quota_usage"]] == [("terraform-ray/by-hand", {"GPU": 1.0})]

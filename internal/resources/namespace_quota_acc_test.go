@@ -1,0 +1,143 @@
+package resources_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/acctest/plainray"
+)
+
+// quotaConfig is a provider in Ray namespace ns, its quota of gpus, and
+// the clusters (each of gpus[i] one-GPU bundles, named <prefix>-<label>).
+func quotaConfig(ns string, quotaGPUs int, prefix string, clusters map[string]int) string {
+	blocks := []fmt.Stringer{
+		acctest.Provider{Extra: []acctest.Attr{{Key: "namespace", Expr: acctest.Quote(ns)}}},
+	}
+	if quotaGPUs > 0 {
+		blocks = append(blocks, acctest.Block{Type: "resource", Labels: []string{"ray_namespace_quota", "team"}, Attrs: []acctest.Attr{
+			{Key: "namespace", Expr: acctest.Quote(ns)}, {Key: "gpus", Expr: fmt.Sprint(quotaGPUs)}}})
+	}
+	for _, label := range []string{"a", "b"} {
+		if n, ok := clusters[label]; ok {
+			blocks = append(blocks, acctest.VirtualCluster{Label: label, Name: prefix + "-" + label, Counts: []int{n}, GPUsPerNode: 4})
+		}
+	}
+	return acctest.HCL(blocks...)
+}
+
+// checkQuota checks the quota Ray's KV holds for ns (read with plain ray).
+func checkQuota(t *testing.T, ns string, gpus float64) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		q := acctest.ReadQuota(t, ns)
+		if q == nil || q.Namespace != ns || len(q.Limits) != 1 || q.Limits["GPU"] != gpus {
+			return fmt.Errorf("Ray's KV holds quota %+v for %s, want GPU %g", q, ns, gpus)
+		}
+		return nil
+	}
+}
+
+// A namespace's quota in Ray's KV caps its clusters: within it the cluster
+// lands; a second one that fits beside it alone is refused at plan once a
+// group made outside Terraform in the namespace takes the rest, naming the
+// quota, the cluster and that group; lowering the quota below use removes
+// nothing; the destroy removes the quota.
+func TestAccNamespaceQuota_capsTheNamespace(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	prefix := acctest.Name("quota")
+	ns := prefix + "-team"
+	byHand := prefix + "-byhand"
+	q := regexp.QuoteMeta
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy: resource.ComposeTestCheckFunc(acctest.CheckNoGroupsInRay(t, prefix), func(*terraform.State) error {
+			if q := acctest.ReadQuota(t, ns); q != nil {
+				return fmt.Errorf("the quota of %s is left in Ray: %+v", ns, q)
+			}
+			return nil
+		}),
+		Steps: []resource.TestStep{
+			{
+				Config: quotaConfig(ns, 3, prefix, map[string]int{"a": 2}),
+				Check:  resource.ComposeTestCheckFunc(acctest.CheckGroupsInRay(t, prefix, map[string]int{prefix + "-a-node0": 2}), checkQuota(t, ns, 3)),
+			},
+			{
+				PreConfig: func() {
+					plainray.CreateGroups(t, ns, plainray.Group{Name: byHand, Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 1}}})
+					t.Cleanup(func() { plainray.RemoveGroups(t, ns, byHand) }) // the test may stop before step 3
+				},
+				Config: quotaConfig(ns, 3, prefix, map[string]int{"a": 2, "b": 1}),
+				ExpectError: wrappedRE("Namespace quota exceeded", q("Ray namespace "+ns+" has the quota {GPU: 3}"),
+					q(ns+"/"+prefix+"-a (owner"), `\{CPU: \S+, GPU: 2\}`, q(ns+"/"+byHand+" (not a virtual cluster): {GPU: 1}"),
+					q(`Virtual cluster "`+prefix+`-b" asks`), "GPU 4 of 3"),
+			},
+			{
+				PreConfig: func() { plainray.RemoveGroups(t, ns, byHand) },
+				Config:    quotaConfig(ns, 1, prefix, map[string]int{"a": 2}), // below use: a warning, nothing removed
+				Check:     resource.ComposeTestCheckFunc(acctest.CheckGroupsInRay(t, prefix, map[string]int{prefix + "-a-node0": 2}), checkQuota(t, ns, 1)),
+			},
+			{
+				Config:      quotaConfig(ns, 1, prefix, map[string]int{"a": 2, "b": 1}),
+				ExpectError: wrappedRE("Namespace quota exceeded", "GPU 3 of 1"),
+			},
+		},
+	})
+}
+
+// Two states apply a two-GPU cluster each at the same moment in a namespace
+// whose quota (declared by a third state) holds one of them: one lands, the
+// other fails naming the quota, and Ray holds the winner's groups alone.
+func TestAccNamespaceQuota_racingStatesCannotBothLand(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("qrace")
+	ns := prefix + "-team"
+	quota := acctest.NewWorkDirDestroyed(t, quotaConfig(ns, 2, prefix, nil))
+	quota.MustRun("apply", "-auto-approve")
+	var dirs []*acctest.WorkDir
+	var names []string
+	for i := range 2 {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		dirs = append(dirs, acctest.NewWorkDirDestroyed(t, quotaConfig(ns, 0, name, map[string]int{"a": 2})))
+		names = append(names, name)
+	}
+	var landed []string
+	for _, r := range applyAtOnce(t, dirs, names) {
+		switch {
+		case r.err == nil:
+			landed = append(landed, r.name)
+		case !regexp.MustCompile(`(?s)(Namespace\s+quota\s+exceeded|Ray\s+namespace\s+` + regexp.QuoteMeta(ns) + `\s+has\s+quota)`).MatchString(r.out):
+			t.Errorf("%s failed without naming the quota:\n%s", r.name, r.out)
+		default:
+			t.Logf("%s was refused after %s: %s", r.name, r.took, firstLine(r.out, "quota"))
+		}
+	}
+	if len(landed) != 1 {
+		t.Fatalf("%d of the two clusters landed (%v); the quota holds one", len(landed), landed)
+	}
+	groups, err := acctest.LiveGroups(t.Context(), acctest.Client(t), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups {
+		if !strings.HasPrefix(g.Name, landed[0]+"-") {
+			t.Errorf("Ray holds %s, of the cluster that was refused", g.Name)
+		}
+	}
+}
+
+// firstLine is the first line of out that holds word.
+func firstLine(out, word string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, word) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}

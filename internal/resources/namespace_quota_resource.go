@@ -1,0 +1,317 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
+)
+
+// Ray's resource names for the quota's gpus and cpus arguments.
+const (
+	resourceGPU = "GPU"
+	resourceCPU = "CPU"
+)
+
+var (
+	_ resource.ResourceWithConfigValidators = (*namespaceQuotaResource)(nil)
+	_ resource.ResourceWithImportState      = (*namespaceQuotaResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*namespaceQuotaResource)(nil)
+)
+
+// NewNamespaceQuotaResource is ray_namespace_quota: a team's cap on what
+// the placement groups of one Ray namespace hold.
+func NewNamespaceQuotaResource() resource.Resource { return &namespaceQuotaResource{} }
+
+type namespaceQuotaResource struct{ data *ProviderData }
+
+type namespaceQuotaModel struct {
+	ID        types.String  `tfsdk:"id"`
+	Namespace types.String  `tfsdk:"namespace"`
+	GPUs      types.Float64 `tfsdk:"gpus"`
+	CPUs      types.Float64 `tfsdk:"cpus"`
+	Resources types.Map     `tfsdk:"resources"`
+	OwnerID   types.String  `tfsdk:"owner_id"`
+}
+
+func (r *namespaceQuotaResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_namespace_quota"
+}
+
+func (r *namespaceQuotaResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *namespaceQuotaResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	positive := []validator.Float64{float64validator.AtLeast(0)}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A team's cap on what the placement groups of one Ray namespace hold: GPUs, CPUs and custom " +
+			"resources. Every plan of a `ray_virtual_cluster` that creates or replaces a cluster in that namespace checks it, " +
+			"and the create checks it again atomically, under the lock that guards the reservations, so two states racing past " +
+			"the last GPUs of one quota cannot both land. Every group of the namespace counts, virtual cluster or not. A quota " +
+			"changes no placement group: lowering it below what the namespace holds warns at plan and refuses the next create.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The Ray namespace.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"namespace": schema.StringAttribute{
+				MarkdownDescription: "The Ray namespace capped: the provider's `namespace` for its own clusters. One quota per namespace.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"gpus": schema.Float64Attribute{
+				MarkdownDescription: "The most GPUs (Ray's `GPU` resource) the namespace's groups may hold.",
+				Optional:            true, Validators: positive,
+			},
+			"cpus": schema.Float64Attribute{
+				MarkdownDescription: "The most CPUs (Ray's `CPU` resource) the namespace's groups may hold.",
+				Optional:            true, Validators: positive,
+			},
+			"resources": schema.MapAttribute{
+				MarkdownDescription: "The most of each custom resource the namespace's groups may hold, by Ray resource name " +
+					"(e.g. `{ nvlink_domain_rackA = 0.004 }`).",
+				ElementType: types.Float64Type,
+				Optional:    true,
+				Validators:  []validator.Map{mapvalidator.ValueFloat64sAre(positive...), mapvalidator.KeysAre(notGPUOrCPU{})},
+			},
+			"owner_id": schema.StringAttribute{
+				MarkdownDescription: "The token that makes this state the quota's owner: another state's `ray_namespace_quota` " +
+					"of the same namespace is refused.",
+				Computed:      true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+		},
+	}
+}
+
+func (r *namespaceQuotaResource) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{resourcevalidator.AtLeastOneOf(path.MatchRoot("gpus"), path.MatchRoot("cpus"), path.MatchRoot("resources"))}
+}
+
+// limits are the quota's caps by Ray resource name.
+func (m namespaceQuotaModel) limits(ctx context.Context, diags *diag.Diagnostics) map[string]float64 {
+	out := map[string]float64{}
+	if !m.Resources.IsNull() && !m.Resources.IsUnknown() {
+		diags.Append(m.Resources.ElementsAs(ctx, &out, false)...)
+	}
+	if !m.GPUs.IsNull() {
+		out[resourceGPU] = m.GPUs.ValueFloat64()
+	}
+	if !m.CPUs.IsNull() {
+		out[resourceCPU] = m.CPUs.ValueFloat64()
+	}
+	return out
+}
+
+// setLimits fills the model's limit arguments from a note's.
+func (m *namespaceQuotaModel) setLimits(ctx context.Context, limits map[string]float64, diags *diag.Diagnostics) {
+	m.GPUs, m.CPUs = types.Float64Null(), types.Float64Null()
+	custom := map[string]float64{}
+	for k, v := range limits {
+		switch k {
+		case resourceGPU:
+			m.GPUs = types.Float64Value(v)
+		case resourceCPU:
+			m.CPUs = types.Float64Value(v)
+		default:
+			custom[k] = v
+		}
+	}
+	m.Resources = types.MapNull(types.Float64Type)
+	if len(custom) > 0 {
+		var d diag.Diagnostics
+		m.Resources, d = types.MapValueFrom(ctx, types.Float64Type, custom)
+		diags.Append(d...)
+	}
+}
+
+func (r *namespaceQuotaResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m namespaceQuotaModel
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	owner, err := record.NewOwnerToken()
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot create the namespace quota", err.Error())
+		return
+	}
+	m.OwnerID, m.ID = types.StringValue(owner), m.Namespace
+	if r.write(ctx, m, m.limits(ctx, &resp.Diagnostics), &resp.Diagnostics) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	}
+}
+
+func (r *namespaceQuotaResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m namespaceQuotaModel
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if r.write(ctx, m, m.limits(ctx, &resp.Diagnostics), &resp.Diagnostics) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	}
+}
+
+func (r *namespaceQuotaResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m namespaceQuotaModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	// The note first: a plan that still sees the quota refuses too much, never too little.
+	if err := driver.DeleteQuotaNote(ctx, r.data.Client, m.Namespace.ValueString()); err != nil {
+		resp.Diagnostics.AddError("Cannot delete the namespace quota", err.Error())
+		return
+	}
+	r.write(ctx, m, nil, &resp.Diagnostics)
+}
+
+// write stores the quota's limits (nil: deletes the quota) in Ray's KV and,
+// for a quota that stays, its note; it reports whether both happened.
+func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaModel, limits map[string]float64, diags *diag.Diagnostics) bool {
+	if diags.HasError() {
+		return false
+	}
+	ns, owner := m.Namespace.ValueString(), m.OwnerID.ValueString()
+	what := "Cannot write the namespace quota"
+	if limits == nil {
+		what = "Cannot delete the namespace quota"
+	}
+	if _, err := r.data.Jobs.Run(ctx, contract.QuotaWriteRequest(ns, owner, limits), nil); err != nil {
+		if contract.IsKind(err, contract.KindConflict) {
+			diags.AddAttributeError(path.Root("namespace"), "Ray namespace already has a quota",
+				fmt.Sprintf("%v\n\nNothing was changed. %s", err, contract.Fix(err)))
+			return false
+		}
+		diags.AddError(what, errorDetail(err))
+		return false
+	}
+	if limits == nil {
+		return true
+	}
+	if err := driver.RecordQuotaNote(ctx, r.data.Client, driver.QuotaNote{Namespace: ns, Owner: owner, Limits: limits}); err != nil {
+		diags.AddError(what, fmt.Sprintf("The quota is stored in Ray, and every create in %s checks it, but the note that lets plans "+
+			"check it too could not be left: %v. Apply again.", ns, err))
+		return false
+	}
+	return true
+}
+
+// Read follows the quota's note: gone, the quota is gone from state;
+// changed outside this state, its limits show the drift.
+func (r *namespaceQuotaResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	ctx = driver.ReadOnly(ctx, "refresh")
+	var m namespaceQuotaModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	rctx, cancel := r.data.planReadContext(ctx)
+	defer cancel()
+	note, err := driver.ReadQuotaNote(rctx, r.data.Client, m.Namespace.ValueString())
+	if err != nil {
+		if !r.data.failUnanswered(&resp.Diagnostics, err) {
+			resp.Diagnostics.AddError("Cannot read the namespace quota", err.Error())
+		}
+		return
+	}
+	if note == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	m.setLimits(ctx, note.Limits, &resp.Diagnostics)
+	if note.Owner != m.OwnerID.ValueString() {
+		resp.Diagnostics.AddWarning("Namespace quota declared by another state",
+			fmt.Sprintf("The quota of Ray namespace %s now belongs to another state (owner %s…): this state's destroy leaves it.",
+				m.Namespace.ValueString(), record.OwnerPrefix(note.Owner)))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// ImportState takes the namespace; the quota's note gives its limits and
+// owner, so this state may change and delete it from then on.
+func (r *namespaceQuotaResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ctx = driver.ReadOnly(ctx, "import")
+	note, err := driver.ReadQuotaNote(ctx, r.data.Client, req.ID)
+	if err != nil || note == nil {
+		resp.Diagnostics.AddError("Cannot import the namespace quota",
+			fmt.Sprintf("Ray namespace %q has no quota this provider declared (%v).", req.ID, err))
+		return
+	}
+	m := namespaceQuotaModel{ID: types.StringValue(req.ID), Namespace: types.StringValue(req.ID), OwnerID: types.StringValue(note.Owner)}
+	m.setLimits(ctx, note.Limits, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// ModifyPlan warns when a change lowers a limit below what the namespace
+// holds: nothing is removed, and the namespace's next create is refused.
+func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	ctx = driver.ReadOnly(ctx, "plan")
+	if r.data == nil || r.data.Client == nil || req.Plan.Raw.IsNull() || !req.Plan.Raw.IsFullyKnown() {
+		return
+	}
+	var plan, state namespaceQuotaModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	limits := plan.limits(ctx, &resp.Diagnostics)
+	old := state.limits(ctx, &resp.Diagnostics)
+	if !req.State.Raw.IsNull() && !lowers(limits, old) {
+		return
+	}
+	used, err := r.data.quotaUsage(ctx, plan.Namespace.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddWarning("Cannot check the quota against the namespace's use", err.Error())
+		return
+	}
+	if over := contract.QuotaOver(limits, used, nil); len(over) > 0 {
+		resp.Diagnostics.AddWarning("Namespace quota below what the namespace holds",
+			fmt.Sprintf("Ray namespace %s holds more than the quota allows (%s): %s. The apply removes nothing; every create "+
+				"in the namespace is refused until its use is back under the quota.",
+				plan.Namespace.ValueString(), strings.Join(over, ", "), contract.DescribeQuotaHolders(used)))
+	}
+}
+
+// lowers tells whether any limit of next is lower than in prev, or new.
+func lowers(next, prev map[string]float64) bool {
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		if was, ok := prev[k]; !ok || next[k] < was {
+			return true
+		}
+	}
+	return false
+}
+
+// notGPUOrCPU keeps GPU and CPU in their own arguments.
+type notGPUOrCPU struct{}
+
+func (notGPUOrCPU) Description(context.Context) string {
+	return "names a custom resource (GPU and CPU have arguments of their own)"
+}
+func (v notGPUOrCPU) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (notGPUOrCPU) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if k := req.ConfigValue.ValueString(); k == resourceGPU || k == resourceCPU {
+		resp.Diagnostics.AddAttributeError(req.Path, "Use gpus or cpus",
+			fmt.Sprintf("resources names %q; set it with the %s argument.", k, strings.ToLower(k)+"s"))
+	}
+}

@@ -1,0 +1,88 @@
+package resources
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+// quotaReads keeps, for one provider process, each namespace's quota note
+// (one GET) and, for a namespace that has a quota, what its holders hold (a
+// read-only job), so that a plan of many clusters reads each once.
+type quotaReads struct {
+	mu    sync.Mutex
+	notes map[string]*onceRead[*driver.QuotaNote]
+	usage map[string]*onceRead[[]contract.QuotaHolder]
+}
+
+// onceRead is one read shared by every caller of a process.
+type onceRead[T any] struct {
+	once  sync.Once
+	value T
+	err   error
+}
+
+func shared[T any](mu *sync.Mutex, m *map[string]*onceRead[T], key string) *onceRead[T] {
+	mu.Lock()
+	defer mu.Unlock()
+	if *m == nil {
+		*m = map[string]*onceRead[T]{}
+	}
+	if (*m)[key] == nil {
+		(*m)[key] = &onceRead[T]{}
+	}
+	return (*m)[key]
+}
+
+// quotaNote is the quota of Ray namespace ns as its note tells it (nil: none).
+func (d *ProviderData) quotaNote(ctx context.Context, ns string) (*driver.QuotaNote, error) {
+	r := shared(&d.quotas.mu, &d.quotas.notes, ns)
+	r.once.Do(func() {
+		rctx, cancel := d.planReadContext(ctx)
+		defer cancel()
+		r.value, r.err = driver.ReadQuotaNote(rctx, d.Client, ns)
+	})
+	return r.value, r.err
+}
+
+// quotaUsage is what each holder holds in Ray namespace ns, read by a job
+// that writes nothing.
+func (d *ProviderData) quotaUsage(ctx context.Context, ns string) ([]contract.QuotaHolder, error) {
+	r := shared(&d.quotas.mu, &d.quotas.usage, ns)
+	r.once.Do(func() {
+		res, err := d.Jobs.Run(driver.ReadOnly(ctx, "plan"), contract.QuotaUsageRequest(ns), nil)
+		if err == nil {
+			r.value = res.QuotaUsage
+		}
+		r.err = err
+	})
+	return r.value, r.err
+}
+
+// plannedHolders are the clusters planned for creation in this process in
+// namespace ns, the cluster self aside, as quota holders.
+func (d *ProviderData) plannedHolders(ns, self string) []contract.QuotaHolder {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []contract.QuotaHolder
+	for key, groups := range d.planned {
+		if key == self || len(key) <= len(ns) || key[:len(ns)+1] != ns+"/" {
+			continue
+		}
+		held := topology.Resources{}
+		for _, g := range groups {
+			for _, b := range g.Bundles {
+				for k, v := range b {
+					held[k] += v
+				}
+			}
+		}
+		out = append(out, contract.QuotaHolder{Cluster: key, Resources: held, Planned: true})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
+	return out
+}
