@@ -8,7 +8,7 @@
 #                 cli      the tests that exercise the CLI itself: provider functions, identity, import, some examples
 #                 compat   the tests that depend on the Ray version (the Ray version cell)
 #                 gates    the tests of features behind a Ray version gate (the cell inside the gates)
-#                 query    list resources (terraform query), identity and the import example: the
+#                 query    list resources (terraform query, a quota's use), identity and the import example: the
 #                          Terraform >= 1.14 cell, ~2 min (its list tests skip on older CLIs and
 #                          OpenTofu; the other import tests run in the full cell)
 #
@@ -83,7 +83,7 @@ case "$suite" in
   # full cell already covers; about 7 minutes instead of 18.
   compat) run=(-run "^($(IFS='|'; echo "${compat_tests[*]}"))\$") timeout=20m ;;
   gates) run=(-run "^($(IFS='|'; echo "${gates_tests[*]}"))\$") timeout=10m ;;
-  query) run=(-run 'TestAccList|TestAccIdentity|TestAccExample_import$') timeout=10m ;;
+  query) run=(-run 'TestAccList|TestAccIdentity|TestAccExample_import$|TestAccNamespaceQuota_queryListsUsage') timeout=10m ;;
   *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat, gates, query" >&2; exit 2 ;;
 esac
 

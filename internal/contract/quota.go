@@ -78,6 +78,16 @@ type QuotaHolder struct {
 // QuotaOver lists the resources of limits that used plus ask exceed, each
 // as "GPU 9 of 8".
 func QuotaOver(limits map[string]float64, used []QuotaHolder, ask topology.Resources) []string {
+	return quotaLines(limits, used, ask, true)
+}
+
+// QuotaUse lists every resource of limits with what used holds of it, each
+// as "GPU 3 of 8" (terraform query's report of a quota).
+func QuotaUse(limits map[string]float64, used []QuotaHolder) []string {
+	return quotaLines(limits, used, nil, false)
+}
+
+func quotaLines(limits map[string]float64, used []QuotaHolder, ask topology.Resources, overOnly bool) []string {
 	total := topology.Resources{}
 	for k, v := range ask {
 		total[k] += v
@@ -87,13 +97,13 @@ func QuotaOver(limits map[string]float64, used []QuotaHolder, ask topology.Resou
 			total[k] += v
 		}
 	}
-	var over []string
+	var out []string
 	for _, k := range slices.Sorted(maps.Keys(limits)) {
-		if total[k] > limits[k]+AmountUnit/2 {
-			over = append(over, fmt.Sprintf("%s %g of %g", k, total[k], limits[k]))
+		if !overOnly || total[k] > limits[k]+AmountUnit/2 {
+			out = append(out, fmt.Sprintf("%s %g of %g", k, total[k], limits[k]))
 		}
 	}
-	return over
+	return out
 }
 
 // DescribeQuotaHolders words what each holder holds, e.g. `ns/a (owner

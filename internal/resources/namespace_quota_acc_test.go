@@ -2,6 +2,8 @@ package resources_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -140,4 +142,30 @@ func firstLine(out, word string) string {
 		}
 	}
 	return ""
+}
+
+// terraform query lists the namespace's quota and its use: what each
+// holder holds and the total against each limit. Listing writes nothing.
+func TestAccNamespaceQuota_queryListsUsage(t *testing.T) {
+	acctest.SkipWithoutQuery(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("qlist")
+	ns := prefix + "-team"
+	w := acctest.NewWorkDirDestroyed(t, quotaConfig(ns, 4, prefix, map[string]int{"a": 2}))
+	w.MustRun("apply", "-auto-approve")
+	before := acctest.ReadQuota(t, ns)
+	if err := os.WriteFile(filepath.Join(w.Dir, "usage.tfquery.hcl"),
+		[]byte(acctest.List("team", false, acctest.Attr{Key: "namespace", Expr: acctest.Quote(ns)}).String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(strings.Fields(w.MustRun("query")), " ")
+	for _, want := range []string{"Namespace quota: " + ns, "has the quota {GPU: 4}", "In use: GPU 2 of 4",
+		ns + "/" + prefix + "-a (owner"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terraform query output lacks %q:\n%s", want, out)
+		}
+	}
+	if after := acctest.ReadQuota(t, ns); after == nil || before == nil || after.Owner != before.Owner {
+		t.Errorf("listing changed the quota: before %+v, after %+v", before, after)
+	}
 }

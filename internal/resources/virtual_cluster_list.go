@@ -288,6 +288,9 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 		}
 		results = append(results, l.listResult(ctx, req, ns, c, rec, class))
 	}
+	if d := l.quotaReport(ctx, ns); d != nil {
+		results = append(results, list.ListResult{Diagnostics: diag.Diagnostics{d}})
+	}
 	if slices.Contains(classes, ownedNone) {
 		unowned := placement.UnownedReservations(resv.listed, ns, cfg.NamePrefix.ValueString(), live, groupsIn(cands), recordsByName(cands, records))
 		for _, d := range unownedReservationWarnings(unowned) {
@@ -295,6 +298,24 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 		}
 	}
 	stream.Results = slices.Values(results)
+}
+
+// quotaReport is the listed namespace's quota and what each holder holds
+// of it, for a namespace that has one (nil otherwise).
+func (l *virtualClusterList) quotaReport(ctx context.Context, ns string) diag.Diagnostic {
+	note, err := l.data.quotaNote(ctx, ns)
+	if err != nil || note == nil {
+		return nil
+	}
+	summary := "Namespace quota: " + ns
+	used, err := l.data.quotaUsage(ctx, ns)
+	if err != nil {
+		return diag.NewWarningDiagnostic(summary, fmt.Sprintf("Ray namespace %s has the quota %s; what it holds could not be read: %v",
+			ns, raystate.FormatResources(note.Limits), err))
+	}
+	return diag.NewWarningDiagnostic(summary, fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, owner %s…). "+
+		"In use: %s. Holders: %s.", ns, raystate.FormatResources(note.Limits), record.OwnerPrefix(note.Owner),
+		strings.Join(contract.QuotaUse(note.Limits, used), ", "), contract.DescribeQuotaHolders(used)))
 }
 
 // listedReservations is what readReservations read, or why it could not.
