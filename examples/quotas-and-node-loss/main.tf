@@ -32,6 +32,8 @@ locals {
 # replaces the cluster only when Ray has not managed it 15 minutes after the
 # node died. Then an apply probes the bundles Ray moved (an in-place update).
 resource "ray_virtual_cluster" "rollout" {
+  depends_on = [ray_namespace_quota.team] # plans and creates against this configuration's quota
+
   name                    = "${var.name}-rollout"
   bundle_ct_per_node_list = [2, 2]
   num_gpus_per_node       = 4
@@ -44,6 +46,8 @@ resource "ray_virtual_cluster" "rollout" {
 # so the first plan after one of those nodes died replaces the cluster on
 # the nodes alive then.
 resource "ray_virtual_cluster" "trainer" {
+  depends_on = [ray_namespace_quota.team]
+
   name                    = "${var.name}-trainer"
   bundle_ct_per_node_list = [4]
   num_gpus_per_node       = 4

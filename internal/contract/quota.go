@@ -30,20 +30,27 @@ type QuotaRequest struct {
 	// nil with ActionQuota deletes the quota.
 	Limits map[string]float64 `json:"limits"`
 	Usage  bool               `json:"usage"`
+	// Claim lets ActionQuota take over the quota another owner wrote: the
+	// apply of an import.
+	Claim bool `json:"claim"`
+	// StaleSeconds is when a reservation none of whose groups lives no
+	// longer counts (record.ReservationStaleSeconds, as a create's Ledger).
+	StaleSeconds float64 `json:"stale_seconds"`
 }
 
 // QuotaFor is the quota reference of Ray namespace ns.
 func QuotaFor(ns string) *QuotaRequest {
 	return &QuotaRequest{KVNamespace: record.KVNamespace, Key: record.QuotaKey(ns), Namespace: ns,
-		ReservationPrefix: record.ReservationPrefix, OwnerPrefixLength: record.OwnerPrefixLength}
+		ReservationPrefix: record.ReservationPrefix, OwnerPrefixLength: record.OwnerPrefixLength,
+		StaleSeconds: record.ReservationStaleSeconds}
 }
 
 // QuotaWriteRequest writes (limits set) or deletes (nil) the quota of ns
-// as owner.
-func QuotaWriteRequest(ns, owner string, limits map[string]float64) Request {
+// as owner; claim takes over a quota another owner wrote (an import).
+func QuotaWriteRequest(ns, owner string, limits map[string]float64, claim bool) Request {
 	r := NewRequest(ActionQuota, ns, nil, false, topology.PortRange{}, 0)
 	r.Quota = QuotaFor(ns)
-	r.Quota.Owner, r.Quota.Limits = owner, limits
+	r.Quota.Owner, r.Quota.Limits, r.Quota.Claim = owner, limits, claim
 	return r
 }
 

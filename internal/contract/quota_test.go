@@ -9,18 +9,18 @@ import (
 
 func TestQuotaRequestsValidate(t *testing.T) {
 	for name, r := range map[string]Request{
-		"write":  QuotaWriteRequest("team", "owner", map[string]float64{"GPU": 8}),
-		"delete": QuotaWriteRequest("team", "owner", nil),
+		"write":  QuotaWriteRequest("team", "owner", map[string]float64{"GPU": 8}, false),
+		"delete": QuotaWriteRequest("team", "owner", nil, false),
 		"usage":  QuotaUsageRequest("team"),
 	} {
 		if err := r.Validate(); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if QuotaUsageRequest("team").Writes() || !QuotaWriteRequest("team", "o", nil).Writes() {
+	if QuotaUsageRequest("team").Writes() || !QuotaWriteRequest("team", "o", nil, false).Writes() {
 		t.Error("a usage read must not write and a quota write must")
 	}
-	if err := QuotaWriteRequest("team", "", nil).Validate(); err == nil {
+	if err := QuotaWriteRequest("team", "", nil, false).Validate(); err == nil {
 		t.Error("a quota write without an owner validated")
 	}
 }

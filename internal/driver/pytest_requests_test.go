@@ -38,7 +38,7 @@ func pytestRequests() map[string]any {
 		"delete_selected": contract.RequestFor(selected, contract.ActionDelete).Owned(selected, "owner-a", false, nil),
 		"read":            contract.ReadRequest(spec.Namespace, spec.Name, "vc-node0", "vc-node1"),
 		"reservations":    contract.ReservationsRequest(spec.Namespace),
-		"quota_write":     contract.QuotaWriteRequest(spec.Namespace, "owner-q", map[string]float64{"GPU": 8}),
+		"quota_write":     contract.QuotaWriteRequest(spec.Namespace, "owner-q", map[string]float64{"GPU": 8}, false),
 		"quota_usage":     contract.QuotaUsageRequest(spec.Namespace),
 	}
 }

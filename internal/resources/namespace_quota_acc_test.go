@@ -88,6 +88,14 @@ func TestAccNamespaceQuota_capsTheNamespace(t *testing.T) {
 				Config:      quotaConfig(ns, 1, prefix, map[string]int{"a": 2, "b": 1}),
 				ExpectError: wrappedRE("Namespace quota exceeded", "GPU 3 of 1"),
 			},
+			{ // an import by namespace reads the limits and holds no owner until its apply takes the quota over
+				Config:                  quotaConfig(ns, 1, prefix, map[string]int{"a": 2}),
+				ResourceName:            "ray_namespace_quota.team",
+				ImportState:             true,
+				ImportStateId:           ns,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"owner_id"},
+			},
 		},
 	})
 }

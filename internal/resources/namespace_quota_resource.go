@@ -91,11 +91,12 @@ func (r *namespaceQuotaResource) Schema(_ context.Context, _ resource.SchemaRequ
 					"(e.g. `{ nvlink_domain_rackA = 0.004 }`).",
 				ElementType: types.Float64Type,
 				Optional:    true,
-				Validators:  []validator.Map{mapvalidator.ValueFloat64sAre(positive...), mapvalidator.KeysAre(notGPUOrCPU{})},
+				Validators: []validator.Map{mapvalidator.SizeAtLeast(1), mapvalidator.ValueFloat64sAre(positive...),
+					mapvalidator.KeysAre(notGPUOrCPU{})},
 			},
 			"owner_id": schema.StringAttribute{
 				MarkdownDescription: "The token that makes this state the quota's owner: another state's `ray_namespace_quota` " +
-					"of the same namespace is refused.",
+					"of the same namespace is refused. `\"\"` after an import, until the apply that takes the quota over.",
 				Computed:      true,
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
@@ -155,17 +156,30 @@ func (r *namespaceQuotaResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	m.OwnerID, m.ID = types.StringValue(owner), m.Namespace
-	if r.write(ctx, m, m.limits(ctx, &resp.Diagnostics), &resp.Diagnostics) {
+	if r.write(ctx, m, m.limits(ctx, &resp.Diagnostics), false, &resp.Diagnostics) {
+		// Stored in Ray (the note may have failed: then Terraform taints it and the next apply writes both again).
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	}
 }
 
 func (r *namespaceQuotaResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var m namespaceQuotaModel
-	if resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+	var m, prior namespaceQuotaModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.write(ctx, m, m.limits(ctx, &resp.Diagnostics), &resp.Diagnostics) {
+	claim := prior.OwnerID.ValueString() == "" // imported: this apply takes the quota over
+	m.OwnerID = prior.OwnerID
+	if claim {
+		owner, err := record.NewOwnerToken()
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot write the namespace quota", err.Error())
+			return
+		}
+		m.OwnerID = types.StringValue(owner)
+	}
+	if r.write(ctx, m, m.limits(ctx, &resp.Diagnostics), claim, &resp.Diagnostics) {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	}
 }
@@ -175,17 +189,23 @@ func (r *namespaceQuotaResource) Delete(ctx context.Context, req resource.Delete
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	// The note first: a plan that still sees the quota refuses too much, never too little.
-	if err := driver.DeleteQuotaNote(ctx, r.data.Client, m.Namespace.ValueString()); err != nil {
-		resp.Diagnostics.AddError("Cannot delete the namespace quota", err.Error())
+	// The quota first: a note left behind only makes plans refuse too much,
+	// and the next import or create of the namespace's quota replaces it.
+	if !r.write(ctx, m, nil, false, &resp.Diagnostics) {
 		return
 	}
-	r.write(ctx, m, nil, &resp.Diagnostics)
+	if err := driver.DeleteQuotaNote(ctx, r.data.Client, m.Namespace.ValueString()); err != nil {
+		resp.Diagnostics.AddWarning("Namespace quota note left behind",
+			fmt.Sprintf("The quota of %s is deleted, but its note for plans could not be removed (%v): plans of the namespace "+
+				"still check the old limits until the job record %s is deleted.", m.Namespace.ValueString(), err,
+				driver.QuotaNoteID(m.Namespace.ValueString())))
+	}
 }
 
 // write stores the quota's limits (nil: deletes the quota) in Ray's KV and,
-// for a quota that stays, its note; it reports whether both happened.
-func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaModel, limits map[string]float64, diags *diag.Diagnostics) bool {
+// for a quota that stays, its note. It reports whether the quota is in Ray
+// as asked; a failed note is then an error of its own.
+func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaModel, limits map[string]float64, claim bool, diags *diag.Diagnostics) bool {
 	if diags.HasError() {
 		return false
 	}
@@ -194,7 +214,7 @@ func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaMode
 	if limits == nil {
 		what = "Cannot delete the namespace quota"
 	}
-	if _, err := r.data.Jobs.Run(ctx, contract.QuotaWriteRequest(ns, owner, limits), nil); err != nil {
+	if _, err := r.data.Jobs.Run(ctx, contract.QuotaWriteRequest(ns, owner, limits, claim), nil); err != nil {
 		if contract.IsKind(err, contract.KindConflict) {
 			diags.AddAttributeError(path.Root("namespace"), "Ray namespace already has a quota",
 				fmt.Sprintf("%v\n\nNothing was changed. %s", err, contract.Fix(err)))
@@ -209,58 +229,83 @@ func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaMode
 	if err := driver.RecordQuotaNote(ctx, r.data.Client, driver.QuotaNote{Namespace: ns, Owner: owner, Limits: limits}); err != nil {
 		diags.AddError(what, fmt.Sprintf("The quota is stored in Ray, and every create in %s checks it, but the note that lets plans "+
 			"check it too could not be left: %v. Apply again.", ns, err))
-		return false
 	}
 	return true
 }
 
-// Read follows the quota's note: gone, the quota is gone from state;
-// changed outside this state, its limits show the drift.
+// Read follows the quota's note: changed outside this state, its limits
+// show the drift. Without a note it asks the KV (a read-only job): a quota
+// still there plans the update that writes its note again; none, and the
+// quota is gone from state.
 func (r *namespaceQuotaResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	ctx = driver.ReadOnly(ctx, "refresh")
 	var m namespaceQuotaModel
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
+	ns := m.Namespace.ValueString()
+	note, err := r.readNote(ctx, ns, &resp.Diagnostics)
+	if err != nil {
+		return
+	}
+	switch {
+	case note == nil:
+		resp.State.RemoveResource(ctx)
+		return
+	case note.Limits == nil: // in the KV, without its note
+		m.GPUs, m.CPUs, m.Resources = types.Float64Null(), types.Float64Null(), types.MapNull(types.Float64Type)
+	default:
+		m.setLimits(ctx, note.Limits, &resp.Diagnostics)
+	}
+	if owner := m.OwnerID.ValueString(); owner != "" && note.Owner != owner {
+		resp.Diagnostics.AddWarning("Namespace quota declared by another state",
+			fmt.Sprintf("The quota of Ray namespace %s now belongs to another state (owner %s…): this state's destroy leaves it.",
+				ns, record.OwnerPrefix(note.Owner)))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// readNote is the quota of ns: its note, or, with none, the KV's (Limits
+// nil: a quota whose note is missing); nil when the namespace has no quota.
+func (r *namespaceQuotaResource) readNote(ctx context.Context, ns string, diags *diag.Diagnostics) (*driver.QuotaNote, error) {
 	rctx, cancel := r.data.planReadContext(ctx)
 	defer cancel()
-	note, err := driver.ReadQuotaNote(rctx, r.data.Client, m.Namespace.ValueString())
-	if err != nil {
-		if !r.data.failUnanswered(&resp.Diagnostics, err) {
-			resp.Diagnostics.AddError("Cannot read the namespace quota", err.Error())
+	note, err := driver.ReadQuotaNote(rctx, r.data.Client, ns)
+	if err == nil && note == nil {
+		var res *contract.Result
+		if res, err = r.data.Jobs.Run(ctx, contract.QuotaUsageRequest(ns), nil); err == nil && res.Quota != nil {
+			note = &driver.QuotaNote{Namespace: ns, Owner: res.Quota.Owner}
 		}
+	}
+	if err != nil && !r.data.failUnanswered(diags, err) {
+		diags.AddError("Cannot read the namespace quota", err.Error())
+	}
+	return note, err
+}
+
+// ImportState takes the namespace. The state holds owner_id "" until the
+// apply that takes the quota over (the plan shows it): never the former
+// owner's token.
+func (r *namespaceQuotaResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ctx = driver.ReadOnly(ctx, "import")
+	note, err := r.readNote(ctx, req.ID, &resp.Diagnostics)
+	if err != nil {
 		return
 	}
 	if note == nil {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	m.setLimits(ctx, note.Limits, &resp.Diagnostics)
-	if note.Owner != m.OwnerID.ValueString() {
-		resp.Diagnostics.AddWarning("Namespace quota declared by another state",
-			fmt.Sprintf("The quota of Ray namespace %s now belongs to another state (owner %s…): this state's destroy leaves it.",
-				m.Namespace.ValueString(), record.OwnerPrefix(note.Owner)))
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-// ImportState takes the namespace; the quota's note gives its limits and
-// owner, so this state may change and delete it from then on.
-func (r *namespaceQuotaResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ctx = driver.ReadOnly(ctx, "import")
-	note, err := driver.ReadQuotaNote(ctx, r.data.Client, req.ID)
-	if err != nil || note == nil {
 		resp.Diagnostics.AddError("Cannot import the namespace quota",
-			fmt.Sprintf("Ray namespace %q has no quota this provider declared (%v).", req.ID, err))
+			fmt.Sprintf("Ray namespace %q has no quota this provider declared.", req.ID))
 		return
 	}
-	m := namespaceQuotaModel{ID: types.StringValue(req.ID), Namespace: types.StringValue(req.ID), OwnerID: types.StringValue(note.Owner)}
+	m := namespaceQuotaModel{ID: types.StringValue(req.ID), Namespace: types.StringValue(req.ID), OwnerID: types.StringValue("")}
 	m.setLimits(ctx, note.Limits, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// ModifyPlan warns when a change lowers a limit below what the namespace
-// holds: nothing is removed, and the namespace's next create is refused.
+// ModifyPlan records the planned limits for the plans of the namespace's
+// clusters, shows the takeover of an imported quota, and warns when a change
+// lowers a limit below what the namespace holds: nothing is removed, and the
+// namespace's next create is refused.
 func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	ctx = driver.ReadOnly(ctx, "plan")
 	if r.data == nil || r.data.Client == nil || req.Plan.Raw.IsNull() || !req.Plan.Raw.IsFullyKnown() {
@@ -274,12 +319,19 @@ func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	ns := plan.Namespace.ValueString()
 	limits := plan.limits(ctx, &resp.Diagnostics)
-	old := state.limits(ctx, &resp.Diagnostics)
-	if !req.State.Raw.IsNull() && !lowers(limits, old) {
+	r.data.planQuota(ns, limits)
+	if !req.State.Raw.IsNull() && state.OwnerID.ValueString() == "" {
+		plan.OwnerID = types.StringUnknown()
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.AddWarning("Apply takes over the imported namespace quota",
+			fmt.Sprintf("The apply makes this state the owner of the quota of Ray namespace %s; until then its former owner keeps it.", ns))
+	}
+	if !req.State.Raw.IsNull() && !lowers(limits, state.limits(ctx, &resp.Diagnostics)) {
 		return
 	}
-	used, err := r.data.quotaUsage(ctx, plan.Namespace.ValueString())
+	used, err := r.data.quotaUsage(ctx, ns)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cannot check the quota against the namespace's use", err.Error())
 		return
@@ -288,7 +340,7 @@ func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.Mo
 		resp.Diagnostics.AddWarning("Namespace quota below what the namespace holds",
 			fmt.Sprintf("Ray namespace %s holds more than the quota allows (%s): %s. The apply removes nothing; every create "+
 				"in the namespace is refused until its use is back under the quota.",
-				plan.Namespace.ValueString(), strings.Join(over, ", "), contract.DescribeQuotaHolders(used)))
+				ns, strings.Join(over, ", "), contract.DescribeQuotaHolders(used)))
 	}
 }
 

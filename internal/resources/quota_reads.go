@@ -14,9 +14,29 @@ import (
 // (one GET) and, for a namespace that has a quota, what its holders hold (a
 // read-only job), so that a plan of many clusters reads each once.
 type quotaReads struct {
-	mu    sync.Mutex
-	notes map[string]*onceRead[*driver.QuotaNote]
-	usage map[string]*onceRead[[]contract.QuotaHolder]
+	mu      sync.Mutex
+	notes   map[string]*onceRead[*driver.QuotaNote]
+	usage   map[string]*onceRead[[]contract.QuotaHolder]
+	planned map[string]map[string]float64 // the limits a ray_namespace_quota of this configuration plans
+}
+
+// planQuota records the limits this configuration's quota of ns plans: the
+// plans of its clusters (planned after it when they depend on it) check
+// those rather than what Ray holds now.
+func (d *ProviderData) planQuota(ns string, limits map[string]float64) {
+	d.quotas.mu.Lock()
+	defer d.quotas.mu.Unlock()
+	if d.quotas.planned == nil {
+		d.quotas.planned = map[string]map[string]float64{}
+	}
+	d.quotas.planned[ns] = limits
+}
+
+// plannedQuota is what planQuota recorded for ns (nil: nothing).
+func (d *ProviderData) plannedQuota(ns string) map[string]float64 {
+	d.quotas.mu.Lock()
+	defer d.quotas.mu.Unlock()
+	return d.quotas.planned[ns]
 }
 
 // onceRead is one read shared by every caller of a process.

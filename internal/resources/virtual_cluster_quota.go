@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
@@ -14,19 +15,24 @@ import (
 )
 
 // checkQuota refuses, at plan, a cluster about to be created or replaced
-// that would take its Ray namespace over the namespace's quota: what the
-// namespace holds (the cluster it replaces aside), the clusters planned
-// beside it and its own ask. Only a namespace with a quota pays for the
-// read of its use (a job); the apply checks again, atomically.
+// that would take its Ray namespace over the namespace's quota (as this
+// configuration plans it, else as Ray holds it): what the namespace holds
+// (the cluster it replaces aside), the clusters planned beside it and its
+// own ask. Only a namespace with a quota pays for the read of its use (a
+// job); the apply checks again, atomically.
 func (p *planCall) checkQuota(spec clusterspec.Spec) {
 	data := p.r.data
-	note, err := data.quotaNote(p.ctx, spec.Namespace)
-	if err != nil {
-		tflog.Debug(p.ctx, "cannot read the namespace's quota note; the apply checks the quota", map[string]any{"error": err.Error()})
-		return
-	}
-	if note == nil {
-		return
+	limits, owner := data.plannedQuota(spec.Namespace), "declared in this configuration"
+	if limits == nil {
+		note, err := data.quotaNote(p.ctx, spec.Namespace)
+		if err != nil {
+			tflog.Debug(p.ctx, "cannot read the namespace's quota note; the apply checks the quota", map[string]any{"error": err.Error()})
+			return
+		}
+		if note == nil {
+			return
+		}
+		limits, owner = note.Limits, "owner "+record.OwnerPrefix(note.Owner)+"…"
 	}
 	used, err := data.quotaUsage(p.ctx, spec.Namespace)
 	if err != nil {
@@ -35,14 +41,7 @@ func (p *planCall) checkQuota(spec clusterspec.Spec) {
 				spec.Namespace, err))
 		return
 	}
-	self := spec.Namespace + "/" + spec.Name
-	var holders []contract.QuotaHolder
-	for _, h := range used {
-		if h.Cluster != self && !strings.HasPrefix(h.Cluster, self+"-") { // what it replaces, groups from before reservations too
-			holders = append(holders, h)
-		}
-	}
-	holders = append(holders, data.plannedHolders(spec.Namespace, self)...)
+	holders := p.quotaHolders(spec, used)
 	ask := topology.Resources{}
 	for _, g := range spec.Groups() {
 		for _, b := range g.Bundles {
@@ -51,11 +50,40 @@ func (p *planCall) checkQuota(spec clusterspec.Spec) {
 			}
 		}
 	}
-	if over := contract.QuotaOver(note.Limits, holders, ask); len(over) > 0 {
-		p.resp.Diagnostics.AddError("Namespace quota exceeded",
-			fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, owner %s…). It holds: %s. Virtual cluster %q asks %s, "+
+	if over := contract.QuotaOver(limits, holders, ask); len(over) > 0 {
+		p.resp.Diagnostics.AddAttributeError(path.Root("bundle_ct_per_node_list"), "Namespace quota exceeded",
+			fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, %s). It holds: %s. Virtual cluster %q asks %s, "+
 				"which would take it to %s.\n\nAsk for less, destroy one of the namespace's clusters, or raise the quota.",
-				spec.Namespace, raystate.FormatResources(note.Limits), record.OwnerPrefix(note.Owner), contract.DescribeQuotaHolders(holders),
+				spec.Namespace, raystate.FormatResources(limits), owner, contract.DescribeQuotaHolders(holders),
 				spec.Name, raystate.FormatResources(ask), strings.Join(over, ", ")))
 	}
+}
+
+// quotaHolders is what counts against a cluster's ask: what its namespace
+// holds but the cluster itself (its groups, and what a replacement of it,
+// renamed or not, destroys first) and clusters planned beside it, which
+// count as planned instead.
+func (p *planCall) quotaHolders(spec clusterspec.Spec, used []contract.QuotaHolder) []contract.QuotaHolder {
+	self := spec.Namespace + "/" + spec.Name
+	replaced := ""
+	if p.replacing {
+		replaced = p.state.Namespace.ValueString() + "/" + p.state.Name.ValueString()
+	}
+	planned := p.r.data.plannedHolders(spec.Namespace, self)
+	plannedKeys := map[string]bool{}
+	for _, h := range planned {
+		plannedKeys[h.Cluster] = true
+	}
+	own := spec.GroupNames()
+	var holders []contract.QuotaHolder
+	for _, h := range used {
+		group, _ := strings.CutPrefix(h.Cluster, spec.Namespace+"/")
+		switch {
+		case h.Outside && own[group]:
+		case !h.Outside && (h.Cluster == self || h.Cluster == replaced || plannedKeys[h.Cluster]):
+		default:
+			holders = append(holders, h)
+		}
+	}
+	return append(holders, planned...)
 }

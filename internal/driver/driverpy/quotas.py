@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Set, Tuple, cast
+from typing import Any, Dict, List, Optional, Set, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
 from .gcs_direct import group_of
@@ -43,12 +43,14 @@ def namespace_groups(run: Run) -> List[Json]:
     return [g for g in groups if g["state"] != run.contract.state_removed]
 
 
-def usage(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json], exclude: str) -> List[Json]:
+def usage(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json], exclude: str,
+          own_groups: Optional[List[str]] = None) -> List[Json]:
     """What each holder in the quota's namespace holds: the clusters by their
-    reservations (the groups they name, all bundles, placed or not; their
-    reserved nodes while none exists yet) and every other group of the
-    namespace (not a virtual cluster, or one older than reservations).
-    exclude is the cluster being created ("<namespace>/<name>")."""
+    reservations (per resource the more of what they reserved and what their
+    groups hold, all bundles placed or not, so a create still making its
+    groups counts whole) and every other group of the namespace (not a
+    virtual cluster, or one older than reservations). exclude is the cluster
+    being created ("<namespace>/<name>"), own_groups the names of its groups."""
     ns = quota["namespace"]
     named: Set[str] = set()
     holders: List[Json] = []
@@ -62,24 +64,42 @@ def usage(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json],
         named.update(g["id"] for g in mine)
         if not cluster.startswith(ns + "/") or cluster == exclude:
             continue
-        held: Resources = {}
+        placed: Resources = {}
         for g in mine:
             for b in g["bundles"]:
-                add_res(held, b)
-        if not mine:
-            for res in (v.get("nodes") or {}).values():
-                add_res(held, res)
+                add_res(placed, b)
+        reserved: Resources = {}
+        for res in (v.get("nodes") or {}).values():
+            add_res(reserved, res)
+        held = {k: max(placed.get(k, 0.0), reserved.get(k, 0.0)) for k in set(placed) | set(reserved)}
         holders.append({"cluster": cluster, "owner": str(v.get("owner") or "")[:quota["owner_prefix_length"]],
                         "resources": held, "outside": False})
-    excluded_name = exclude.split("/", 1)[1] if "/" in exclude else ""
+    skip = set(own_groups or [])
     for g in groups:
-        if g["namespace"] != ns or g["id"] in named or (excluded_name and g["name"].startswith(excluded_name + "-")):
+        if g["namespace"] != ns or g["id"] in named or g["name"] in skip:
             continue
         held = {}
         for b in g["bundles"]:
             add_res(held, b)
         holders.append({"cluster": ns + "/" + g["name"], "owner": "", "resources": held, "outside": True})
     return sorted(holders, key=lambda h: h["cluster"])
+
+
+def fresh(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json]) -> List[Tuple[str, Json]]:
+    """The reservations a create's Ledger would keep: not older than
+    stale_seconds with none of their groups alive (a killed create's)."""
+    live_ids = {g["id"] for g in groups}
+    live_names = {(g["namespace"], g["name"]) for g in groups}
+
+    def alive(v: Json) -> bool:
+        ids = set(v.get("group_ids") or [])
+        if ids:
+            return bool(ids & live_ids)
+        own_ns = str(v.get("cluster") or "").split("/", 1)[0]
+        return any((own_ns, str(n)) in live_names for n in v.get("groups") or [])
+
+    return [(k, v) for k, v in reservations
+            if time.time() - float(v.get("claimed_at") or 0) < quota["stale_seconds"] or alive(v)]
 
 
 def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], cluster: str) -> None:
@@ -92,7 +112,7 @@ def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], clus
     if held is None:
         return
     limits = {k: float(v) for k, v in (held.get("limits") or {}).items()}
-    holders = usage(quota, reservations, namespace_groups(run), cluster)
+    holders = usage(quota, reservations, namespace_groups(run), cluster, [g["name"] for g in spec["groups"]])
     ask = ask_of(spec)
     total = dict(ask)
     for h in holders:
@@ -105,7 +125,8 @@ def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], clus
 
 def do_quota(run: Run, spec: Spec) -> Json:
     """Writes the namespace's quota (limits), or deletes it (no limits); a
-    quota another state declared is refused, never overwritten."""
+    quota another state declared is refused, never overwritten, unless this
+    state imported it (claim)."""
     quota = cast(Json, spec["quota"])  # Go sends the quota action with its quota
     key, owner = quota["key"], quota["owner"]
     held = kv_get(run, quota, key)
@@ -117,7 +138,7 @@ def do_quota(run: Run, spec: Spec) -> Json:
     if held is None and kv_put_new(run, quota, key, value):
         return {"quota": value}
     held = kv_get(run, quota, key)
-    if held is not None and held.get("owner") not in ("", owner):
+    if held is not None and held.get("owner") not in ("", owner) and not quota["claim"]:
         raise DriverError("conflict", "quota_taken", namespace=quota["namespace"],
                           owner=str(held.get("owner") or "")[:quota["owner_prefix_length"]])
     kv_put(run, quota, key, value)
@@ -125,8 +146,8 @@ def do_quota(run: Run, spec: Spec) -> Json:
 
 
 def read_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]]) -> Json:
-    """The quota and what each holder holds in its namespace; reads only."""
+    """The quota and what each holder holds in its namespace; reads only, and
+    leaves out the stale reservations the next create deletes."""
     quota = cast(Json, spec["quota"])  # a read with usage
-    out: Json = {"quota": kv_get(run, quota, quota["key"])}
-    out["quota_usage"] = usage(quota, reservations, namespace_groups(run), "")
-    return out
+    groups = namespace_groups(run)
+    return {"quota": kv_get(run, quota, quota["key"]), "quota_usage": usage(quota, fresh(quota, reservations, groups), groups, "")}

@@ -56,7 +56,7 @@ RESERVATION_SHAPE = {"key": "str", "prefix": "str", "lock_key": "str", "cluster"
                      "count_live": "bool", "exclusive": "bool", "stale_seconds": "num", "lock_stale_seconds": "num",
                      "owner_prefix_length": "int"}
 QUOTA_SHAPE = {"kv_namespace": "str", "key": "str", "namespace": "str", "reservation_prefix": "str", "owner": "str",
-               "owner_prefix_length": "int", "limits": "?obj", "usage": "bool"}
+               "owner_prefix_length": "int", "limits": "?obj", "usage": "bool", "claim": "bool", "stale_seconds": "num"}
 RANK_ORDER_SHAPE = {"segment_size": "?int", "gpus_per_node": "int"}
 # Contract's fields; annotations are strings (from __future__ import annotations).
 CONTRACT_SHAPE = {f.name: {"str": "str", "int": "int", "float": "num"}[str(f.type)] for f in fields(Contract)}

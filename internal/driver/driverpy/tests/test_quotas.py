@@ -95,3 +95,36 @@ def test_a_read_reports_the_usage_and_writes_nothing(cluster: fake_ray.Cluster, 
     assert d.result["ok"] and cluster.kv == before
     assert d.result["quota"]["limits"] == {"GPU": 4.0}
     assert [(h["cluster"], h["resources"]) for h in d.result["quota_usage"]] == [("terraform-ray/by-hand", {"GPU": 1.0})]
+
+
+def test_a_cluster_still_making_its_groups_counts_whole(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = copy.deepcopy(requests["create_selected"])  # asks 2 GPUs
+    set_quota(cluster, r, {"GPU": 5.0})
+    # Another cluster reserved 2 + 2 GPUs and has made one of its two groups so far.
+    outside_group(cluster, "half-node0", 2.0)
+    cluster.kv_set(resv(r)["prefix"] + "terraform-ray/half", {"cluster": "terraform-ray/half", "owner": "owner-of-half",
+                   "groups": ["half-node0", "half-node1"], "nodes": {"node-3": {"GPU": 4.0}}, "token": "t",
+                   "claimed_at": time.time()}, ns(r))
+    d = drive(r)
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_exceeded"
+    held = {h["cluster"]: h["resources"] for h in d.result["error"]["facts"]["quota_holders"]}
+    assert held == {"terraform-ray/half": {"GPU": 4.0}}
+
+
+def test_only_the_clusters_own_groups_are_left_out(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = copy.deepcopy(requests["create_selected"])  # cluster vc, groups vc-node0 and vc-node1
+    set_quota(cluster, r, {"GPU": 3.0})
+    outside_group(cluster, "vc-eval-node0", 2.0)  # another cluster's group, named like this one
+    d = drive(r)
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_exceeded"
+    assert [h["cluster"] for h in d.result["error"]["facts"]["quota_holders"]] == ["terraform-ray/vc-eval-node0"]
+
+
+def test_a_read_leaves_out_stale_reservations(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    c = requests["create_selected"]
+    set_quota(cluster, c, {"GPU": 4.0})
+    for name, at in (("killed", time.time() - 600), ("starting", time.time())):
+        cluster.kv_set(resv(c)["prefix"] + "terraform-ray/" + name, {"cluster": "terraform-ray/" + name, "owner": "o",
+                       "groups": [name + "-node0"], "nodes": {"node-1": {"GPU": 1.0}}, "token": "t", "claimed_at": at}, ns(c))
+    d = drive(requests["quota_usage"])
+    assert [h["cluster"] for h in d.result["quota_usage"]] == ["terraform-ray/starting"]
