@@ -30,10 +30,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_READY_TIMEOUT_S = 10.0
 # A probe's task waits for a worker to start in the bundle (the job's runtime
-# env set up on that node first): the provider's own driver waits up to
-# ready_timeout (180 s by default) for its probes, and 60 s was seen to run
-# out on a busy 2-core machine.
-DEFAULT_PROBE_TIMEOUT_S = 180.0
+# env set up on that node first): 60 s was seen to run out on a busy 2-core
+# machine.
+DEFAULT_PROBE_TIMEOUT_S = 120.0
 # Rounds of re-probing when concurrent probes on one node pick the same port.
 PORT_ROUNDS = 5
 
