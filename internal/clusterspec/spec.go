@@ -394,6 +394,19 @@ func (s Spec) Groups() []GroupRequest {
 	return out
 }
 
+// GroupsAsk is what groups' bundles ask in all, by resource.
+func GroupsAsk(groups []GroupRequest) topology.Resources {
+	total := topology.Resources{}
+	for _, g := range groups {
+		for _, b := range g.Bundles {
+			for k, v := range b {
+				total[k] += v
+			}
+		}
+	}
+	return total
+}
+
 // GroupNames lists the placement-group names the spec owns.
 func (s Spec) GroupNames() map[string]bool {
 	names := map[string]bool{}

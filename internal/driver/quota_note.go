@@ -2,8 +2,6 @@ package driver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -30,14 +28,7 @@ type QuotaNote struct {
 }
 
 // QuotaNoteID is the submission id of the note of Ray namespace ns.
-func QuotaNoteID(ns string) string {
-	sum := sha256.Sum256([]byte(ns))
-	slug := slugOf(ns)
-	if len(slug) > 60 {
-		slug = slug[:60]
-	}
-	return quotaPrefix + slug + "_" + hex.EncodeToString(sum[:8])
-}
+func QuotaNoteID(ns string) string { return noteID(quotaPrefix, ns, ns) }
 
 // RecordQuotaNote leaves (or replaces) the note of q.
 func RecordQuotaNote(ctx context.Context, api JobAPI, q QuotaNote) error {

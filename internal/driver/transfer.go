@@ -78,12 +78,19 @@ const transferPrefix = "raytf_owner_"
 // namespace: the name for people reading the dashboard, a hash of both to
 // keep ids of different clusters apart.
 func TransferID(namespace, name string) string {
-	sum := sha256.Sum256([]byte(namespace + "/" + name))
-	slug := slugOf(name)
+	return noteID(transferPrefix, name, namespace+"/"+name)
+}
+
+// noteID is a note's submission id: prefix, then shown (slugged, cut to 60)
+// for people reading the dashboard, then a hash of key that keeps the notes
+// of different keys apart.
+func noteID(prefix, shown, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	slug := slugOf(shown)
 	if len(slug) > 60 {
 		slug = slug[:60]
 	}
-	return transferPrefix + slug + "_" + hex.EncodeToString(sum[:8])
+	return prefix + slug + "_" + hex.EncodeToString(sum[:8])
 }
 
 // RecordTransfer leaves the note of t, replacing an earlier transfer's and

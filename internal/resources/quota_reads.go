@@ -3,11 +3,12 @@ package resources
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // quotaReads keeps, for one provider process, each namespace's quota note
@@ -90,18 +91,10 @@ func (d *ProviderData) plannedHolders(ns, self string) []contract.QuotaHolder {
 	defer d.mu.Unlock()
 	var out []contract.QuotaHolder
 	for key, groups := range d.planned {
-		if key == self || len(key) <= len(ns) || key[:len(ns)+1] != ns+"/" {
+		if key == self || !strings.HasPrefix(key, ns+"/") {
 			continue
 		}
-		held := topology.Resources{}
-		for _, g := range groups {
-			for _, b := range g.Bundles {
-				for k, v := range b {
-					held[k] += v
-				}
-			}
-		}
-		out = append(out, contract.QuotaHolder{Cluster: key, Resources: held, Planned: true})
+		out = append(out, contract.QuotaHolder{Cluster: key, Resources: clusterspec.GroupsAsk(groups), Planned: true})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	return out

@@ -11,7 +11,6 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // checkQuota refuses, at plan, a cluster about to be created or replaced
@@ -42,14 +41,7 @@ func (p *planCall) checkQuota(spec clusterspec.Spec) {
 		return
 	}
 	holders := p.quotaHolders(spec, used)
-	ask := topology.Resources{}
-	for _, g := range spec.Groups() {
-		for _, b := range g.Bundles {
-			for k, v := range b {
-				ask[k] += v
-			}
-		}
-	}
+	ask := clusterspec.GroupsAsk(spec.Groups())
 	if over := contract.QuotaOver(limits, holders, ask); len(over) > 0 {
 		p.resp.Diagnostics.AddAttributeError(path.Root("bundle_ct_per_node_list"), "Namespace quota exceeded",
 			fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, %s). It holds: %s. Virtual cluster %q asks %s, "+

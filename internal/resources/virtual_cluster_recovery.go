@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -70,7 +71,7 @@ func findRecovery(ctx context.Context, spec clusterspec.Spec, state virtualClust
 	for name, g := range live {
 		if g.State == raystate.PlacementGroupStateRescheduling {
 			scheduling, _ := g.Stats["scheduling_state"].(string)
-			r.states = append(r.states, fmt.Sprintf("%s %s (scheduling state %s)", name, g.State, cmpOr(scheduling, "unknown")))
+			r.states = append(r.states, fmt.Sprintf("%s %s (scheduling state %s)", name, g.State, cmp.Or(scheduling, "unknown")))
 		}
 	}
 	slices.Sort(r.states)
@@ -103,13 +104,6 @@ func findRecovery(ctx context.Context, spec clusterspec.Spec, state virtualClust
 
 func pinnedToNode(selectors []map[string]string, index int) bool {
 	return index < len(selectors) && selectors[index][clusterspec.NodeIDLabel] != ""
-}
-
-func cmpOr(s, otherwise string) string {
-	if s == "" {
-		return otherwise
-	}
-	return s
 }
 
 func joinLost(bs []lostBundle) string {
@@ -161,7 +155,7 @@ func (p *planCall) checkRecovery(spec clusterspec.Spec, snap *planning.Snapshot)
 // place, or replaces it once recovery_timeout has passed since its node died.
 func (p *planCall) waitForRecovery(spec clusterspec.Spec, r recovery) {
 	name := spec.Name
-	what := fmt.Sprintf("Ray lost the node of %s; %s.", joinLost(r.recovering), cmpOr(strings.Join(r.states, ", "), "the groups are being placed again"))
+	what := fmt.Sprintf("Ray lost the node of %s; %s.", joinLost(r.recovering), cmp.Or(strings.Join(r.states, ", "), "the groups are being placed again"))
 	limit, set := recoveryTimeout(*p.plan)
 	if !set {
 		p.resp.Diagnostics.AddWarning("Virtual cluster is recovering",

@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new
-from .quotas import check_quota
+from .quotas import add_res, check_quota
 from .rayapi import RAY
 from .runstate import Run, progress
 
@@ -113,8 +113,9 @@ def holder(node_id: str, value: Json, resv: Json, resources: Optional[Resources]
 
 
 def add_to(out: Dict[str, Resources], node: str, res: Dict[str, Any]) -> None:
-    for k, v in (res or {}).items():
-        out.setdefault(node, {})[k] = out.get(node, {}).get(k, 0.0) + float(v)
+    """Adds res to out's share of node (no entry for an empty res)."""
+    if res:
+        add_res(out.setdefault(node, {}), res)
 
 
 def share_on(value: Json, strays: Dict[str, Resources], node: str) -> Resources:
