@@ -17,9 +17,16 @@ variable "namespace" {
 # The team's cap: every plan that would create more in the namespace than
 # this is refused (clusters of other states and groups made outside
 # Terraform count too), and so is a create that races another state past it.
+# At most 8 of them on the nodes of rack A (labelled by NVLink domain, as
+# scripts/ray-cluster.sh labels its nodes): the cluster that would pass it
+# is refused at plan when the plan chooses its nodes (select_nodes), else
+# by its apply once Ray has placed it, which then removes what it made.
 resource "ray_namespace_quota" "team" {
   namespace = var.namespace
   gpus      = 12
+  node_label_limits = [
+    { labels = { "raytf.io/nvlink-domain" = "rackA" }, gpus = 8 },
+  ]
 }
 
 locals {

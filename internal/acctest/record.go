@@ -101,6 +101,11 @@ type Quota struct {
 	Namespace string             `json:"namespace"`
 	Owner     string             `json:"owner"`
 	Limits    map[string]float64 `json:"limits"`
+	// LabelLimits as the KV holds them: {"labels": ..., "limits": ...}.
+	LabelLimits []struct {
+		Labels map[string]string  `json:"labels"`
+		Limits map[string]float64 `json:"limits"`
+	} `json:"label_limits"`
 }
 
 // ReadQuota returns the quota the provider keeps in Ray's KV for Ray

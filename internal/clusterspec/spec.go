@@ -399,12 +399,29 @@ func GroupsAsk(groups []GroupRequest) topology.Resources {
 	total := topology.Resources{}
 	for _, g := range groups {
 		for _, b := range g.Bundles {
-			for k, v := range b {
-				total[k] += v
-			}
+			total.Add(b)
 		}
 	}
 	return total
+}
+
+// NodeAsk is what the bundles ask of each chosen node (select_nodes, once
+// chosen); nil for a cluster Ray places, or one whose nodes are not chosen yet.
+func (s Spec) NodeAsk() map[string]topology.Resources {
+	if !s.SelectNodes || len(s.SelectedNodeIDs) != len(s.BundleCtPerNode) {
+		return nil
+	}
+	out := map[string]topology.Resources{}
+	for _, g := range s.Groups() {
+		for i, node := range s.BundleNodes(g) {
+			id := s.SelectedNodeIDs[node]
+			if out[id] == nil {
+				out[id] = topology.Resources{}
+			}
+			out[id].Add(g.Bundles[i])
+		}
+	}
+	return out
 }
 
 // GroupNames lists the placement-group names the spec owns.

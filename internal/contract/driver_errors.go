@@ -74,6 +74,7 @@ type ErrorFacts struct {
 	Limits       map[string]float64 `json:"limits,omitempty"`
 	Ask          map[string]float64 `json:"ask,omitempty"`
 	QuotaHolders []QuotaHolder      `json:"quota_holders,omitempty"`
+	LabelUse     []LabelUse         `json:"label_use,omitempty"` // the label limits over (quota_exceeded)
 	Owner        string             `json:"owner,omitempty"`
 }
 
@@ -254,11 +255,7 @@ func (e ResultError) Describe(removed []string) string {
 	case CodeNodesClaimed:
 		msg = fmt.Sprintf("the nodes chosen for %s cannot hold it beside what other clusters reserved there: %s", f.Cluster, DescribeHolders(f.Holders))
 	case CodeQuotaExceeded:
-		msg = fmt.Sprintf("Ray namespace %s has quota %s; it holds %s, and %s asks %s", f.Namespace,
-			raystate.FormatResources(f.Limits), DescribeQuotaHolders(f.QuotaHolders), f.Cluster, raystate.FormatResources(f.Ask))
-		if over := QuotaOver(f.Limits, f.QuotaHolders, f.Ask); len(over) > 0 {
-			msg += ": " + strings.Join(over, ", ")
-		}
+		msg = quotaExceeded(f)
 	case CodeQuotaTaken:
 		msg = fmt.Sprintf("Ray namespace %s already has a quota, declared by another state (owner %s…)", f.Namespace, f.Owner)
 	case CodeNotReady:
@@ -368,3 +365,20 @@ func Fix(err error) string {
 }
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'g', -1, 64) }
+
+// quotaExceeded words a quota_exceeded: the quota (with the label limits
+// the create went over), its holders, the ask, and what is over.
+func quotaExceeded(f ErrorFacts) string {
+	caps := QuotaCaps{Limits: f.Limits}
+	over := QuotaOver(f.Limits, f.QuotaHolders, f.Ask)
+	for _, u := range f.LabelUse {
+		caps.LabelLimits = append(caps.LabelLimits, u.Limit())
+		over = append(over, u.Over()...)
+	}
+	msg := fmt.Sprintf("Ray namespace %s has quota %s; it holds %s, and %s asks %s", f.Namespace,
+		caps.Describe(), DescribeQuotaHolders(f.QuotaHolders), f.Cluster, raystate.FormatResources(f.Ask))
+	if len(over) > 0 {
+		msg += ": " + strings.Join(over, ", ")
+	}
+	return msg
+}

@@ -86,21 +86,7 @@ func reservation(s clusterspec.Spec) *Reservation {
 		LockKey: record.ReservationLockKey, Cluster: s.Namespace + "/" + s.Name, Groups: slices.Sorted(maps.Keys(s.GroupNames())),
 		CountLive: s.CapacityMode() != clusterspec.CapacityNone, Exclusive: s.ExclusiveNodes, StaleSeconds: record.ReservationStaleSeconds,
 		LockStaleSeconds: record.ReservationLockStaleSeconds, OwnerPrefixLength: record.OwnerPrefixLength}
-	if !s.SelectNodes || len(s.SelectedNodeIDs) != len(s.BundleCtPerNode) {
-		return r
-	}
-	r.Nodes = map[string]topology.Resources{}
-	for _, g := range s.Groups() {
-		for i, node := range s.BundleNodes(g) {
-			id := s.SelectedNodeIDs[node]
-			if r.Nodes[id] == nil {
-				r.Nodes[id] = topology.Resources{}
-			}
-			for k, v := range g.Bundles[i] {
-				r.Nodes[id][k] += v
-			}
-		}
-	}
+	r.Nodes = s.NodeAsk()
 	return r
 }
 

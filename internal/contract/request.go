@@ -384,7 +384,7 @@ type Result struct {
 	Reservations []ListedReservation `json:"reservations,omitempty"`
 	// Quota is the namespace's quota a QuotaWriteRequest wrote or a
 	// QuotaUsageRequest read (nil: none), QuotaUsage what each holder
-	// holds there (QuotaUsageRequest).
+	// holds there, in all and on each node (QuotaUsageRequest).
 	Quota      *QuotaValue   `json:"quota,omitempty"`
 	QuotaUsage []QuotaHolder `json:"quota_usage,omitempty"`
 	// Record is the cluster's record after the run (nil when none), and

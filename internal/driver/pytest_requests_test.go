@@ -38,7 +38,7 @@ func pytestRequests() map[string]any {
 		"delete_selected": contract.RequestFor(selected, contract.ActionDelete).Owned(selected, "owner-a", false, nil),
 		"read":            contract.ReadRequest(spec.Namespace, spec.Name, "vc-node0", "vc-node1"),
 		"reservations":    contract.ReservationsRequest(spec.Namespace),
-		"quota_write":     contract.QuotaWriteRequest(spec.Namespace, "owner-q", map[string]float64{"GPU": 8}, false),
+		"quota_write":     contract.QuotaWriteRequest(spec.Namespace, "owner-q", &contract.QuotaCaps{Limits: map[string]float64{"GPU": 8}, LabelLimits: []contract.LabelLimit{{Labels: map[string]string{"rack": "A"}, Limits: map[string]float64{"GPU": 4}}}}, false),
 		"quota_usage":     contract.QuotaUsageRequest(spec.Namespace),
 	}
 }

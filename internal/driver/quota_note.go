@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
@@ -18,13 +19,15 @@ const (
 	metaQuotaNamespace = "raytf_quota_namespace"
 	metaQuotaOwner     = "raytf_quota_owner"
 	metaQuotaLimits    = "raytf_quota_limits"
+	// Absent from notes of quotas without label limits (and of older versions).
+	metaQuotaLabelLimits = "raytf_quota_label_limits"
 )
 
 // QuotaNote is a namespace's quota as its note tells it.
 type QuotaNote struct {
 	Namespace string
 	Owner     string // owner_id of the ray_namespace_quota that declared it
-	Limits    map[string]float64
+	contract.QuotaCaps
 }
 
 // QuotaNoteID is the submission id of the note of Ray namespace ns.
@@ -39,9 +42,15 @@ func RecordQuotaNote(ctx context.Context, api JobAPI, q QuotaNote) error {
 	if err != nil {
 		return err
 	}
-	return leaveNote(ctx, api, QuotaNoteID(q.Namespace), map[string]string{
-		metaCreatedBy: createdBy, metaQuotaNamespace: q.Namespace, metaQuotaOwner: q.Owner, metaQuotaLimits: string(limits),
-	})
+	md := map[string]string{metaCreatedBy: createdBy, metaQuotaNamespace: q.Namespace, metaQuotaOwner: q.Owner, metaQuotaLimits: string(limits)}
+	if len(q.LabelLimits) > 0 {
+		labelLimits, err := json.Marshal(q.LabelLimits)
+		if err != nil {
+			return err
+		}
+		md[metaQuotaLabelLimits] = string(labelLimits)
+	}
+	return leaveNote(ctx, api, QuotaNoteID(q.Namespace), md)
 }
 
 // ReadQuotaNote returns the quota of Ray namespace ns, nil when it has none.
@@ -55,7 +64,11 @@ func ReadQuotaNote(ctx context.Context, api JobAPI, ns string) (*QuotaNote, erro
 	}
 	md := job.Metadata
 	q := &QuotaNote{Namespace: md[metaQuotaNamespace], Owner: md[metaQuotaOwner]}
-	if q.Namespace != ns || json.Unmarshal([]byte(md[metaQuotaLimits]), &q.Limits) != nil {
+	bad := q.Namespace != ns || json.Unmarshal([]byte(md[metaQuotaLimits]), &q.Limits) != nil
+	if labelLimits, ok := md[metaQuotaLabelLimits]; ok && !bad {
+		bad = json.Unmarshal([]byte(labelLimits), &q.LabelLimits) != nil
+	}
+	if bad {
 		return nil, fmt.Errorf("job %s is not this provider's quota note", job.SubmissionID)
 	}
 	return q, nil

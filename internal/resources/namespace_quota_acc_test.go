@@ -18,12 +18,11 @@ import (
 // quotaConfig is a provider in Ray namespace ns, its quota of gpus, and
 // the clusters (each of gpus[i] one-GPU bundles, named <prefix>-<label>).
 func quotaConfig(ns string, quotaGPUs int, prefix string, clusters map[string]int) string {
-	blocks := []fmt.Stringer{
-		acctest.Provider{Extra: []acctest.Attr{{Key: "namespace", Expr: acctest.Quote(ns)}}},
-	}
+	var blocks []fmt.Stringer
 	if quotaGPUs > 0 {
-		blocks = append(blocks, acctest.Block{Type: "resource", Labels: []string{"ray_namespace_quota", "team"}, Attrs: []acctest.Attr{
-			{Key: "namespace", Expr: acctest.Quote(ns)}, {Key: "gpus", Expr: fmt.Sprint(quotaGPUs)}}})
+		blocks = quotaBlocks(ns, acctest.Attr{Key: "gpus", Expr: fmt.Sprint(quotaGPUs)})
+	} else {
+		blocks = quotaBlocks(ns)[:1]
 	}
 	for _, label := range []string{"a", "b"} {
 		if n, ok := clusters[label]; ok {
@@ -31,6 +30,14 @@ func quotaConfig(ns string, quotaGPUs int, prefix string, clusters map[string]in
 		}
 	}
 	return acctest.HCL(blocks...)
+}
+
+// quotaBlocks are a provider in Ray namespace ns and, given its limit
+// arguments, the namespace's quota ray_namespace_quota.team.
+func quotaBlocks(ns string, limits ...acctest.Attr) []fmt.Stringer {
+	provider := acctest.Provider{Extra: []acctest.Attr{{Key: "namespace", Expr: acctest.Quote(ns)}}}
+	return []fmt.Stringer{provider, acctest.Block{Type: "resource", Labels: []string{"ray_namespace_quota", "team"},
+		Attrs: append([]acctest.Attr{{Key: "namespace", Expr: acctest.Quote(ns)}}, limits...)}}
 }
 
 // checkQuota checks the quota Ray's KV holds for ns (read with plain ray).
@@ -153,13 +160,14 @@ func firstLine(out, word string) string {
 }
 
 // terraform query lists the namespace's quota and its use: what each
-// holder holds and the total against each limit. Listing writes nothing.
+// holder holds and the total against each limit, the label limits too.
+// Listing writes nothing.
 func TestAccNamespaceQuota_queryListsUsage(t *testing.T) {
 	acctest.SkipWithoutQuery(t)
 	acctest.PreCheck(t)
 	prefix := acctest.Name("qlist")
 	ns := prefix + "-team"
-	w := acctest.NewWorkDirDestroyed(t, quotaConfig(ns, 4, prefix, map[string]int{"a": 2}))
+	w := acctest.NewWorkDirDestroyed(t, labelQuotaConfig(ns, 3, prefix, map[string]int{"a-rackA": 2}))
 	w.MustRun("apply", "-auto-approve")
 	before := acctest.ReadQuota(t, ns)
 	if err := os.WriteFile(filepath.Join(w.Dir, "usage.tfquery.hcl"),
@@ -167,8 +175,9 @@ func TestAccNamespaceQuota_queryListsUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := strings.Join(strings.Fields(w.MustRun("query")), " ")
-	for _, want := range []string{"Namespace quota: " + ns, "has the quota {GPU: 4}", "In use: GPU 2 of 4",
-		ns + "/" + prefix + "-a (owner"} {
+	rackA := " on nodes labelled " + domainLabel + "=rackA"
+	for _, want := range []string{"Namespace quota: " + ns, "has the quota {GPU: 8}, {GPU: 3}" + rackA,
+		"In use: GPU 2 of 8, GPU 2 of 3" + rackA, ns + "/" + prefix + "-a (owner"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terraform query output lacks %q:\n%s", want, out)
 		}
@@ -176,4 +185,87 @@ func TestAccNamespaceQuota_queryListsUsage(t *testing.T) {
 	if after := acctest.ReadQuota(t, ns); after == nil || before == nil || after.Owner != before.Owner {
 		t.Errorf("listing changed the quota: before %+v, after %+v", before, after)
 	}
+}
+
+// labelQuotaConfig is a provider in Ray namespace ns, its quota (8 GPUs, of
+// which at most rackAGPUs on the nodes of rack A) and clusters, each of one
+// logical node of n one-GPU bundles in a rack ("a-rackA": n=2, Ray places it;
+// select_nodes chooses the nodes of a cluster named with "-sel").
+func labelQuotaConfig(ns string, rackAGPUs int, prefix string, clusters map[string]int) string {
+	blocks := quotaBlocks(ns, acctest.Attr{Key: "gpus", Expr: "8"},
+		acctest.Attr{Key: "node_label_limits", Expr: fmt.Sprintf(`[{ labels = { %q = "rackA" }, gpus = %d }]`, domainLabel, rackAGPUs)})
+	for _, label := range []string{"a-rackA", "b-rackA", "b-rackA-sel", "b-rackB", "c-rackA"} {
+		n, ok := clusters[label]
+		if !ok {
+			continue
+		}
+		rack := strings.Split(label, "-")[1]
+		blocks = append(blocks, acctest.VirtualCluster{Label: strings.ReplaceAll(label, "-", "_"), Name: prefix + "-" + label[:1],
+			Counts: []int{n}, GPUsPerNode: 4, SelectNodes: strings.HasSuffix(label, "-sel"),
+			Extra: []acctest.Attr{{Key: "node_label_selectors", Expr: fmt.Sprintf(`[{ %q = %q }]`, domainLabel, rack)}}})
+	}
+	return acctest.HCL(blocks...)
+}
+
+// A quota's node_label_limits cap what the namespace holds on one rack. A
+// cluster Ray places is checked once Ray has placed it: over the limit, its
+// apply fails and Ray keeps none of its groups. A cluster whose nodes the
+// plan chooses (select_nodes) is refused at plan. A cluster on another rack
+// lands, Ray's KV holds the label limit and an import reads it back.
+func TestAccNamespaceQuota_nodeLabelLimits(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	prefix := acctest.Name("qlabel")
+	ns := prefix + "-team"
+	over := regexp.QuoteMeta("GPU 3 of 2 on nodes labelled " + domainLabel + "=rackA")
+	noB := func() {
+		groups, err := acctest.LiveGroups(t.Context(), acctest.Client(t), prefix+"-b")
+		if err != nil || len(groups) > 0 {
+			t.Errorf("Ray holds %d groups of the refused cluster (%v)", len(groups), err)
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNoGroupsInRay(t, prefix),
+		Steps: []resource.TestStep{
+			{
+				Config: labelQuotaConfig(ns, 2, prefix, map[string]int{"a-rackA": 2}),
+				Check: resource.ComposeTestCheckFunc(acctest.CheckGroupsInRay(t, prefix, map[string]int{prefix + "-a-node0": 2}),
+					func(*terraform.State) error {
+						q := acctest.ReadQuota(t, ns)
+						if q == nil || len(q.LabelLimits) != 1 || q.LabelLimits[0].Labels[domainLabel] != "rackA" || q.LabelLimits[0].Limits["GPU"] != 2 {
+							return fmt.Errorf("Ray's KV holds quota %+v, want 2 GPUs on rack A", q)
+						}
+						return nil
+					}),
+			},
+			{ // Ray places it on rack A: refused after placement, its groups removed
+				Config:      labelQuotaConfig(ns, 2, prefix, map[string]int{"a-rackA": 2, "b-rackA": 1}),
+				ExpectError: wrappedRE("quota", over),
+			},
+			{ // the plan chooses its nodes on rack A: refused at plan
+				PreConfig:   noB, // the refused apply removed what it made
+				Config:      labelQuotaConfig(ns, 2, prefix, map[string]int{"a-rackA": 2, "b-rackA-sel": 1}),
+				PlanOnly:    true,
+				ExpectError: wrappedRE("Namespace quota exceeded", `Virtual cluster "`+prefix+`-b"`, over),
+			},
+			{ // another rack: within every limit
+				Config: labelQuotaConfig(ns, 2, prefix, map[string]int{"a-rackA": 2, "b-rackB": 1}),
+				Check:  acctest.CheckGroupsInRay(t, prefix, map[string]int{prefix + "-a-node0": 2, prefix + "-b-node0": 1}),
+			},
+			{ // raising the limit lets another cluster land on rack A
+				Config: labelQuotaConfig(ns, 3, prefix, map[string]int{"a-rackA": 2, "b-rackB": 1, "c-rackA": 1}),
+				Check: acctest.CheckGroupsInRay(t, prefix, map[string]int{prefix + "-a-node0": 2, prefix + "-b-node0": 1,
+					prefix + "-c-node0": 1}),
+			},
+			{ // an import reads the label limits back from the quota's note
+				Config:                  labelQuotaConfig(ns, 3, prefix, map[string]int{"a-rackA": 2, "b-rackB": 1, "c-rackA": 1}),
+				ResourceName:            "ray_namespace_quota.team",
+				ImportState:             true,
+				ImportStateId:           ns,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"owner_id"},
+			},
+		},
+	})
 }

@@ -3,12 +3,8 @@ package resources
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -43,12 +39,13 @@ func NewNamespaceQuotaResource() resource.Resource { return &namespaceQuotaResou
 type namespaceQuotaResource struct{ data *ProviderData }
 
 type namespaceQuotaModel struct {
-	ID        types.String  `tfsdk:"id"`
-	Namespace types.String  `tfsdk:"namespace"`
-	GPUs      types.Float64 `tfsdk:"gpus"`
-	CPUs      types.Float64 `tfsdk:"cpus"`
-	Resources types.Map     `tfsdk:"resources"`
-	OwnerID   types.String  `tfsdk:"owner_id"`
+	ID              types.String  `tfsdk:"id"`
+	Namespace       types.String  `tfsdk:"namespace"`
+	GPUs            types.Float64 `tfsdk:"gpus"`
+	CPUs            types.Float64 `tfsdk:"cpus"`
+	Resources       types.Map     `tfsdk:"resources"`
+	NodeLabelLimits types.List    `tfsdk:"node_label_limits"`
+	OwnerID         types.String  `tfsdk:"owner_id"`
 }
 
 func (r *namespaceQuotaResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -60,7 +57,6 @@ func (r *namespaceQuotaResource) Configure(_ context.Context, req resource.Confi
 }
 
 func (r *namespaceQuotaResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	positive := []validator.Float64{float64validator.AtLeast(0)}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A team's cap on what the placement groups of one Ray namespace hold: GPUs, CPUs and custom " +
 			"resources. Every plan of a `ray_virtual_cluster` that creates or replaces a cluster in that namespace checks it, " +
@@ -78,22 +74,10 @@ func (r *namespaceQuotaResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Required:            true,
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
-			"gpus": schema.Float64Attribute{
-				MarkdownDescription: "The most GPUs (Ray's `GPU` resource) the namespace's groups may hold.",
-				Optional:            true, Validators: positive,
-			},
-			"cpus": schema.Float64Attribute{
-				MarkdownDescription: "The most CPUs (Ray's `CPU` resource) the namespace's groups may hold.",
-				Optional:            true, Validators: positive,
-			},
-			"resources": schema.MapAttribute{
-				MarkdownDescription: "The most of each custom resource the namespace's groups may hold, by Ray resource name " +
-					"(e.g. `{ nvlink_domain_rackA = 0.004 }`).",
-				ElementType: types.Float64Type,
-				Optional:    true,
-				Validators: []validator.Map{mapvalidator.SizeAtLeast(1), mapvalidator.ValueFloat64sAre(positive...),
-					mapvalidator.KeysAre(notGPUOrCPU{})},
-			},
+			"gpus":              gpusAttribute("the namespace's groups"),
+			"cpus":              cpusAttribute("the namespace's groups"),
+			"resources":         resourcesAttribute("the namespace's groups"),
+			"node_label_limits": nodeLabelLimitsAttribute(),
 			"owner_id": schema.StringAttribute{
 				MarkdownDescription: "The token that makes this state the quota's owner: another state's `ray_namespace_quota` " +
 					"of the same namespace is refused. `\"\"` after an import, until the apply that takes the quota over.",
@@ -105,44 +89,20 @@ func (r *namespaceQuotaResource) Schema(_ context.Context, _ resource.SchemaRequ
 }
 
 func (r *namespaceQuotaResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{resourcevalidator.AtLeastOneOf(path.MatchRoot("gpus"), path.MatchRoot("cpus"), path.MatchRoot("resources"))}
+	return []resource.ConfigValidator{resourcevalidator.AtLeastOneOf(path.MatchRoot("gpus"), path.MatchRoot("cpus"),
+		path.MatchRoot("resources"), path.MatchRoot("node_label_limits"))}
 }
 
-// limits are the quota's caps by Ray resource name.
-func (m namespaceQuotaModel) limits(ctx context.Context, diags *diag.Diagnostics) map[string]float64 {
-	out := map[string]float64{}
-	if !m.Resources.IsNull() && !m.Resources.IsUnknown() {
-		diags.Append(m.Resources.ElementsAs(ctx, &out, false)...)
-	}
-	if !m.GPUs.IsNull() {
-		out[resourceGPU] = m.GPUs.ValueFloat64()
-	}
-	if !m.CPUs.IsNull() {
-		out[resourceCPU] = m.CPUs.ValueFloat64()
-	}
-	return out
+// caps are the quota's limits by Ray resource name, in all and per label limit.
+func (m namespaceQuotaModel) caps(ctx context.Context, diags *diag.Diagnostics) *contract.QuotaCaps {
+	return &contract.QuotaCaps{Limits: limitsOf(ctx, m.GPUs, m.CPUs, m.Resources, diags),
+		LabelLimits: labelLimitsOf(ctx, m.NodeLabelLimits, diags)}
 }
 
-// setLimits fills the model's limit arguments from a note's.
-func (m *namespaceQuotaModel) setLimits(ctx context.Context, limits map[string]float64, diags *diag.Diagnostics) {
-	m.GPUs, m.CPUs = types.Float64Null(), types.Float64Null()
-	custom := map[string]float64{}
-	for k, v := range limits {
-		switch k {
-		case resourceGPU:
-			m.GPUs = types.Float64Value(v)
-		case resourceCPU:
-			m.CPUs = types.Float64Value(v)
-		default:
-			custom[k] = v
-		}
-	}
-	m.Resources = types.MapNull(types.Float64Type)
-	if len(custom) > 0 {
-		var d diag.Diagnostics
-		m.Resources, d = types.MapValueFrom(ctx, types.Float64Type, custom)
-		diags.Append(d...)
-	}
+// setCaps fills the model's limit arguments from a note's.
+func (m *namespaceQuotaModel) setCaps(ctx context.Context, caps contract.QuotaCaps, diags *diag.Diagnostics) {
+	m.GPUs, m.CPUs, m.Resources = limitValues(ctx, caps.Limits, diags)
+	m.NodeLabelLimits = labelLimitValues(ctx, caps.LabelLimits, diags)
 }
 
 func (r *namespaceQuotaResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -156,7 +116,7 @@ func (r *namespaceQuotaResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	m.OwnerID, m.ID = types.StringValue(owner), m.Namespace
-	if r.write(ctx, m, m.limits(ctx, &resp.Diagnostics), false, &resp.Diagnostics) {
+	if r.write(ctx, m, m.caps(ctx, &resp.Diagnostics), false, &resp.Diagnostics) {
 		// Stored in Ray (the note may have failed: then Terraform taints it and the next apply writes both again).
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	}
@@ -179,7 +139,7 @@ func (r *namespaceQuotaResource) Update(ctx context.Context, req resource.Update
 		}
 		m.OwnerID = types.StringValue(owner)
 	}
-	if r.write(ctx, m, m.limits(ctx, &resp.Diagnostics), claim, &resp.Diagnostics) {
+	if r.write(ctx, m, m.caps(ctx, &resp.Diagnostics), claim, &resp.Diagnostics) {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	}
 }
@@ -205,16 +165,16 @@ func (r *namespaceQuotaResource) Delete(ctx context.Context, req resource.Delete
 // write stores the quota's limits (nil: deletes the quota) in Ray's KV and,
 // for a quota that stays, its note. It reports whether the quota is in Ray
 // as asked; a failed note is then an error of its own.
-func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaModel, limits map[string]float64, claim bool, diags *diag.Diagnostics) bool {
+func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaModel, caps *contract.QuotaCaps, claim bool, diags *diag.Diagnostics) bool {
 	if diags.HasError() {
 		return false
 	}
 	ns, owner := m.Namespace.ValueString(), m.OwnerID.ValueString()
 	what := "Cannot write the namespace quota"
-	if limits == nil {
+	if caps == nil {
 		what = "Cannot delete the namespace quota"
 	}
-	if _, err := r.data.Jobs.Run(ctx, contract.QuotaWriteRequest(ns, owner, limits, claim), nil); err != nil {
+	if _, err := r.data.Jobs.Run(ctx, contract.QuotaWriteRequest(ns, owner, caps, claim), nil); err != nil {
 		if contract.IsKind(err, contract.KindConflict) {
 			diags.AddAttributeError(path.Root("namespace"), "Ray namespace already has a quota",
 				fmt.Sprintf("%v\n\nNothing was changed. %s", err, contract.Fix(err)))
@@ -223,10 +183,10 @@ func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaMode
 		diags.AddError(what, errorDetail(err))
 		return false
 	}
-	if limits == nil {
+	if caps == nil {
 		return true
 	}
-	if err := driver.RecordQuotaNote(ctx, r.data.Client, driver.QuotaNote{Namespace: ns, Owner: owner, Limits: limits}); err != nil {
+	if err := driver.RecordQuotaNote(ctx, r.data.Client, driver.QuotaNote{Namespace: ns, Owner: owner, QuotaCaps: *caps}); err != nil {
 		diags.AddError(what, fmt.Sprintf("The quota is stored in Ray, and every create in %s checks it, but the note that lets plans "+
 			"check it too could not be left: %v. Apply again.", ns, err))
 	}
@@ -248,15 +208,12 @@ func (r *namespaceQuotaResource) Read(ctx context.Context, req resource.ReadRequ
 	if err != nil {
 		return
 	}
-	switch {
-	case note == nil:
+	if note == nil {
 		resp.State.RemoveResource(ctx)
 		return
-	case note.Limits == nil: // in the KV, without its note
-		m.GPUs, m.CPUs, m.Resources = types.Float64Null(), types.Float64Null(), types.MapNull(types.Float64Type)
-	default:
-		m.setLimits(ctx, note.Limits, &resp.Diagnostics)
 	}
+	m.setCaps(ctx, note.QuotaCaps, &resp.Diagnostics) // a quota in the KV without its note shows no limit
+
 	if owner := m.OwnerID.ValueString(); owner != "" && note.Owner != owner {
 		resp.Diagnostics.AddWarning("Namespace quota declared by another state",
 			fmt.Sprintf("The quota of Ray namespace %s now belongs to another state (owner %s…): this state's destroy leaves it.",
@@ -298,7 +255,7 @@ func (r *namespaceQuotaResource) ImportState(ctx context.Context, req resource.I
 		return
 	}
 	m := namespaceQuotaModel{ID: types.StringValue(req.ID), Namespace: types.StringValue(req.ID), OwnerID: types.StringValue("")}
-	m.setLimits(ctx, note.Limits, &resp.Diagnostics)
+	m.setCaps(ctx, note.QuotaCaps, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -320,38 +277,32 @@ func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	ns := plan.Namespace.ValueString()
-	limits := plan.limits(ctx, &resp.Diagnostics)
-	r.data.planQuota(ns, limits)
+	caps := plan.caps(ctx, &resp.Diagnostics)
+	r.data.planQuota(ns, caps)
 	if !req.State.Raw.IsNull() && state.OwnerID.ValueString() == "" {
 		plan.OwnerID = types.StringUnknown()
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		resp.Diagnostics.AddWarning("Apply takes over the imported namespace quota",
 			fmt.Sprintf("The apply makes this state the owner of the quota of Ray namespace %s; until then its former owner keeps it.", ns))
 	}
-	if !req.State.Raw.IsNull() && !lowers(limits, state.limits(ctx, &resp.Diagnostics)) {
+	if !req.State.Raw.IsNull() && !lowers(caps, state.caps(ctx, &resp.Diagnostics)) {
 		return
 	}
 	used, err := r.data.quotaUsage(ctx, ns)
+	var labels map[string]map[string]string
+	if err == nil && len(caps.LabelLimits) > 0 {
+		labels, err = r.data.nodeLabels(ctx)
+	}
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cannot check the quota against the namespace's use", err.Error())
 		return
 	}
-	if over := contract.QuotaOver(limits, used, nil); len(over) > 0 {
+	if over := caps.Over(used, nil, nil, labels); len(over) > 0 {
 		resp.Diagnostics.AddWarning("Namespace quota below what the namespace holds",
 			fmt.Sprintf("Ray namespace %s holds more than the quota allows (%s): %s. The apply removes nothing; every create "+
 				"in the namespace is refused until its use is back under the quota.",
 				ns, strings.Join(over, ", "), contract.DescribeQuotaHolders(used)))
 	}
-}
-
-// lowers tells whether any limit of next is lower than in prev, or new.
-func lowers(next, prev map[string]float64) bool {
-	for _, k := range slices.Sorted(maps.Keys(next)) {
-		if was, ok := prev[k]; !ok || next[k] < was {
-			return true
-		}
-	}
-	return false
 }
 
 // notGPUOrCPU keeps GPU and CPU in their own arguments.

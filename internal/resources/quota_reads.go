@@ -9,6 +9,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 )
 
 // quotaReads keeps, for one provider process, each namespace's quota note
@@ -18,23 +19,23 @@ type quotaReads struct {
 	mu      sync.Mutex
 	notes   map[string]*onceRead[*driver.QuotaNote]
 	usage   map[string]*onceRead[[]contract.QuotaHolder]
-	planned map[string]map[string]float64 // the limits a ray_namespace_quota of this configuration plans
+	planned map[string]*contract.QuotaCaps // the limits a ray_namespace_quota of this configuration plans
 }
 
 // planQuota records the limits this configuration's quota of ns plans: the
 // plans of its clusters (planned after it when they depend on it) check
 // those rather than what Ray holds now.
-func (d *ProviderData) planQuota(ns string, limits map[string]float64) {
+func (d *ProviderData) planQuota(ns string, caps *contract.QuotaCaps) {
 	d.quotas.mu.Lock()
 	defer d.quotas.mu.Unlock()
 	if d.quotas.planned == nil {
-		d.quotas.planned = map[string]map[string]float64{}
+		d.quotas.planned = map[string]*contract.QuotaCaps{}
 	}
-	d.quotas.planned[ns] = limits
+	d.quotas.planned[ns] = caps
 }
 
 // plannedQuota is what planQuota recorded for ns (nil: nothing).
-func (d *ProviderData) plannedQuota(ns string) map[string]float64 {
+func (d *ProviderData) plannedQuota(ns string) *contract.QuotaCaps {
 	d.quotas.mu.Lock()
 	defer d.quotas.mu.Unlock()
 	return d.quotas.planned[ns]
@@ -97,5 +98,22 @@ func (d *ProviderData) plannedHolders(ns, self string) []contract.QuotaHolder {
 		out = append(out, contract.QuotaHolder{Cluster: key, Resources: clusterspec.GroupsAsk(groups), Planned: true})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
+	return out
+}
+
+// nodeLabels is each live node's labels, for the quotas' label limits.
+func (d *ProviderData) nodeLabels(ctx context.Context) (map[string]map[string]string, error) {
+	snap, err := d.Live.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return snapshotLabels(snap), nil
+}
+
+func snapshotLabels(snap *planning.Snapshot) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(snap.Nodes))
+	for _, n := range snap.Nodes {
+		out[n.NodeID] = n.Labels
+	}
 	return out
 }

@@ -309,13 +309,17 @@ func (l *virtualClusterList) quotaReport(ctx context.Context, ns string) diag.Di
 	}
 	summary := "Namespace quota: " + ns
 	used, err := l.data.quotaUsage(ctx, ns)
+	var labels map[string]map[string]string
+	if err == nil && len(note.LabelLimits) > 0 {
+		labels, err = l.data.nodeLabels(ctx)
+	}
 	if err != nil {
 		return diag.NewWarningDiagnostic(summary, fmt.Sprintf("Ray namespace %s has the quota %s; what it holds could not be read: %v",
-			ns, raystate.FormatResources(note.Limits), err))
+			ns, note.Describe(), err))
 	}
 	return diag.NewWarningDiagnostic(summary, fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, owner %s…). "+
-		"In use: %s. Holders: %s.", ns, raystate.FormatResources(note.Limits), record.OwnerPrefix(note.Owner),
-		strings.Join(contract.QuotaUse(note.Limits, used), ", "), contract.DescribeQuotaHolders(used)))
+		"In use: %s. Holders: %s.", ns, note.Describe(), record.OwnerPrefix(note.Owner),
+		strings.Join(note.Use(used, labels), ", "), contract.DescribeQuotaHolders(used)))
 }
 
 // listedReservations is what readReservations read, or why it could not.

@@ -203,7 +203,7 @@ func (p *planCall) run() {
 	}
 	p.planPlacement(&spec, snap) // spec is what claimPorts reads: its nodes are chosen here
 	if !diags.HasError() {
-		p.checkQuota(spec)
+		p.checkQuota(spec, snap)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
@@ -17,12 +18,13 @@ import (
 // that would take its Ray namespace over the namespace's quota (as this
 // configuration plans it, else as Ray holds it): what the namespace holds
 // (the cluster it replaces aside), the clusters planned beside it and its
-// own ask. Only a namespace with a quota pays for the read of its use (a
-// job); the apply checks again, atomically.
-func (p *planCall) checkQuota(spec clusterspec.Spec) {
+// own ask, in all and, on nodes the plan chose (select_nodes), on the nodes
+// of each label limit. Only a namespace with a quota pays for the read of
+// its use (a job); the apply checks again, atomically.
+func (p *planCall) checkQuota(spec clusterspec.Spec, snap *planning.Snapshot) {
 	data := p.r.data
-	limits, owner := data.plannedQuota(spec.Namespace), "declared in this configuration"
-	if limits == nil {
+	caps, owner := data.plannedQuota(spec.Namespace), "declared in this configuration"
+	if caps == nil {
 		note, err := data.quotaNote(p.ctx, spec.Namespace)
 		if err != nil {
 			tflog.Debug(p.ctx, "cannot read the namespace's quota note; the apply checks the quota", map[string]any{"error": err.Error()})
@@ -31,7 +33,7 @@ func (p *planCall) checkQuota(spec clusterspec.Spec) {
 		if note == nil {
 			return
 		}
-		limits, owner = note.Limits, "owner "+record.OwnerPrefix(note.Owner)+"…"
+		caps, owner = &note.QuotaCaps, "owner "+record.OwnerPrefix(note.Owner)+"…"
 	}
 	used, err := data.quotaUsage(p.ctx, spec.Namespace)
 	if err != nil {
@@ -42,11 +44,11 @@ func (p *planCall) checkQuota(spec clusterspec.Spec) {
 	}
 	holders := p.quotaHolders(spec, used)
 	ask := clusterspec.GroupsAsk(spec.Groups())
-	if over := contract.QuotaOver(limits, holders, ask); len(over) > 0 {
+	if over := caps.Over(holders, ask, spec.NodeAsk(), snapshotLabels(snap)); len(over) > 0 {
 		p.resp.Diagnostics.AddAttributeError(path.Root("bundle_ct_per_node_list"), "Namespace quota exceeded",
 			fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, %s). It holds: %s. Virtual cluster %q asks %s, "+
 				"which would take it to %s.\n\nAsk for less, destroy one of the namespace's clusters, or raise the quota.",
-				spec.Namespace, raystate.FormatResources(limits), owner, contract.DescribeQuotaHolders(holders),
+				spec.Namespace, caps.Describe(), owner, contract.DescribeQuotaHolders(holders),
 				spec.Name, raystate.FormatResources(ask), strings.Join(over, ", ")))
 	}
 }

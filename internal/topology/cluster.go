@@ -5,6 +5,13 @@ import "sort"
 // Resources is a Ray resource map (name -> amount).
 type Resources map[string]float64
 
+// Add adds o's amounts to r's (r must not be nil).
+func (r Resources) Add(o map[string]float64) {
+	for k, v := range o {
+		r[k] += v
+	}
+}
+
 // GroupRequest is one placement group to place.
 type GroupRequest struct {
 	Name     string

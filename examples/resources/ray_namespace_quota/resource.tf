@@ -1,6 +1,7 @@
-# Team A may hold at most 16 GPUs and 128 CPUs in its Ray namespace, and at
+# Team A may hold at most 16 GPUs and 128 CPUs in its Ray namespace, at
 # most two bundles pinned to rack A's NVLink domain (node_resource_constraints
-# of 0.001 nvlink_domain_rackA each).
+# of 0.001 nvlink_domain_rackA each), and at most 8 GPUs on the H100 nodes
+# (Ray labels each GPU node with its accelerator type).
 resource "ray_namespace_quota" "team_a" {
   namespace = "team-a"
   gpus      = 16
@@ -8,4 +9,7 @@ resource "ray_namespace_quota" "team_a" {
   resources = {
     nvlink_domain_rackA = 0.002
   }
+  node_label_limits = [
+    { labels = { "ray.io/accelerator-type" = "H100" }, gpus = 8 },
+  ]
 }

@@ -135,8 +135,8 @@ def do_create(run: Run, spec: Spec) -> Json:
                 entries.append((name, hit[0], False))
                 continue
             entries.append((name, create_group(run, g), True))
-    if placed_by_ray:
-        reserve_placed(run, spec, [e[1] for e in entries])
+    if placed_by_ray is not None:
+        reserve_placed(run, spec, placed_by_ray, [e[1] for e in entries])
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
     settle_reservation(run, spec, [e[1] for e in entries])

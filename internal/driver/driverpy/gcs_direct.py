@@ -91,9 +91,10 @@ class GcsDirect:
 
 def group_of(data: Any, state_name: str) -> Json:
     """One group of the GCS's table (PlacementGroupTableData) with its namespace,
-    which placement_group_table() leaves out."""
+    which placement_group_table() leaves out, and each bundle's node ("" while
+    unplaced)."""
     return {"id": data.placement_group_id.hex(), "name": data.name, "namespace": data.ray_namespace, "state": state_name,
-            "bundles": [dict(b.unit_resources) for b in data.bundles]}
+            "bundles": [dict(b.unit_resources) for b in data.bundles], "nodes": [b.node_id.hex() for b in data.bundles]}
 
 
 def auth_metadata() -> Tuple[Tuple[str, str], ...]:

@@ -1,8 +1,11 @@
 # Namespace quotas: a cap on what the placement groups of one Ray namespace
-# hold (GPUs, CPUs, custom resources), kept in the provider's KV beside the
-# reservations (Go's contract.QuotaRequest). A create checks it under the
-# reservation lock, in the step that writes its reservation, so two states
-# racing past a quota's last GPUs cannot both land.
+# hold (GPUs, CPUs, custom resources), in all and on the nodes that carry
+# given labels, kept in the provider's KV beside the reservations (Go's
+# contract.QuotaRequest). A create checks it under the reservation lock, in
+# the step that writes its reservation, so two states racing past a quota's
+# last GPUs cannot both land. A cluster Ray places learns its nodes only once
+# its groups are placed: its label limits are checked then, still under the
+# lock, and a create over them fails and removes what it made.
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple, cast
 from .contract import DriverError, Json, Resources, Spec
 from .gcs_direct import group_of
 from .kv import kv_del, kv_get, kv_put, kv_put_new
+from .rayapi import RAY
 from .runstate import Run
 
 
@@ -64,25 +68,66 @@ def usage(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json],
         named.update(g["id"] for g in mine)
         if not cluster.startswith(ns + "/") or cluster == exclude:
             continue
-        placed: Resources = {}
-        for g in mine:
-            for b in g["bundles"]:
-                add_res(placed, b)
+        placed, placed_on = held_by(mine)
         reserved: Resources = {}
         for res in (v.get("nodes") or {}).values():
             add_res(reserved, res)
-        held = {k: max(placed.get(k, 0.0), reserved.get(k, 0.0)) for k in set(placed) | set(reserved)}
+        on_nodes = {n: larger(placed_on.get(n, {}), (v.get("nodes") or {}).get(n) or {})
+                    for n in set(placed_on) | set(v.get("nodes") or {})}
         holders.append({"cluster": cluster, "owner": str(v.get("owner") or "")[:quota["owner_prefix_length"]],
-                        "resources": held, "outside": False})
+                        "resources": larger(placed, reserved), "nodes": on_nodes, "outside": False})
     skip = set(own_groups or [])
     for g in groups:
         if g["namespace"] != ns or g["id"] in named or g["name"] in skip:
             continue
-        held = {}
-        for b in g["bundles"]:
-            add_res(held, b)
-        holders.append({"cluster": ns + "/" + g["name"], "owner": "", "resources": held, "outside": True})
+        held, held_on = held_by([g])
+        holders.append({"cluster": ns + "/" + g["name"], "owner": "", "resources": held, "nodes": held_on, "outside": True})
     return sorted(holders, key=lambda h: h["cluster"])
+
+
+def held_by(groups: List[Json]) -> Tuple[Resources, Dict[str, Resources]]:
+    """What the groups' bundles hold in all (placed or not) and on each node."""
+    total: Resources = {}
+    on_nodes: Dict[str, Resources] = {}
+    for g in groups:
+        for b, node in zip(g["bundles"], g.get("nodes") or []):
+            add_res(total, b)
+            if node:
+                add_res(on_nodes.setdefault(node, {}), b)
+    return total, on_nodes
+
+
+def larger(a: Dict[str, Any], b: Dict[str, Any]) -> Resources:
+    """Per resource, the more of a and b."""
+    return {k: max(float(a.get(k, 0.0)), float(b.get(k, 0.0))) for k in set(a) | set(b)}
+
+
+def node_labels() -> Dict[str, Dict[str, str]]:
+    """Every node Ray knows (dead ones too: a share may still name one), with its labels."""
+    return {str(n["NodeID"]): dict(n.get("Labels") or {}) for n in RAY.ray.nodes()}
+
+
+def label_use(held: Json, holders: List[Json], labels_of: Dict[str, Dict[str, str]],
+              ask_nodes: Optional[Dict[str, Resources]]) -> List[Json]:
+    """For each of the quota's label limits, what the holders hold on the
+    nodes that carry all its labels, and what the create asks there (Go's
+    contract.LabelUse)."""
+    out = []
+    for lim in held.get("label_limits") or []:
+        want = {str(k): str(v) for k, v in (lim.get("labels") or {}).items()}
+        match = {n for n, labels in labels_of.items() if all(labels.get(k) == v for k, v in want.items())}
+        used: Resources = {}
+        ask: Resources = {}
+        for h in holders:
+            for node, res in h["nodes"].items():
+                if node in match:
+                    add_res(used, res)
+        for node, res in (ask_nodes or {}).items():
+            if node in match:
+                add_res(ask, res)
+        out.append({"labels": want, "limits": {k: float(v) for k, v in (lim.get("limits") or {}).items()},
+                    "used": used, "ask": ask})
+    return out
 
 
 def fresh(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json]) -> List[Tuple[str, Json]]:
@@ -102,25 +147,42 @@ def fresh(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json])
             if time.time() - float(v.get("claimed_at") or 0) < quota["stale_seconds"] or alive(v)]
 
 
-def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], cluster: str) -> None:
+def over_of(run: Run, limits: Dict[str, Any], used: Resources, ask: Resources) -> List[str]:
+    """The resources whose use and ask together exceed limits."""
+    return sorted(k for k, limit in limits.items()
+                  if used.get(k, 0.0) + ask.get(k, 0.0) > float(limit) + run.contract.amount_unit / 2)  # sums of floats
+
+
+def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], cluster: str,
+                ask_nodes: Optional[Dict[str, Resources]]) -> Optional[Json]:
     """Refuses a create that would take its namespace over its quota, naming
-    the quota, what each holder holds and what the create asks."""
+    the quota, what each holder holds and what the create asks. ask_nodes is
+    what it asks of each node: its label limits wait until it is known
+    (None: a cluster Ray places, checked again once placed). Returns the
+    quota (None: the namespace has none)."""
     quota = spec.get("quota")
     if not quota:
-        return
+        return None
     held = kv_get(run, quota, quota["key"])
     if held is None:
-        return
+        return None
     limits = {k: float(v) for k, v in (held.get("limits") or {}).items()}
     holders = usage(quota, reservations, namespace_groups(run), cluster, [g["name"] for g in spec["groups"]])
     ask = ask_of(spec)
-    total = dict(ask)
+    used: Resources = {}
     for h in holders:
-        add_res(total, h["resources"])
-    over = sorted(k for k, limit in limits.items() if total.get(k, 0.0) > limit + run.contract.amount_unit / 2)
-    if over:
+        add_res(used, h["resources"])
+    over = over_of(run, limits, used, ask)
+    labels_over = []
+    if ask_nodes is not None and held.get("label_limits"):
+        # Only what the create asks on a limit's nodes: one Ray places elsewhere is not over.
+        labels_over = [u for u in label_use(held, holders, node_labels(), ask_nodes)
+                       if over_of(run, {k: v for k, v in u["limits"].items() if u["ask"].get(k, 0.0) > run.contract.amount_unit / 2},
+                                  u["used"], u["ask"])]
+    if over or labels_over:
         raise DriverError("conflict", "quota_exceeded", namespace=quota["namespace"], cluster=cluster, limits=limits, ask=ask,
-                          quota_holders=holders, over=over)
+                          quota_holders=holders, over=over, label_use=labels_over)
+    return held
 
 
 def do_quota(run: Run, spec: Spec) -> Json:
@@ -134,7 +196,8 @@ def do_quota(run: Run, spec: Spec) -> Json:
         if held is not None and held.get("owner") in ("", owner):
             kv_del(run, quota, key)
         return {"quota": None}
-    value = {"namespace": quota["namespace"], "owner": owner, "limits": quota["limits"], "updated_at": time.time()}
+    value = {"namespace": quota["namespace"], "owner": owner, "limits": quota["limits"],
+             "label_limits": quota.get("label_limits") or [], "updated_at": time.time()}
     if held is None and kv_put_new(run, quota, key, value):
         return {"quota": value}
     held = kv_get(run, quota, key)
@@ -146,8 +209,9 @@ def do_quota(run: Run, spec: Spec) -> Json:
 
 
 def read_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]]) -> Json:
-    """The quota and what each holder holds in its namespace; reads only, and
-    leaves out the stale reservations the next create deletes."""
+    """The quota and what each holder holds in its namespace, in all and on
+    each node (Go counts the label limits from it); reads only, and leaves out
+    the stale reservations the next create deletes."""
     quota = cast(Json, spec["quota"])  # a read with usage
     groups = namespace_groups(run)
     return {"quota": kv_get(run, quota, quota["key"]), "quota_usage": usage(quota, fresh(quota, reservations, groups), groups, "")}

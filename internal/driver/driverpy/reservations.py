@@ -150,6 +150,7 @@ class Ledger:
         self.live = [t for t in tables if t.get("state") != run.contract.state_removed]
         self.others: List[Tuple[str, Json]] = []
         self.previous: Optional[Json] = None  # this cluster's own reservation (a retry), restored if this run fails
+        self.quota: Optional[Json] = None  # the namespace's quota, as reserve checked it
         for key, value in read_reservations(run, own, resv["prefix"]):
             if self.stale(value):
                 kv_del(run, own, key)  # under the lock: nobody rewrites it meanwhile
@@ -309,23 +310,23 @@ def stop_keeping(run: Run) -> None:
             run.keeping = None
 
 
-def reserve(run: Run, spec: Spec) -> bool:
+def reserve(run: Run, spec: Spec) -> Optional[Ledger]:
     """Reserves the cluster's ask on its chosen nodes, or reports the holders
     of the nodes that cannot hold it. For a cluster Ray places, waits until
     no reservation younger than stale_seconds is pending (older pending ones
-    queue in Ray) and returns True holding the lock: its create then calls
-    reserve_placed. Waits are bounded by the request's ready_timeout too."""
+    queue in Ray) and returns the Ledger, holding the lock: its create then
+    calls reserve_placed. Waits are bounded by the request's ready_timeout too."""
     resv = reservation(spec)
     own = spec["own"]
     if resv is None or own is None:
-        return False
+        return None
     deadline = time.time() + min(run.contract.pending_wait_seconds, spec["timeout"])
     while True:
         take_lock(run, own, resv, min(run.contract.lock_wait_seconds, spec["timeout"]))
         keep = False
         try:
             ledger = Ledger(run, own, resv)
-            check_quota(run, spec, ledger.others, resv["cluster"])
+            ledger.quota = check_quota(run, spec, ledger.others, resv["cluster"], resv["nodes"])
             # A failure of this run restores what it replaces: a retry's
             # reservation, whose adopted groups it still stands for.
             run.replaced.setdefault(resv["key"], ledger.previous)
@@ -336,12 +337,12 @@ def reserve(run: Run, spec: Spec) -> bool:
                                       holders=ledger.holders_on(short), claimed=ledger.pending_holders())
                 write_reservation(run, own, resv, resv["nodes"])
                 progress(run, "reserved", nodes=len(resv["nodes"]))
-                return False
+                return None
             waiting = [h for h in ledger.pending_holders() if time.time() - h["claimed_at"] < resv["stale_seconds"]]
             if not waiting:
                 keep = True
                 progress(run, "reserved", nodes=0)
-                return True
+                return ledger
             if time.time() > deadline:
                 raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=waiting, claimed=waiting)
         finally:
@@ -357,11 +358,13 @@ def placed_nodes(run: Run, groups: List[Any]) -> Tuple[Dict[str, Resources], Lis
     return group_shares(tables), [str(t.get("placement_group_id")) for t in tables], placed
 
 
-def reserve_placed(run: Run, spec: Spec, groups: List[Any]) -> None:
-    """For a cluster Ray places, holding the lock: waits up to
-    place_wait_seconds for Ray to place its groups, reserves where Ray put
-    them so far and drops the lock (settle_reservation completes it)."""
-    resv, own = cast(Json, reservation(spec)), cast(Json, spec["own"])  # reserve returned True: both are set
+def reserve_placed(run: Run, spec: Spec, ledger: Ledger, groups: List[Any]) -> None:
+    """For a cluster Ray places, holding the lock (reserve's ledger): waits up
+    to place_wait_seconds for Ray to place its groups, checks the quota's
+    label limits where Ray put them so far (over them, the create fails and
+    removes its groups), reserves there and drops the lock
+    (settle_reservation completes it)."""
+    resv, own = cast(Json, reservation(spec)), cast(Json, spec["own"])  # reserve returned a ledger: both are set
     try:
         deadline = time.time() + run.contract.place_wait_seconds
         while True:
@@ -370,6 +373,8 @@ def reserve_placed(run: Run, spec: Spec, groups: List[Any]) -> None:
                 break
             refresh_lock(run, own)
             time.sleep(0.1)
+        if ledger.quota and ledger.quota.get("label_limits"):
+            check_quota(run, spec, ledger.others, resv["cluster"], nodes)
         write_reservation(run, own, resv, nodes)
     finally:
         drop_lock(run, own)

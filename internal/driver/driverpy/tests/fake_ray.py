@@ -278,17 +278,19 @@ def modules(cluster: Cluster) -> Dict[str, types.ModuleType]:
         @staticmethod
         def FromString(raw: bytes) -> Any:
             d = json.loads(raw)
+            # node_id.hex() gives the fake's node id back (Ray's are bytes).
             return types.SimpleNamespace(placement_group_id=bytes.fromhex(d["id"]), name=d["name"], ray_namespace=d["namespace"],
                                          state=states.index(d["state"]),
-                                         bundles=[types.SimpleNamespace(unit_resources=b) for b in d["bundles"]])
+                                         bundles=[types.SimpleNamespace(unit_resources=b, node_id=types.SimpleNamespace(hex=lambda n=n: n))
+                                                  for b, n in zip(d["bundles"], d["nodes"])])
 
     gcs_pb2.PlacementGroupTableData = PlacementGroupTableData
 
     class Accessor:
         @staticmethod
         def get_placement_group_table() -> List[bytes]:
-            return [json.dumps({"id": g.id.hex(), "name": g.name, "namespace": g.namespace, "state": g.state,
-                                "bundles": g.bundles}).encode() for g in cluster.groups]
+            return [json.dumps({"id": g.id.hex(), "name": g.name, "namespace": g.namespace, "state": g.state, "bundles": g.bundles,
+                                "nodes": [g.nodes.get(i, "") for i in range(len(g.bundles))]}).encode() for g in cluster.groups]
 
     state.state = types.SimpleNamespace(_connect_and_get_accessor=Accessor)
     return {m.__name__: m for m in (ray, util, pg_mod, strategies, experimental, kv, exceptions, private, state, core, generated,

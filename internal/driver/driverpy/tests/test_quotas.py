@@ -17,12 +17,21 @@ from test_reservations import ns, resv
 def quota(requests: Any, owner: str = "owner-q", limits: Any = None, usage: bool = False) -> Dict[str, Any]:
     """The quota reference Go builds (requests.json), for another owner, limits or a usage read."""
     q = copy.deepcopy(requests["quota_write"]["quota"])
-    q.update(owner=owner, limits=limits, usage=usage)
+    q.update(owner=owner, limits=limits, label_limits=None, usage=usage)
     return q
 
 
-def set_quota(c: fake_ray.Cluster, r: Dict[str, Any], limits: Dict[str, float]) -> None:
-    c.kv_set("quota/terraform-ray", {"namespace": "terraform-ray", "owner": "owner-q", "limits": limits}, ns(r))
+def set_quota(c: fake_ray.Cluster, r: Dict[str, Any], limits: Dict[str, float], label_limits: Any = None) -> None:
+    c.kv_set("quota/terraform-ray", {"namespace": "terraform-ray", "owner": "owner-q", "limits": limits,
+                                     "label_limits": label_limits or []}, ns(r))
+
+
+RACK_A_ONE_GPU = [{"labels": {"rack": "A"}, "limits": {"GPU": 1.0}}]
+
+
+def racks(c: fake_ray.Cluster) -> None:
+    """node-1 in rack A, node-2 in rack B."""
+    c.nodes["node-1"]["labels"], c.nodes["node-2"]["labels"] = {"rack": "A"}, {"rack": "B"}
 
 
 def outside_group(c: fake_ray.Cluster, name: str, gpus: float, namespace: str = "terraform-ray") -> None:
@@ -77,6 +86,7 @@ def test_the_quota_action_writes_refuses_another_owner_and_deletes(cluster: fake
     assert drive(w).result["ok"]
     stored = cluster.kv_value("quota/terraform-ray", ns(requests["create_selected"]))
     assert stored is not None and stored["limits"] == {"GPU": 8.0} and stored["owner"] == "owner-q"
+    assert stored["label_limits"] == [{"labels": {"rack": "A"}, "limits": {"GPU": 4.0}}]
     other = dict(w, quota=quota(requests, owner="owner-z", limits={"GPU": 1.0}))
     d = drive(other)
     assert not d.result["ok"] and d.result["error"]["code"] == "quota_taken" and d.result["error"]["facts"]["owner"] == "owner-q"
@@ -128,3 +138,56 @@ def test_a_read_leaves_out_stale_reservations(cluster: fake_ray.Cluster, request
                        "groups": [name + "-node0"], "nodes": {"node-1": {"GPU": 1.0}}, "token": "t", "claimed_at": at}, ns(c))
     d = drive(requests["quota_usage"])
     assert [h["cluster"] for h in d.result["quota_usage"]] == ["terraform-ray/starting"]
+
+
+def test_a_create_over_a_label_limit_on_its_chosen_nodes_is_refused(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    racks(cluster)
+    r = copy.deepcopy(requests["create_selected"])  # 1 GPU on node-1 (rack A), 1 on node-2 (rack B)
+    set_quota(cluster, r, {"GPU": 8.0}, RACK_A_ONE_GPU)
+    g = fake_ray.Group(cluster, "by-hand", [{"GPU": 1.0}], "PACK", True)
+    g.state, g.nodes = "CREATED", {0: "node-1"}
+    cluster.groups.append(g)
+    d = drive(r)
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_exceeded", d.result
+    facts = d.result["error"]["facts"]
+    assert facts["over"] == [] and facts["label_use"] == [
+        {"labels": {"rack": "A"}, "limits": {"GPU": 1.0}, "used": {"GPU": 1.0}, "ask": {"CPU": 1.0, "GPU": 1.0}}]
+    assert cluster.live("vc-node0") is None and cluster.kv_value(resv(r)["key"], ns(r)) is None  # nothing made
+    cluster.remove(g)
+    assert drive(r).result["ok"]  # 1 GPU in rack A: within
+
+
+def test_a_cluster_ray_places_over_a_label_limit_is_undone(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    racks(cluster)
+    r = copy.deepcopy(requests["create"])  # Ray places both 1-GPU bundles on node-1 (rack A)
+    set_quota(cluster, r, {"GPU": 8.0}, RACK_A_ONE_GPU)
+    d = drive(r)
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_exceeded", d.result
+    assert d.result["error"]["facts"]["label_use"][0]["ask"] == {"CPU": 2.0, "GPU": 2.0}
+    # The groups it made are removed, and nothing holds the lock or a reservation.
+    assert cluster.live("vc-node0") is None and cluster.live("vc-node1") is None
+    assert cluster.kv_value(resv(r)["key"], ns(r)) is None and cluster.kv_value(resv(r)["lock_key"], ns(r)) is None
+    set_quota(cluster, r, {"GPU": 8.0}, [{"labels": {"rack": "A"}, "limits": {"GPU": 2.0}}])
+    assert drive(r).result["ok"]
+
+
+def test_a_read_reports_what_each_holder_holds_on_each_node(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    set_quota(cluster, requests["create_selected"], {"GPU": 8.0}, RACK_A_ONE_GPU)
+    for name, node in (("a", "node-1"), ("b", "node-2")):
+        g = fake_ray.Group(cluster, name, [{"GPU": 1.0}, {"GPU": 0.5}], "PACK", True)
+        g.state, g.nodes = "CREATED", {0: node, 1: node}
+        cluster.groups.append(g)
+    d = drive(requests["quota_usage"])
+    assert d.result["quota"]["label_limits"] == RACK_A_ONE_GPU
+    assert [h["nodes"] for h in d.result["quota_usage"]] == [{"node-1": {"GPU": 1.5}}, {"node-2": {"GPU": 1.5}}]
+
+
+def test_a_create_that_asks_nothing_on_a_label_limits_nodes_is_not_over_it(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    racks(cluster)
+    r = copy.deepcopy(requests["create"])
+    set_quota(cluster, r, {"GPU": 8.0}, RACK_A_ONE_GPU)
+    g = fake_ray.Group(cluster, "by-hand", [{"GPU": 2.0}], "PACK", True)  # rack A already over its limit
+    g.state, g.nodes = "CREATED", {0: "node-1"}
+    cluster.groups.append(g)
+    assert drive(r).result["ok"]  # Ray places both bundles on node-2 (rack B)
+    assert cluster.live("vc-node0").nodes == {0: "node-2"}
