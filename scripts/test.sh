@@ -66,6 +66,7 @@ compat_tests=(
   TestAccVirtualClusterDataSource_secondState
   TestAccClusterTopology_labelsSelectLikeResources TestAccClusterTopology_segmentSelection
   TestAccDriverReservations TestAccDriverDirectGCS
+  TestAccNamespaceQuota_capsTheNamespace TestAccNamespaceQuota_nodeLabelLimits
 )
 # gates: the tests of features behind a Ray version gate (clusterspec.Gates), for the
 # cell on a Ray just inside the gates (.ci/run's ray_mid); about 2 minutes.
@@ -79,7 +80,7 @@ case "$suite" in
   # of each shape); every example runs on Terraform in the full cell.
   cli) run=(-run 'TestFunction|TestAccIdentity|TestAccExample_(quickstart|nvlinkSegments|import|nemoRLOPDTeachers)$') timeout=20m ;;
   # compat: what depends on the Ray version (the driver's Ray calls, the state API's
-  # shapes, node labels and topology_strategy gates, KV claims), not the Go logic the
+  # shapes, node labels and topology_strategy gates, KV claims, the GCS table quotas read), not the Go logic the
   # full cell already covers; about 7 minutes instead of 18.
   compat) run=(-run "^($(IFS='|'; echo "${compat_tests[*]}"))\$") timeout=20m ;;
   gates) run=(-run "^($(IFS='|'; echo "${gates_tests[*]}"))\$") timeout=10m ;;
