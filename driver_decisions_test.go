@@ -27,7 +27,7 @@ var driverPlumbing = []string{
 	"reservation", "run_token", "holder", "read_reservations", "node_totals", "placed_nodes", "group_shares", "add_to",
 	"renew_key", "refresh_lock", "stop_keeping", "listed_reservations", "share_on", "same_shares",
 	// quotas.py, gcs_direct.py
-	"add_res", "ask_of", "group_of", "namespace_groups", "held_by", "larger",
+	"add_res", "ask_of", "group_of", "namespace_groups", "held_by", "larger", "fits",
 	// actions.py, main.py
 	"do_record", "do_read", "new_result", "install_signal_handlers", "run_single", "main",
 }

@@ -76,6 +76,16 @@ func (c QuotaCaps) Over(used []QuotaHolder, ask topology.Resources, askNodes map
 	return over
 }
 
+// OverHeld lists what used alone holds over c, in all and on the nodes of
+// each label limit (a quota lowered below use).
+func (c QuotaCaps) OverHeld(used []QuotaHolder, labelsOf map[string]map[string]string) []string {
+	over := QuotaOver(c.Limits, used, nil)
+	for _, u := range LabelUses(c.LabelLimits, used, labelsOf, nil) {
+		over = append(over, u.lines(u.Limits, true)...)
+	}
+	return over
+}
+
 // Use lists every limit of c with what used holds of it (terraform query's
 // report of a quota).
 func (c QuotaCaps) Use(used []QuotaHolder, labelsOf map[string]map[string]string) []string {

@@ -64,6 +64,11 @@ func TestLabelUses(t *testing.T) {
 	if over := (LabelUse{Labels: limits[0].Labels, Limits: limits[0].Limits, Used: topology.Resources{"GPU": 9}}).Over(); len(over) != 0 {
 		t.Errorf("over without an ask there: %v", over)
 	}
+	caps := QuotaCaps{Limits: map[string]float64{"GPU": 100}, LabelLimits: limits}
+	if over := caps.OverHeld([]QuotaHolder{{Nodes: map[string]topology.Resources{"n1": {"GPU": 3}}}}, labels); len(over) != 1 ||
+		over[0] != "GPU 3 of 2 on nodes labelled gpu=h100, rack=A" {
+		t.Errorf("a label limit lowered below use: %v", over)
+	}
 	if use := (LabelUse{Labels: limits[0].Labels, Limits: limits[0].Limits, Used: uses[0].Used}).Use(); len(use) != 1 || use[0] != "GPU 1 of 2 on nodes labelled gpu=h100, rack=A" {
 		t.Errorf("use = %v", use)
 	}

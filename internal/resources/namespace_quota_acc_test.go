@@ -211,7 +211,8 @@ func labelQuotaConfig(ns string, rackAGPUs int, prefix string, clusters map[stri
 // cluster Ray places is checked once Ray has placed it: over the limit, its
 // apply fails and Ray keeps none of its groups. A cluster whose nodes the
 // plan chooses (select_nodes) is refused at plan. A cluster on another rack
-// lands, Ray's KV holds the label limit and an import reads it back.
+// lands, Ray's KV holds the label limit, lowering it below use removes
+// nothing, and an import reads it back.
 func TestAccNamespaceQuota_nodeLabelLimits(t *testing.T) {
 	acctest.SkipUnlessAcc(t)
 	prefix := acctest.Name("qlabel")
@@ -258,8 +259,13 @@ func TestAccNamespaceQuota_nodeLabelLimits(t *testing.T) {
 				Check: acctest.CheckGroupsInRay(t, prefix, map[string]int{prefix + "-a-node0": 2, prefix + "-b-node0": 1,
 					prefix + "-c-node0": 1}),
 			},
+			{ // lowered below what rack A holds: a warning, nothing removed
+				Config: labelQuotaConfig(ns, 1, prefix, map[string]int{"a-rackA": 2, "b-rackB": 1, "c-rackA": 1}),
+				Check: acctest.CheckGroupsInRay(t, prefix, map[string]int{prefix + "-a-node0": 2, prefix + "-b-node0": 1,
+					prefix + "-c-node0": 1}),
+			},
 			{ // an import reads the label limits back from the quota's note
-				Config:                  labelQuotaConfig(ns, 3, prefix, map[string]int{"a-rackA": 2, "b-rackB": 1, "c-rackA": 1}),
+				Config:                  labelQuotaConfig(ns, 1, prefix, map[string]int{"a-rackA": 2, "b-rackB": 1, "c-rackA": 1}),
 				ResourceName:            "ray_namespace_quota.team",
 				ImportState:             true,
 				ImportStateId:           ns,

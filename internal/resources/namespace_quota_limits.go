@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -55,9 +56,8 @@ func nodeLabelLimitsAttribute() schema.ListNestedAttribute {
 			"chooses (`select_nodes`) is checked at plan; every create is checked at apply, under the reservation lock: a " +
 			"cluster Ray places once Ray has placed its groups, and a create over a label limit then fails and removes " +
 			"the groups it made.",
-		Optional: true,
-		Validators: []validator.List{listvalidator.SizeAtLeast(1),
-			listvalidator.UniqueValues()},
+		Optional:   true,
+		Validators: []validator.List{listvalidator.SizeAtLeast(1), uniqueLabels{}},
 		NestedObject: schema.NestedAttributeObject{
 			Attributes: map[string]schema.Attribute{
 				"labels": schema.MapAttribute{
@@ -74,6 +74,35 @@ func nodeLabelLimitsAttribute() schema.ListNestedAttribute {
 			Validators: []validator.Object{objectvalidator.AtLeastOneOf(path.MatchRelative().AtName("gpus"),
 				path.MatchRelative().AtName("cpus"), path.MatchRelative().AtName("resources"))},
 		},
+	}
+}
+
+// uniqueLabels refuses two node_label_limits of the same labels: which of
+// their limits holds would be unclear.
+type uniqueLabels struct{}
+
+func (uniqueLabels) Description(context.Context) string {
+	return "each entry names labels no other entry names"
+}
+func (v uniqueLabels) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (uniqueLabels) ValidateList(_ context.Context, req validator.ListRequest, resp *validator.ListResponse) {
+	var seen []attr.Value
+	var at []int // seen[k] is element at[k]'s labels
+	for i, e := range req.ConfigValue.Elements() {
+		obj, ok := e.(types.Object)
+		if !ok || obj.IsNull() || obj.IsUnknown() {
+			continue
+		}
+		labels := obj.Attributes()["labels"]
+		if labels == nil || labels.IsUnknown() {
+			continue
+		}
+		if j := slices.IndexFunc(seen, labels.Equal); j >= 0 {
+			resp.Diagnostics.AddAttributeError(req.Path.AtListIndex(i), "Duplicate node label limit",
+				fmt.Sprintf("node_label_limits[%d] names the same labels as node_label_limits[%d]; give each set of labels one entry.", i, at[j]))
+			return
+		}
+		seen, at = append(seen, labels), append(at, i)
 	}
 }
 

@@ -2,11 +2,16 @@ package resources
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // The label limits go to the contract and come back from a note unchanged.
@@ -45,5 +50,42 @@ func TestLowersQuota(t *testing.T) {
 		if got := lowers(c.next, prev); got != c.want {
 			t.Errorf("%s: lowers = %v, want %v", name, got, c.want)
 		}
+	}
+}
+
+// Two node_label_limits of the same labels are refused, naming both.
+func TestUniqueLabelsValidator(t *testing.T) {
+	ctx := t.Context()
+	var diags diag.Diagnostics
+	rackA := contract.LabelLimit{Labels: map[string]string{"rack": "A"}, Limits: map[string]float64{"GPU": 2}}
+	rackB := contract.LabelLimit{Labels: map[string]string{"rack": "B"}, Limits: map[string]float64{"GPU": 2}}
+	for name, c := range map[string]struct {
+		limits []contract.LabelLimit
+		want   string
+	}{
+		"distinct":    {[]contract.LabelLimit{rackA, rackB}, ""},
+		"same labels": {[]contract.LabelLimit{rackA, rackB, {Labels: rackA.Labels, Limits: map[string]float64{"GPU": 9}}}, "node_label_limits[2] names the same labels as node_label_limits[0]"},
+	} {
+		var resp validator.ListResponse
+		uniqueLabels{}.ValidateList(ctx, validator.ListRequest{Path: path.Root("node_label_limits"), ConfigValue: labelLimitValues(ctx, c.limits, &diags)}, &resp)
+		got := ""
+		if resp.Diagnostics.HasError() {
+			got = resp.Diagnostics.Errors()[0].Detail()
+		}
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", name, got, c.want)
+		}
+	}
+}
+
+// A cluster planned beside another counts on the nodes its plan chose,
+// for the label limits of the other's check.
+func TestPlannedHoldersCarryTheirNodes(t *testing.T) {
+	d := &ProviderData{}
+	d.ClaimCapacity("team/a", []clusterspec.GroupRequest{{Name: "a-node0", Bundles: []topology.Resources{{"GPU": 2}}}})
+	d.planNodeAsk("team/a", map[string]topology.Resources{"n1": {"GPU": 2}})
+	got := d.plannedHolders("team", "team/b")
+	if len(got) != 1 || !got[0].Planned || got[0].Resources["GPU"] != 2 || got[0].Nodes["n1"]["GPU"] != 2 {
+		t.Fatalf("planned holders %+v", got)
 	}
 }

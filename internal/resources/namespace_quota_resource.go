@@ -297,10 +297,11 @@ func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.Mo
 		resp.Diagnostics.AddWarning("Cannot check the quota against the namespace's use", err.Error())
 		return
 	}
-	if over := caps.Over(used, nil, nil, labels); len(over) > 0 {
+	if over := caps.OverHeld(used, labels); len(over) > 0 {
 		resp.Diagnostics.AddWarning("Namespace quota below what the namespace holds",
 			fmt.Sprintf("Ray namespace %s holds more than the quota allows (%s): %s. The apply removes nothing; every create "+
-				"in the namespace is refused until its use is back under the quota.",
+				"in the namespace that asks for more of what is over (on those nodes, for a label limit) is refused until its use "+
+				"is back under the quota.",
 				ns, strings.Join(over, ", "), contract.DescribeQuotaHolders(used)))
 	}
 }

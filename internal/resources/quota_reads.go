@@ -10,6 +10,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // quotaReads keeps, for one provider process, each namespace's quota note
@@ -20,6 +21,8 @@ type quotaReads struct {
 	notes   map[string]*onceRead[*driver.QuotaNote]
 	usage   map[string]*onceRead[[]contract.QuotaHolder]
 	planned map[string]*contract.QuotaCaps // the limits a ray_namespace_quota of this configuration plans
+	// nodeAsks is what each cluster planned for creation asks of the nodes its plan chose.
+	nodeAsks map[string]map[string]topology.Resources
 }
 
 // planQuota records the limits this configuration's quota of ns plans: the
@@ -85,11 +88,22 @@ func (d *ProviderData) quotaUsage(ctx context.Context, ns string) ([]contract.Qu
 	return r.value, r.err
 }
 
+// planNodeAsk records what a cluster planned for creation in this process
+// asks of each node its plan chose (nil: Ray places it), so that the label
+// limits of clusters planned beside it count it there.
+func (d *ProviderData) planNodeAsk(key string, ask map[string]topology.Resources) {
+	d.quotas.mu.Lock()
+	defer d.quotas.mu.Unlock()
+	if d.quotas.nodeAsks == nil {
+		d.quotas.nodeAsks = map[string]map[string]topology.Resources{}
+	}
+	d.quotas.nodeAsks[key] = ask
+}
+
 // plannedHolders are the clusters planned for creation in this process in
 // namespace ns, the cluster self aside, as quota holders.
 func (d *ProviderData) plannedHolders(ns, self string) []contract.QuotaHolder {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	var out []contract.QuotaHolder
 	for key, groups := range d.planned {
 		if key == self || !strings.HasPrefix(key, ns+"/") {
@@ -97,6 +111,12 @@ func (d *ProviderData) plannedHolders(ns, self string) []contract.QuotaHolder {
 		}
 		out = append(out, contract.QuotaHolder{Cluster: key, Resources: clusterspec.GroupsAsk(groups), Planned: true})
 	}
+	d.mu.Unlock()
+	d.quotas.mu.Lock()
+	for i := range out {
+		out[i].Nodes = d.quotas.nodeAsks[out[i].Cluster]
+	}
+	d.quotas.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	return out
 }
@@ -107,13 +127,5 @@ func (d *ProviderData) nodeLabels(ctx context.Context) (map[string]map[string]st
 	if err != nil {
 		return nil, err
 	}
-	return snapshotLabels(snap), nil
-}
-
-func snapshotLabels(snap *planning.Snapshot) map[string]map[string]string {
-	out := make(map[string]map[string]string, len(snap.Nodes))
-	for _, n := range snap.Nodes {
-		out[n.NodeID] = n.Labels
-	}
-	return out
+	return planning.NodeLabels(snap.Nodes), nil
 }

@@ -23,6 +23,7 @@ import (
 // its use (a job); the apply checks again, atomically.
 func (p *planCall) checkQuota(spec clusterspec.Spec, snap *planning.Snapshot) {
 	data := p.r.data
+	data.planNodeAsk(spec.Namespace+"/"+spec.Name, spec.NodeAsk())
 	caps, owner := data.plannedQuota(spec.Namespace), "declared in this configuration"
 	if caps == nil {
 		note, err := data.quotaNote(p.ctx, spec.Namespace)
@@ -44,7 +45,7 @@ func (p *planCall) checkQuota(spec clusterspec.Spec, snap *planning.Snapshot) {
 	}
 	holders := p.quotaHolders(spec, used)
 	ask := clusterspec.GroupsAsk(spec.Groups())
-	if over := caps.Over(holders, ask, spec.NodeAsk(), snapshotLabels(snap)); len(over) > 0 {
+	if over := caps.Over(holders, ask, spec.NodeAsk(), planning.NodeLabels(snap.Nodes)); len(over) > 0 {
 		p.resp.Diagnostics.AddAttributeError(path.Root("bundle_ct_per_node_list"), "Namespace quota exceeded",
 			fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, %s). It holds: %s. Virtual cluster %q asks %s, "+
 				"which would take it to %s.\n\nAsk for less, destroy one of the namespace's clusters, or raise the quota.",

@@ -47,13 +47,16 @@ def namespace_groups(run: Run) -> List[Json]:
     return [g for g in groups if g["state"] != run.contract.state_removed]
 
 
-def usage(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json], exclude: str,
+def usage(run: Run, quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json], exclude: str,
           own_groups: Optional[List[str]] = None) -> List[Json]:
     """What each holder in the quota's namespace holds: the clusters by their
     reservations (per resource the more of what they reserved and what their
     groups hold, all bundles placed or not, so a create still making its
     groups counts whole) and every other group of the namespace (not a
-    virtual cluster, or one older than reservations). exclude is the cluster
+    virtual cluster, or one older than reservations). Per node, a cluster
+    whose groups are all placed holds where they are (after a node's loss its
+    reservation may still name the dead node), else on each node the more of
+    its reservation there and its placed bundles. exclude is the cluster
     being created ("<namespace>/<name>"), own_groups the names of its groups."""
     ns = quota["namespace"]
     named: Set[str] = set()
@@ -72,8 +75,10 @@ def usage(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json],
         reserved: Resources = {}
         for res in (v.get("nodes") or {}).values():
             add_res(reserved, res)
-        on_nodes = {n: larger(placed_on.get(n, {}), (v.get("nodes") or {}).get(n) or {})
-                    for n in set(placed_on) | set(v.get("nodes") or {})}
+        on_nodes = placed_on
+        if len(mine) < len(names) or any(g["state"] != run.contract.state_created for g in mine):
+            on_nodes = {n: larger(placed_on.get(n, {}), (v.get("nodes") or {}).get(n) or {})
+                        for n in set(placed_on) | set(v.get("nodes") or {})}
         holders.append({"cluster": cluster, "owner": str(v.get("owner") or "")[:quota["owner_prefix_length"]],
                         "resources": larger(placed, reserved), "nodes": on_nodes, "outside": False})
     skip = set(own_groups or [])
@@ -90,10 +95,11 @@ def held_by(groups: List[Json]) -> Tuple[Resources, Dict[str, Resources]]:
     total: Resources = {}
     on_nodes: Dict[str, Resources] = {}
     for g in groups:
-        for b, node in zip(g["bundles"], g.get("nodes") or []):
+        nodes = g.get("nodes") or []
+        for i, b in enumerate(g["bundles"]):
             add_res(total, b)
-            if node:
-                add_res(on_nodes.setdefault(node, {}), b)
+            if i < len(nodes) and nodes[i]:
+                add_res(on_nodes.setdefault(nodes[i], {}), b)
     return total, on_nodes
 
 
@@ -102,20 +108,28 @@ def larger(a: Dict[str, Any], b: Dict[str, Any]) -> Resources:
     return {k: max(float(a.get(k, 0.0)), float(b.get(k, 0.0))) for k in set(a) | set(b)}
 
 
-def node_labels() -> Dict[str, Dict[str, str]]:
-    """Every node Ray knows (dead ones too: a share may still name one), with its labels."""
-    return {str(n["NodeID"]): dict(n.get("Labels") or {}) for n in RAY.ray.nodes()}
+def alive_nodes() -> Dict[str, Json]:
+    """Each alive node's labels and total resources (Go's plan reads the
+    alive nodes too: a dead node's share counts on no label limit)."""
+    return {str(n["NodeID"]): {"labels": dict(n.get("Labels") or {}), "total": dict(n.get("Resources") or {})}
+            for n in RAY.ray.nodes() if n.get("Alive")}
 
 
-def label_use(held: Json, holders: List[Json], labels_of: Dict[str, Dict[str, str]],
-              ask_nodes: Optional[Dict[str, Resources]]) -> List[Json]:
+def fits(total: Dict[str, Any], bundle: Dict[str, Any]) -> bool:
+    return all(float(total.get(k, 0.0)) >= float(v) for k, v in bundle.items())
+
+
+def label_use(held: Json, holders: List[Json], nodes: Dict[str, Json], ask_nodes: Optional[Dict[str, Resources]],
+              unplaced: Optional[List[Resources]] = None) -> List[Json]:
     """For each of the quota's label limits, what the holders hold on the
-    nodes that carry all its labels, and what the create asks there (Go's
-    contract.LabelUse)."""
+    alive nodes that carry all its labels, and what the create asks there
+    (Go's contract.LabelUse): on its nodes, and each bundle Ray has not
+    placed yet that one of those nodes could hold (it may land there once
+    the lock is dropped)."""
     out = []
     for lim in held.get("label_limits") or []:
         want = {str(k): str(v) for k, v in (lim.get("labels") or {}).items()}
-        match = {n for n, labels in labels_of.items() if all(labels.get(k) == v for k, v in want.items())}
+        match = {n for n, info in nodes.items() if all(info["labels"].get(k) == v for k, v in want.items())}
         used: Resources = {}
         ask: Resources = {}
         for h in holders:
@@ -125,6 +139,9 @@ def label_use(held: Json, holders: List[Json], labels_of: Dict[str, Dict[str, st
         for node, res in (ask_nodes or {}).items():
             if node in match:
                 add_res(ask, res)
+        for b in unplaced or []:
+            if any(fits(nodes[n]["total"], b) for n in match):
+                add_res(ask, b)
         out.append({"labels": want, "limits": {k: float(v) for k, v in (lim.get("limits") or {}).items()},
                     "used": used, "ask": ask})
     return out
@@ -154,12 +171,13 @@ def over_of(run: Run, limits: Dict[str, Any], used: Resources, ask: Resources) -
 
 
 def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], cluster: str,
-                ask_nodes: Optional[Dict[str, Resources]]) -> Optional[Json]:
+                ask_nodes: Optional[Dict[str, Resources]], unplaced: Optional[List[Resources]] = None) -> Optional[Json]:
     """Refuses a create that would take its namespace over its quota, naming
     the quota, what each holder holds and what the create asks. ask_nodes is
     what it asks of each node: its label limits wait until it is known
-    (None: a cluster Ray places, checked again once placed). Returns the
-    quota (None: the namespace has none)."""
+    (None: a cluster Ray places, checked again once placed, with the bundles
+    Ray has not placed yet, unplaced). Returns the quota (None: the
+    namespace has none)."""
     quota = spec.get("quota")
     if not quota:
         return None
@@ -167,7 +185,7 @@ def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], clus
     if held is None:
         return None
     limits = {k: float(v) for k, v in (held.get("limits") or {}).items()}
-    holders = usage(quota, reservations, namespace_groups(run), cluster, [g["name"] for g in spec["groups"]])
+    holders = usage(run, quota, reservations, namespace_groups(run), cluster, [g["name"] for g in spec["groups"]])
     ask = ask_of(spec)
     used: Resources = {}
     for h in holders:
@@ -176,7 +194,7 @@ def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], clus
     labels_over = []
     if ask_nodes is not None and held.get("label_limits"):
         # Only what the create asks on a limit's nodes: one Ray places elsewhere is not over.
-        labels_over = [u for u in label_use(held, holders, node_labels(), ask_nodes)
+        labels_over = [u for u in label_use(held, holders, alive_nodes(), ask_nodes, unplaced)
                        if over_of(run, {k: v for k, v in u["limits"].items() if u["ask"].get(k, 0.0) > run.contract.amount_unit / 2},
                                   u["used"], u["ask"])]
     if over or labels_over:
@@ -214,4 +232,4 @@ def read_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]]) -> Js
     the stale reservations the next create deletes."""
     quota = cast(Json, spec["quota"])  # a read with usage
     groups = namespace_groups(run)
-    return {"quota": kv_get(run, quota, quota["key"]), "quota_usage": usage(quota, fresh(quota, reservations, groups), groups, "")}
+    return {"quota": kv_get(run, quota, quota["key"]), "quota_usage": usage(run, quota, fresh(quota, reservations, groups), groups, "")}

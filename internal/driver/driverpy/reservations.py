@@ -358,11 +358,22 @@ def placed_nodes(run: Run, groups: List[Any]) -> Tuple[Dict[str, Resources], Lis
     return group_shares(tables), [str(t.get("placement_group_id")) for t in tables], placed
 
 
+def unplaced_bundles(groups: List[Any]) -> List[Resources]:
+    """The groups' bundles Ray has not placed yet."""
+    out = []
+    for pg in groups:
+        t = RAY.placement_group_table(pg)
+        to_node = {str(k): str(v) for k, v in (t.get("bundles_to_node_id") or {}).items()}
+        out += [{k: float(v) for k, v in b.items()} for idx, b in (t.get("bundles") or {}).items() if not to_node.get(str(idx))]
+    return out
+
+
 def reserve_placed(run: Run, spec: Spec, ledger: Ledger, groups: List[Any]) -> None:
     """For a cluster Ray places, holding the lock (reserve's ledger): waits up
     to place_wait_seconds for Ray to place its groups, checks the quota's
-    label limits where Ray put them so far (over them, the create fails and
-    removes its groups), reserves there and drops the lock
+    label limits where Ray put them so far, counting each bundle still
+    unplaced on every limit with a node that could hold it (over them, the
+    create fails and removes its groups), reserves there and drops the lock
     (settle_reservation completes it)."""
     resv, own = cast(Json, reservation(spec)), cast(Json, spec["own"])  # reserve returned a ledger: both are set
     try:
@@ -374,7 +385,7 @@ def reserve_placed(run: Run, spec: Spec, ledger: Ledger, groups: List[Any]) -> N
             refresh_lock(run, own)
             time.sleep(0.1)
         if ledger.quota and ledger.quota.get("label_limits"):
-            check_quota(run, spec, ledger.others, resv["cluster"], nodes)
+            check_quota(run, spec, ledger.others, resv["cluster"], nodes, [] if placed else unplaced_bundles(groups))
         write_reservation(run, own, resv, nodes)
     finally:
         drop_lock(run, own)

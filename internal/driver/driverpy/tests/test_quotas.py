@@ -191,3 +191,34 @@ def test_a_create_that_asks_nothing_on_a_label_limits_nodes_is_not_over_it(clust
     cluster.groups.append(g)
     assert drive(r).result["ok"]  # Ray places both bundles on node-2 (rack B)
     assert cluster.live("vc-node0").nodes == {0: "node-2"}
+
+
+def test_bundles_ray_has_not_placed_count_where_they_could_land(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    racks(cluster)
+    r = copy.deepcopy(requests["create"])
+    r["contract"]["place_wait_seconds"] = 0
+    r["ready_timeout_seconds"] = 1
+    set_quota(cluster, r, {"GPU": 8.0}, RACK_A_ONE_GPU)
+    for name, node in (("full-a", "node-1"), ("full-b", "node-2")):  # another team's: the create's bundles wait
+        g = fake_ray.Group(cluster, name, [{"GPU": 2.0}], "PACK", True)
+        g.state, g.nodes, g.namespace = "CREATED", {0: node}, "elsewhere"
+        cluster.groups.append(g)
+    d = drive(r)
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_exceeded", d.result
+    # Rack A's node could hold both pending bundles once the lock is dropped.
+    assert d.result["error"]["facts"]["label_use"][0]["ask"] == {"CPU": 2.0, "GPU": 2.0}
+    assert cluster.live("vc-node0") is None and cluster.live("vc-node1") is None
+
+
+def test_a_cluster_placed_again_after_a_node_loss_counts_where_it_is_now(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    racks(cluster)
+    c = requests["create_selected"]
+    set_quota(cluster, c, {"GPU": 8.0}, RACK_A_ONE_GPU)
+    g = fake_ray.Group(cluster, "moved-node0", [{"GPU": 1.0}], "PACK", True)
+    g.state, g.nodes = "CREATED", {0: "node-2"}  # Ray placed it again on node-2; the reservation still names node-1
+    cluster.groups.append(g)
+    cluster.kv_set(resv(c)["prefix"] + "terraform-ray/moved", {"cluster": "terraform-ray/moved", "owner": "o", "groups": ["moved-node0"],
+                   "group_ids": [g.id.hex()], "nodes": {"node-1": {"GPU": 1.0}}, "token": "t", "claimed_at": time.time()}, ns(c))
+    d = drive(requests["quota_usage"])
+    assert [(h["cluster"], h["resources"], h["nodes"]) for h in d.result["quota_usage"]] == [
+        ("terraform-ray/moved", {"GPU": 1.0}, {"node-2": {"GPU": 1.0}})]
