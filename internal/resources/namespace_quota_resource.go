@@ -288,11 +288,7 @@ func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if !req.State.Raw.IsNull() && !lowers(caps, state.caps(ctx, &resp.Diagnostics)) {
 		return
 	}
-	used, err := r.data.quotaUsage(ctx, ns)
-	var labels map[string]map[string]string
-	if err == nil && len(caps.LabelLimits) > 0 {
-		labels, err = r.data.nodeLabels(ctx)
-	}
+	used, labels, err := r.data.quotaHeld(ctx, ns, *caps)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cannot check the quota against the namespace's use", err.Error())
 		return

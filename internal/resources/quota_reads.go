@@ -121,11 +121,16 @@ func (d *ProviderData) plannedHolders(ns, self string) []contract.QuotaHolder {
 	return out
 }
 
-// nodeLabels is each live node's labels, for the quotas' label limits.
-func (d *ProviderData) nodeLabels(ctx context.Context) (map[string]map[string]string, error) {
+// quotaHeld is what each holder holds in Ray namespace ns (quotaUsage)
+// and, when caps has label limits, each live node's labels to count them.
+func (d *ProviderData) quotaHeld(ctx context.Context, ns string, caps contract.QuotaCaps) ([]contract.QuotaHolder, map[string]map[string]string, error) {
+	used, err := d.quotaUsage(ctx, ns)
+	if err != nil || len(caps.LabelLimits) == 0 {
+		return used, nil, err
+	}
 	snap, err := d.Live.Snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return planning.NodeLabels(snap.Nodes), nil
+	return used, planning.NodeLabels(snap.Nodes), nil
 }

@@ -308,11 +308,7 @@ func (l *virtualClusterList) quotaReport(ctx context.Context, ns string) diag.Di
 		return nil
 	}
 	summary := "Namespace quota: " + ns
-	used, err := l.data.quotaUsage(ctx, ns)
-	var labels map[string]map[string]string
-	if err == nil && len(note.LabelLimits) > 0 {
-		labels, err = l.data.nodeLabels(ctx)
-	}
+	used, labels, err := l.data.quotaHeld(ctx, ns, note.QuotaCaps)
 	if err != nil {
 		return diag.NewWarningDiagnostic(summary, fmt.Sprintf("Ray namespace %s has the quota %s; what it holds could not be read: %v",
 			ns, note.Describe(), err))

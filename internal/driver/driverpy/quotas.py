@@ -63,22 +63,18 @@ def usage(run: Run, quota: Json, reservations: List[Tuple[str, Json]], groups: L
     holders: List[Json] = []
     for _, v in reservations:
         cluster = str(v.get("cluster") or "")
-        ids = set(v.get("group_ids") or [])
-        names = {str(n) for n in v.get("groups") or []}
-        own_ns = cluster.split("/", 1)[0]
-        mine = [g for g in groups if g["id"] in ids] if ids else \
-            [g for g in groups if g["name"] in names and g["namespace"] == own_ns]
+        mine = reservation_groups(v, groups)
         named.update(g["id"] for g in mine)
         if not cluster.startswith(ns + "/") or cluster == exclude:
             continue
         placed, placed_on = held_by(mine)
+        shares = v.get("nodes") or {}
         reserved: Resources = {}
-        for res in (v.get("nodes") or {}).values():
+        for res in shares.values():
             add_res(reserved, res)
         on_nodes = placed_on
-        if len(mine) < len(names) or any(g["state"] != run.contract.state_created for g in mine):
-            on_nodes = {n: larger(placed_on.get(n, {}), (v.get("nodes") or {}).get(n) or {})
-                        for n in set(placed_on) | set(v.get("nodes") or {})}
+        if len(mine) < len(v.get("groups") or []) or any(g["state"] != run.contract.state_created for g in mine):
+            on_nodes = {n: larger(placed_on.get(n, {}), shares.get(n) or {}) for n in set(placed_on) | set(shares)}
         holders.append({"cluster": cluster, "owner": str(v.get("owner") or "")[:quota["owner_prefix_length"]],
                         "resources": larger(placed, reserved), "nodes": on_nodes, "outside": False})
     skip = set(own_groups or [])
@@ -88,6 +84,17 @@ def usage(run: Run, quota: Json, reservations: List[Tuple[str, Json]], groups: L
         held, held_on = held_by([g])
         holders.append({"cluster": ns + "/" + g["name"], "owner": "", "resources": held, "nodes": held_on, "outside": True})
     return sorted(holders, key=lambda h: h["cluster"])
+
+
+def reservation_groups(v: Json, groups: List[Json]) -> List[Json]:
+    """The groups of reservation v: by id once its create recorded them,
+    else by name in its cluster's namespace."""
+    ids = set(v.get("group_ids") or [])
+    if ids:
+        return [g for g in groups if g["id"] in ids]
+    names = {str(n) for n in v.get("groups") or []}
+    own_ns = str(v.get("cluster") or "").split("/", 1)[0]
+    return [g for g in groups if g["name"] in names and g["namespace"] == own_ns]
 
 
 def held_by(groups: List[Json]) -> Tuple[Resources, Dict[str, Resources]]:
@@ -111,12 +118,13 @@ def larger(a: Dict[str, Any], b: Dict[str, Any]) -> Resources:
 def alive_nodes() -> Dict[str, Json]:
     """Each alive node's labels and total resources (Go's plan reads the
     alive nodes too: a dead node's share counts on no label limit)."""
-    return {str(n["NodeID"]): {"labels": dict(n.get("Labels") or {}), "total": dict(n.get("Resources") or {})}
+    return {str(n["NodeID"]): {"labels": dict(n.get("Labels") or {}),
+                               "total": {k: float(v) for k, v in (n.get("Resources") or {}).items()}}
             for n in RAY.ray.nodes() if n.get("Alive")}
 
 
-def fits(total: Dict[str, Any], bundle: Dict[str, Any]) -> bool:
-    return all(float(total.get(k, 0.0)) >= float(v) for k, v in bundle.items())
+def fits(total: Resources, bundle: Dict[str, Any]) -> bool:
+    return all(total.get(k, 0.0) >= float(v) for k, v in bundle.items())
 
 
 def label_use(held: Json, holders: List[Json], nodes: Dict[str, Json], ask_nodes: Optional[Dict[str, Resources]],
@@ -150,18 +158,8 @@ def label_use(held: Json, holders: List[Json], nodes: Dict[str, Json], ask_nodes
 def fresh(quota: Json, reservations: List[Tuple[str, Json]], groups: List[Json]) -> List[Tuple[str, Json]]:
     """The reservations a create's Ledger would keep: not older than
     stale_seconds with none of their groups alive (a killed create's)."""
-    live_ids = {g["id"] for g in groups}
-    live_names = {(g["namespace"], g["name"]) for g in groups}
-
-    def alive(v: Json) -> bool:
-        ids = set(v.get("group_ids") or [])
-        if ids:
-            return bool(ids & live_ids)
-        own_ns = str(v.get("cluster") or "").split("/", 1)[0]
-        return any((own_ns, str(n)) in live_names for n in v.get("groups") or [])
-
     return [(k, v) for k, v in reservations
-            if time.time() - float(v.get("claimed_at") or 0) < quota["stale_seconds"] or alive(v)]
+            if time.time() - float(v.get("claimed_at") or 0) < quota["stale_seconds"] or reservation_groups(v, groups)]
 
 
 def over_of(run: Run, limits: Dict[str, Any], used: Resources, ask: Resources) -> List[str]:
@@ -179,11 +177,16 @@ def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], clus
     Ray has not placed yet, unplaced). Returns the quota (None: the
     namespace has none)."""
     quota = spec.get("quota")
-    if not quota:
-        return None
-    held = kv_get(run, quota, quota["key"])
-    if held is None:
-        return None
+    held = kv_get(run, quota, quota["key"]) if quota else None
+    if held is not None:
+        check_held(run, spec, held, reservations, cluster, ask_nodes, unplaced)
+    return held
+
+
+def check_held(run: Run, spec: Spec, held: Json, reservations: List[Tuple[str, Json]], cluster: str,
+               ask_nodes: Optional[Dict[str, Resources]], unplaced: Optional[List[Resources]] = None) -> None:
+    """check_quota against the quota held (as the KV holds it)."""
+    quota = cast(Json, spec["quota"])  # held was read through it
     limits = {k: float(v) for k, v in (held.get("limits") or {}).items()}
     holders = usage(run, quota, reservations, namespace_groups(run), cluster, [g["name"] for g in spec["groups"]])
     ask = ask_of(spec)
@@ -200,7 +203,6 @@ def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], clus
     if over or labels_over:
         raise DriverError("conflict", "quota_exceeded", namespace=quota["namespace"], cluster=cluster, limits=limits, ask=ask,
                           quota_holders=holders, over=over, label_use=labels_over)
-    return held
 
 
 def do_quota(run: Run, spec: Spec) -> Json:

@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new
-from .quotas import add_res, check_quota
+from .quotas import add_res, alive_nodes, check_held, check_quota
 from .rayapi import RAY
 from .runstate import Run, progress
 
@@ -257,8 +257,7 @@ def read_reservations(run: Run, own: Json, prefix: str) -> List[Tuple[str, Json]
 
 
 def node_totals() -> Dict[str, Resources]:
-    return {str(n["NodeID"]): {k: float(v) for k, v in (n.get("Resources") or {}).items()}
-            for n in RAY.ray.nodes() if n.get("Alive")}
+    return {nid: info["total"] for nid, info in alive_nodes().items()}
 
 
 def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resources]) -> None:
@@ -384,8 +383,8 @@ def reserve_placed(run: Run, spec: Spec, ledger: Ledger, groups: List[Any]) -> N
                 break
             refresh_lock(run, own)
             time.sleep(0.1)
-        if ledger.quota and ledger.quota.get("label_limits"):
-            check_quota(run, spec, ledger.others, resv["cluster"], nodes, [] if placed else unplaced_bundles(groups))
+        if ledger.quota and ledger.quota.get("label_limits"):  # as reserve read it, under the same lock
+            check_held(run, spec, ledger.quota, ledger.others, resv["cluster"], nodes, [] if placed else unplaced_bundles(groups))
         write_reservation(run, own, resv, nodes)
     finally:
         drop_lock(run, own)
