@@ -6,7 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 )
 
 // NewProtocol6Server serves the provider over plugin protocol 6, as
@@ -17,7 +17,7 @@ import (
 func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
 	p := newProvider(version)
 	framework := providerserver.NewProtocol6(p)
-	return func() tfprotov6.ProviderServer { return server{nullFunctionArgs{framework()}, p.jobs} }
+	return func() tfprotov6.ProviderServer { return server{nullFunctionArgs{framework()}, p} }
 }
 
 // server holds the driver's batcher (driver.Batcher.Hold) for every
@@ -27,16 +27,46 @@ func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
 // driver.
 type server struct {
 	nullFunctionArgs
-	jobs *driver.Batcher
+	p *rayProvider
+}
+
+// PlanResourceChange plans an unchanged virtual cluster itself
+// (resources.PlanUnchangedCluster: the framework's passes over its values
+// were most of the CPU of a plan of many clusters) and hands every other plan
+// to the framework.
+func (s server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	if resp, ok := resources.PlanUnchangedCluster(ctx, typeName, s.p.configured.Load(), req); ok {
+		return resp, nil
+	}
+	return s.nullFunctionArgs.PlanResourceChange(ctx, req)
+}
+
+// ReadResource refreshes a virtual cluster that Ray still has as its state
+// says itself (resources.ReadUnchangedCluster) and hands every other read to
+// the framework.
+func (s server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	if resp, ok := resources.ReadUnchangedCluster(ctx, typeName, s.p.configured.Load(), req); ok {
+		return resp, nil
+	}
+	return s.nullFunctionArgs.ReadResource(ctx, req)
+}
+
+// UpgradeResourceState passes a virtual cluster's state of the current
+// schema version through itself (resources.UpgradeClusterState).
+func (s server) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	if resp, ok := resources.UpgradeClusterState(typeName, req); ok {
+		return resp, nil
+	}
+	return s.nullFunctionArgs.UpgradeResourceState(ctx, req)
 }
 
 func (s server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	defer s.jobs.Hold()()
+	defer s.p.jobs.Hold()()
 	return s.nullFunctionArgs.ApplyResourceChange(ctx, req)
 }
 
 func (s server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourceRequest) (*tfprotov6.ReadDataSourceResponse, error) {
-	defer s.jobs.Hold()()
+	defer s.p.jobs.Hold()()
 	return s.nullFunctionArgs.ReadDataSource(ctx, req)
 }
 

@@ -57,6 +57,13 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 // snapshot is cached), turns drift recorded by refresh or a lost node into a
 // replacement, and chooses the nodes of a cluster about to be created.
 func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.modifyPlan(ctx, req, req.Private, resp)
+}
+
+// modifyPlan is ModifyPlan with the prior private state apart from req, where
+// PlanUnchangedCluster, which has no framework private state to put in req,
+// passes what Terraform sent.
+func (r *virtualClusterResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRequest, private privateState, resp *resource.ModifyPlanResponse) {
 	ctx = driver.ReadOnly(ctx, "plan")
 	if r.data == nil || r.data.Client == nil {
 		return // provider not configured yet
@@ -91,7 +98,7 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	p.run()
-	p.planTakeover(req.Private)
+	p.planTakeover(private)
 	if !sameModel(planned, plan) {
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}

@@ -1,0 +1,103 @@
+package resources
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// PlanUnchangedCluster plans a virtual cluster whose configuration proposes
+// exactly its prior state (the "No changes" plan of a cluster nobody edited)
+// as the framework would, without the framework's passes over every value of
+// the cluster: defaults, unknown marking, each attribute's plan modifiers,
+// each written back one at a time. Those passes were most of the plugin's CPU
+// in a plan of many clusters (bench/README.md, part 7) and change nothing
+// here: the prior state holds every default, no value is null for want of
+// configuration, and every plan modifier of the schema keeps a value equal to
+// the prior one. The resource's own ModifyPlan still runs, with every live
+// check.
+//
+// It reports false, having done nothing, for any other request: another
+// resource type, a proposal that differs from the prior state, a default the
+// prior state lacks (a state from a provider with other defaults), or an
+// unconfigured provider. The caller then hands the request to the framework.
+// typeName is the provider's type name (the resource's prefix).
+func PlanUnchangedCluster(ctx context.Context, typeName string, providerData any,
+	req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
+	s := unchangedPlanSchema()
+	data, configured := providerData.(*ProviderData)
+	if s == nil || !configured || data == nil || req.TypeName != typeName+virtualClusterSuffix || !proposesPrior(req) {
+		return nil, false
+	}
+	prior, err := req.PriorState.Unmarshal(s.typ)
+	if err != nil || prior.IsNull() {
+		return nil, false
+	}
+	config, err := req.Config.Unmarshal(s.typ)
+	if err != nil || !s.defaultsHeld(config, prior) {
+		return nil, false
+	}
+	private, ok := decodePrivate(req.PriorPrivate)
+	if !ok {
+		return nil, false
+	}
+	plan := tfsdk.Plan{Raw: prior, Schema: s.schema}
+	mreq := resource.ModifyPlanRequest{
+		Config: tfsdk.Config{Raw: config, Schema: s.schema},
+		Plan:   plan,
+		State:  tfsdk.State{Raw: prior, Schema: s.schema},
+	}
+	if req.ClientCapabilities != nil {
+		mreq.ClientCapabilities.DeferralAllowed = req.ClientCapabilities.DeferralAllowed
+	}
+	mresp := resource.ModifyPlanResponse{Plan: plan, RequiresReplace: path.Paths{}}
+	(&virtualClusterResource{data: data}).modifyPlan(ctx, mreq, private, &mresp)
+	return s.response(ctx, req, prior, &mresp), true
+}
+
+// virtualClusterSuffix follows the provider's type name in the resource's.
+const virtualClusterSuffix = "_virtual_cluster"
+
+// proposesPrior reports whether Terraform proposes the prior state as it is:
+// the same msgpack bytes (Terraform encodes a value one way).
+func proposesPrior(req *tfprotov6.PlanResourceChangeRequest) bool {
+	return req.PriorState != nil && req.ProposedNewState != nil && req.Config != nil &&
+		len(req.PriorState.MsgPack) > 0 && len(req.Config.MsgPack) > 0 &&
+		bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack)
+}
+
+// response is the framework's answer for the plan ModifyPlan left in mresp:
+// the proposed bytes when the plan is still the prior state, the private
+// state and identity passed through, replacements sorted and unique.
+func (s *unchangedSchema) response(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest, prior tftypes.Value,
+	mresp *resource.ModifyPlanResponse) *tfprotov6.PlanResourceChangeResponse {
+	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate,
+		PlannedIdentity: req.PriorIdentity}
+	diags := mresp.Diagnostics
+	if !mresp.Plan.Raw.Equal(prior) {
+		planned, err := tfprotov6.NewDynamicValue(s.typ, mresp.Plan.Raw)
+		if err != nil {
+			diags.AddError(unchangedClusterBug, "This is a bug in the provider: cannot encode the plan: "+err.Error())
+		}
+		resp.PlannedState = &planned
+	}
+	if resp.PlannedIdentity == nil || resp.PlannedIdentity.IdentityData == nil {
+		// The framework answers a CLI that sends no identity with a null one.
+		null, err := tfprotov6.NewDynamicValue(s.identityTyp, tftypes.NewValue(s.identityTyp, nil))
+		if err != nil {
+			diags.AddError(unchangedClusterBug, "This is a bug in the provider: cannot encode the identity: "+err.Error())
+		}
+		resp.PlannedIdentity = &tfprotov6.ResourceIdentityData{IdentityData: &null}
+	}
+	if mresp.Deferred != nil {
+		resp.Deferred = &tfprotov6.Deferred{Reason: tfprotov6.DeferredReason(mresp.Deferred.Reason)}
+	}
+	resp.RequiresReplace = attributePaths(ctx, mresp.RequiresReplace, &diags)
+	resp.Diagnostics = protoDiagnostics(ctx, diags)
+	return resp
+}
