@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"maps"
@@ -223,6 +224,16 @@ func sameDiagnostics(t *testing.T, fast, framework []*tfprotov6.Diagnostic) {
 	}
 }
 
+// privateState is private state as the framework stores it, of one key.
+func privateState(t *testing.T, key, value string) []byte {
+	t.Helper()
+	raw, err := json.Marshal(map[string][]byte{key: []byte(value)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
 // defaulted are the attributes with a default.
 var defaulted = []string{"use_gpus", "num_gpus_per_node", "max_colocated_worker_groups", "placement_group_strategy",
 	"use_unified_pg", "port_range_low", "port_range_high", "ready_timeout", "select_nodes", "exclusive_nodes", "pinning"}
@@ -230,19 +241,21 @@ var defaulted = []string{"use_gpus", "num_gpus_per_node", "max_colocated_worker_
 func TestPlanUnchangedClusterAnswersAsTheFramework(t *testing.T) {
 	ctx := context.Background()
 	address := standinCluster(t, true)
-	formerOwner, err := json.Marshal(map[string][]byte{"import_former_owner": []byte(`"0123456789abcdef0123456789abcdef"`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	formerOwner := privateState(t, "import_former_owner", `"0123456789abcdef0123456789abcdef"`)
+	frameworkKey := privateState(t, ".import_before_read", "true")
+	notJSON := privateState(t, "import_former_owner", "not json")
 	cases := []struct {
 		name     string
 		state    map[string]any
 		private  []byte
 		identity bool
-		leftOut  []string
-		edit     map[string]tftypes.Value // configuration and proposal
-		answers  bool
-		warning  string // a warning of the answer
+		// noIdentityData sends an identity without its data.
+		noIdentityData bool
+		typeName       string // clusterType when empty
+		leftOut        []string
+		edit           map[string]tftypes.Value // configuration and proposal
+		answers        bool
+		warning        string // a warning of the answer
 	}{
 		{name: "steady", answers: true},
 		{name: "steady, with an identity", identity: true, answers: true},
@@ -251,21 +264,33 @@ func TestPlanUnchangedClusterAnswersAsTheFramework(t *testing.T) {
 		// The plan takes ownership: computed attributes unknown, and a warning.
 		{name: "import pending", state: map[string]any{"owner_id": ""}, private: formerOwner, answers: true,
 			warning: "Apply takes ownership of the imported virtual cluster"},
+		// Two replacements (sorted), a warning.
+		{name: "drift in another namespace", answers: true, warning: "Virtual cluster drifted outside Terraform",
+			state: map[string]any{"namespace": "elsewhere", "placement_groups": []map[string]any{{"bundle_count": 1,
+				"drift": "bundle 0 moved", "id": groupID, "name": "vc-node0", "node_index": 0, "state": "CREATED", "strategy": "PACK"}}}},
+		{name: "an identity without data", identity: true, noIdentityData: true, answers: true},
+		{name: "private state of no keys", private: []byte("{}"), answers: true},
+		{name: "framework private state", private: frameworkKey, answers: true},
+		{name: "a private value that is not JSON", private: notJSON},
 		{name: "a default the state lacks", state: map[string]any{"ready_timeout": "300s"}, leftOut: []string{"ready_timeout"}},
 		{name: "a changed configuration", edit: map[string]tftypes.Value{"port_range_high": tftypes.NewValue(tftypes.Number, 3020)}},
+		{name: "another resource type", typeName: typeName + "_namespace_quota"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rig := newUnchangedRig(t, address)
 			prior := fromJSON(t, rig.typ, clusterState(t, c.state))
 			proposed := withAttributes(t, prior, c.edit)
-			req := &tfprotov6.PlanResourceChangeRequest{TypeName: clusterType, PriorState: dynamic(t, rig.typ, prior),
+			req := &tfprotov6.PlanResourceChangeRequest{TypeName: cmp.Or(c.typeName, clusterType), PriorState: dynamic(t, rig.typ, prior),
 				ProposedNewState: dynamic(t, rig.typ, proposed),
 				Config:           dynamic(t, rig.typ, withAttributes(t, configOf(t, prior, c.leftOut), c.edit)), PriorPrivate: c.private}
 			if c.identity {
 				id := tftypes.NewValue(rig.identity, map[string]tftypes.Value{
 					"namespace": tftypes.NewValue(tftypes.String, "terraform-ray"), "name": tftypes.NewValue(tftypes.String, "vc")})
 				req.PriorIdentity = &tfprotov6.ResourceIdentityData{IdentityData: dynamic(t, rig.identity, id)}
+				if c.noIdentityData {
+					req.PriorIdentity.IdentityData = nil
+				}
 			}
 			fast, answered := resources.PlanUnchangedCluster(ctx, typeName, rig.fast.configured.Load(), req)
 			if answered != c.answers {
@@ -281,23 +306,50 @@ func TestPlanUnchangedClusterAnswersAsTheFramework(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameValue(t, "planned state", rig.typ, fast.PlannedState, framework.PlannedState)
-			if len(fast.RequiresReplace) != len(framework.RequiresReplace) {
-				t.Errorf("requires replace: shortcut %v, framework %v", fast.RequiresReplace, framework.RequiresReplace)
-			}
-			for i := range fast.RequiresReplace {
-				if !fast.RequiresReplace[i].Equal(framework.RequiresReplace[i]) {
-					t.Errorf("requires replace: shortcut %v, framework %v", fast.RequiresReplace, framework.RequiresReplace)
-				}
-			}
-			samePrivate(t, fast.PlannedPrivate, framework.PlannedPrivate)
-			sameIdentity(t, rig.identity, fast.PlannedIdentity, framework.PlannedIdentity)
-			sameDiagnostics(t, fast.Diagnostics, framework.Diagnostics)
-			if (fast.Deferred == nil) != (framework.Deferred == nil) {
-				t.Errorf("deferred: shortcut %v, framework %v", fast.Deferred, framework.Deferred)
-			}
+			samePlan(t, rig, fast, framework)
 		})
 	}
+}
+
+// samePlan checks that two answers to a plan are the same answer.
+func samePlan(t *testing.T, rig unchangedRig, fast, framework *tfprotov6.PlanResourceChangeResponse) {
+	t.Helper()
+	sameValue(t, "planned state", rig.typ, fast.PlannedState, framework.PlannedState)
+	if !slices.EqualFunc(fast.RequiresReplace, framework.RequiresReplace, (*tftypes.AttributePath).Equal) {
+		t.Errorf("requires replace: shortcut %v, framework %v", fast.RequiresReplace, framework.RequiresReplace)
+	}
+	samePrivate(t, fast.PlannedPrivate, framework.PlannedPrivate)
+	sameIdentity(t, rig.identity, fast.PlannedIdentity, framework.PlannedIdentity)
+	sameDiagnostics(t, fast.Diagnostics, framework.Diagnostics)
+	if (fast.Deferred == nil) != (framework.Deferred == nil) {
+		t.Errorf("deferred: shortcut %v, framework %v", fast.Deferred, framework.Deferred)
+	}
+}
+
+// TestPlanUnchangedClusterClaimsItsName: two clusters of one name in one
+// plan, the second answered by the shortcut, fail on the name as the
+// framework fails them.
+func TestPlanUnchangedClusterClaimsItsName(t *testing.T) {
+	ctx := context.Background()
+	rig := newUnchangedRig(t, standinCluster(t, true))
+	var fast, framework *tfprotov6.PlanResourceChangeResponse
+	for _, owner := range []string{"aa903aedd494f8e3522379a1d27ffa4e", "bb903aedd494f8e3522379a1d27ffa4e"} {
+		prior := fromJSON(t, rig.typ, clusterState(t, map[string]any{"owner_id": owner}))
+		req := &tfprotov6.PlanResourceChangeRequest{TypeName: clusterType, PriorState: dynamic(t, rig.typ, prior),
+			ProposedNewState: dynamic(t, rig.typ, prior), Config: dynamic(t, rig.typ, configOf(t, prior, nil))}
+		var answered bool
+		if fast, answered = resources.PlanUnchangedCluster(ctx, typeName, rig.fast.configured.Load(), req); !answered {
+			t.Fatal("not answered")
+		}
+		var err error
+		if framework, err = rig.framework.PlanResourceChange(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(fast.Diagnostics) == 0 || fast.Diagnostics[0].Summary != "Duplicate virtual cluster name" {
+		t.Fatalf("the second cluster's plan: %v", fast.Diagnostics)
+	}
+	samePlan(t, rig, fast, framework)
 }
 
 func TestReadUnchangedClusterAnswersAsTheFramework(t *testing.T) {
@@ -307,19 +359,26 @@ func TestReadUnchangedClusterAnswersAsTheFramework(t *testing.T) {
 		name     string
 		address  string
 		state    map[string]any
+		private  []byte
 		identity bool
 		answers  bool
 	}{
 		{name: "steady", address: placed, answers: true},
 		{name: "steady, with an identity", address: placed, identity: true, answers: true},
-		{name: "groups gone", address: gone},
+		// The cluster leaves state, with a warning.
+		{name: "groups gone", address: gone, answers: true},
+		// Ray reports the group under another id: a changed state.
+		{name: "drift", address: placed, state: map[string]any{"placement_groups": []map[string]any{{"bundle_count": 1,
+			"drift": "", "id": "ffff", "name": "vc-node0", "node_index": 0, "state": "CREATED", "strategy": "PACK"}}},
+			answers: true},
+		{name: "framework private state", address: placed, private: privateState(t, ".import_before_read", "true")},
 		{name: "just imported", address: placed, state: map[string]any{"bundles": nil}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rig := newUnchangedRig(t, c.address)
 			current := fromJSON(t, rig.typ, clusterState(t, c.state))
-			req := &tfprotov6.ReadResourceRequest{TypeName: clusterType, CurrentState: dynamic(t, rig.typ, current)}
+			req := &tfprotov6.ReadResourceRequest{TypeName: clusterType, CurrentState: dynamic(t, rig.typ, current), Private: c.private}
 			if c.identity {
 				id := tftypes.NewValue(rig.identity, map[string]tftypes.Value{
 					"namespace": tftypes.NewValue(tftypes.String, "terraform-ray"), "name": tftypes.NewValue(tftypes.String, "vc")})

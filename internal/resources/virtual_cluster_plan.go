@@ -62,7 +62,8 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 
 // modifyPlan is ModifyPlan with the prior private state apart from req, where
 // PlanUnchangedCluster, which has no framework private state to put in req,
-// passes what Terraform sent.
+// passes what Terraform sent: req.Private and resp.Private are nil then, so
+// private state is read through private alone (and a plan writes none).
 func (r *virtualClusterResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRequest, private privateState, resp *resource.ModifyPlanResponse) {
 	ctx = driver.ReadOnly(ctx, "plan")
 	if r.data == nil || r.data.Client == nil {

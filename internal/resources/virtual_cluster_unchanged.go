@@ -3,10 +3,12 @@ package resources
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -32,13 +34,17 @@ type unchangedSchema struct {
 	identityTyp    tftypes.Type
 	// defaults holds each top-level attribute's default.
 	defaults map[string]tftypes.Value
+	// customTyped are the top-level attributes with a custom type at any
+	// depth: only those can have semantic equality.
+	customTyped map[string]bool
 }
 
 // unchangedPlanSchema is nil (every plan goes to the framework) when the
 // schema has what PlanUnchangedCluster does not reproduce: write-only
 // attributes, a default it cannot read statically (any default but a
-// top-level bool, int64 or string one), or a block other than a single one of
-// plain attributes (the timeouts block).
+// top-level bool, int64 or string one), a plan modifier not known to keep a
+// value equal to the prior one (keepEqualValues), or a block other than a
+// single one of plain attributes (the timeouts block).
 var unchangedPlanSchema = sync.OnceValue(func() *unchangedSchema {
 	ctx := context.Background()
 	r := &virtualClusterResource{}
@@ -56,11 +62,13 @@ var unchangedPlanSchema = sync.OnceValue(func() *unchangedSchema {
 		}
 	}
 	s := &unchangedSchema{schema: sch.Schema, typ: typ, identitySchema: ident.IdentitySchema,
-		identityTyp: ident.IdentitySchema.Type().TerraformType(ctx), defaults: map[string]tftypes.Value{}}
+		identityTyp: ident.IdentitySchema.Type().TerraformType(ctx), defaults: map[string]tftypes.Value{},
+		customTyped: map[string]bool{}}
 	for name, a := range sch.Schema.Attributes {
-		if a.IsWriteOnly() || nestedDefault(a) {
+		if a.IsWriteOnly() || nestedDefault(a) || !keepsEqualValues(a) {
 			return nil
 		}
+		s.customTyped[name] = customTyped(a)
 		v, has, ok := staticDefault(ctx, name, a)
 		if !ok {
 			return nil
@@ -87,6 +95,60 @@ func plainBlock(b schema.Block) bool {
 		}
 	}
 	return true
+}
+
+// keepEqualValues are the plan modifiers known to leave a planned value that
+// equals the prior state's as it is, and to ask for no replacement then:
+// the framework's RequiresReplace(If) and UseStateForUnknown (they return at
+// once for an equal, known value) and the provider's own two.
+var keepEqualValues = map[string]bool{
+	"boolplanmodifier.requiresReplaceIfModifier": true, "int64planmodifier.requiresReplaceIfModifier": true,
+	"listplanmodifier.requiresReplaceIfModifier": true, "mapplanmodifier.requiresReplaceIfModifier": true,
+	"objectplanmodifier.requiresReplaceIfModifier": true, "stringplanmodifier.requiresReplaceIfModifier": true,
+	"listplanmodifier.useStateForUnknownModifier": true, "mapplanmodifier.useStateForUnknownModifier": true,
+	"stringplanmodifier.useStateForUnknownModifier": true,
+	"resources.sameDurationKeepsState":              true, "resources.sameFloatsKeepState": true,
+}
+
+// keepsEqualValues reports whether every plan modifier of a, and of its
+// nested attributes at any depth, is in keepEqualValues.
+func keepsEqualValues(a schema.Attribute) bool {
+	mods := []reflect.Value{reflect.ValueOf(a).FieldByName("PlanModifiers")}
+	if nested := reflect.ValueOf(a).FieldByName("NestedObject"); nested.IsValid() {
+		mods = append(mods, nested.FieldByName("PlanModifiers"))
+	}
+	for _, m := range mods {
+		for i := 0; m.IsValid() && i < m.Len(); i++ {
+			if !keepEqualValues[fmt.Sprintf("%T", m.Index(i).Interface())] {
+				return false
+			}
+		}
+	}
+	for _, n := range nestedAttributes(a) {
+		if !keepsEqualValues(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// customTyped reports whether a, or an attribute nested in it at any depth,
+// has a custom type.
+func customTyped(a schema.Attribute) bool {
+	if f := reflect.ValueOf(a).FieldByName("CustomType"); f.IsValid() && f.Kind() == reflect.Interface && !f.IsNil() {
+		return true
+	}
+	if nested := reflect.ValueOf(a).FieldByName("NestedObject"); nested.IsValid() {
+		if f := nested.FieldByName("CustomType"); f.IsValid() && f.Kind() == reflect.Interface && !f.IsNil() {
+			return true
+		}
+	}
+	for _, n := range nestedAttributes(a) {
+		if customTyped(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasPlanModifiers reports whether an attribute value of any schema type
@@ -173,6 +235,29 @@ func nestedAttributes(a schema.Attribute) map[string]schema.Attribute {
 	return nil
 }
 
+// encodeIdentity is the identity to answer with: what Terraform sent (read
+// as sentValue) when now is the same, else now encoded.
+func (s *unchangedSchema) encodeIdentity(sent *tfprotov6.ResourceIdentityData, sentValue, now tftypes.Value,
+	diags *diag.Diagnostics) *tfprotov6.ResourceIdentityData {
+	if sent != nil && sent.IdentityData != nil && now.Equal(sentValue) {
+		return sent
+	}
+	encoded, err := tfprotov6.NewDynamicValue(s.identityTyp, now)
+	if err != nil {
+		diags.AddError(unchangedClusterBug, "This is a bug in the provider: cannot encode the identity: "+err.Error())
+	}
+	return &tfprotov6.ResourceIdentityData{IdentityData: &encoded}
+}
+
+// encodeState is a state or plan of the resource, encoded.
+func (s *unchangedSchema) encodeState(v tftypes.Value, diags *diag.Diagnostics) *tfprotov6.DynamicValue {
+	encoded, err := tfprotov6.NewDynamicValue(s.typ, v)
+	if err != nil {
+		diags.AddError(unchangedClusterBug, "This is a bug in the provider: cannot encode the state: "+err.Error())
+	}
+	return &encoded
+}
+
 // defaultsHeld reports whether prior already holds the default of every
 // attribute the configuration leaves null: the framework would plan the
 // default there.
@@ -200,7 +285,21 @@ func decodePrivate(raw []byte) (priorPrivate, bool) {
 	if json.Unmarshal(raw, &m) != nil {
 		return nil, false
 	}
+	for _, v := range m {
+		if !utf8.Valid(v) || !json.Valid(v) { // the framework refuses such a value
+			return nil, false
+		}
+	}
 	return m, true
+}
+
+// encoded is the private state as the framework writes it back: nothing
+// for no keys, else raw as Terraform sent it.
+func (p priorPrivate) encoded(raw []byte) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	return raw
 }
 
 // unchangedClusterBug is the summary of what the shortcuts for an unchanged

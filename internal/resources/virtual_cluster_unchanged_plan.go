@@ -46,18 +46,28 @@ func PlanUnchangedCluster(ctx context.Context, typeName string, providerData any
 	if !ok {
 		return nil, false
 	}
+	identity, ok := s.identity(req.PriorIdentity)
+	if !ok {
+		return nil, false
+	}
 	plan := tfsdk.Plan{Raw: prior, Schema: s.schema}
 	mreq := resource.ModifyPlanRequest{
-		Config: tfsdk.Config{Raw: config, Schema: s.schema},
-		Plan:   plan,
-		State:  tfsdk.State{Raw: prior, Schema: s.schema},
+		Config:   tfsdk.Config{Raw: config, Schema: s.schema},
+		Plan:     plan,
+		State:    tfsdk.State{Raw: prior, Schema: s.schema},
+		Identity: &tfsdk.ResourceIdentity{Schema: s.identitySchema, Raw: identity},
 	}
 	if req.ClientCapabilities != nil {
 		mreq.ClientCapabilities.DeferralAllowed = req.ClientCapabilities.DeferralAllowed
 	}
-	mresp := resource.ModifyPlanResponse{Plan: plan, RequiresReplace: path.Paths{}}
+	mresp := resource.ModifyPlanResponse{Plan: plan, RequiresReplace: path.Paths{},
+		Identity: &tfsdk.ResourceIdentity{Schema: s.identitySchema, Raw: identity}}
 	(&virtualClusterResource{data: data}).modifyPlan(ctx, mreq, private, &mresp)
-	return s.response(ctx, req, prior, &mresp), true
+	resp := s.response(ctx, req, prior, &mresp)
+	resp.PlannedPrivate = private.encoded(req.PriorPrivate)
+	resp.PlannedIdentity = s.encodeIdentity(req.PriorIdentity, identity, mresp.Identity.Raw, &mresp.Diagnostics)
+	resp.Diagnostics = protoDiagnostics(ctx, mresp.Diagnostics)
+	return resp, true
 }
 
 // virtualClusterSuffix follows the provider's type name in the resource's.
@@ -71,33 +81,19 @@ func proposesPrior(req *tfprotov6.PlanResourceChangeRequest) bool {
 		bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack)
 }
 
-// response is the framework's answer for the plan ModifyPlan left in mresp:
-// the proposed bytes when the plan is still the prior state, the private
-// state and identity passed through, replacements sorted and unique.
+// response is the framework's answer for the plan and replacements
+// ModifyPlan left in mresp (its diagnostics gain any encoding failure): the
+// proposed bytes when the plan is still the prior state, replacements sorted
+// and unique.
 func (s *unchangedSchema) response(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest, prior tftypes.Value,
 	mresp *resource.ModifyPlanResponse) *tfprotov6.PlanResourceChangeResponse {
-	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate,
-		PlannedIdentity: req.PriorIdentity}
-	diags := mresp.Diagnostics
+	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState}
 	if !mresp.Plan.Raw.Equal(prior) {
-		planned, err := tfprotov6.NewDynamicValue(s.typ, mresp.Plan.Raw)
-		if err != nil {
-			diags.AddError(unchangedClusterBug, "This is a bug in the provider: cannot encode the plan: "+err.Error())
-		}
-		resp.PlannedState = &planned
-	}
-	if resp.PlannedIdentity == nil || resp.PlannedIdentity.IdentityData == nil {
-		// The framework answers a CLI that sends no identity with a null one.
-		null, err := tfprotov6.NewDynamicValue(s.identityTyp, tftypes.NewValue(s.identityTyp, nil))
-		if err != nil {
-			diags.AddError(unchangedClusterBug, "This is a bug in the provider: cannot encode the identity: "+err.Error())
-		}
-		resp.PlannedIdentity = &tfprotov6.ResourceIdentityData{IdentityData: &null}
+		resp.PlannedState = s.encodeState(mresp.Plan.Raw, &mresp.Diagnostics)
 	}
 	if mresp.Deferred != nil {
 		resp.Deferred = &tfprotov6.Deferred{Reason: tfprotov6.DeferredReason(mresp.Deferred.Reason)}
 	}
-	resp.RequiresReplace = attributePaths(ctx, mresp.RequiresReplace, &diags)
-	resp.Diagnostics = protoDiagnostics(ctx, diags)
+	resp.RequiresReplace = attributePaths(ctx, mresp.RequiresReplace, &mresp.Diagnostics)
 	return resp
 }

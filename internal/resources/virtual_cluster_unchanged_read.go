@@ -11,14 +11,17 @@ import (
 )
 
 // ReadUnchangedCluster refreshes a virtual cluster as the framework would,
-// when the refresh finds it as the state has it (every refresh of a steady
-// plan), without the framework's passes over every value (decoding with
-// block nulling, semantic equality, re-encoding). The resource's own Read
-// runs, against the same live view. It reports false when the Read says
-// anything, changes the state or its identity, or when the request is not a
-// refreshed cluster's (another type, a cluster just imported, framework
-// private data): the caller then hands the request to the framework, whose
-// Read of the same cached live view answers it.
+// without the framework's passes over every value (decoding with block
+// nulling, semantic equality, re-encoding): the resource's own Read runs,
+// against the same live view, and its answer goes back as the framework
+// would send it. It reports false, having done nothing, when the request is
+// not a refreshed cluster's (another type, a cluster just imported, whose
+// Read keeps its former owner in private state, or framework private data).
+// It also reports false, having run Read, when the framework would do more
+// with what Read returned: a changed state whose changed attributes have a
+// custom type (their semantic equality), or an identity the framework
+// refuses (it words the error). The caller then hands the request to the
+// framework, whose Read of the same cached live view answers it.
 func ReadUnchangedCluster(ctx context.Context, typeName string, providerData any,
 	req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool) {
 	s := unchangedPlanSchema()
@@ -46,20 +49,48 @@ func ReadUnchangedCluster(ctx context.Context, typeName string, providerData any
 	}
 	rresp := resource.ReadResponse{State: state, Identity: &tfsdk.ResourceIdentity{Schema: s.identitySchema, Raw: identity}}
 	(&virtualClusterResource{data: data}).Read(ctx, rreq, &rresp)
-	newIdentity := rresp.Identity.Raw
-	if len(rresp.Diagnostics) > 0 || rresp.Deferred != nil || !rresp.State.Raw.Equal(current) || newIdentity.IsFullyNull() ||
-		(!identity.IsFullyNull() && !identity.Equal(newIdentity)) {
+	if !s.answersRead(current, identity, &rresp) {
 		return nil, false
 	}
-	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, NewIdentity: req.CurrentIdentity}
-	if req.CurrentIdentity == nil || identity.IsFullyNull() {
-		encoded, err := tfprotov6.NewDynamicValue(s.identityTyp, newIdentity)
-		if err != nil {
-			return nil, false
-		}
-		resp.NewIdentity = &tfprotov6.ResourceIdentityData{IdentityData: &encoded}
+	diags := rresp.Diagnostics
+	resp := &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: private.encoded(req.Private)}
+	if !rresp.State.Raw.Equal(current) {
+		resp.NewState = s.encodeState(rresp.State.Raw, &diags)
 	}
+	resp.NewIdentity = s.encodeIdentity(req.CurrentIdentity, identity, rresp.Identity.Raw, &diags)
+	resp.Diagnostics = protoDiagnostics(ctx, diags)
 	return resp, true
+}
+
+// answersRead reports whether the framework's answer to what Read left in
+// rresp is that as it is: after an error it is; else only when the identity
+// is set and, if the state had one, unchanged, and no attribute that changed
+// has a custom type (whose semantic equality could keep the prior value).
+func (s *unchangedSchema) answersRead(current, identity tftypes.Value, rresp *resource.ReadResponse) bool {
+	if rresp.Deferred != nil {
+		return false
+	}
+	if rresp.Diagnostics.HasError() {
+		return true
+	}
+	now := rresp.Identity.Raw
+	if now.IsFullyNull() || (!identity.IsFullyNull() && !identity.Equal(now)) {
+		return false
+	}
+	next := rresp.State.Raw
+	if next.IsNull() || next.Equal(current) {
+		return true
+	}
+	var was, is map[string]tftypes.Value
+	if current.As(&was) != nil || next.As(&is) != nil {
+		return false
+	}
+	for name, v := range is {
+		if s.customTyped[name] && !v.Equal(was[name]) {
+			return false
+		}
+	}
+	return true
 }
 
 // justImported reports whether a state is an import's, which Read fills from

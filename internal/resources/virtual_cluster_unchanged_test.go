@@ -2,58 +2,42 @@ package resources
 
 import (
 	"context"
-	"fmt"
-	"reflect"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// keepEqualValues are the plan modifiers known to leave a planned value that
-// equals the prior state's as it is, and to ask for no replacement then:
-// the framework's RequiresReplace(If) and UseStateForUnknown (they return
-// at once for an equal, known value) and the provider's own two.
-var keepEqualValues = map[string]bool{
-	"boolplanmodifier.requiresReplaceIfModifier": true, "int64planmodifier.requiresReplaceIfModifier": true,
-	"listplanmodifier.requiresReplaceIfModifier": true, "mapplanmodifier.requiresReplaceIfModifier": true,
-	"objectplanmodifier.requiresReplaceIfModifier": true, "stringplanmodifier.requiresReplaceIfModifier": true,
-	"listplanmodifier.useStateForUnknownModifier": true, "mapplanmodifier.useStateForUnknownModifier": true,
-	"stringplanmodifier.useStateForUnknownModifier": true,
-	"resources.sameDurationKeepsState":              true, "resources.sameFloatsKeepState": true,
+// alwaysUnknown is a plan modifier that changes an unchanged value.
+type alwaysUnknown struct{ modifierDescription }
+
+func (alwaysUnknown) PlanModifyString(_ context.Context, _ planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	resp.PlanValue = types.StringUnknown()
 }
 
-// TestUnchangedPlanKeepsTheSchemasModifiers: PlanUnchangedCluster skips the
-// framework's run of every plan modifier on a plan equal to the prior state,
-// which is right only while each modifier keeps an equal value. A new kind of
-// modifier fails here until it is checked and listed.
-func TestUnchangedPlanKeepsTheSchemasModifiers(t *testing.T) {
-	if unchangedPlanSchema() == nil {
+// TestUnchangedPlanSchema: the schema is one the shortcuts answer for (else
+// every plan and refresh silently goes to the framework), and a plan
+// modifier not known to keep an equal value turns them off.
+func TestUnchangedPlanSchema(t *testing.T) {
+	s := unchangedPlanSchema()
+	if s == nil {
 		t.Fatal("the schema has what PlanUnchangedCluster cannot plan: every plan goes to the framework")
 	}
-	var sch resource.SchemaResponse
-	(&virtualClusterResource{}).Schema(context.Background(), resource.SchemaRequest{}, &sch)
-	var check func(where string, attrs map[string]schema.Attribute)
-	check = func(where string, attrs map[string]schema.Attribute) {
-		for name, a := range attrs {
-			mods := []reflect.Value{reflect.ValueOf(a).FieldByName("PlanModifiers")}
-			if nested := reflect.ValueOf(a).FieldByName("NestedObject"); nested.IsValid() {
-				mods = append(mods, nested.FieldByName("PlanModifiers"))
-			}
-			for _, m := range mods {
-				for i := 0; m.IsValid() && i < m.Len(); i++ {
-					if kind := fmt.Sprintf("%T", m.Index(i).Interface()); !keepEqualValues[kind] {
-						t.Errorf("%s%s: plan modifier %s is not known to keep an unchanged value", where, name, kind)
-					}
-				}
-			}
-			check(where+name+".", nestedAttributes(a))
-		}
+	if !s.customTyped["ready_timeout"] || s.customTyped["name"] || s.customTyped["bundles"] {
+		t.Errorf("custom-typed attributes: %v", s.customTyped)
 	}
-	check("", sch.Schema.Attributes)
-	for name, b := range sch.Schema.Blocks {
-		if !plainBlock(b) {
-			t.Errorf("block %s is not plain", name)
+	known := schema.StringAttribute{PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}}
+	unknown := schema.StringAttribute{PlanModifiers: []planmodifier.String{alwaysUnknown{"marks the value unknown"}}}
+	nested := schema.ListNestedAttribute{NestedObject: schema.NestedAttributeObject{
+		Attributes: map[string]schema.Attribute{"inner": unknown}}}
+	for _, c := range []struct {
+		attr schema.Attribute
+		want bool
+	}{{known, true}, {unknown, false}, {nested, false}, {schema.ListAttribute{ElementType: types.StringType}, true}} {
+		if got := keepsEqualValues(c.attr); got != c.want {
+			t.Errorf("keepsEqualValues(%#v) = %v", c.attr, got)
 		}
 	}
 }
