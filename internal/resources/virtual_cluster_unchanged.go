@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -24,6 +25,16 @@ import (
 // itself (PlanUnchangedCluster, ReadUnchangedCluster, UpgradeClusterState),
 // as the framework would. This file holds what they share: what the schema
 // must be for that, and the framework's conversions they repeat.
+
+// unchangedTarget is the schema and provider data a shortcut answers with,
+// when the request is for a virtual cluster (resourceType) of a configured
+// provider whose schema the shortcuts can answer for.
+func unchangedTarget(typeName, resourceType string, providerData any) (*unchangedSchema, *ProviderData, bool) {
+	s := unchangedPlanSchema()
+	data, configured := providerData.(*ProviderData)
+	ok := s != nil && configured && data != nil && resourceType == typeName+virtualClusterSuffix
+	return s, data, ok
+}
 
 // unchangedSchema is what PlanUnchangedCluster needs of the schema, built
 // once.
@@ -169,26 +180,29 @@ func staticDefault(ctx context.Context, name string, a schema.Attribute) (v tfty
 		}
 		var resp defaults.BoolResponse
 		a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: p}, &resp)
-		v, err := resp.PlanValue.ToTerraformValue(ctx)
-		return v, true, err == nil && !resp.Diagnostics.HasError()
+		return evaluated(ctx, resp.PlanValue, resp.Diagnostics)
 	case schema.Int64Attribute:
 		if a.Default == nil {
 			return v, false, true
 		}
 		var resp defaults.Int64Response
 		a.Default.DefaultInt64(ctx, defaults.Int64Request{Path: p}, &resp)
-		v, err := resp.PlanValue.ToTerraformValue(ctx)
-		return v, true, err == nil && !resp.Diagnostics.HasError()
+		return evaluated(ctx, resp.PlanValue, resp.Diagnostics)
 	case schema.StringAttribute:
 		if a.Default == nil {
 			return v, false, true
 		}
 		var resp defaults.StringResponse
 		a.Default.DefaultString(ctx, defaults.StringRequest{Path: p}, &resp)
-		v, err := resp.PlanValue.ToTerraformValue(ctx)
-		return v, true, err == nil && !resp.Diagnostics.HasError()
+		return evaluated(ctx, resp.PlanValue, resp.Diagnostics)
 	}
 	return v, false, !hasDefault(a)
+}
+
+// evaluated is a default's planned value as staticDefault returns it.
+func evaluated(ctx context.Context, planned attr.Value, diags diag.Diagnostics) (v tftypes.Value, has, ok bool) {
+	v, err := planned.ToTerraformValue(ctx)
+	return v, true, err == nil && !diags.HasError()
 }
 
 // hasDefault reports whether an attribute value of any schema type sets its

@@ -29,9 +29,8 @@ import (
 // typeName is the provider's type name (the resource's prefix).
 func PlanUnchangedCluster(ctx context.Context, typeName string, providerData any,
 	req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
-	s := unchangedPlanSchema()
-	data, configured := providerData.(*ProviderData)
-	if s == nil || !configured || data == nil || req.TypeName != typeName+virtualClusterSuffix || !proposesPrior(req) {
+	s, data, ok := unchangedTarget(typeName, req.TypeName, providerData)
+	if !ok || !proposesPrior(req) {
 		return nil, false
 	}
 	prior, err := req.PriorState.Unmarshal(s.typ)

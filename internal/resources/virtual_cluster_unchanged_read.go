@@ -24,10 +24,8 @@ import (
 // framework, whose Read of the same cached live view answers it.
 func ReadUnchangedCluster(ctx context.Context, typeName string, providerData any,
 	req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool) {
-	s := unchangedPlanSchema()
-	data, configured := providerData.(*ProviderData)
-	if s == nil || !configured || data == nil || req.TypeName != typeName+virtualClusterSuffix ||
-		req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 {
+	s, data, ok := unchangedTarget(typeName, req.TypeName, providerData)
+	if !ok || req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 {
 		return nil, false
 	}
 	current, err := req.CurrentState.Unmarshal(s.typ)
