@@ -11,9 +11,10 @@ import (
 
 // NewProtocol6Server serves the provider over plugin protocol 6, as
 // providerserver.NewProtocol6 does, and also accepts null function
-// arguments from OpenTofu (nullFunctionArgs) and counts the writes in
-// progress for the driver's batching. Use it wherever the provider is
-// served (main and the acceptance tests).
+// arguments from OpenTofu (nullFunctionArgs), counts the writes in
+// progress for the driver's batching, and answers an unchanged virtual
+// cluster's plan, refresh and state upgrade itself. Use it wherever the
+// provider is served (main and the acceptance tests).
 func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
 	p := newProvider(version)
 	framework := providerserver.NewProtocol6(p)
@@ -24,7 +25,7 @@ func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
 // resource write and data source read from the moment Terraform calls:
 // those Terraform runs together then share one Ray job, however long each
 // takes to decode its request and check the cluster before it reaches the
-// driver.
+// driver. Its provider's configured data serves the shortcuts.
 type server struct {
 	nullFunctionArgs
 	p *rayProvider
@@ -41,9 +42,10 @@ func (s server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResou
 	return s.nullFunctionArgs.PlanResourceChange(ctx, req)
 }
 
-// ReadResource refreshes a virtual cluster that Ray still has as its state
-// says itself (resources.ReadUnchangedCluster) and hands every other read to
-// the framework.
+// ReadResource refreshes a virtual cluster itself when the framework's
+// passes around its Read would change nothing
+// (resources.ReadUnchangedCluster), and hands every other read to the
+// framework.
 func (s server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if resp, ok := resources.ReadUnchangedCluster(ctx, typeName, s.p.configured.Load(), req); ok {
 		return resp, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
 	"github.com/ray-infra/terraform-provider-ray/internal/standin"
 )
@@ -23,7 +24,7 @@ import (
 // the same stand-in dashboard, and check that they are the same answer, and
 // that it declines what it must leave to the framework.
 
-const clusterType = typeName + "_virtual_cluster"
+const clusterType = typeName + resources.VirtualClusterSuffix
 
 // unchangedRig is one provider whose data the shortcuts use, and one whose
 // framework server answers the same requests. Each plan claims its cluster's
@@ -259,7 +260,7 @@ func TestPlanUnchangedClusterAnswersAsTheFramework(t *testing.T) {
 	}{
 		{name: "steady", answers: true},
 		{name: "steady, with an identity", identity: true, answers: true},
-		{name: "steady, defaults left out", state: map[string]any{"port_range_low": 1400, "port_range_high": 1999},
+		{name: "steady, defaults left out", state: map[string]any{"port_range_low": clusterspec.DefaultPorts.Low, "port_range_high": clusterspec.DefaultPorts.High},
 			leftOut: defaulted, answers: true},
 		// The plan takes ownership: computed attributes unknown, and a warning.
 		{name: "import pending", state: map[string]any{"owner_id": ""}, private: formerOwner, answers: true,

@@ -60,10 +60,10 @@ func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.Mo
 	r.modifyPlan(ctx, req, req.Private, resp)
 }
 
-// modifyPlan is ModifyPlan with the prior private state apart from req, where
-// PlanUnchangedCluster, which has no framework private state to put in req,
-// passes what Terraform sent: req.Private and resp.Private are nil then, so
-// private state is read through private alone (and a plan writes none).
+// modifyPlan is ModifyPlan with the prior private state passed apart:
+// PlanUnchangedCluster cannot build the framework's private state, so it
+// leaves req.Private and resp.Private nil and passes what Terraform sent.
+// Read private state through private alone; a plan writes none.
 func (r *virtualClusterResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRequest, private privateState, resp *resource.ModifyPlanResponse) {
 	ctx = driver.ReadOnly(ctx, "plan")
 	if r.data == nil || r.data.Client == nil {

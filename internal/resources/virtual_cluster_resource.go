@@ -37,7 +37,7 @@ func NewVirtualClusterResource() resource.Resource { return &virtualClusterResou
 type virtualClusterResource struct{ data *ProviderData }
 
 func (r *virtualClusterResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_virtual_cluster"
+	resp.TypeName = req.ProviderTypeName + VirtualClusterSuffix
 }
 
 func (r *virtualClusterResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

@@ -26,18 +26,21 @@ import (
 // as the framework would. This file holds what they share: what the schema
 // must be for that, and the framework's conversions they repeat.
 
-// unchangedTarget is the schema and provider data a shortcut answers with,
-// when the request is for a virtual cluster (resourceType) of a configured
-// provider whose schema the shortcuts can answer for.
-func unchangedTarget(typeName, resourceType string, providerData any) (*unchangedSchema, *ProviderData, bool) {
-	s := unchangedPlanSchema()
-	data, configured := providerData.(*ProviderData)
-	ok := s != nil && configured && data != nil && resourceType == typeName+virtualClusterSuffix
-	return s, data, ok
+// VirtualClusterSuffix follows the provider's type name in the virtual
+// cluster resource's.
+const VirtualClusterSuffix = "_virtual_cluster"
+
+// unchangedSchemaFor is the schema the shortcuts answer with, or nil when
+// the request is not for a virtual cluster (resourceType, of the provider
+// typeName) or the schema is not one they can answer for.
+func unchangedSchemaFor(typeName, resourceType string) *unchangedSchema {
+	if resourceType != typeName+VirtualClusterSuffix {
+		return nil
+	}
+	return unchangedClusterSchema()
 }
 
-// unchangedSchema is what PlanUnchangedCluster needs of the schema, built
-// once.
+// unchangedSchema is what the shortcuts need of the schema, built once.
 type unchangedSchema struct {
 	schema         schema.Schema
 	typ            tftypes.Object
@@ -50,13 +53,13 @@ type unchangedSchema struct {
 	customTyped map[string]bool
 }
 
-// unchangedPlanSchema is nil (every plan goes to the framework) when the
-// schema has what PlanUnchangedCluster does not reproduce: write-only
+// unchangedClusterSchema is nil (every request goes to the framework) when
+// the schema has what the shortcuts do not reproduce: write-only
 // attributes, a default it cannot read statically (any default but a
 // top-level bool, int64 or string one), a plan modifier not known to keep a
 // value equal to the prior one (keepEqualValues), or a block other than a
 // single one of plain attributes (the timeouts block).
-var unchangedPlanSchema = sync.OnceValue(func() *unchangedSchema {
+var unchangedClusterSchema = sync.OnceValue(func() *unchangedSchema {
 	ctx := context.Background()
 	r := &virtualClusterResource{}
 	var sch resource.SchemaResponse

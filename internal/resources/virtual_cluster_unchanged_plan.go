@@ -27,10 +27,10 @@ import (
 // prior state lacks (a state from a provider with other defaults), or an
 // unconfigured provider. The caller then hands the request to the framework.
 // typeName is the provider's type name (the resource's prefix).
-func PlanUnchangedCluster(ctx context.Context, typeName string, providerData any,
+func PlanUnchangedCluster(ctx context.Context, typeName string, data *ProviderData,
 	req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
-	s, data, ok := unchangedTarget(typeName, req.TypeName, providerData)
-	if !ok || !proposesPrior(req) {
+	s := unchangedSchemaFor(typeName, req.TypeName)
+	if s == nil || data == nil || !proposesPrior(req) {
 		return nil, false
 	}
 	prior, err := req.PriorState.Unmarshal(s.typ)
@@ -68,9 +68,6 @@ func PlanUnchangedCluster(ctx context.Context, typeName string, providerData any
 	resp.Diagnostics = protoDiagnostics(ctx, mresp.Diagnostics)
 	return resp, true
 }
-
-// virtualClusterSuffix follows the provider's type name in the resource's.
-const virtualClusterSuffix = "_virtual_cluster"
 
 // proposesPrior reports whether Terraform proposes the prior state as it is:
 // the same msgpack bytes (Terraform encodes a value one way).

@@ -21,11 +21,13 @@ import (
 // with what Read returned: a changed state whose changed attributes have a
 // custom type (their semantic equality), or an identity the framework
 // refuses (it words the error). The caller then hands the request to the
-// framework, whose Read of the same cached live view answers it.
-func ReadUnchangedCluster(ctx context.Context, typeName string, providerData any,
+// framework, which runs Read again (against the same cached live view; a
+// gone cluster's inspect job runs again too): rare, as Read changes neither
+// a custom-typed attribute nor the identity.
+func ReadUnchangedCluster(ctx context.Context, typeName string, data *ProviderData,
 	req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool) {
-	s, data, ok := unchangedTarget(typeName, req.TypeName, providerData)
-	if !ok || req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 {
+	s := unchangedSchemaFor(typeName, req.TypeName)
+	if s == nil || data == nil || req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 {
 		return nil, false
 	}
 	current, err := req.CurrentState.Unmarshal(s.typ)
@@ -116,8 +118,8 @@ func (p priorPrivate) hasFrameworkKeys() bool {
 // null list and set blocks into empty ones, which this schema has none of.
 // It reports false for any other request.
 func UpgradeClusterState(typeName string, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, bool) {
-	s := unchangedPlanSchema()
-	if s == nil || req.TypeName != typeName+virtualClusterSuffix || req.RawState == nil || req.Version != s.schema.Version {
+	s := unchangedSchemaFor(typeName, req.TypeName)
+	if s == nil || req.RawState == nil || req.Version != s.schema.Version {
 		return nil, false
 	}
 	raw, err := req.RawState.UnmarshalWithOpts(s.typ, tfprotov6.UnmarshalOpts{

@@ -21,7 +21,7 @@ func (alwaysUnknown) PlanModifyString(_ context.Context, _ planmodifier.StringRe
 // every plan and refresh silently goes to the framework), and a plan
 // modifier not known to keep an equal value turns them off.
 func TestUnchangedPlanSchema(t *testing.T) {
-	s := unchangedPlanSchema()
+	s := unchangedClusterSchema()
 	if s == nil {
 		t.Fatal("the schema has what PlanUnchangedCluster cannot plan: every plan goes to the framework")
 	}
