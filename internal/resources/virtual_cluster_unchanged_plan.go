@@ -24,8 +24,9 @@ import (
 //
 // It reports false, having done nothing, for any other request: another
 // resource type, a proposal that differs from the prior state, a default the
-// prior state lacks (a state from a provider with other defaults), or an
-// unconfigured provider. The caller then hands the request to the framework.
+// prior state lacks (a state from a provider with other defaults), private
+// state or an identity the framework would refuse, or an unconfigured
+// provider. The caller then hands the request to the framework.
 // typeName is the provider's type name (the resource's prefix).
 func PlanUnchangedCluster(ctx context.Context, typeName string, data *ProviderData,
 	req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
