@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -38,6 +39,31 @@ func unchangedSchemaFor(typeName, resourceType string) *unchangedSchema {
 		return nil
 	}
 	return unchangedClusterSchema()
+}
+
+// unchangedInputs reads what both the plan and the refresh shortcut start
+// from: the schema (nil when the request is not a virtual cluster's of a
+// configured provider, or the schema not one they answer for), the prior
+// private state and the identity Terraform sent. It reports false when any
+// is missing or one the framework would refuse.
+func unchangedInputs(typeName, resourceType string, data *ProviderData, private []byte,
+	identity *tfprotov6.ResourceIdentityData) (*unchangedSchema, priorPrivate, tftypes.Value, bool) {
+	s := unchangedSchemaFor(typeName, resourceType)
+	if s == nil || data == nil {
+		return nil, nil, tftypes.Value{}, false
+	}
+	prior, ok := decodePrivate(private)
+	if !ok {
+		return nil, nil, tftypes.Value{}, false
+	}
+	sent, ok := s.identity(identity)
+	return s, prior, sent, ok
+}
+
+// identityOf is an identity value of the resource, as the framework hands
+// it to ModifyPlan and Read.
+func (s *unchangedSchema) identityOf(v tftypes.Value) *tfsdk.ResourceIdentity {
+	return &tfsdk.ResourceIdentity{Schema: s.identitySchema, Raw: v}
 }
 
 // unchangedSchema is what the shortcuts need of the schema, built once.
@@ -149,13 +175,8 @@ func keepsEqualValues(a schema.Attribute) bool {
 // customTyped reports whether a, or an attribute nested in it at any depth,
 // has a custom type.
 func customTyped(a schema.Attribute) bool {
-	if f := reflect.ValueOf(a).FieldByName("CustomType"); f.IsValid() && f.Kind() == reflect.Interface && !f.IsNil() {
+	if interfaceSet(reflect.ValueOf(a), "CustomType") || interfaceSet(reflect.ValueOf(a).FieldByName("NestedObject"), "CustomType") {
 		return true
-	}
-	if nested := reflect.ValueOf(a).FieldByName("NestedObject"); nested.IsValid() {
-		if f := nested.FieldByName("CustomType"); f.IsValid() && f.Kind() == reflect.Interface && !f.IsNil() {
-			return true
-		}
 	}
 	for _, n := range nestedAttributes(a) {
 		if customTyped(n) {
@@ -210,8 +231,16 @@ func evaluated(ctx context.Context, planned attr.Value, diags diag.Diagnostics) 
 
 // hasDefault reports whether an attribute value of any schema type sets its
 // Default field.
-func hasDefault(a any) bool {
-	f := reflect.ValueOf(a).FieldByName("Default")
+func hasDefault(a any) bool { return interfaceSet(reflect.ValueOf(a), "Default") }
+
+// interfaceSet reports whether struct v (invalid: none) has an interface
+// field of that name, set. The schema's attribute kinds share field names,
+// not an interface to read them through.
+func interfaceSet(v reflect.Value, field string) bool {
+	if !v.IsValid() {
+		return false
+	}
+	f := v.FieldByName(field)
 	return f.IsValid() && f.Kind() == reflect.Interface && !f.IsNil()
 }
 
@@ -328,11 +357,14 @@ const unchangedClusterBug = "Cannot answer for the unchanged virtual cluster"
 type priorPrivate map[string][]byte
 
 func (p priorPrivate) GetKey(_ context.Context, key string) ([]byte, diag.Diagnostics) {
-	if strings.HasPrefix(key, ".") {
+	if frameworkKey(key) {
 		return nil, nil
 	}
 	return p[key], nil
 }
+
+// frameworkKey reports whether a private state key is the framework's own.
+func frameworkKey(key string) bool { return strings.HasPrefix(key, ".") }
 
 func (p priorPrivate) SetKey(context.Context, string, []byte) diag.Diagnostics {
 	var d diag.Diagnostics

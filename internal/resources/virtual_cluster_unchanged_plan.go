@@ -30,8 +30,8 @@ import (
 // typeName is the provider's type name (the resource's prefix).
 func PlanUnchangedCluster(ctx context.Context, typeName string, data *ProviderData,
 	req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
-	s := unchangedSchemaFor(typeName, req.TypeName)
-	if s == nil || data == nil || !proposesPrior(req) {
+	s, private, identity, ok := unchangedInputs(typeName, req.TypeName, data, req.PriorPrivate, req.PriorIdentity)
+	if !ok || !proposesPrior(req) {
 		return nil, false
 	}
 	prior, err := req.PriorState.Unmarshal(s.typ)
@@ -42,26 +42,17 @@ func PlanUnchangedCluster(ctx context.Context, typeName string, data *ProviderDa
 	if err != nil || !s.defaultsHeld(config, prior) {
 		return nil, false
 	}
-	private, ok := decodePrivate(req.PriorPrivate)
-	if !ok {
-		return nil, false
-	}
-	identity, ok := s.identity(req.PriorIdentity)
-	if !ok {
-		return nil, false
-	}
 	plan := tfsdk.Plan{Raw: prior, Schema: s.schema}
 	mreq := resource.ModifyPlanRequest{
 		Config:   tfsdk.Config{Raw: config, Schema: s.schema},
 		Plan:     plan,
 		State:    tfsdk.State{Raw: prior, Schema: s.schema},
-		Identity: &tfsdk.ResourceIdentity{Schema: s.identitySchema, Raw: identity},
+		Identity: s.identityOf(identity),
 	}
 	if req.ClientCapabilities != nil {
 		mreq.ClientCapabilities.DeferralAllowed = req.ClientCapabilities.DeferralAllowed
 	}
-	mresp := resource.ModifyPlanResponse{Plan: plan, RequiresReplace: path.Paths{},
-		Identity: &tfsdk.ResourceIdentity{Schema: s.identitySchema, Raw: identity}}
+	mresp := resource.ModifyPlanResponse{Plan: plan, RequiresReplace: path.Paths{}, Identity: s.identityOf(identity)}
 	(&virtualClusterResource{data: data}).modifyPlan(ctx, mreq, private, &mresp)
 	resp := s.response(ctx, req, prior, &mresp)
 	resp.PlannedPrivate = private.encoded(req.PriorPrivate)

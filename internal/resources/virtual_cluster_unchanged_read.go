@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -26,20 +25,12 @@ import (
 // a custom-typed attribute nor the identity.
 func ReadUnchangedCluster(ctx context.Context, typeName string, data *ProviderData,
 	req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool) {
-	s := unchangedSchemaFor(typeName, req.TypeName)
-	if s == nil || data == nil || req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 {
+	s, private, identity, ok := unchangedInputs(typeName, req.TypeName, data, req.Private, req.CurrentIdentity)
+	if !ok || private.hasFrameworkKeys() || req.CurrentState == nil || len(req.CurrentState.MsgPack) == 0 {
 		return nil, false
 	}
 	current, err := req.CurrentState.Unmarshal(s.typ)
 	if err != nil || current.IsNull() || justImported(current) {
-		return nil, false
-	}
-	private, ok := decodePrivate(req.Private)
-	if !ok || private.hasFrameworkKeys() {
-		return nil, false
-	}
-	identity, ok := s.identity(req.CurrentIdentity)
-	if !ok {
 		return nil, false
 	}
 	state := tfsdk.State{Raw: current, Schema: s.schema}
@@ -47,7 +38,7 @@ func ReadUnchangedCluster(ctx context.Context, typeName string, data *ProviderDa
 	if req.ClientCapabilities != nil {
 		rreq.ClientCapabilities.DeferralAllowed = req.ClientCapabilities.DeferralAllowed
 	}
-	rresp := resource.ReadResponse{State: state, Identity: &tfsdk.ResourceIdentity{Schema: s.identitySchema, Raw: identity}}
+	rresp := resource.ReadResponse{State: state, Identity: s.identityOf(identity)}
 	(&virtualClusterResource{data: data}).Read(ctx, rreq, &rresp)
 	if !s.answersRead(current, identity, &rresp) {
 		return nil, false
@@ -104,7 +95,7 @@ func justImported(state tftypes.Value) bool {
 // the private state (it removes its import marker at the first Read).
 func (p priorPrivate) hasFrameworkKeys() bool {
 	for key := range p {
-		if strings.HasPrefix(key, ".") {
+		if frameworkKey(key) {
 			return true
 		}
 	}
