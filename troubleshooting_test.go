@@ -28,7 +28,6 @@ var internalSummaries = []string{
 	"Unexpected provider data",
 	"Placement group missing from the driver's report",
 	"Cannot order bundles by topology",
-	"Cannot answer for the unchanged virtual cluster",
 }
 
 // Every error summary the provider emits has an entry in the troubleshooting

@@ -4,7 +4,6 @@ package provider
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
@@ -37,24 +36,18 @@ type rayProvider struct {
 	// jobs runs the driver jobs; shared with the protocol server, which
 	// counts the writes in progress (server.go).
 	jobs *driver.Batcher
-	// configured is what Configure gave the resources, for the protocol
-	// server's plans of unchanged clusters (server.go); nil until then.
-	configured atomic.Pointer[resources.ProviderData]
 }
 
 // New is the framework provider without the protocol server's additions
 // (NewProtocol6Server): for bench/cmd/minprovider, which borrows its schemas.
 func New(version string) provider.Provider { return newProvider(version) }
 
-// typeName is the provider's type name, every resource's prefix.
-const typeName = "ray"
-
 func newProvider(version string) *rayProvider {
 	return &rayProvider{version: version, jobs: driver.NewBatcher(nil, "", driver.RunOptions{})}
 }
 
 func (p *rayProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
-	resp.TypeName = typeName
+	resp.TypeName = "ray"
 	resp.Version = p.version
 }
 
@@ -197,7 +190,6 @@ func (p *rayProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	resp.DataSourceData = data
 	resp.ResourceData = data
 	resp.ListResourceData = data
-	p.configured.Store(data)
 }
 
 // ListResources are the list resources of terraform query (Terraform >= 1.14).

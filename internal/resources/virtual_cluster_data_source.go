@@ -77,7 +77,7 @@ type dataGroup struct {
 }
 
 func (d *virtualClusterDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_virtual_cluster"
+	resp.TypeName = req.ProviderTypeName + virtualClusterSuffix
 }
 
 func (d *virtualClusterDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {

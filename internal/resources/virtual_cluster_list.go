@@ -67,7 +67,7 @@ type virtualClusterListModel struct {
 }
 
 func (l *virtualClusterList) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_virtual_cluster"
+	resp.TypeName = req.ProviderTypeName + virtualClusterSuffix
 }
 
 func (l *virtualClusterList) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

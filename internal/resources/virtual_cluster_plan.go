@@ -57,14 +57,6 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 // snapshot is cached), turns drift recorded by refresh or a lost node into a
 // replacement, and chooses the nodes of a cluster about to be created.
 func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.modifyPlan(ctx, req, req.Private, resp)
-}
-
-// modifyPlan is ModifyPlan with the prior private state passed apart:
-// PlanUnchangedCluster cannot build the framework's private state, so it
-// leaves req.Private and resp.Private nil and passes what Terraform sent.
-// Read private state through private alone; a plan writes none.
-func (r *virtualClusterResource) modifyPlan(ctx context.Context, req resource.ModifyPlanRequest, private privateState, resp *resource.ModifyPlanResponse) {
 	ctx = driver.ReadOnly(ctx, "plan")
 	if r.data == nil || r.data.Client == nil {
 		return // provider not configured yet
@@ -99,7 +91,7 @@ func (r *virtualClusterResource) modifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	p.run()
-	p.planTakeover(private)
+	p.planTakeover(req.Private)
 	if !sameModel(planned, plan) {
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}

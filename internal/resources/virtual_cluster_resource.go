@@ -36,8 +36,12 @@ func NewVirtualClusterResource() resource.Resource { return &virtualClusterResou
 
 type virtualClusterResource struct{ data *ProviderData }
 
+// virtualClusterSuffix follows the provider's type name in the virtual
+// cluster's resource, data source and list resource.
+const virtualClusterSuffix = "_virtual_cluster"
+
 func (r *virtualClusterResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + VirtualClusterSuffix
+	resp.TypeName = req.ProviderTypeName + virtualClusterSuffix
 }
 
 func (r *virtualClusterResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
