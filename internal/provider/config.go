@@ -24,6 +24,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 	"github.com/ray-infra/terraform-provider-ray/internal/validators"
 )
 
@@ -96,7 +97,7 @@ func (m providerModel) anyUnknown() bool {
 
 // providerData turns the configuration into the client and settings shared by
 // every resource and data source. It returns nil data while values are unknown.
-func (m providerModel) providerData(ctx context.Context, version string) (*resources.ProviderData, diag.Diagnostics) {
+func (m providerModel) providerData(ctx context.Context, version string) (*session.Session, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if m.anyUnknown() {
 		return nil, diags
@@ -189,7 +190,7 @@ func (m providerModel) retryMax() int {
 // newProviderData is what resources share: client, with the namespace,
 // Python executable, plan timeout, topology labels and capacity check the
 // provider block sets or their defaults.
-func (m providerModel) newProviderData(ctx context.Context, client *rayclient.Client, version string, runtimeEnv map[string]any, diags *diag.Diagnostics) *resources.ProviderData {
+func (m providerModel) newProviderData(ctx context.Context, client *rayclient.Client, version string, runtimeEnv map[string]any, diags *diag.Diagnostics) *session.Session {
 	python := m.PythonExecutable.ValueString()
 	if python == "" {
 		python = clusterspec.DefaultPythonExecutable
@@ -198,8 +199,8 @@ func (m providerModel) newProviderData(ctx context.Context, client *rayclient.Cl
 	if namespace == "" {
 		namespace = clusterspec.DefaultNamespace
 	}
-	data := resources.NewProviderData(client, namespace, python, version, runtimeEnv)
-	data.PlanTimeout = durationOr(m.PlanTimeout, resources.DefaultPlanTimeout)
+	data := session.New(client, namespace, python, version, runtimeEnv)
+	data.PlanTimeout = durationOr(m.PlanTimeout, session.DefaultPlanTimeout)
 	labels, d := resources.TopologyLabelsFromObject(ctx, m.TopologyLabels)
 	diags.Append(d...)
 	data.TopologyLabels = labels

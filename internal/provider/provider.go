@@ -22,6 +22,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/resources"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 	"github.com/ray-infra/terraform-provider-ray/internal/validators"
 )
 
@@ -154,7 +155,7 @@ func (p *rayProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 					"every other read of that plan fails at once instead of waiting again. A refused connection is not " +
 					"waited for: the plan warns and the checks run again at apply. Apply and destroy are bounded by " +
 					"the resource's `timeouts` instead. Defaults to `" +
-					resources.DefaultPlanTimeout.String() + "`." + envDoc(envPlanTimeout),
+					session.DefaultPlanTimeout.String() + "`." + envDoc(envPlanTimeout),
 				CustomType: timetypes.GoDurationType{},
 				Optional:   true,
 				Validators: []validator.String{validators.DurationValidator{}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -81,10 +82,10 @@ func TestUniqueLabelsValidator(t *testing.T) {
 // A cluster planned beside another counts on the nodes its plan chose,
 // for the label limits of the other's check.
 func TestPlannedHoldersCarryTheirNodes(t *testing.T) {
-	d := &ProviderData{}
+	d := &session.Session{}
 	d.ClaimCapacity("team/a", []clusterspec.GroupRequest{{Name: "a-node0", Bundles: []topology.Resources{{"GPU": 2}}}})
-	d.planNodeAsk("team/a", map[string]topology.Resources{"n1": {"GPU": 2}})
-	got := d.plannedHolders("team", "team/b")
+	d.PlanNodeAsk("team/a", map[string]topology.Resources{"n1": {"GPU": 2}})
+	got := d.PlannedHolders("team", "team/b")
 	if len(got) != 1 || !got[0].Planned || got[0].Resources["GPU"] != 2 || got[0].Nodes["n1"]["GPU"] != 2 {
 		t.Fatalf("planned holders %+v", got)
 	}

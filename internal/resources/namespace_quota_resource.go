@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // Ray's resource names for the quota's gpus and cpus arguments.
@@ -36,7 +36,7 @@ var (
 // the placement groups of one Ray namespace hold.
 func NewNamespaceQuotaResource() resource.Resource { return &namespaceQuotaResource{} }
 
-type namespaceQuotaResource struct{ data *ProviderData }
+type namespaceQuotaResource struct{ data *session.Session }
 
 type namespaceQuotaModel struct {
 	ID              types.String  `tfsdk:"id"`
@@ -53,7 +53,7 @@ func (r *namespaceQuotaResource) Metadata(_ context.Context, req resource.Metada
 }
 
 func (r *namespaceQuotaResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+	r.data = sessionFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *namespaceQuotaResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -154,11 +154,11 @@ func (r *namespaceQuotaResource) Delete(ctx context.Context, req resource.Delete
 	if !r.write(ctx, m, nil, false, &resp.Diagnostics) {
 		return
 	}
-	if err := driver.DeleteQuotaNote(ctx, r.data.Client, m.Namespace.ValueString()); err != nil {
+	if err := r.data.DeleteQuotaNote(ctx, m.Namespace.ValueString()); err != nil {
 		resp.Diagnostics.AddWarning("Namespace quota note left behind",
 			fmt.Sprintf("The quota of %s is deleted, but its note for plans could not be removed (%v): plans of the namespace "+
 				"still check the old limits until the job record %s is deleted.", m.Namespace.ValueString(), err,
-				driver.QuotaNoteID(m.Namespace.ValueString())))
+				session.QuotaNoteID(m.Namespace.ValueString())))
 	}
 }
 
@@ -174,19 +174,19 @@ func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaMode
 	if caps == nil {
 		what = "Cannot delete the namespace quota"
 	}
-	if _, err := r.data.Jobs.Run(ctx, contract.QuotaWriteRequest(ns, owner, caps, claim), nil); err != nil {
+	if err := r.data.StoreQuota(ctx, ns, owner, caps, claim); err != nil {
 		if contract.IsKind(err, contract.KindConflict) {
 			diags.AddAttributeError(path.Root("namespace"), "Ray namespace already has a quota",
 				fmt.Sprintf("%v\n\nNothing was changed. %s", err, contract.Fix(err)))
 			return false
 		}
-		diags.AddError(what, errorDetail(err))
+		diags.AddError(what, session.ErrorDetail(err))
 		return false
 	}
 	if caps == nil {
 		return true
 	}
-	if err := driver.RecordQuotaNote(ctx, r.data.Client, driver.QuotaNote{Namespace: ns, Owner: owner, QuotaCaps: *caps}); err != nil {
+	if err := r.data.RecordQuotaNote(ctx, ns, owner, *caps); err != nil {
 		diags.AddError(what, fmt.Sprintf("The quota is stored in Ray, and every create in %s checks it, but the note that lets plans "+
 			"check it too could not be left: %v. Apply again.", ns, err))
 	}
@@ -198,7 +198,7 @@ func (r *namespaceQuotaResource) write(ctx context.Context, m namespaceQuotaMode
 // still there plans the update that writes its note again; none, and the
 // quota is gone from state.
 func (r *namespaceQuotaResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	ctx = driver.ReadOnly(ctx, "refresh")
+	ctx = session.ReadOnly(ctx, "refresh")
 	var m namespaceQuotaModel
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
@@ -224,17 +224,9 @@ func (r *namespaceQuotaResource) Read(ctx context.Context, req resource.ReadRequ
 
 // readNote is the quota of ns: its note, or, with none, the KV's (Limits
 // nil: a quota whose note is missing); nil when the namespace has no quota.
-func (r *namespaceQuotaResource) readNote(ctx context.Context, ns string, diags *diag.Diagnostics) (*driver.QuotaNote, error) {
-	rctx, cancel := r.data.planReadContext(ctx)
-	defer cancel()
-	note, err := driver.ReadQuotaNote(rctx, r.data.Client, ns)
-	if err == nil && note == nil {
-		var res *contract.Result
-		if res, err = r.data.Jobs.Run(ctx, contract.QuotaUsageRequest(ns), nil); err == nil && res.Quota != nil {
-			note = &driver.QuotaNote{Namespace: ns, Owner: res.Quota.Owner}
-		}
-	}
-	if err != nil && !r.data.failUnanswered(diags, err) {
+func (r *namespaceQuotaResource) readNote(ctx context.Context, ns string, diags *diag.Diagnostics) (*session.QuotaNote, error) {
+	note, err := r.data.ReadQuota(ctx, ns)
+	if err != nil && !failUnanswered(r.data, diags, err) {
 		diags.AddError("Cannot read the namespace quota", err.Error())
 	}
 	return note, err
@@ -244,7 +236,7 @@ func (r *namespaceQuotaResource) readNote(ctx context.Context, ns string, diags 
 // apply that takes the quota over (the plan shows it): never the former
 // owner's token.
 func (r *namespaceQuotaResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ctx = driver.ReadOnly(ctx, "import")
+	ctx = session.ReadOnly(ctx, "import")
 	note, err := r.readNote(ctx, req.ID, &resp.Diagnostics)
 	if err != nil {
 		return
@@ -264,8 +256,8 @@ func (r *namespaceQuotaResource) ImportState(ctx context.Context, req resource.I
 // lowers a limit below what the namespace holds: nothing is removed, and the
 // namespace's next create is refused.
 func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	ctx = driver.ReadOnly(ctx, "plan")
-	if r.data == nil || r.data.Client == nil || req.Plan.Raw.IsNull() || !req.Plan.Raw.IsFullyKnown() {
+	ctx = session.ReadOnly(ctx, "plan")
+	if !r.data.Configured() || req.Plan.Raw.IsNull() || !req.Plan.Raw.IsFullyKnown() {
 		return
 	}
 	var plan, state namespaceQuotaModel
@@ -278,7 +270,7 @@ func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.Mo
 	}
 	ns := plan.Namespace.ValueString()
 	caps := plan.caps(ctx, &resp.Diagnostics)
-	r.data.planQuota(ns, caps)
+	r.data.PlanQuota(ns, caps)
 	if !req.State.Raw.IsNull() && state.OwnerID.ValueString() == "" {
 		plan.OwnerID = types.StringUnknown()
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -288,7 +280,7 @@ func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if !req.State.Raw.IsNull() && !lowers(caps, state.caps(ctx, &resp.Diagnostics)) {
 		return
 	}
-	used, labels, err := r.data.quotaHeld(ctx, ns, *caps)
+	used, labels, err := r.data.QuotaHeld(ctx, ns, *caps)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cannot check the quota against the namespace's use", err.Error())
 		return

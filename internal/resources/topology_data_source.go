@@ -17,9 +17,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -31,7 +30,7 @@ var (
 // NewClusterTopologyDataSource is the ray_cluster_topology constructor.
 func NewClusterTopologyDataSource() datasource.DataSource { return &clusterTopologyDataSource{} }
 
-type clusterTopologyDataSource struct{ data *ProviderData }
+type clusterTopologyDataSource struct{ data *session.Session }
 
 // clusterTopologyArgs are the data source's arguments; the computed
 // attributes are built as raw values (topology_outputs.go).
@@ -52,7 +51,7 @@ func (d *clusterTopologyDataSource) Metadata(_ context.Context, req datasource.M
 }
 
 func (d *clusterTopologyDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+	d.data = sessionFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -143,12 +142,12 @@ func (d *clusterTopologyDataSource) Schema(_ context.Context, _ datasource.Schem
 }
 
 func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	ctx = driver.ReadOnly(ctx, "data source read")
+	ctx = session.ReadOnly(ctx, "data source read")
 	args := readTopologyArgs(ctx, req.Config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() || !requireConfigured(d.data, &resp.Diagnostics) {
 		return
 	}
-	labels, diags := d.data.topologySourceFor(ctx, args.TopologyLabels)
+	labels, diags := topologySourceFor(ctx, d.data, args.TopologyLabels)
 	resp.Diagnostics.Append(diags...)
 	source := sourceOrDefault(labels)
 	if !args.SegmentSize.IsNull() && !args.NumNodes.IsNull() && args.NumNodes.ValueInt64()%args.SegmentSize.ValueInt64() != 0 {
@@ -156,23 +155,22 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 			fmt.Sprintf("num_nodes (%d) must be divisible by segment_size (%d).", args.NumNodes.ValueInt64(), args.SegmentSize.ValueInt64()))
 		return
 	}
-	client := d.data.Client
-	readCtx, cancel := d.data.planReadContext(ctx)
+	readCtx, cancel := d.data.PlanReadContext(ctx)
 	defer cancel()
-	version, err := client.Version(readCtx)
-	if d.data.failUnanswered(&resp.Diagnostics, err) {
+	version, err := d.data.RayVersionInfo(readCtx)
+	if failUnanswered(d.data, &resp.Diagnostics, err) {
 		return
 	}
 	if err != nil {
-		addDashboardError(&resp.Diagnostics, client.Address(), err)
+		addDashboardError(&resp.Diagnostics, d.data, err)
 		return
 	}
-	nodes, err := liveview.ListAliveNodes(readCtx, client)
-	if d.data.failUnanswered(&resp.Diagnostics, err) {
+	nodes, err := d.data.AliveNodes(readCtx)
+	if failUnanswered(d.data, &resp.Diagnostics, err) {
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot list Ray nodes", errorDetail(err))
+		resp.Diagnostics.AddError("Cannot list Ray nodes", session.ErrorDetail(err))
 		return
 	}
 	kept := withoutExcluded(ctx, nodes, args.ExcludeNodeIDs, &resp.Diagnostics)
@@ -181,7 +179,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 		return
 	}
 	topo := source.NodeTopology(kept)
-	tflog.Info(ctx, "Ray reports its nodes", map[string]any{"address": client.Address(), "alive_nodes": len(nodes), "listed": len(kept)})
+	tflog.Info(ctx, "Ray reports its nodes", map[string]any{"address": d.data.Address(), "alive_nodes": len(nodes), "listed": len(kept)})
 
 	plan, ok := args.segmentPlan(ctx, topo, &resp.Diagnostics)
 	if !ok {

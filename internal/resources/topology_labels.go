@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -157,7 +157,7 @@ func topologyLabelsObject(src *clusterspec.TopologySource) types.Object {
 
 // topologySourceFor is the source in effect for an override (a data source's
 // or resource's topology_labels): the override when set, else the provider's.
-func (d *ProviderData) topologySourceFor(ctx context.Context, override types.Object) (*clusterspec.TopologySource, diag.Diagnostics) {
+func topologySourceFor(ctx context.Context, d *session.Session, override types.Object) (*clusterspec.TopologySource, diag.Diagnostics) {
 	if !override.IsNull() && !override.IsUnknown() {
 		return TopologyLabelsFromObject(ctx, override)
 	}
@@ -172,17 +172,4 @@ func sourceOrDefault(src *clusterspec.TopologySource) clusterspec.TopologySource
 		return clusterspec.TopologySource{}
 	}
 	return *src
-}
-
-// labelSupportError is src.MissingLabelSupport, asking Ray for its version
-// (for the message) only when labels are missing.
-func (d *ProviderData) labelSupportError(ctx context.Context, src clusterspec.TopologySource, nodes []raystate.Node) error {
-	if src.MissingLabelSupport(nodes, "") == nil {
-		return nil
-	}
-	version := "(version unknown)"
-	if v, err := d.Client.Version(ctx); err == nil {
-		version = v.RayVersion
-	}
-	return src.MissingLabelSupport(nodes, version)
 }

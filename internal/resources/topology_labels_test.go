@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 func TestTopologyLabelsSchema(t *testing.T) {
@@ -28,7 +29,7 @@ func planLabels(t *testing.T, provider *clusterspec.TopologySource, config, stat
 	t.Helper()
 	plan := virtualClusterModel{TopologyLabels: config}
 	resp := &resource.ModifyPlanResponse{}
-	p := &planCall{r: &virtualClusterResource{data: &ProviderData{TopologyLabels: provider}}, ctx: context.Background(),
+	p := &planCall{r: &virtualClusterResource{data: &session.Session{TopologyLabels: provider}}, ctx: context.Background(),
 		resp: resp, plan: &plan, state: virtualClusterModel{TopologyLabels: state}, creating: creating}
 	p.planTopologyLabels(config)
 	if resp.Diagnostics.HasError() {

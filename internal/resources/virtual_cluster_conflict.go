@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
@@ -42,10 +41,7 @@ func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.Placemen
 	slices.Sort(alike)
 	ctx, cancel := context.WithTimeout(p.ctx, virtualClusterReadTimeout)
 	defer cancel()
-	res, err := data.Jobs.Run(ctx, contract.ReadRequest(spec.Namespace, spec.Name, alike...), nil)
-	if err == nil {
-		err = res.Err()
-	}
+	res, err := data.ReadRecord(ctx, spec.Namespace, spec.Name, alike...)
 	if err != nil {
 		p.resp.Diagnostics.AddAttributeWarning(path.Root("name"), "Cannot check who owns placement groups of this name",
 			fmt.Sprintf("Ray lists placement groups named like %q (%s), but reading the cluster's record failed: %v\n\n"+

@@ -15,12 +15,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/drift"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 var (
@@ -37,7 +35,7 @@ func NewVirtualClusterDataSource() datasource.DataSource { return &virtualCluste
 // virtualClusterDataSource reads a cluster another state owns: its record
 // (through a read-only driver job: Ray's dashboard serves no internal KV)
 // checked against the live groups of the state API.
-type virtualClusterDataSource struct{ data *ProviderData }
+type virtualClusterDataSource struct{ data *session.Session }
 
 type virtualClusterDataModel struct {
 	ID                       types.String     `tfsdk:"id"`
@@ -81,7 +79,7 @@ func (d *virtualClusterDataSource) Metadata(_ context.Context, req datasource.Me
 }
 
 func (d *virtualClusterDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+	d.data = sessionFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
@@ -169,7 +167,7 @@ func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.Schema
 }
 
 func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	ctx = driver.ReadOnly(ctx, "data source read")
+	ctx = session.ReadOnly(ctx, "data source read")
 	var m virtualClusterDataModel
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &m.Name)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("namespace"), &m.Namespace)...)
@@ -182,19 +180,15 @@ func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.Read
 	}
 	ctx, cancel := context.WithTimeout(ctx, virtualClusterReadTimeout)
 	defer cancel()
-	client := d.data.Client
-	res, err := d.data.Jobs.Run(ctx, contract.ReadRequest(ns, name), nil)
-	if err == nil {
-		err = res.Err()
-	}
+	res, err := d.data.ReadRecord(ctx, ns, name)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot read the virtual cluster's record",
-			fmt.Sprintf("Reading the record of %s from Ray's internal KV failed: %s", clusterLabel(name, ns), errorDetail(err)))
+			fmt.Sprintf("Reading the record of %s from Ray's internal KV failed: %s", clusterLabel(name, ns), session.ErrorDetail(err)))
 		return
 	}
-	live, err := liveview.ListLiveGroups(ctx, client)
+	live, err := d.data.LiveGroups(ctx)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", errorDetail(err))
+		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", session.ErrorDetail(err))
 		return
 	}
 	tflog.Info(ctx, "read virtual cluster record", map[string]any{"name": name, "namespace": ns, "found": res.Record != nil})

@@ -13,6 +13,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // readImported restores the configuration attributes of an imported
@@ -25,17 +26,17 @@ import (
 // import id names no cluster.
 func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClusterModel, formerOwner *string, diags *diag.Diagnostics) bool {
 	name := m.Name.ValueString()
-	live, err := r.data.Live.Groups(ctx)
+	live, err := r.data.SharedGroups(ctx)
 	if err != nil {
-		diags.AddError("Cannot read placement groups for import", errorDetail(err))
+		diags.AddError("Cannot read placement groups for import", session.ErrorDetail(err))
 		return false
 	}
-	read, err := r.runDriver(ctx, contract.ReadRequest(m.Namespace.ValueString(), name))
+	read, err := r.data.Run(ctx, contract.ReadRequest(m.Namespace.ValueString(), name))
 	if err == nil {
 		err = read.Err()
 	}
 	if err != nil {
-		diags.AddError("Cannot read the virtual cluster's record for import", errorDetail(err))
+		diags.AddError("Cannot read the virtual cluster's record for import", session.ErrorDetail(err))
 		return false
 	}
 	rec := read.Record
@@ -54,9 +55,9 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 	}
 	// A plan or refresh changes nothing in Ray: the record keeps naming its
 	// owner until an apply takes it (takeImported). The probe only reads.
-	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "", false, nil))
+	res, err := r.data.Run(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "", false, nil))
 	if err != nil {
-		diags.AddError("Cannot probe the imported placement groups", errorDetail(err))
+		diags.AddError("Cannot probe the imported placement groups", session.ErrorDetail(err))
 		return false
 	}
 	if spec.UseUnifiedPG && len(res.Groups) == 1 && res.Groups[0].Strategy != "" {
@@ -80,7 +81,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 // configuration it generates is the one import restores. It returns the
 // spec and the arguments it could not recover; false with an error when
 // Ray has no group of the cluster or the groups form none.
-func restoreDeclaration(ctx context.Context, data *ProviderData, m *virtualClusterModel, live []raystate.PlacementGroup,
+func restoreDeclaration(ctx context.Context, data *session.Session, m *virtualClusterModel, live []raystate.PlacementGroup,
 	rec *record.Manifest, diags *diag.Diagnostics,
 ) (spec clusterspec.Spec, unrecovered []string, ok bool) {
 	name := m.Name.ValueString()

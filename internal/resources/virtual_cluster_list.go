@@ -24,10 +24,10 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // The ownership classes of the list resource's `ownership` filter.
@@ -53,7 +53,7 @@ var (
 // dashboard and one read job for the records (contract.ReadRequest, which
 // writes neither groups nor KV).
 type virtualClusterList struct {
-	data *ProviderData
+	data *session.Session
 }
 
 // NewVirtualClusterListResource is the ray_virtual_cluster list resource constructor.
@@ -71,7 +71,7 @@ func (l *virtualClusterList) Metadata(_ context.Context, req resource.MetadataRe
 }
 
 func (l *virtualClusterList) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	l.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+	l.data = sessionFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
@@ -186,10 +186,7 @@ func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []li
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := l.data.Jobs.Run(ctx, contract.ReadRequest(ns, c.Name, names...), nil)
-			if err == nil {
-				err = res.Err()
-			}
+			res, err := l.data.ReadRecord(ctx, ns, c.Name, names...)
 			answers[i] = answer{res, err}
 		}()
 	}
@@ -222,7 +219,7 @@ func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []li
 }
 
 func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	ctx = driver.ReadOnly(ctx, "query")
+	ctx = session.ReadOnly(ctx, "query")
 	var cfg virtualClusterListModel
 	var diags diag.Diagnostics
 	diags.Append(req.Config.Get(ctx, &cfg)...)
@@ -249,9 +246,9 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 	}
 	readCtx, cancel := context.WithTimeout(ctx, virtualClusterReadTimeout)
 	defer cancel()
-	live, err := l.data.Live.Groups(readCtx)
+	live, err := l.data.SharedGroups(readCtx)
 	if err != nil {
-		diags.AddError("Cannot list placement groups", errorDetail(err))
+		diags.AddError("Cannot list placement groups", session.ErrorDetail(err))
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
@@ -262,7 +259,7 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 		err = resv.err
 	}
 	if err != nil {
-		diags.AddError("Cannot read the virtual clusters' records", errorDetail(err))
+		diags.AddError("Cannot read the virtual clusters' records", session.ErrorDetail(err))
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
@@ -303,12 +300,12 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 // quotaReport is the listed namespace's quota and what each holder holds
 // of it, for a namespace that has one (nil otherwise).
 func (l *virtualClusterList) quotaReport(ctx context.Context, ns string) diag.Diagnostic {
-	note, err := l.data.quotaNote(ctx, ns)
+	note, err := l.data.QuotaNote(ctx, ns)
 	if err != nil || note == nil {
 		return nil
 	}
 	summary := "Namespace quota: " + ns
-	used, labels, err := l.data.quotaHeld(ctx, ns, note.QuotaCaps)
+	used, labels, err := l.data.QuotaHeld(ctx, ns, note.QuotaCaps)
 	if err != nil {
 		return diag.NewWarningDiagnostic(summary, fmt.Sprintf("Ray namespace %s has the quota %s; what it holds could not be read: %v",
 			ns, note.Describe(), err))
@@ -328,7 +325,7 @@ type listedReservations struct {
 func (l *virtualClusterList) readReservations(ctx context.Context, ns string) <-chan listedReservations {
 	out := make(chan listedReservations, 1)
 	go func() {
-		res, err := l.data.Jobs.Run(ctx, contract.ReservationsRequest(ns), nil)
+		res, err := l.data.Reservations(ctx, ns)
 		if err == nil {
 			err = res.Err()
 		}

@@ -2,14 +2,13 @@ package resources
 
 import (
 	"context"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // Ray-native placement on the resource: node_label_selectors,
@@ -18,34 +17,11 @@ import (
 // selectorType is one logical node's entry of node_label_selectors.
 var selectorType = types.MapType{ElemType: types.StringType}
 
-// rayVersionCache holds the connected Ray's version for one provider
-// process (one plan or apply): a failed lookup is retried next time.
-type rayVersionCache struct {
-	mu      sync.Mutex
-	version string
-}
-
-// CachedRayVersion returns the Ray version the dashboard reports, asked
-// once per provider process.
-func (d *ProviderData) CachedRayVersion(ctx context.Context) (string, error) {
-	d.rayVersion.mu.Lock()
-	defer d.rayVersion.mu.Unlock()
-	if d.rayVersion.version != "" {
-		return d.rayVersion.version, nil
-	}
-	v, err := d.Client.Version(ctx)
-	if err != nil {
-		return "", err
-	}
-	d.rayVersion.version = v.RayVersion
-	return v.RayVersion, nil
-}
-
 // checkRayVersion adds the spec's version issues: an error for a feature
 // the connected Ray lacks, a warning for a Ray older than supported. An
 // unreachable dashboard adds nothing here (the live check warns about it);
 // the error is returned for the plan's deadline.
-func checkRayVersion(ctx context.Context, data *ProviderData, spec clusterspec.Spec, diags *diag.Diagnostics) error {
+func checkRayVersion(ctx context.Context, data *session.Session, spec clusterspec.Spec, diags *diag.Diagnostics) error {
 	v, err := data.CachedRayVersion(ctx)
 	if err != nil {
 		return err
@@ -89,7 +65,7 @@ func (r *virtualClusterResource) fillTopologyAssignments(ctx context.Context, m 
 		m.TopologyAssignments = types.MapNull(types.StringType)
 		return
 	}
-	live, err := liveview.ListLiveGroups(ctx, r.data.Client)
+	live, err := r.data.LiveGroups(ctx)
 	if err != nil {
 		diags.AddWarning("Cannot read Ray's topology assignments", err.Error())
 		m.TopologyAssignments = types.MapNull(types.StringType)

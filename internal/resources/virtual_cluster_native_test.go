@@ -12,6 +12,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // The server's version is asked once per provider process, and a feature it
@@ -31,7 +32,7 @@ func TestCheckRayVersionAsksOnceAndGates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := NewProviderData(client, "ns", "python", "test", nil)
+	data := session.New(client, "ns", "python", "test", nil)
 	spec := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1}, UseUnifiedPG: true,
 		TopologyStrategy: map[string]string{"raytf.io/nvlink-domain": clusterspec.TopologyLabelStrategy}}.WithDefaults()
 	for i := 0; i < 3; i++ {

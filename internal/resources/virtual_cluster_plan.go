@@ -13,10 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // ValidateConfig applies every static rule of the reference at validate and
@@ -57,8 +56,8 @@ func (r *virtualClusterResource) ValidateConfig(ctx context.Context, req resourc
 // snapshot is cached), turns drift recorded by refresh or a lost node into a
 // replacement, and chooses the nodes of a cluster about to be created.
 func (r *virtualClusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	ctx = driver.ReadOnly(ctx, "plan")
-	if r.data == nil || r.data.Client == nil {
+	ctx = session.ReadOnly(ctx, "plan")
+	if !r.data.Configured() {
 		return // provider not configured yet
 	}
 	if req.Plan.Raw.IsNull() {
@@ -128,7 +127,7 @@ func (p *planCall) planTopologyLabels(config types.Object) {
 	if config.IsUnknown() {
 		return
 	}
-	src, d := p.r.data.topologySourceFor(p.ctx, config)
+	src, d := topologySourceFor(p.ctx, p.r.data, config)
 	p.resp.Diagnostics.Append(d...)
 	if config.IsNull() {
 		p.plan.TopologyLabels = topologyLabelsObject(src)
@@ -161,17 +160,17 @@ func (p *planCall) run() {
 	}
 	spec, known, d := clusterSpec(p.ctx, *plan)
 	diags.Append(d...)
-	spec.CapacityCheck = data.capacityCheck(plan.CapacityCheck)
+	spec.CapacityCheck = data.CapacityCheckOf(plan.CapacityCheck.ValueString())
 	if !known || diags.HasError() || clusterspec.HasError(spec.Validate()) {
 		return
 	}
-	readCtx, cancel := data.planReadContext(p.ctx) // plan_timeout: a silent address fails the plan
+	readCtx, cancel := data.PlanReadContext(p.ctx) // plan_timeout: a silent address fails the plan
 	defer cancel()
-	if err := checkRayVersion(readCtx, data, spec, diags); diags.HasError() || data.failUnanswered(diags, err) {
+	if err := checkRayVersion(readCtx, data, spec, diags); diags.HasError() || failUnanswered(data, diags, err) {
 		return
 	}
-	snap, snapErr := data.Live.Snapshot(readCtx)
-	if data.failUnanswered(diags, snapErr) || (snapErr == nil && !p.checkOccupancy(spec, snap)) {
+	snap, snapErr := data.SharedSnapshot(readCtx)
+	if failUnanswered(data, diags, snapErr) || (snapErr == nil && !p.checkOccupancy(spec, snap)) {
 		return
 	}
 	if data.ClaimName(spec.Namespace, spec.Name, p.state.OwnerID.ValueString(), p.replacing) {
@@ -189,7 +188,7 @@ func (p *planCall) run() {
 		p.liveUnavailable(snapErr)
 		return
 	}
-	if err := data.labelSupportError(p.ctx, spec.Topology, snap.Nodes); err != nil {
+	if err := data.LabelSupportError(p.ctx, spec.Topology, snap.Nodes); err != nil {
 		diags.AddAttributeError(path.Root(clusterspec.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
 	}
@@ -225,13 +224,13 @@ func (p *planCall) checkOccupancy(spec clusterspec.Spec, snap *planning.Snapshot
 // for the apply, leaving unknown what a new cluster would choose there.
 func (p *planCall) liveUnavailable(snapErr error) {
 	data := p.r.data
-	if rayclient.IsUnauthorized(snapErr) {
-		p.resp.Diagnostics.AddError("Ray rejected the credentials", credentialsDetail(data.Client.Address(), snapErr))
+	if session.IsUnauthorized(snapErr) {
+		p.resp.Diagnostics.AddError("Ray rejected the credentials", session.CredentialsDetail(data.Address(), snapErr))
 		return
 	}
 	p.resp.Diagnostics.AddWarning("Cannot check the plan against the live Ray cluster",
 		fmt.Sprintf("%s\n\nThe segment and capacity checks run again at apply, before any placement group is created.",
-			unreachableDetail(data.Client.Address(), snapErr)))
+			session.UnreachableDetail(data.Address(), snapErr)))
 	if p.creating || p.replacing {
 		p.plan.OwnerID = types.StringUnknown()
 		p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)

@@ -10,6 +10,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // selectingState is a cluster in state that selected nodes a and b.
@@ -40,7 +41,7 @@ func selectingState(t *testing.T) virtualClusterModel {
 }
 
 func newPlanning(state, plan virtualClusterModel) *planCall {
-	r := &virtualClusterResource{data: &ProviderData{Namespace: "ns"}}
+	r := &virtualClusterResource{data: &session.Session{Namespace: "ns"}}
 	return &planCall{r: r, ctx: context.Background(), resp: &resource.ModifyPlanResponse{}, plan: &plan, state: state}
 }
 

@@ -23,10 +23,10 @@ import (
 // its use (a job); the apply checks again, atomically.
 func (p *planCall) checkQuota(spec clusterspec.Spec, snap *planning.Snapshot) {
 	data := p.r.data
-	data.planNodeAsk(spec.Namespace+"/"+spec.Name, spec.NodeAsk())
-	caps, owner := data.plannedQuota(spec.Namespace), "declared in this configuration"
+	data.PlanNodeAsk(spec.Namespace+"/"+spec.Name, spec.NodeAsk())
+	caps, owner := data.PlannedQuota(spec.Namespace), "declared in this configuration"
 	if caps == nil {
-		note, err := data.quotaNote(p.ctx, spec.Namespace)
+		note, err := data.QuotaNote(p.ctx, spec.Namespace)
 		if err != nil {
 			tflog.Debug(p.ctx, "cannot read the namespace's quota note; the apply checks the quota", map[string]any{"error": err.Error()})
 			return
@@ -36,7 +36,7 @@ func (p *planCall) checkQuota(spec clusterspec.Spec, snap *planning.Snapshot) {
 		}
 		caps, owner = &note.QuotaCaps, "owner "+record.OwnerPrefix(note.Owner)+"…"
 	}
-	used, err := data.quotaUsage(p.ctx, spec.Namespace)
+	used, err := data.QuotaUsage(p.ctx, spec.Namespace)
 	if err != nil {
 		p.resp.Diagnostics.AddWarning("Cannot check the namespace quota at plan",
 			fmt.Sprintf("Ray namespace %s has a quota, but what it holds could not be read: %v. The apply checks the quota before it creates anything.",
@@ -64,7 +64,7 @@ func (p *planCall) quotaHolders(spec clusterspec.Spec, used []contract.QuotaHold
 	if p.replacing {
 		replaced = p.state.Namespace.ValueString() + "/" + p.state.Name.ValueString()
 	}
-	planned := p.r.data.plannedHolders(spec.Namespace, self)
+	planned := p.r.data.PlannedHolders(spec.Namespace, self)
 	plannedKeys := map[string]bool{}
 	for _, h := range planned {
 		plannedKeys[h.Cluster] = true

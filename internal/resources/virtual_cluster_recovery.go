@@ -12,7 +12,6 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
@@ -197,32 +196,15 @@ func recoveryTimeout(m virtualClusterModel) (limit time.Duration, set bool) {
 	return d, err == nil
 }
 
-// deathTime is when the first of the lost bundles' nodes died, as Ray
-// reports it (a state-API read per lost node, only for a cluster that is
-// recovering and declares recovery_timeout); known is false when Ray no
-// longer lists the nodes (it keeps a bounded number of dead ones). Ray's
-// clock (the head's) is compared with this machine's.
+// deathTime is when the first of the lost bundles' nodes died
+// (session.NodeDeathTime), read only for a cluster that is recovering and
+// declares recovery_timeout.
 func (p *planCall) deathTime(lost []lostBundle) (since time.Time, known bool, err error) {
-	ctx, cancel := p.r.data.planReadContext(p.ctx)
-	defer cancel()
-	seen := map[string]bool{}
+	var nodes []string
 	for _, b := range lost {
-		if seen[b.NodeID] {
-			continue
-		}
-		seen[b.NodeID] = true
-		nodes, err := p.r.data.Client.ListNodes(ctx, rayclient.ListOptions{Filters: []rayclient.Filter{rayclient.Eq("node_id", b.NodeID)}, Detail: true})
-		if err != nil {
-			return since, false, err
-		}
-		for _, n := range nodes {
-			if n.EndTimeMs <= 0 {
-				return since, false, fmt.Errorf("the state API lists node %s as %s, with no time of death", raystate.ShortID(b.NodeID), n.State)
-			}
-			if died := time.UnixMilli(n.EndTimeMs); !known || died.Before(since) {
-				since, known = died, true
-			}
+		if !slices.Contains(nodes, b.NodeID) {
+			nodes = append(nodes, b.NodeID)
 		}
 	}
-	return since, known, nil
+	return p.r.data.NodeDeathTime(p.ctx, nodes)
 }

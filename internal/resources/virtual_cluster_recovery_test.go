@@ -12,7 +12,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // recoveringState is selectingState without select_nodes, its groups
@@ -133,4 +135,15 @@ func TestPlanReplacesAfterRecoveryTimeout(t *testing.T) {
 			t.Errorf("%s (read fails: %v): replacing=%v warnings %q", c.timeout, c.failing, p.replacing, w)
 		}
 	}
+}
+
+func planReadsData(t *testing.T, address string) *session.Session {
+	t.Helper()
+	client, err := rayclient.New(rayclient.Config{Address: address})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := session.New(client, "ns", "python", "test", nil)
+	d.PlanTimeout = 7 * time.Second
+	return d
 }

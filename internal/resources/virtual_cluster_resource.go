@@ -17,10 +17,9 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 var (
@@ -34,7 +33,7 @@ var (
 // NewVirtualClusterResource is the ray_virtual_cluster constructor.
 func NewVirtualClusterResource() resource.Resource { return &virtualClusterResource{} }
 
-type virtualClusterResource struct{ data *ProviderData }
+type virtualClusterResource struct{ data *session.Session }
 
 // virtualClusterSuffix follows the provider's type name in the virtual
 // cluster's resource, data source and list resource.
@@ -45,7 +44,7 @@ func (r *virtualClusterResource) Metadata(_ context.Context, req resource.Metada
 }
 
 func (r *virtualClusterResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = providerDataFrom(req.ProviderData, &resp.Diagnostics)
+	r.data = sessionFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *virtualClusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -56,30 +55,30 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	}
 	owner, err := record.NewOwnerToken()
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot create the virtual cluster", errorDetail(err))
+		resp.Diagnostics.AddError("Cannot create the virtual cluster", session.ErrorDetail(err))
 		return
 	}
 	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
 	if _ = checkRayVersion(ctx, r.data, spec, &resp.Diagnostics); resp.Diagnostics.HasError() { // unreachable: the snapshot says so
 		return
 	}
-	snap, err := liveview.FetchSnapshot(ctx, r.data.Client)
+	snap, err := r.data.FreshSnapshot(ctx)
 	if err != nil {
-		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), err)
+		addDashboardError(&resp.Diagnostics, r.data, err)
 		return
 	}
-	if err := r.data.labelSupportError(ctx, spec.Topology, snap.Nodes); err != nil {
+	if err := r.data.LabelSupportError(ctx, spec.Topology, snap.Nodes); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root(clusterspec.AttrTopologyLabels), "Ray does not report node labels", err.Error())
 		return
 	}
 	exclude, _ := excludedNodes(ctx, m)
-	env := r.placementEnv()
+	env := r.data.PlacementEnv()
 	res, issues, err := placement.Place(ctx, env, &spec, snap, owner, exclude)
 	if addIssues(&resp.Diagnostics, issues); resp.Diagnostics.HasError() {
 		return
 	}
 	if se, ok := placement.IsSnapshotError(err); ok {
-		addDashboardError(&resp.Diagnostics, r.data.Client.Address(), se.Err)
+		addDashboardError(&resp.Diagnostics, r.data, se.Err)
 		return
 	}
 	if err != nil {
@@ -108,7 +107,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 }
 
 func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	ctx = driver.ReadOnly(ctx, "refresh")
+	ctx = session.ReadOnly(ctx, "refresh")
 	ctx, cancel, m, ok := r.load(ctx, fastGet(req.State.Raw, req.State.Get), readTimeout, &resp.Diagnostics)
 	defer cancel()
 	if !ok {
@@ -138,20 +137,20 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	readCtx, cancel := r.data.planReadContext(ctx)
+	readCtx, cancel := r.data.PlanReadContext(ctx)
 	defer cancel()
-	live, err := r.data.Live.Groups(readCtx) // one list for all clusters of this refresh
-	if r.data.failUnanswered(&resp.Diagnostics, err) {
+	live, err := r.data.SharedGroups(readCtx) // one list for all clusters of this refresh
+	if failUnanswered(r.data, &resp.Diagnostics, err) {
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", errorDetail(err))
+		resp.Diagnostics.AddError("Cannot read the virtual cluster's placement groups", session.ErrorDetail(err))
 		return
 	}
 	present, d := refreshGroups(ctx, &m, spec, live)
 	resp.Diagnostics.Append(d...)
 	if present == 0 {
-		resp.Diagnostics.AddWarning("Virtual cluster is gone", r.explainGone(ctx, m, spec))
+		resp.Diagnostics.AddWarning("Virtual cluster is gone", r.data.ExplainGone(ctx, spec, m.OwnerID.ValueString()))
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -192,7 +191,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		if contract.IsKind(err, contract.KindConflict) {
 			summary = "The virtual cluster belongs to another Terraform state"
 		}
-		resp.Diagnostics.AddError(summary, errorDetail(err))
+		resp.Diagnostics.AddError(summary, session.ErrorDetail(err))
 		return
 	}
 	if missing := res.MissingGroups(); len(missing) > 0 {
@@ -224,7 +223,7 @@ func (r *virtualClusterResource) reprobe(ctx context.Context, m *virtualClusterM
 		request = request.Owned(spec, owner, false, &template)
 		request.Probe.KeepRecorded = keep
 	}
-	return r.runDriver(ctx, request)
+	return r.data.Run(ctx, request)
 }
 
 // samePorts tells whether an update keeps the port range: its bundles then
@@ -242,9 +241,9 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 	if !ok {
 		return
 	}
-	res, err := r.runDriver(ctx, placement.DeleteRequest(spec, m.OwnerID.ValueString()))
+	res, err := r.data.Run(ctx, placement.DeleteRequest(spec, m.OwnerID.ValueString()))
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot delete the virtual cluster", errorDetail(err))
+		resp.Diagnostics.AddError("Cannot delete the virtual cluster", session.ErrorDetail(err))
 		return
 	}
 	if o := res.OtherOwner; o != nil {
@@ -253,7 +252,7 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 				"it only forgets the cluster.", spec.Name, spec.Namespace, o.Describe()))
 		return
 	}
-	if err := driver.DeleteTransfer(ctx, r.data.Client, spec.Namespace, spec.Name); err != nil {
+	if err := r.data.DeleteTransfer(ctx, spec.Namespace, spec.Name); err != nil {
 		tflog.Warn(ctx, "cannot remove the cluster's ownership note; the next import of the name replaces it", map[string]any{"error": err.Error()})
 	}
 	tflog.Info(ctx, "virtual cluster deleted", map[string]any{"removed": res.Removed, "already_gone": res.Missing})
@@ -330,7 +329,7 @@ func (r *virtualClusterResource) begin(ctx context.Context, get getFunc, timeout
 	}
 	spec, _, d := clusterSpec(ctx, m)
 	diags.Append(d...)
-	spec.CapacityCheck = r.data.capacityCheck(m.CapacityCheck)
+	spec.CapacityCheck = r.data.CapacityCheckOf(m.CapacityCheck.ValueString())
 	return ctx, cancel, m, spec, !diags.HasError()
 }
 

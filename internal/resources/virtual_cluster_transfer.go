@@ -12,16 +12,15 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // noteTransfer leaves the note that tells the former owner's next plan that
-// this state took the cluster (driver.RecordTransfer). A failure only costs
+// this state took the cluster (session.RecordTransfer). A failure only costs
 // that warning, so it is a warning itself.
 func (r *virtualClusterResource) noteTransfer(ctx context.Context, spec clusterspec.Spec, from, to string, diags *diag.Diagnostics) {
-	t := driver.Transfer{Namespace: spec.Namespace, Name: spec.Name, From: from, To: to, At: time.Now()}
-	if err := driver.RecordTransfer(ctx, r.data.Client, t); err != nil {
+	if err := r.data.RecordTransfer(ctx, spec.Namespace, spec.Name, from, to); err != nil {
 		diags.AddWarning("Cannot tell the former owner about the import",
 			fmt.Sprintf("This state owns %q now, but the note that warns the former owner's next plan could not be left in Ray: %v. "+
 				"Tell that state's team that its destroy will only forget the cluster.", spec.Name, err))
@@ -37,9 +36,9 @@ func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state vi
 	if owner == "" {
 		return
 	}
-	rctx, cancel := r.data.planReadContext(ctx)
+	rctx, cancel := r.data.PlanReadContext(ctx)
 	defer cancel()
-	t, err := r.data.readTransfer(rctx, state.Namespace.ValueString(), state.Name.ValueString())
+	t, err := r.data.ReadTransfer(rctx, state.Namespace.ValueString(), state.Name.ValueString())
 	if err != nil {
 		tflog.Debug(ctx, "cannot read the cluster's ownership note", map[string]any{"error": err.Error()})
 		return
@@ -146,13 +145,13 @@ func (p *planCall) planTakeover(private privateState) {
 func (r *virtualClusterResource) takeImported(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, diags *diag.Diagnostics) *contract.Result {
 	owner, err := record.NewOwnerToken()
 	if err != nil {
-		diags.AddError("Cannot take ownership of the imported virtual cluster", errorDetail(err))
+		diags.AddError("Cannot take ownership of the imported virtual cluster", session.ErrorDetail(err))
 		return nil
 	}
 	template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
-	res, err := r.runDriver(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, true, &template))
+	res, err := r.data.Run(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, true, &template))
 	if err != nil {
-		diags.AddError("Cannot take ownership of the imported virtual cluster", errorDetail(err))
+		diags.AddError("Cannot take ownership of the imported virtual cluster", session.ErrorDetail(err))
 		return nil
 	}
 	m.OwnerID = types.StringValue(owner)

@@ -1,4 +1,4 @@
-package resources
+package session
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
-func planReadsData(t *testing.T, address string) *ProviderData {
+func planReadsData(t *testing.T, address string) *Session {
 	t.Helper()
 	client, err := rayclient.New(rayclient.Config{Address: address})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := NewProviderData(client, "ns", "python", "test", nil)
+	d := New(client, "ns", "python", "test", nil)
 	d.PlanTimeout = 7 * time.Second
 	return d
 }
@@ -29,16 +29,16 @@ func planReadsData(t *testing.T, address string) *ProviderData {
 func TestUnansweredPlanReads(t *testing.T) {
 	d := planReadsData(t, "http://127.0.0.1:6379")
 	refused := &rayclient.RequestError{Method: "GET", Path: "/api/version", Err: syscall.ECONNREFUSED}
-	if e := d.unanswered(refused); e != nil {
+	if e := d.Unanswered(refused); e != nil {
 		t.Fatalf("refused: %v", e)
 	}
-	ctx, cancel := d.planReadContext(context.Background())
+	ctx, cancel := d.PlanReadContext(context.Background())
 	defer cancel()
 	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > 7*time.Second || ctx.Err() != nil {
 		t.Fatalf("plan read context: deadline %v %v, err %v", dl, ok, ctx.Err())
 	}
 	silent := &rayclient.RequestError{Method: "GET", Path: "/api/v0/nodes", Attempts: 2, Err: context.DeadlineExceeded}
-	e := d.unanswered(silent)
+	e := d.Unanswered(silent)
 	if e == nil {
 		t.Fatal("a deadline was not the plan's failure")
 	}
@@ -50,12 +50,12 @@ func TestUnansweredPlanReads(t *testing.T) {
 			t.Errorf("message lacks %q:\n%s", want, msg)
 		}
 	}
-	later, cancel2 := d.planReadContext(context.Background())
+	later, cancel2 := d.PlanReadContext(context.Background())
 	defer cancel2()
 	if !errors.Is(later.Err(), context.Canceled) {
 		t.Fatalf("a read after the failure got a live context: %v", later.Err())
 	}
-	if again := d.unanswered(fmt.Errorf("wrapped: %w", later.Err())); again != e {
+	if again := d.Unanswered(fmt.Errorf("wrapped: %w", later.Err())); again != e {
 		t.Fatalf("a later read reported %v, want the first failure", again)
 	}
 }
@@ -63,7 +63,7 @@ func TestUnansweredPlanReads(t *testing.T) {
 // The Ray Client port comes first among the hints when the address uses it.
 func TestUnansweredHintsRayClientPort(t *testing.T) {
 	d := planReadsData(t, "http://head:10001")
-	msg := d.unanswered(context.DeadlineExceeded).Error()
+	msg := d.Unanswered(context.DeadlineExceeded).Error()
 	if strings.Index(msg, "Ray Client address") > strings.Index(msg, "GCS port") {
 		t.Fatalf("the Ray Client hint is not first:\n%s", msg)
 	}

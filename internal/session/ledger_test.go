@@ -1,4 +1,4 @@
-package resources
+package session
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestClaimPortsReportsOverlaps(t *testing.T) {
-	d := &ProviderData{}
+	d := &Session{}
 	if clash := d.ClaimPorts("train", topology.PortRange{Low: 1400, High: 1999}, nil); len(clash) != 0 {
 		t.Fatalf("first claim clashed: %v", clash)
 	}
@@ -28,7 +28,7 @@ func TestClaimPortsReportsOverlaps(t *testing.T) {
 // Ports are unique per node only: clusters pinned to disjoint nodes (chained
 // select_nodes clusters) never clash; a clash names the node both may use.
 func TestClaimPortsOnlyWhereNodesMeet(t *testing.T) {
-	d := &ProviderData{}
+	d := &Session{}
 	same := topology.PortRange{Low: 1400, High: 1999}
 	if clash := d.ClaimPorts("train", same, []string{"n1", "n2"}); len(clash) != 0 {
 		t.Fatalf("first claim clashed: %v", clash)
@@ -55,7 +55,7 @@ func TestClaimPortsOnlyWhereNodesMeet(t *testing.T) {
 }
 
 func TestClaimNameTellsDuplicatesFromReplans(t *testing.T) {
-	d := &ProviderData{}
+	d := &Session{}
 	// Two new clusters of one configuration with the same name.
 	if d.ClaimName("ns", "a", "", false) {
 		t.Fatal("first claim clashed")
@@ -88,7 +88,7 @@ func TestClaimNameTellsDuplicatesFromReplans(t *testing.T) {
 }
 
 func TestClaimCapacityReturnsOtherClusters(t *testing.T) {
-	d := &ProviderData{}
+	d := &Session{}
 	a := []clusterspec.GroupRequest{{Name: "a-node0"}}
 	b := []clusterspec.GroupRequest{{Name: "b-node0"}}
 	if others := d.ClaimCapacity("ns/a", a); len(others) != 0 {
@@ -105,7 +105,7 @@ func TestClaimCapacityReturnsOtherClusters(t *testing.T) {
 // Apply-time node choices of one process see each other's groups (their
 // own key's excepted), and a failed create's are forgotten.
 func TestChooseNodesCountsOtherChoices(t *testing.T) {
-	d := &ProviderData{}
+	d := &Session{}
 	groupsOf := func(name string) []clusterspec.GroupRequest { return []clusterspec.GroupRequest{{Name: name}} }
 	d.ChooseNodes("ns/a", func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
 		if len(others) != 0 {
@@ -139,7 +139,7 @@ func TestChooseNodesCountsOtherChoices(t *testing.T) {
 // replacement claim of its first half, or by the owner token of a cluster
 // this run planned with state.
 func TestPlannedHere(t *testing.T) {
-	d := &ProviderData{}
+	d := &Session{}
 	if d.PlannedHere("ns", "vc", "") || d.PlannedHere("ns", "vc", "tok") {
 		t.Fatal("nothing planned yet")
 	}

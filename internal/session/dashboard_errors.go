@@ -1,29 +1,17 @@
-package resources
+package session
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
-// addDashboardError explains a failed call to the dashboard: rejected
-// credentials and an unreachable cluster need different fixes.
-func addDashboardError(diags *diag.Diagnostics, address string, err error) {
-	if rayclient.IsUnauthorized(err) {
-		diags.AddError("Ray rejected the credentials", credentialsDetail(address, err))
-		return
-	}
-	diags.AddError("Cannot reach the Ray dashboard", unreachableDetail(address, err))
-}
-
-// errorDetail is err's message followed by what a user does about it: the
+// ErrorDetail is err's message followed by what a user does about it: the
 // driver's fix for its failure (contract.Fix), new credentials, or, for a
 // failed call to Ray, checking the cluster and running the command again.
-func errorDetail(err error) string {
+func ErrorDetail(err error) string {
 	switch fix := contract.Fix(err); {
 	case fix != "":
 		return err.Error() + "\n\n" + fix
@@ -40,11 +28,11 @@ const retryFix = "Check that the Ray cluster is up and its dashboard answers at 
 const credentialsFix = "The cluster uses token authentication: set the provider's token (or RAY_AUTH_TOKEN) to " +
 	"the cluster's token, which `ray get-auth-token` prints on the head node."
 
-func credentialsDetail(address string, err error) string {
+func CredentialsDetail(address string, err error) string {
 	return fmt.Sprintf("The Ray dashboard at %s refused the request: %v\n\n%s", address, err, credentialsFix)
 }
 
-func unreachableDetail(address string, err error) string {
+func UnreachableDetail(address string, err error) string {
 	if strings.Contains(err.Error(), "malformed HTTP response") {
 		return fmt.Sprintf("The server at %s does not speak HTTP/1: %v\n\nThis is usually Ray's GCS port (6379 by "+
 			"default, the address of `ray start --address`), which speaks gRPC. The provider needs the dashboard's "+

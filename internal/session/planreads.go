@@ -1,4 +1,4 @@
-package resources
+package session
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
@@ -28,14 +26,14 @@ const (
 // Ray did not answer.
 type planReads struct {
 	mu         sync.Mutex
-	unanswered *noAnswerError
+	unanswered *NoAnswerError
 }
 
-// planReadContext bounds one plan-time read (a plan check, a refresh, a
+// PlanReadContext bounds one plan-time read (a plan check, a refresh, a
 // data source read) by plan_timeout. Once a read went unanswered, the
 // contexts it hands out are already done: the other reads of this process
 // fail at once with the same error instead of waiting again.
-func (d *ProviderData) planReadContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (d *Session) PlanReadContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, d.planTimeout())
 	d.planReads.mu.Lock()
 	failed := d.planReads.unanswered != nil
@@ -46,18 +44,18 @@ func (d *ProviderData) planReadContext(ctx context.Context) (context.Context, co
 	return ctx, cancel
 }
 
-func (d *ProviderData) planTimeout() time.Duration {
+func (d *Session) planTimeout() time.Duration {
 	if d.PlanTimeout <= 0 {
 		return DefaultPlanTimeout
 	}
 	return d.PlanTimeout
 }
 
-// unanswered turns the error of a read bounded by planReadContext into the
+// Unanswered turns the error of a read bounded by PlanReadContext into the
 // plan's failure when Ray did not answer in time (nil otherwise: a refused
 // connection or an HTTP error is the caller's to report). After the first
 // such failure every read of the process reports it.
-func (d *ProviderData) unanswered(err error) *noAnswerError {
+func (d *Session) Unanswered(err error) *NoAnswerError {
 	d.planReads.mu.Lock()
 	defer d.planReads.mu.Unlock()
 	if d.planReads.unanswered != nil {
@@ -67,31 +65,20 @@ func (d *ProviderData) unanswered(err error) *noAnswerError {
 		return nil
 	}
 	connect, request := d.Client.Timeouts()
-	d.planReads.unanswered = &noAnswerError{address: d.Client.Address(), limit: d.planTimeout(), connect: connect,
+	d.planReads.unanswered = &NoAnswerError{address: d.Client.Address(), limit: d.planTimeout(), connect: connect,
 		request: request, err: err}
 	return d.planReads.unanswered
 }
 
-// failUnanswered adds the plan's failure for err when Ray did not answer
-// in time and reports whether it did.
-func (d *ProviderData) failUnanswered(diags *diag.Diagnostics, err error) bool {
-	e := d.unanswered(err)
-	if e == nil {
-		return false
-	}
-	diags.AddError("Ray does not answer", e.Error())
-	return true
-}
-
-// noAnswerError is a plan-time read Ray did not answer within plan_timeout.
-type noAnswerError struct {
+// NoAnswerError is a plan-time read Ray did not answer within plan_timeout.
+type NoAnswerError struct {
 	address          string
 	limit            time.Duration
 	connect, request time.Duration
 	err              error
 }
 
-func (e *noAnswerError) Error() string {
+func (e *NoAnswerError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Nothing answered at %s within plan_timeout (%s), so the plan cannot be checked against Ray.\n\n", e.address, e.limit)
 	fmt.Fprintf(&b, "Tried: %v\n(each HTTP attempt: connect_timeout %s, request_timeout %s)\n\n", e.err, e.connect, e.request)

@@ -1,10 +1,4 @@
-// Package resources is the Terraform face of the provider: the
-// ray_virtual_cluster resource and list resource, the ray_virtual_cluster
-// and ray_cluster_topology data sources, as adapters between the plugin
-// framework and the packages that do the work (clusterspec, placement,
-// planning, drift, record, liveview, driver). Plans and reads run under
-// driver.ReadOnly.
-package resources
+package session
 
 import (
 	"cmp"
@@ -13,57 +7,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"time"
-
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
-	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-// ProviderData is what the provider hands every resource and data source.
-type ProviderData struct {
-	Client           *rayclient.Client
-	Namespace        string
-	PythonExecutable string
-	RuntimeEnv       map[string]any
-	// Version is the provider's version, written into cluster records.
-	Version string
-	// CapacityCheck is the provider's capacity_check, the default of every
-	// cluster's ("" means clusterspec.DefaultCapacityCheck).
-	CapacityCheck string
-	// TopologyLabels is the provider's topology_labels; nil for the resources.
-	TopologyLabels *clusterspec.TopologySource
-
-	// PlanTimeout bounds each plan-time read (planReadContext); 0 means
-	// DefaultPlanTimeout.
-	PlanTimeout time.Duration
-
-	// Jobs runs driver requests, those arriving together in one Ray job.
-	Jobs *driver.Batcher
-
-	// Live is this process's view of the cluster: one group list shared by
-	// Reads and plan checks (dropped by writes), one snapshot per plan.
-	Live *liveview.LiveView
-
-	mu      sync.Mutex
-	ports   map[string]portClaim   // port ranges of the clusters planned so far
-	names   map[string][]nameClaim // "<namespace>/<name>" -> the clusters that planned it
-	planned map[string][]clusterspec.GroupRequest
-
-	chooseMu sync.Mutex                            // one apply-time node choice at a time
-	chosen   map[string][]clusterspec.GroupRequest // pinned groups of the clusters whose nodes this process chose
-
-	rayVersion rayVersionCache // CachedRayVersion (virtual_cluster_native.go)
-	planReads  planReads       // planReadContext (planreads.go)
-	transfers  transferReads   // readTransfer (transfer_reads.go)
-	quotas     quotaReads      // quotaNote, quotaUsage (quota_reads.go)
-}
+// The per-process ledger of what the clusters planned or created so far
+// claim: names, ports, capacity and chosen nodes, so that clusters planned
+// beside each other are checked against each other.
 
 // nameClaim is one cluster's claim on a name in this provider process.
 type nameClaim struct {
@@ -76,7 +27,7 @@ type nameClaim struct {
 // the cluster's owner token ("" when it is not created yet) so that a
 // re-plan of the same cluster is no clash; a replacement's create half
 // (planned again without prior state) takes up the claim of its first half.
-func (d *ProviderData) ClaimName(namespace, name, identity string, replacing bool) (clash bool) {
+func (d *Session) ClaimName(namespace, name, identity string, replacing bool) (clash bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.names == nil {
@@ -101,7 +52,7 @@ func (d *ProviderData) ClaimName(namespace, name, identity string, replacing boo
 // plans to replace, or (owner not "") one whose state holds owner token
 // owner: the create half of a replacement finds the old cluster's groups
 // in Ray, and they are its own.
-func (d *ProviderData) PlannedHere(namespace, name, owner string) bool {
+func (d *Session) PlannedHere(namespace, name, owner string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.ContainsFunc(d.names[namespace+"/"+name], func(c nameClaim) bool {
@@ -111,7 +62,7 @@ func (d *ProviderData) PlannedHere(namespace, name, owner string) bool {
 
 // ClaimCapacity records the groups a cluster about to be created plans to
 // place and returns those of the clusters planned before it in this run.
-func (d *ProviderData) ClaimCapacity(key string, groups []clusterspec.GroupRequest) (others []clusterspec.GroupRequest) {
+func (d *Session) ClaimCapacity(key string, groups []clusterspec.GroupRequest) (others []clusterspec.GroupRequest) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.planned == nil {
@@ -136,7 +87,7 @@ func (d *ProviderData) ClaimCapacity(key string, groups []clusterspec.GroupReque
 // groups may not be in Ray's list yet), one cluster at a time, and records
 // the groups it returns under key (nil records nothing). Two clusters
 // created in parallel thus never pick the same free nodes.
-func (d *ProviderData) ChooseNodes(key string, choose func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest) {
+func (d *Session) ChooseNodes(key string, choose func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest) {
 	d.chooseMu.Lock()
 	defer d.chooseMu.Unlock()
 	var others []clusterspec.GroupRequest
@@ -154,7 +105,7 @@ func (d *ProviderData) ChooseNodes(key string, choose func(others []clusterspec.
 }
 
 // ForgetChosen drops what ChooseNodes recorded for key (its create failed).
-func (d *ProviderData) ForgetChosen(key string) {
+func (d *Session) ForgetChosen(key string) {
 	d.chooseMu.Lock()
 	defer d.chooseMu.Unlock()
 	delete(d.chosen, key)
@@ -174,7 +125,7 @@ const maxNamedNodes = 3
 // use (nil: any node) and returns the clusters planned earlier in this run
 // whose ranges overlap it on a node both may use, naming that node. Ports
 // are only unique per node, so clusters pinned to disjoint nodes never clash.
-func (d *ProviderData) ClaimPorts(name string, r topology.PortRange, nodes []string) []string {
+func (d *Session) ClaimPorts(name string, r topology.PortRange, nodes []string) []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.ports == nil {
@@ -223,48 +174,8 @@ func sharedNodes(a, b []string) (shared []string, anyNode bool) {
 	return slices.Compact(shared), false
 }
 
-// capacityCheck is a cluster's capacity_check: its own when set, else the
+// CapacityCheckOf is a cluster's capacity_check: its own when set, else the
 // provider's, else clusterspec.DefaultCapacityCheck.
-func (d *ProviderData) capacityCheck(own types.String) string {
-	return cmp.Or(own.ValueString(), d.CapacityCheck, clusterspec.DefaultCapacityCheck)
-}
-
-// NewProviderData bundles the configured client and driver settings.
-func NewProviderData(client *rayclient.Client, namespace, python, version string, runtimeEnv map[string]any) *ProviderData {
-	d := &ProviderData{Client: client, Live: liveview.NewLiveView(client), Namespace: namespace, PythonExecutable: python, RuntimeEnv: runtimeEnv, Version: version}
-	d.UseJobs(driver.NewBatcher(nil, "", driver.RunOptions{}))
-	return d
-}
-
-// UseJobs makes jobs run this configuration's driver jobs (the provider
-// shares one batcher with its protocol server, which counts the writes in
-// progress).
-func (d *ProviderData) UseJobs(jobs *driver.Batcher) {
-	jobs.Reconfigure(d.Client, d.PythonExecutable, driver.RunOptions{RuntimeEnv: d.RuntimeEnv, BackgroundCleanup: true})
-	d.Jobs = jobs
-}
-
-// providerDataFrom extracts ProviderData from Configure's request data.
-func providerDataFrom(raw any, diags *diag.Diagnostics) *ProviderData {
-	if raw == nil {
-		return nil
-	}
-	data, ok := raw.(*ProviderData)
-	if !ok {
-		diags.AddError("Unexpected provider data", fmt.Sprintf("expected *resources.ProviderData, got %T; this is a provider bug", raw))
-		return nil
-	}
-	return data
-}
-
-// requireConfigured reports a clear error when the provider has no client yet,
-// e.g. because its address depends on a resource that is not created.
-func requireConfigured(data *ProviderData, diags *diag.Diagnostics) bool {
-	if data == nil || data.Client == nil {
-		diags.AddError("Ray provider not configured",
-			"The provider's configuration is not known yet (it may depend on values only known after apply). "+
-				"Set address to a known value.")
-		return false
-	}
-	return true
+func (d *Session) CapacityCheckOf(own string) string {
+	return cmp.Or(own, d.CapacityCheck, clusterspec.DefaultCapacityCheck)
 }

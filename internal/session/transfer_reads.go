@@ -1,4 +1,4 @@
-package resources
+package session
 
 import (
 	"context"
@@ -31,9 +31,9 @@ type transferList struct {
 	err   error
 }
 
-// readTransfer returns the ownership note of the cluster name in namespace,
+// ReadTransfer returns the ownership note of the cluster name in namespace,
 // nil when there is none.
-func (d *ProviderData) readTransfer(ctx context.Context, namespace, name string) (*driver.Transfer, error) {
+func (d *Session) ReadTransfer(ctx context.Context, namespace, name string) (*driver.Transfer, error) {
 	r := &d.transfers
 	r.mu.Lock()
 	r.asked++

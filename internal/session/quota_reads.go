@@ -1,4 +1,4 @@
-package resources
+package session
 
 import (
 	"context"
@@ -25,10 +25,10 @@ type quotaReads struct {
 	nodeAsks map[string]map[string]topology.Resources
 }
 
-// planQuota records the limits this configuration's quota of ns plans: the
+// PlanQuota records the limits this configuration's quota of ns plans: the
 // plans of its clusters (planned after it when they depend on it) check
 // those rather than what Ray holds now.
-func (d *ProviderData) planQuota(ns string, caps *contract.QuotaCaps) {
+func (d *Session) PlanQuota(ns string, caps *contract.QuotaCaps) {
 	d.quotas.mu.Lock()
 	defer d.quotas.mu.Unlock()
 	if d.quotas.planned == nil {
@@ -37,8 +37,8 @@ func (d *ProviderData) planQuota(ns string, caps *contract.QuotaCaps) {
 	d.quotas.planned[ns] = caps
 }
 
-// plannedQuota is what planQuota recorded for ns (nil: nothing).
-func (d *ProviderData) plannedQuota(ns string) *contract.QuotaCaps {
+// PlannedQuota is what PlanQuota recorded for ns (nil: nothing).
+func (d *Session) PlannedQuota(ns string) *contract.QuotaCaps {
 	d.quotas.mu.Lock()
 	defer d.quotas.mu.Unlock()
 	return d.quotas.planned[ns]
@@ -63,20 +63,20 @@ func shared[T any](mu *sync.Mutex, m *map[string]*onceRead[T], key string) *once
 	return (*m)[key]
 }
 
-// quotaNote is the quota of Ray namespace ns as its note tells it (nil: none).
-func (d *ProviderData) quotaNote(ctx context.Context, ns string) (*driver.QuotaNote, error) {
+// QuotaNote is the quota of Ray namespace ns as its note tells it (nil: none).
+func (d *Session) QuotaNote(ctx context.Context, ns string) (*driver.QuotaNote, error) {
 	r := shared(&d.quotas.mu, &d.quotas.notes, ns)
 	r.once.Do(func() {
-		rctx, cancel := d.planReadContext(ctx)
+		rctx, cancel := d.PlanReadContext(ctx)
 		defer cancel()
 		r.value, r.err = driver.ReadQuotaNote(rctx, d.Client, ns)
 	})
 	return r.value, r.err
 }
 
-// quotaUsage is what each holder holds in Ray namespace ns, read by a job
+// QuotaUsage is what each holder holds in Ray namespace ns, read by a job
 // that writes nothing.
-func (d *ProviderData) quotaUsage(ctx context.Context, ns string) ([]contract.QuotaHolder, error) {
+func (d *Session) QuotaUsage(ctx context.Context, ns string) ([]contract.QuotaHolder, error) {
 	r := shared(&d.quotas.mu, &d.quotas.usage, ns)
 	r.once.Do(func() {
 		res, err := d.Jobs.Run(driver.ReadOnly(ctx, "plan"), contract.QuotaUsageRequest(ns), nil)
@@ -88,10 +88,10 @@ func (d *ProviderData) quotaUsage(ctx context.Context, ns string) ([]contract.Qu
 	return r.value, r.err
 }
 
-// planNodeAsk records what a cluster planned for creation in this process
+// PlanNodeAsk records what a cluster planned for creation in this process
 // asks of each node its plan chose (nil: Ray places it), so that the label
 // limits of clusters planned beside it count it there.
-func (d *ProviderData) planNodeAsk(key string, ask map[string]topology.Resources) {
+func (d *Session) PlanNodeAsk(key string, ask map[string]topology.Resources) {
 	d.quotas.mu.Lock()
 	defer d.quotas.mu.Unlock()
 	if d.quotas.nodeAsks == nil {
@@ -100,9 +100,9 @@ func (d *ProviderData) planNodeAsk(key string, ask map[string]topology.Resources
 	d.quotas.nodeAsks[key] = ask
 }
 
-// plannedHolders are the clusters planned for creation in this process in
+// PlannedHolders are the clusters planned for creation in this process in
 // namespace ns, the cluster self aside, as quota holders.
-func (d *ProviderData) plannedHolders(ns, self string) []contract.QuotaHolder {
+func (d *Session) PlannedHolders(ns, self string) []contract.QuotaHolder {
 	d.mu.Lock()
 	var out []contract.QuotaHolder
 	for key, groups := range d.planned {
@@ -121,10 +121,10 @@ func (d *ProviderData) plannedHolders(ns, self string) []contract.QuotaHolder {
 	return out
 }
 
-// quotaHeld is what each holder holds in Ray namespace ns (quotaUsage)
+// QuotaHeld is what each holder holds in Ray namespace ns (quotaUsage)
 // and, when caps has label limits, each live node's labels to count them.
-func (d *ProviderData) quotaHeld(ctx context.Context, ns string, caps contract.QuotaCaps) ([]contract.QuotaHolder, map[string]map[string]string, error) {
-	used, err := d.quotaUsage(ctx, ns)
+func (d *Session) QuotaHeld(ctx context.Context, ns string, caps contract.QuotaCaps) ([]contract.QuotaHolder, map[string]map[string]string, error) {
+	used, err := d.QuotaUsage(ctx, ns)
 	if err != nil || len(caps.LabelLimits) == 0 {
 		return used, nil, err
 	}

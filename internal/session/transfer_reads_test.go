@@ -1,4 +1,4 @@
-package resources
+package session
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func TestTransferReadsShareOneList(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tr, err := d.readTransfer(context.Background(), "ns", fmt.Sprintf("vc-%d", i))
+			tr, err := d.ReadTransfer(context.Background(), "ns", fmt.Sprintf("vc-%d", i))
 			if err != nil {
 				t.Errorf("cluster %d: %v", i, err)
 			}
