@@ -20,7 +20,7 @@ const troubleshootingGuide = "templates/guides/troubleshooting.md.tmpl"
 // its resources and validators, and the issues of the spec's validation,
 // the driver's contract, the record and the plan's checks.
 var summarySources = []string{"internal/provider", "internal/resources", "internal/validators", "internal/clusterspec",
-	"internal/contract", "internal/record", "internal/planning", "internal/drift"}
+	"internal/contract", "internal/record", "internal/planning", "internal/drift", "internal/session"}
 
 // internalSummaries are error summaries of the provider's own bugs: no
 // configuration or cluster change fixes them, so the guide has no entry.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -25,9 +24,6 @@ var (
 	_ datasource.DataSource              = (*virtualClusterDataSource)(nil)
 	_ datasource.DataSourceWithConfigure = (*virtualClusterDataSource)(nil)
 )
-
-// virtualClusterReadTimeout bounds the read job and the state API call.
-const virtualClusterReadTimeout = 5 * time.Minute
 
 // NewVirtualClusterDataSource is the ray_virtual_cluster data source constructor.
 func NewVirtualClusterDataSource() datasource.DataSource { return &virtualClusterDataSource{} }
@@ -178,7 +174,7 @@ func (d *virtualClusterDataSource) Read(ctx context.Context, req datasource.Read
 	if ns == "" {
 		ns = d.data.Namespace
 	}
-	ctx, cancel := context.WithTimeout(ctx, virtualClusterReadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, session.ReadTimeout)
 	defer cancel()
 	res, err := d.data.ReadRecord(ctx, ns, name)
 	if err != nil {

@@ -244,7 +244,7 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
-	readCtx, cancel := context.WithTimeout(ctx, virtualClusterReadTimeout)
+	readCtx, cancel := context.WithTimeout(ctx, session.ReadTimeout)
 	defer cancel()
 	live, err := l.data.SharedGroups(readCtx)
 	if err != nil {

@@ -202,7 +202,11 @@ func (p *planCall) run() {
 	}
 	p.planPlacement(&spec, snap) // spec is what claimPorts reads: its nodes are chosen here
 	if !diags.HasError() {
-		p.checkQuota(spec, snap)
+		replaced := ""
+		if p.replacing {
+			replaced = p.state.Namespace.ValueString() + "/" + p.state.Name.ValueString()
+		}
+		addIssues(diags, data.CheckQuota(p.ctx, spec, snap, replaced))
 	}
 }
 
@@ -211,7 +215,9 @@ func (p *planCall) run() {
 // is told about nodes others hold. It reports whether planning goes on.
 func (p *planCall) checkOccupancy(spec clusterspec.Spec, snap *planning.Snapshot) bool {
 	if p.creating {
-		return p.checkNameFree(spec, snap.Groups)
+		issues := p.r.data.CheckNameFree(p.ctx, spec, snap.Groups)
+		addIssues(&p.resp.Diagnostics, issues)
+		return !clusterspec.HasError(issues)
 	}
 	if !p.replacing {
 		p.checkRecovery(spec, snap)

@@ -1,10 +1,10 @@
-package resources
+package session
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
@@ -20,51 +20,48 @@ import (
 // (the cluster it replaces aside), the clusters planned beside it and its
 // own ask, in all and, on nodes the plan chose (select_nodes), on the nodes
 // of each label limit. Only a namespace with a quota pays for the read of
-// its use (a job); the apply checks again, atomically.
-func (p *planCall) checkQuota(spec clusterspec.Spec, snap *planning.Snapshot) {
-	data := p.r.data
-	data.PlanNodeAsk(spec.Namespace+"/"+spec.Name, spec.NodeAsk())
-	caps, owner := data.PlannedQuota(spec.Namespace), "declared in this configuration"
+// its use (a job); the apply checks again, atomically. replaced is the
+// "<namespace>/<name>" of the cluster a replacement destroys first ("" for
+// a create).
+func (d *Session) CheckQuota(ctx context.Context, spec clusterspec.Spec, snap *planning.Snapshot, replaced string) []clusterspec.Issue {
+	d.PlanNodeAsk(spec.Namespace+"/"+spec.Name, spec.NodeAsk())
+	caps, owner := d.PlannedQuota(spec.Namespace), "declared in this configuration"
 	if caps == nil {
-		note, err := data.QuotaNote(p.ctx, spec.Namespace)
+		note, err := d.QuotaNote(ctx, spec.Namespace)
 		if err != nil {
-			tflog.Debug(p.ctx, "cannot read the namespace's quota note; the apply checks the quota", map[string]any{"error": err.Error()})
-			return
+			tflog.Debug(ctx, "cannot read the namespace's quota note; the apply checks the quota", map[string]any{"error": err.Error()})
+			return nil
 		}
 		if note == nil {
-			return
+			return nil
 		}
 		caps, owner = &note.QuotaCaps, "owner "+record.OwnerPrefix(note.Owner)+"…"
 	}
-	used, err := data.QuotaUsage(p.ctx, spec.Namespace)
+	used, err := d.QuotaUsage(ctx, spec.Namespace)
 	if err != nil {
-		p.resp.Diagnostics.AddWarning("Cannot check the namespace quota at plan",
-			fmt.Sprintf("Ray namespace %s has a quota, but what it holds could not be read: %v. The apply checks the quota before it creates anything.",
-				spec.Namespace, err))
-		return
+		return []clusterspec.Issue{{Warning: true, Summary: "Cannot check the namespace quota at plan",
+			Detail: fmt.Sprintf("Ray namespace %s has a quota, but what it holds could not be read: %v. The apply checks the quota before it creates anything.",
+				spec.Namespace, err)}}
 	}
-	holders := p.quotaHolders(spec, used)
+	holders := d.quotaHolders(spec, used, replaced)
 	ask := clusterspec.GroupsAsk(spec.Groups())
 	if over := caps.Over(holders, ask, spec.NodeAsk(), planning.NodeLabels(snap.Nodes)); len(over) > 0 {
-		p.resp.Diagnostics.AddAttributeError(path.Root("bundle_ct_per_node_list"), "Namespace quota exceeded",
-			fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, %s). It holds: %s. Virtual cluster %q asks %s, "+
+		return []clusterspec.Issue{{Path: clusterspec.AttrBundleCtPerNodeList, Summary: "Namespace quota exceeded",
+			Detail: fmt.Sprintf("Ray namespace %s has the quota %s (ray_namespace_quota, %s). It holds: %s. Virtual cluster %q asks %s, "+
 				"which would take it to %s.\n\nAsk for less, destroy one of the namespace's clusters, or raise the quota.",
 				spec.Namespace, caps.Describe(), owner, contract.DescribeQuotaHolders(holders),
-				spec.Name, raystate.FormatResources(ask), strings.Join(over, ", ")))
+				spec.Name, raystate.FormatResources(ask), strings.Join(over, ", "))}}
 	}
+	return nil
 }
 
 // quotaHolders is what counts against a cluster's ask: what its namespace
 // holds but the cluster itself (its groups, and what a replacement of it,
 // renamed or not, destroys first) and clusters planned beside it, which
 // count as planned instead.
-func (p *planCall) quotaHolders(spec clusterspec.Spec, used []contract.QuotaHolder) []contract.QuotaHolder {
+func (d *Session) quotaHolders(spec clusterspec.Spec, used []contract.QuotaHolder, replaced string) []contract.QuotaHolder {
 	self := spec.Namespace + "/" + spec.Name
-	replaced := ""
-	if p.replacing {
-		replaced = p.state.Namespace.ValueString() + "/" + p.state.Name.ValueString()
-	}
-	planned := p.r.data.PlannedHolders(spec.Namespace, self)
+	planned := d.PlannedHolders(spec.Namespace, self)
 	plannedKeys := map[string]bool{}
 	for _, h := range planned {
 		plannedKeys[h.Cluster] = true

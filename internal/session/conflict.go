@@ -1,12 +1,12 @@
-package resources
+package session
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
@@ -21,11 +21,10 @@ import (
 // first. The shared group list tells whether any group is named like the
 // cluster at no cost; only then one short read job asks for the record and
 // which of those groups live in this Ray namespace (the state API lists
-// every namespace's groups). It reports whether the name is free.
-func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.PlacementGroup) bool {
-	data := p.r.data
-	if data.PlannedHere(spec.Namespace, spec.Name, "") {
-		return true // the create half of a replacement: the groups are the cluster's own
+// every namespace's groups). The name is free unless an issue is an error.
+func (d *Session) CheckNameFree(ctx context.Context, spec clusterspec.Spec, live []raystate.PlacementGroup) []clusterspec.Issue {
+	if d.PlannedHere(spec.Namespace, spec.Name, "") {
+		return nil // the create half of a replacement: the groups are the cluster's own
 	}
 	var alike []string
 	state := map[string]string{}
@@ -36,17 +35,16 @@ func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.Placemen
 		}
 	}
 	if len(alike) == 0 {
-		return true
+		return nil
 	}
 	slices.Sort(alike)
-	ctx, cancel := context.WithTimeout(p.ctx, virtualClusterReadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
 	defer cancel()
-	res, err := data.ReadRecord(ctx, spec.Namespace, spec.Name, alike...)
+	res, err := d.ReadRecord(ctx, spec.Namespace, spec.Name, alike...)
 	if err != nil {
-		p.resp.Diagnostics.AddAttributeWarning(path.Root("name"), "Cannot check who owns placement groups of this name",
-			fmt.Sprintf("Ray lists placement groups named like %q (%s), but reading the cluster's record failed: %v\n\n"+
-				"The apply checks again before creating anything.", spec.Name, strings.Join(alike, ", "), err))
-		return true
+		return []clusterspec.Issue{{Path: clusterspec.AttrName, Warning: true, Summary: "Cannot check who owns placement groups of this name",
+			Detail: fmt.Sprintf("Ray lists placement groups named like %q (%s), but reading the cluster's record failed: %v\n\n"+
+				"The apply checks again before creating anything.", spec.Name, strings.Join(alike, ", "), err)}}
 	}
 	var present []string
 	for _, name := range alike {
@@ -54,30 +52,31 @@ func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.Placemen
 			present = append(present, fmt.Sprintf("%q (%s)", name, state[name]))
 		}
 	}
-	tflog.Info(p.ctx, "placement groups named like the new cluster", map[string]any{"name": spec.Name,
+	tflog.Info(ctx, "placement groups named like the new cluster", map[string]any{"name": spec.Name,
 		"in_namespace": len(present), "elsewhere": len(res.Missing), "record": res.Record != nil})
-	if len(present) == 0 || (res.Record != nil && data.PlannedHere(spec.Namespace, spec.Name, res.Record.Owner)) {
-		return true // they live in other Ray namespaces, or belong to a cluster of this configuration's state
+	if len(present) == 0 || (res.Record != nil && d.PlannedHere(spec.Namespace, spec.Name, res.Record.Owner)) {
+		return nil // they live in other Ray namespaces, or belong to a cluster of this configuration's state
 	}
 	groups := strings.Join(present, ", ")
 	if rec := res.Record; rec != nil {
 		owner := record.OtherOwner{Owner: rec.Owner, CreatedAt: rec.CreatedAt}
-		p.resp.Diagnostics.AddAttributeError(path.Root("name"), "Virtual cluster owned by another Terraform state",
-			fmt.Sprintf("Ray namespace %q already holds virtual cluster %q, owned by %s, with placement groups %s. "+
+		return []clusterspec.Issue{{Path: clusterspec.AttrName, Summary: "Virtual cluster owned by another Terraform state",
+			Detail: fmt.Sprintf("Ray namespace %q already holds virtual cluster %q, owned by %s, with placement groups %s. "+
 				"Creating it here would fail at apply, so the plan stops; nothing was created or changed.\n\n"+
 				"To manage that cluster from this configuration instead, import it and apply (the apply takes "+
 				"ownership: the other state's destroy then only forgets the cluster). %s\n\nOtherwise give this cluster another name.",
-				spec.Namespace, spec.Name, owner.Describe(), groups, importHint(spec)))
-		return false
+				spec.Namespace, spec.Name, owner.Describe(), groups, importHint(spec))}}
 	}
-	p.resp.Diagnostics.AddAttributeError(path.Root("name"), "Placement groups of this name already exist",
-		fmt.Sprintf("Ray namespace %q already has placement groups named like virtual cluster %q: %s. They have no "+
+	return []clusterspec.Issue{{Path: clusterspec.AttrName, Summary: "Placement groups of this name already exist",
+		Detail: fmt.Sprintf("Ray namespace %q already has placement groups named like virtual cluster %q: %s. They have no "+
 			"ownership record, so they were made outside this provider (for example by NeMo-RL's RayVirtualCluster or "+
 			"a plain ray.util.placement_group call). Creating %q would collide with them, so the plan stops; nothing "+
 			"was created or changed.\n\nRemove them, give this cluster another name, or adopt them (an import's apply writes "+
-			"the record and takes ownership). %s", spec.Namespace, spec.Name, groups, spec.Name, importHint(spec)))
-	return false
+			"the record and takes ownership). %s", spec.Namespace, spec.Name, groups, spec.Name, importHint(spec))}}
 }
+
+// ReadTimeout bounds a read job and the state API call of a record's read.
+const ReadTimeout = 5 * time.Minute
 
 // importHint shows how to import cluster spec into this configuration.
 func importHint(spec clusterspec.Spec) string {
