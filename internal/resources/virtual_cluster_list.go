@@ -3,10 +3,8 @@ package resources
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
@@ -30,16 +28,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
-// The ownership classes of the list resource's `ownership` filter.
-const (
-	ownedHere    = "this_state"
-	ownedOther   = "other_state"
-	ownedNone    = "no_state"
-	notACluster  = "not_a_cluster"
-	listReadDesc = "one short read job (Ray's internal KV is only reachable from a driver)"
-)
-
-var ownershipClasses = []string{ownedHere, ownedOther, ownedNone, notACluster}
+var ownershipClasses = []string{session.OwnedHere, session.OwnedOther, session.OwnedNone, session.NotACluster}
 
 var (
 	_ list.ListResource              = (*virtualClusterList)(nil)
@@ -79,7 +68,7 @@ func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.
 		MarkdownDescription: "Lists the virtual clusters of a Ray namespace (placement groups named `<name>-unified` or " +
 			"`<name>-node<i>`) with their identity and, with `include_resource`, the state an import gives them, for " +
 			"`terraform query` and `terraform query -generate-config-out`. Listing only reads: the dashboard's placement-group " +
-			"list and " + listReadDesc + " for the clusters' records; it never creates, changes or claims anything. " +
+			"list and " + session.ListReadDesc + " for the clusters' records; it never creates, changes or claims anything. " +
 			"Placement groups that no virtual cluster could adopt are reported as warnings, with their shape and the reason.",
 		Attributes: map[string]listschema.Attribute{
 			"namespace": listschema.StringAttribute{
@@ -118,106 +107,6 @@ func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.
 	}
 }
 
-// listCandidate is a virtual cluster as the group names tell (Cluster), or
-// one placement group whose name is not a cluster's.
-type listCandidate struct {
-	Name    string
-	Cluster bool
-	Groups  []raystate.PlacementGroup
-}
-
-// listCandidates sorts the named live groups whose name (or cluster name)
-// starts with prefix into clusters and other groups, by name. Unnamed groups
-// cannot be adopted or even placed in a namespace, so they are skipped.
-func listCandidates(live []raystate.PlacementGroup, prefix string) []listCandidate {
-	byName := map[string]*listCandidate{}
-	key := func(name string, cluster bool) string { return fmt.Sprintf("%t/%s", cluster, name) }
-	for _, g := range live {
-		if g.Name == "" {
-			continue
-		}
-		name, cluster := clusterOfGroup(g.Name)
-		if !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		k := key(name, cluster)
-		if byName[k] == nil {
-			byName[k] = &listCandidate{Name: name, Cluster: cluster}
-		}
-		byName[k].Groups = append(byName[k].Groups, g)
-	}
-	out := make([]listCandidate, 0, len(byName))
-	for _, k := range slices.Sorted(maps.Keys(byName)) {
-		c := byName[k]
-		slices.SortFunc(c.Groups, func(a, b raystate.PlacementGroup) int { return strings.Compare(a.Name, b.Name) })
-		out = append(out, *c)
-	}
-	slices.SortStableFunc(out, func(a, b listCandidate) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// clusterOfGroup is the virtual cluster a group's name belongs to
-// ("<name>-unified", "<name>-node<i>"), else the group's own name.
-func clusterOfGroup(group string) (name string, cluster bool) {
-	if n, ok := strings.CutSuffix(group, clusterspec.UnifiedGroupName("")); ok && n != "" {
-		return n, true
-	}
-	if i := strings.LastIndex(group, "-node"); i > 0 && clusterspec.NamedLike(group[:i], group) {
-		return group[:i], true
-	}
-	return group, false
-}
-
-// listRead reads the record of each candidate and which of its groups live
-// in namespace ns, in one wave of read jobs (the batcher joins requests that
-// arrive together), and keeps only the groups that live in ns.
-func (l *virtualClusterList) listRead(ctx context.Context, ns string, cands []listCandidate) ([]listCandidate, []*record.Manifest, error) {
-	type answer struct {
-		res *contract.Result
-		err error
-	}
-	answers := make([]answer, len(cands))
-	var wg sync.WaitGroup
-	for i, c := range cands {
-		names := make([]string, len(c.Groups))
-		for j, g := range c.Groups {
-			names[j] = g.Name
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := l.data.ReadRecord(ctx, ns, c.Name, names...)
-			answers[i] = answer{res, err}
-		}()
-	}
-	wg.Wait()
-	var kept []listCandidate
-	var records []*record.Manifest
-	for i, c := range cands {
-		a := answers[i]
-		if a.err != nil {
-			return nil, nil, fmt.Errorf("reading the record of %q: %w", c.Name, a.err)
-		}
-		var here []raystate.PlacementGroup
-		for _, g := range c.Groups {
-			if !slices.Contains(a.res.Missing, g.Name) {
-				here = append(here, g)
-			}
-		}
-		if len(here) == 0 {
-			continue // every group lives in another namespace
-		}
-		c.Groups = here
-		rec := a.res.Record
-		if !c.Cluster || (rec != nil && rec.Name != c.Name) {
-			rec = nil
-		}
-		kept = append(kept, c)
-		records = append(records, rec)
-	}
-	return kept, records, nil
-}
-
 func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
 	ctx = session.ReadOnly(ctx, "query")
 	var cfg virtualClusterListModel
@@ -252,11 +141,11 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
-	reservations := l.readReservations(readCtx, ns) // beside the records: the batcher joins them into one job
-	cands, records, err := l.listRead(readCtx, ns, listCandidates(live, cfg.NamePrefix.ValueString()))
+	reservations := l.data.ReadReservations(readCtx, ns) // beside the records: the batcher joins them into one job
+	cands, records, err := l.data.ReadCandidates(readCtx, ns, session.ListCandidates(live, cfg.NamePrefix.ValueString()))
 	resv := <-reservations
 	if err == nil {
-		err = resv.err
+		err = resv.Err
 	}
 	if err != nil {
 		diags.AddError("Cannot read the virtual clusters' records", session.ErrorDetail(err))
@@ -269,15 +158,15 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 		rec := records[i]
 		problem := ""
 		if rec == nil {
-			problem = adoptProblem(c)
+			problem = session.AdoptProblem(c)
 		}
-		class := listClass(rec, owners, problem)
+		class := session.ListClass(rec, owners, problem)
 		if !slices.Contains(classes, class) {
 			continue
 		}
-		if class == notACluster {
+		if class == session.NotACluster {
 			results = append(results, list.ListResult{Diagnostics: diag.Diagnostics{diag.NewWarningDiagnostic(
-				fmt.Sprintf("Placement groups that no ray_virtual_cluster can adopt: %s", c.Name), notAClusterDetail(c, ns, problem))}})
+				fmt.Sprintf("Placement groups that no ray_virtual_cluster can adopt: %s", c.Name), session.NotAClusterDetail(c, ns, problem))}})
 			continue
 		}
 		if req.Limit > 0 && int64(countResults(results)) >= req.Limit {
@@ -288,8 +177,8 @@ func (l *virtualClusterList) List(ctx context.Context, req list.ListRequest, str
 	if d := l.quotaReport(ctx, ns); d != nil {
 		results = append(results, list.ListResult{Diagnostics: diag.Diagnostics{d}})
 	}
-	if slices.Contains(classes, ownedNone) {
-		unowned := placement.UnownedReservations(resv.listed, ns, cfg.NamePrefix.ValueString(), live, groupsIn(cands), recordsByName(cands, records))
+	if slices.Contains(classes, session.OwnedNone) {
+		unowned := placement.UnownedReservations(resv.Listed, ns, cfg.NamePrefix.ValueString(), live, session.GroupsIn(cands), session.RecordsByName(cands, records))
 		for _, d := range unownedReservationWarnings(unowned) {
 			results = append(results, list.ListResult{Diagnostics: diag.Diagnostics{d}})
 		}
@@ -315,51 +204,6 @@ func (l *virtualClusterList) quotaReport(ctx context.Context, ns string) diag.Di
 		strings.Join(note.Use(used, labels), ", "), contract.DescribeQuotaHolders(used)))
 }
 
-// listedReservations is what readReservations read, or why it could not.
-type listedReservations struct {
-	listed []contract.ListedReservation
-	err    error
-}
-
-// readReservations reads every reservation in one read job, started now.
-func (l *virtualClusterList) readReservations(ctx context.Context, ns string) <-chan listedReservations {
-	out := make(chan listedReservations, 1)
-	go func() {
-		res, err := l.data.Reservations(ctx, ns)
-		if err == nil {
-			err = res.Err()
-		}
-		if err != nil {
-			out <- listedReservations{err: fmt.Errorf("reading the reservations: %w", err)}
-			return
-		}
-		out <- listedReservations{listed: res.Reservations}
-	}()
-	return out
-}
-
-// groupsIn names the groups of cands (those that live in the listed namespace).
-func groupsIn(cands []listCandidate) map[string]bool {
-	out := map[string]bool{}
-	for _, c := range cands {
-		for _, g := range c.Groups {
-			out[g.Name] = true
-		}
-	}
-	return out
-}
-
-// recordsByName maps each listed cluster's name to its record (nil without).
-func recordsByName(cands []listCandidate, records []*record.Manifest) map[string]*record.Manifest {
-	out := map[string]*record.Manifest{}
-	for i, c := range cands {
-		if c.Cluster {
-			out[c.Name] = records[i]
-		}
-	}
-	return out
-}
-
 // countResults counts the results that are clusters (not warnings).
 func countResults(results []list.ListResult) int {
 	n := 0
@@ -371,28 +215,13 @@ func countResults(results []list.ListResult) int {
 	return n
 }
 
-// listClass is the ownership class of a candidate with record rec (nil
-// without one) whose shape problem (adoptProblem) is problem.
-func listClass(rec *record.Manifest, owners []string, problem string) string {
-	switch {
-	case rec == nil && problem != "":
-		return notACluster
-	case rec == nil || rec.Owner == "":
-		return ownedNone
-	case slices.Contains(owners, rec.Owner):
-		return ownedHere
-	default:
-		return ownedOther
-	}
-}
-
 // listResult is one cluster's result: its identity, a display name saying
 // who owns it, and, with include_resource, the state import gives it.
-func (l *virtualClusterList) listResult(ctx context.Context, req list.ListRequest, ns string, c listCandidate, rec *record.Manifest, class string) list.ListResult {
+func (l *virtualClusterList) listResult(ctx context.Context, req list.ListRequest, ns string, c session.ListCandidate, rec *record.Manifest, class string) list.ListResult {
 	result := req.NewListResult(ctx)
 	m := virtualClusterModel{Name: types.StringValue(c.Name), Namespace: types.StringValue(ns)}
 	result.Diagnostics.Append(result.Identity.Set(ctx, virtualClusterIdentity{Namespace: m.Namespace, Name: m.Name})...)
-	result.DisplayName = listDisplayName(c, rec, class)
+	result.DisplayName = session.ListDisplayName(c, rec, class)
 	if !req.IncludeResource {
 		return result
 	}
@@ -419,26 +248,6 @@ func (l *virtualClusterList) listResult(ctx context.Context, req list.ListReques
 		result.Diagnostics.Append(result.Resource.Set(ctx, &m)...)
 	}
 	return result
-}
-
-// listDisplayName says which cluster a result is and who owns it.
-func listDisplayName(c listCandidate, rec *record.Manifest, class string) string {
-	groups := fmt.Sprintf("%d placement group", len(c.Groups))
-	if len(c.Groups) != 1 {
-		groups += "s"
-	}
-	switch class {
-	case ownedHere:
-		return fmt.Sprintf("%s (this state, owner %s…, %s)", c.Name, record.OwnerPrefix(rec.Owner), groups)
-	case ownedOther:
-		return fmt.Sprintf("%s (other state, owner %s…, created %s, %s)", c.Name, record.OwnerPrefix(rec.Owner), rec.CreatedAt, groups)
-	case ownedNone:
-		if rec != nil {
-			return fmt.Sprintf("%s (no state: record without owner, %s)", c.Name, groups)
-		}
-		return fmt.Sprintf("%s (no state: no record, made outside this provider, %s)", c.Name, groups)
-	}
-	return c.Name
 }
 
 // fillListedComputed sets the computed attributes of a listed cluster from

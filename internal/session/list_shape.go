@@ -1,4 +1,4 @@
-package resources
+package session
 
 import (
 	"fmt"
@@ -12,11 +12,11 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
-// adoptProblem says why no ray_virtual_cluster can adopt the groups of c,
+// AdoptProblem says why no ray_virtual_cluster can adopt the groups of c,
 // which have no record of this provider ("" when import can adopt them as
 // they are): a name that is not a cluster's, or a shape the resource's
 // arguments cannot declare, so an import would misstate the groups.
-func adoptProblem(c listCandidate) string {
+func AdoptProblem(c ListCandidate) string {
 	if !c.Cluster {
 		return fmt.Sprintf("its name is not a virtual cluster's: ray_virtual_cluster finds its groups by the names %q and %q, "+
 			"and Ray cannot rename a placement group", clusterspec.UnifiedGroupName("<name>"), "<name>-node<i>")
@@ -78,9 +78,9 @@ func shapeProblem(groups []raystate.PlacementGroup) string {
 	return ""
 }
 
-// notAClusterDetail describes placement groups no virtual cluster can adopt:
+// NotAClusterDetail describes placement groups no virtual cluster can adopt:
 // why, their shape, and the shape a ray_virtual_cluster would declare.
-func notAClusterDetail(c listCandidate, ns, problem string) string {
+func NotAClusterDetail(c ListCandidate, ns, problem string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Ray namespace %q holds placement groups without a record of this provider that no ray_virtual_cluster can adopt: %s.\n\n",
 		ns, problem)
