@@ -149,9 +149,9 @@ func errorSummaries(t *testing.T) []string {
 						resolve(s)
 					}
 				case *ast.ReturnStmt:
-					// readVirtualCluster returns (model, summary, detail).
-					if fn.Name.Name == "readVirtualCluster" && len(n.Results) == 3 {
-						if s, ok := stringLit(n.Results[1]); ok && s != "" {
+					// session.CheckRecord returns (summary, detail).
+					if fn.Name.Name == "CheckRecord" && len(n.Results) == 2 {
+						if s, ok := stringLit(n.Results[0]); ok && s != "" {
 							found[s] = true
 						}
 					}
