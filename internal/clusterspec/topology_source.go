@@ -82,6 +82,14 @@ func (s TopologySource) Validate(attr string) []Issue {
 	return out
 }
 
+// SourceOrDefault is *src, or the resources' source (the zero value) for nil.
+func SourceOrDefault(src *TopologySource) TopologySource {
+	if src == nil {
+		return TopologySource{}
+	}
+	return *src
+}
+
 // UsesLabels reports whether either field comes from a label.
 func (s TopologySource) UsesLabels() bool { return s.DomainLabel != "" || s.RankLabel != "" }
 

@@ -149,7 +149,7 @@ func (d *clusterTopologyDataSource) Read(ctx context.Context, req datasource.Rea
 	}
 	labels, diags := topologySourceFor(ctx, d.data, args.TopologyLabels)
 	resp.Diagnostics.Append(diags...)
-	source := sourceOrDefault(labels)
+	source := clusterspec.SourceOrDefault(labels)
 	if !args.SegmentSize.IsNull() && !args.NumNodes.IsNull() && args.NumNodes.ValueInt64()%args.SegmentSize.ValueInt64() != 0 {
 		resp.Diagnostics.AddAttributeError(path.Root("num_nodes"), "num_nodes is not a multiple of segment_size",
 			fmt.Sprintf("num_nodes (%d) must be divisible by segment_size (%d).", args.NumNodes.ValueInt64(), args.SegmentSize.ValueInt64()))

@@ -166,10 +166,3 @@ func topologySourceFor(ctx context.Context, d *session.Session, override types.O
 	}
 	return d.TopologyLabels, nil
 }
-
-func sourceOrDefault(src *clusterspec.TopologySource) clusterspec.TopologySource {
-	if src == nil {
-		return clusterspec.TopologySource{}
-	}
-	return *src
-}

@@ -3,7 +3,6 @@ package resources
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -51,7 +50,7 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 		diags.AddWarning("Import could not recover every argument",
 			fmt.Sprintf("%q was imported from its placement groups because %s. These arguments were set to their defaults or to "+
 				"what Ray reports, not necessarily to what was declared: %s. Compare the next plan with your configuration; "+
-				"the record this import's apply writes keeps them from now on.", name, unrecoveredWhy(rec), strings.Join(unrecovered, ", ")))
+				"the record this import's apply writes keeps them from now on.", name, session.UnrecoveredWhy(rec), strings.Join(unrecovered, ", ")))
 	}
 	// A plan or refresh changes nothing in Ray: the record keeps naming its
 	// owner until an apply takes it (takeImported). The probe only reads.
@@ -75,8 +74,8 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 
 // restoreDeclaration sets the configuration attributes of m (name and
 // namespace set, bundle_ct_per_node_list when an import id split a unified
-// group) to the declaration an import recovers: the record rec of the
-// cluster (nil when it has none), else what Ray's live groups tell. It only
+// group) to the declaration an import recovers (session.RestoreDeclaration)
+// from the record rec (nil when it has none) and the live groups. It only
 // reads what it is given, so listing uses it too (terraform query): the
 // configuration it generates is the one import restores. It returns the
 // spec and the arguments it could not recover; false with an error when
@@ -84,7 +83,6 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 func restoreDeclaration(ctx context.Context, data *session.Session, m *virtualClusterModel, live []raystate.PlacementGroup,
 	rec *record.Manifest, diags *diag.Diagnostics,
 ) (spec clusterspec.Spec, unrecovered []string, ok bool) {
-	name := m.Name.ValueString()
 	var counts []int
 	if !m.BundleCtPerNodeList.IsNull() {
 		var raw []int64
@@ -93,74 +91,12 @@ func restoreDeclaration(ctx context.Context, data *session.Session, m *virtualCl
 			counts = append(counts, int(c))
 		}
 	}
-	id := importID(name, counts, m)
-	var declared clusterspec.Spec
-	if rec != nil {
-		declared, unrecovered = rec.DeclaredSpec()
-		if counts == nil {
-			counts = declared.BundleCtPerNode
-		}
+	declared, issues := data.RestoreDeclaration(m.Name.ValueString(), m.Namespace.ValueString(), counts, live, rec)
+	if addIssues(diags, issues); clusterspec.HasError(issues) {
+		return declared.Spec, nil, false
 	}
-	spec, found, err := record.InferSpec(name, live, counts)
-	if !found {
-		diags.AddError("Nothing to import", fmt.Sprintf("The import id %q names no virtual cluster: Ray has no live placement group named %q or %q "+
-			"in namespace %s. Check the name and the provider's namespace (`ray list placement-groups` lists the groups).", id, clusterspec.UnifiedGroupName(name), name+"-node<i>", m.Namespace.ValueString()))
-		return spec, nil, false
-	}
-	if err != nil {
-		diags.AddError("Cannot import the virtual cluster", err.Error()+
-			"\n\nMake the counts after the colon in the import id add up to the group's bundle count, or import by name alone.")
-		return spec, nil, false
-	}
-	spec.Namespace = m.Namespace.ValueString()
-	record.InferNative(&spec, live)
-	spec.Topology = sourceOrDefault(data.TopologyLabels)
-	switch {
-	case rec != nil && rec.HasDeclaration():
-		inferred := spec
-		spec = declared
-		spec.Namespace = inferred.Namespace
-		spec.BundleCtPerNode = inferred.BundleCtPerNode // the id's split, when it gave one
-		if declared.Topology == (clusterspec.TopologySource{}) {
-			spec.Topology = inferred.Topology
-		}
-	case rec != nil: // a version 1 record: its fields, the rest from Ray
-		spec.UseGPUs, spec.NumGPUsPerNode, spec.MaxColocatedWorkerGroups = declared.UseGPUs, declared.NumGPUsPerNode, declared.MaxColocatedWorkerGroups
-		spec.Strategy, spec.Ports = declared.Strategy, declared.Ports
-	default:
-		unrecovered = []string{clusterspec.AttrNumGPUsPerNode, clusterspec.AttrSegmentSize, clusterspec.AttrPortRangeLow, clusterspec.AttrPortRangeHigh,
-			clusterspec.AttrSelectNodes, clusterspec.AttrPinning, clusterspec.AttrSelectedNodeIDs, clusterspec.AttrExcludeNodeIDs, clusterspec.AttrReadyTimeout,
-			clusterspec.AttrTopologyLabels}
-		if spec.UseUnifiedPG && len(counts) == 0 {
-			unrecovered = append([]string{clusterspec.AttrBundleCtPerNodeList}, unrecovered...)
-		}
-	}
-	m.ID = types.StringValue(name)
-	setConfigFromSpec(ctx, m, spec, diags)
-	m.TopologyLabels = topologyLabelsObject(data.TopologyLabels)
-	if rec.HasDeclaration() && rec.TopologyLabels != nil {
-		m.TopologyLabels = topologyLabelsObject(rec.TopologyLabels)
-	}
-	return spec, unrecovered, !diags.HasError()
-}
-
-// unrecoveredWhy says why an import could not recover every argument of a
-// cluster whose record is rec.
-func unrecoveredWhy(rec *record.Manifest) string {
-	if rec != nil {
-		return fmt.Sprintf("its record in Ray's KV has schema version %d, which does not keep them", rec.SchemaVersion)
-	}
-	return "Ray's internal KV has no record of it (its groups were made outside this provider)"
-}
-
-// importID is the import id as the user gave it.
-func importID(name string, counts []int, m *virtualClusterModel) string {
-	if m.BundleCtPerNodeList.IsNull() {
-		return name
-	}
-	parts := make([]string, len(counts))
-	for i, c := range counts {
-		parts[i] = strconv.Itoa(c)
-	}
-	return name + ":" + strings.Join(parts, ",")
+	m.ID = types.StringValue(m.Name.ValueString())
+	setConfigFromSpec(ctx, m, declared.Spec, diags)
+	m.TopologyLabels = topologyLabelsObject(declared.TopologyLabels)
+	return declared.Spec, declared.Unrecovered, !diags.HasError()
 }

@@ -118,7 +118,7 @@ func clusterSpec(ctx context.Context, m virtualClusterModel) (spec clusterspec.S
 	spec.Pinning = m.Pinning.ValueString()
 	labels, d := TopologyLabelsFromObject(ctx, m.TopologyLabels)
 	diags.Append(d...)
-	spec.Topology = sourceOrDefault(labels)
+	spec.Topology = clusterspec.SourceOrDefault(labels)
 	if !m.SelectedNodeIDs.IsNull() && !m.SelectedNodeIDs.IsUnknown() {
 		diags.Append(m.SelectedNodeIDs.ElementsAs(ctx, &spec.SelectedNodeIDs, false)...)
 		spec.SelectedNodeDomains = domainsFromBundles(ctx, m, spec.BundleCtPerNode)

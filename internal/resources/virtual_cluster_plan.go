@@ -137,7 +137,7 @@ func (p *planCall) planTopologyLabels(config types.Object) {
 	}
 	was, d := TopologyLabelsFromObject(p.ctx, p.state.TopologyLabels)
 	p.resp.Diagnostics.Append(d...)
-	if sourceOrDefault(was) != sourceOrDefault(src) {
+	if clusterspec.SourceOrDefault(was) != clusterspec.SourceOrDefault(src) {
 		p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root(clusterspec.AttrTopologyLabels))
 		p.replacing = true
 	}
