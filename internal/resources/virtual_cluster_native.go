@@ -17,17 +17,13 @@ import (
 // selectorType is one logical node's entry of node_label_selectors.
 var selectorType = types.MapType{ElemType: types.StringType}
 
-// checkRayVersion adds the spec's version issues: an error for a feature
-// the connected Ray lacks, a warning for a Ray older than supported. An
-// unreachable dashboard adds nothing here (the live check warns about it);
-// the error is returned for the plan's deadline.
+// checkRayVersion adds the spec's version issues (session.VersionIssues).
+// An unreachable dashboard adds nothing here (the live check warns about
+// it); the error is returned for the plan's deadline.
 func checkRayVersion(ctx context.Context, data *session.Session, spec clusterspec.Spec, diags *diag.Diagnostics) error {
-	v, err := data.CachedRayVersion(ctx)
-	if err != nil {
-		return err
-	}
-	addIssues(diags, spec.VersionIssues(v))
-	return nil
+	issues, err := data.VersionIssues(ctx, spec)
+	addIssues(diags, issues)
+	return err
 }
 
 // topologyAssignments is Ray's topology_assignments of the spec's unified

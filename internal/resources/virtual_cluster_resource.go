@@ -17,8 +17,6 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
-	"github.com/ray-infra/terraform-provider-ray/internal/placement"
-	"github.com/ray-infra/terraform-provider-ray/internal/record"
 	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
@@ -53,40 +51,12 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	if !ok {
 		return
 	}
-	owner, err := record.NewOwnerToken()
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot create the virtual cluster", session.ErrorDetail(err))
-		return
-	}
-	// The plan may have deferred the live check (cluster unreachable then): run it again before creating anything.
-	if _ = checkRayVersion(ctx, r.data, spec, &resp.Diagnostics); resp.Diagnostics.HasError() { // unreachable: the snapshot says so
-		return
-	}
-	snap, err := r.data.FreshSnapshot(ctx)
-	if err != nil {
-		addDashboardError(&resp.Diagnostics, r.data, err)
-		return
-	}
-	if err := r.data.LabelSupportError(ctx, spec.Topology, snap.Nodes); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root(clusterspec.AttrTopologyLabels), "Ray does not report node labels", err.Error())
-		return
-	}
 	exclude, _ := excludedNodes(ctx, m)
-	env := r.data.PlacementEnv()
-	res, issues, err := placement.Place(ctx, env, &spec, snap, owner, exclude)
+	created, issues := r.data.Create(ctx, &spec, exclude)
 	if addIssues(&resp.Diagnostics, issues); resp.Diagnostics.HasError() {
 		return
 	}
-	if se, ok := placement.IsSnapshotError(err); ok {
-		addDashboardError(&resp.Diagnostics, r.data, se.Err)
-		return
-	}
-	if err != nil {
-		r.data.ForgetChosen(spec.Namespace + "/" + spec.Name)
-		placement.CleanupAfterFailedCreate(ctx, env, spec, owner, err)
-		resp.Diagnostics.AddError("Cannot create the virtual cluster", placement.CreateErrorDetail(spec, res, err))
-		return
-	}
+	owner, res := created.Owner, created.Result
 	if spec.SelectNodes {
 		var d diag.Diagnostics
 		m.SelectedNodeIDs, d = types.ListValueFrom(ctx, types.StringType, spec.SelectedNodeIDs)
@@ -95,7 +65,7 @@ func (r *virtualClusterResource) Create(ctx context.Context, req resource.Create
 	m.ID = m.Name
 	m.OwnerID = types.StringValue(owner)
 	if d := r.applyOwnedResult(ctx, &m, spec, res); d.HasError() {
-		placement.CleanupAfterFailedCreate(ctx, env, spec, owner, errors.New(d.Errors()[0].Detail()))
+		created.Rollback(ctx, errors.New(d.Errors()[0].Detail()))
 		resp.Diagnostics.Append(d...)
 		return
 	}
@@ -163,7 +133,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 // (segment_size, num_gpus_per_node, port range, exclude_node_ids, timeouts):
 // it re-probes the existing groups, recomputes rank order and ports and
 // rewrites the cluster's record. For a cluster imported since the last
-// apply, it is where this state takes ownership (takeImported).
+// apply, it is where this state takes ownership (session.TakeImported).
 func (r *virtualClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	ctx, cancel, m, spec, ok := r.begin(ctx, req.Plan.Get, updateTimeout, &resp.Diagnostics)
 	defer cancel()
@@ -175,28 +145,21 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		return
 	}
 	var res *contract.Result
-	var err error
+	var issues []clusterspec.Issue
 	// Only when the plan showed it: a plan made before the provider was
 	// configured kept owner_id "" and re-probes as before.
 	if importPending(prior) && m.OwnerID.IsUnknown() {
-		if res = r.takeImported(ctx, &m, spec, &resp.Diagnostics); res == nil {
-			return
-		}
+		var owner string
+		owner, res, issues = r.data.TakeImported(ctx, spec)
+		m.OwnerID = types.StringValue(owner)
 		resp.Diagnostics.Append(resp.Private.SetKey(ctx, formerOwnerKey, nil)...)
 	} else {
-		res, err = r.reprobe(ctx, &m, spec, samePorts(prior, spec))
-	}
-	if err != nil {
-		summary := "Cannot re-probe the virtual cluster"
-		if contract.IsKind(err, contract.KindConflict) {
-			summary = "The virtual cluster belongs to another Terraform state"
+		if m.OwnerID.IsUnknown() {
+			m.OwnerID = types.StringNull() // a state from before owners existed stays without one
 		}
-		resp.Diagnostics.AddError(summary, session.ErrorDetail(err))
-		return
+		res, issues = r.data.Reprobe(ctx, spec, m.OwnerID.ValueString(), samePorts(prior, spec))
 	}
-	if missing := res.MissingGroups(); len(missing) > 0 {
-		resp.Diagnostics.AddError("Placement groups disappeared during the update",
-			fmt.Sprintf("Ray no longer has %s; run `terraform apply` again to recreate the cluster.", strings.Join(missing, ", ")))
+	if addIssues(&resp.Diagnostics, issues); resp.Diagnostics.HasError() {
 		return
 	}
 	m.ID = m.Name
@@ -207,23 +170,6 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	r.fillTopologyAssignments(ctx, &m, spec, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
-}
-
-// reprobe probes the groups of a cluster this state owns (or, from before
-// owners existed, holds without an owner), with keep but for the bundles Ray
-// no longer has where its record says, and rewrites its record.
-func (r *virtualClusterResource) reprobe(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, keep bool) (*contract.Result, error) {
-	if m.OwnerID.IsUnknown() {
-		m.OwnerID = types.StringNull() // a state from before owners existed stays without one
-	}
-	owner := m.OwnerID.ValueString()
-	request := contract.RequestFor(spec, contract.ActionInspect)
-	if owner != "" {
-		template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
-		request = request.Owned(spec, owner, false, &template)
-		request.Probe.KeepRecorded = keep
-	}
-	return r.data.Run(ctx, request)
 }
 
 // samePorts tells whether an update keeps the port range: its bundles then
@@ -241,19 +187,9 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 	if !ok {
 		return
 	}
-	res, err := r.data.Run(ctx, placement.DeleteRequest(spec, m.OwnerID.ValueString()))
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot delete the virtual cluster", session.ErrorDetail(err))
+	res, issues := r.data.Delete(ctx, spec, m.OwnerID.ValueString())
+	if addIssues(&resp.Diagnostics, issues); res == nil || res.OtherOwner != nil {
 		return
-	}
-	if o := res.OtherOwner; o != nil {
-		resp.Diagnostics.AddWarning("Virtual cluster left to its owner",
-			fmt.Sprintf("The placement groups of %q in namespace %s belong to %s, so this state did not touch them; "+
-				"it only forgets the cluster.", spec.Name, spec.Namespace, o.Describe()))
-		return
-	}
-	if err := r.data.DeleteTransfer(ctx, spec.Namespace, spec.Name); err != nil {
-		tflog.Warn(ctx, "cannot remove the cluster's ownership note; the next import of the name replaces it", map[string]any{"error": err.Error()})
 	}
 	tflog.Info(ctx, "virtual cluster deleted", map[string]any{"removed": res.Removed, "already_gone": res.Missing})
 }

@@ -10,22 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
-	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
-	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
-
-// noteTransfer leaves the note that tells the former owner's next plan that
-// this state took the cluster (session.RecordTransfer). A failure only costs
-// that warning, so it is a warning itself.
-func (r *virtualClusterResource) noteTransfer(ctx context.Context, spec clusterspec.Spec, from, to string, diags *diag.Diagnostics) {
-	if err := r.data.RecordTransfer(ctx, spec.Namespace, spec.Name, from, to); err != nil {
-		diags.AddWarning("Cannot tell the former owner about the import",
-			fmt.Sprintf("This state owns %q now, but the note that warns the former owner's next plan could not be left in Ray: %v. "+
-				"Tell that state's team that its destroy will only forget the cluster.", spec.Name, err))
-	}
-}
 
 // warnIfTransferred warns a state whose cluster another state has imported
 // since: its destroy only forgets the cluster. The note is absent for nearly
@@ -61,7 +47,7 @@ func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state vi
 // importPendingOwner is the owner_id of a cluster this state has imported
 // but not yet applied: the record in Ray still names its former owner,
 // which stays fully in charge until this state's apply takes it
-// (takeImported). A state from before owners existed has a null owner_id.
+// (session.TakeImported). A state from before owners existed has a null owner_id.
 const importPendingOwner = ""
 
 // formerOwnerKey is the private-state key under which an import keeps the
@@ -137,32 +123,4 @@ func (p *planCall) planTakeover(private privateState) {
 			"stays fully in charge until this plan is applied. Applying it makes this state the owner; from then on the "+
 			"former owner's destroy only forgets the cluster, and its plan warns that it was imported.",
 			name, p.state.Namespace.ValueString(), from))
-}
-
-// takeImported makes this state the owner of an imported cluster, at
-// apply: a new owner token, the record rewritten in Ray with the placement
-// probed again, and a note for the former owner's next plan.
-func (r *virtualClusterResource) takeImported(ctx context.Context, m *virtualClusterModel, spec clusterspec.Spec, diags *diag.Diagnostics) *contract.Result {
-	owner, err := record.NewOwnerToken()
-	if err != nil {
-		diags.AddError("Cannot take ownership of the imported virtual cluster", session.ErrorDetail(err))
-		return nil
-	}
-	template := record.NewManifest(spec, owner, r.data.Version, record.Placement{})
-	res, err := r.data.Run(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, true, &template))
-	if err != nil {
-		diags.AddError("Cannot take ownership of the imported virtual cluster", session.ErrorDetail(err))
-		return nil
-	}
-	m.OwnerID = types.StringValue(owner)
-	if res.PreviousOwner != nil {
-		diags.AddWarning("Import took ownership of the virtual cluster",
-			fmt.Sprintf("This state now owns %q in namespace %s (owner %s…). It belonged to %s, which can no longer "+
-				"change or destroy it: its destroy will only forget the cluster.", spec.Name, spec.Namespace,
-				record.OwnerPrefix(owner), res.PreviousOwner.Describe()))
-		if res.PreviousOwner.Owner != "" {
-			r.noteTransfer(ctx, spec, res.PreviousOwner.Owner, owner, diags)
-		}
-	}
-	return res
 }
