@@ -68,10 +68,9 @@ func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.Placemen
 		owner := record.OtherOwner{Owner: rec.Owner, CreatedAt: rec.CreatedAt}
 		p.resp.Diagnostics.AddAttributeError(path.Root("name"), "Virtual cluster owned by another Terraform state",
 			fmt.Sprintf("Ray namespace %q already holds virtual cluster %q, owned by %s, with placement groups %s. "+
-				"Creating it here would fail at apply, so the plan stops; nothing was created or changed.\n\n"+
-				"To manage that cluster from this configuration instead, import it and apply (the apply takes "+
-				"ownership: the other state's destroy then only forgets the cluster). %s\n\nOtherwise give this cluster another name.",
-				spec.Namespace, spec.Name, owner.Describe(), groups, importHint(spec)))
+				"Creating it here would fail at apply, so the plan stops; nothing was created or changed.\n\n%s%s\n\n%s"+
+				"\n\nOtherwise give this cluster another name.",
+				spec.Namespace, spec.Name, owner.Describe(), groups, p.whoseCluster(spec, rec), contract.AdoptOrRemoveFix, importHint(spec)))
 		return false
 	}
 	p.resp.Diagnostics.AddAttributeError(path.Root("name"), "Placement groups of this name already exist",
@@ -81,6 +80,31 @@ func (p *planCall) checkNameFree(spec clusterspec.Spec, live []raystate.Placemen
 			"was created or changed.\n\nRemove them, give this cluster another name, or adopt them (an import's apply writes "+
 			"the record and takes ownership). %s", spec.Namespace, spec.Name, groups, spec.Name, importHint(spec)))
 	return false
+}
+
+// whoseCluster says whose the cluster of another owner likely is: this
+// configuration's own, left by an interrupted apply, when its record
+// declares the same shape and no state has imported it; else it may be
+// either. A failed read of the import notes claims nothing.
+func (p *planCall) whoseCluster(spec clusterspec.Spec, rec *record.Manifest) string {
+	ctx, cancel := p.r.data.planReadContext(p.ctx)
+	defer cancel()
+	t, err := p.r.data.readTransfer(ctx, spec.Namespace, spec.Name)
+	if err == nil && t == nil && sameShape(spec, rec) {
+		return "It declares the shape this configuration declares and no state has imported it, so it is most likely " +
+			"this configuration's own cluster, left by an apply that was interrupted (a killed `terraform apply` or CI " +
+			"runner) after the create began and before Terraform saved state: no state holds it. "
+	}
+	return "Ray cannot tell whether that state still exists: an apply interrupted after the create began and before " +
+		"Terraform saved state leaves a cluster no state holds. "
+}
+
+// sameShape tells whether rec records the groups spec declares.
+func sameShape(spec clusterspec.Spec, rec *record.Manifest) bool {
+	spec = spec.WithDefaults()
+	return slices.Equal(rec.BundleCtPerNodeList, spec.BundleCtPerNode) && rec.UseGPUs == spec.UseGPUs &&
+		rec.NumGPUsPerNode == spec.NumGPUsPerNode && rec.UseUnifiedPG == spec.UseUnifiedPG &&
+		rec.PlacementGroupStrategy == spec.Strategy && rec.PortRangeLow == spec.Ports.Low && rec.PortRangeHigh == spec.Ports.High
 }
 
 // importHint shows how to import cluster spec into this configuration.

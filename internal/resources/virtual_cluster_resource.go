@@ -244,9 +244,15 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 		return
 	}
 	if o := res.OtherOwner; o != nil {
+		why := ""
+		if importPending(m) {
+			why = " This state imported it but never applied the import, and only that apply makes it the owner."
+		}
 		resp.Diagnostics.AddWarning("Virtual cluster left to its owner",
 			fmt.Sprintf("The placement groups of %q in namespace %s belong to %s, so this state did not touch them; "+
-				"it only forgets the cluster.", spec.Name, spec.Namespace, o.Describe()))
+				"it only forgets the cluster.%s\n\nIf no other state holds it (an apply interrupted before Terraform saved "+
+				"state leaves such a cluster), import it again to adopt or remove it. %s",
+				spec.Name, spec.Namespace, o.Describe(), why, contract.AdoptOrRemoveFix))
 		return
 	}
 	if err := driver.DeleteTransfer(ctx, r.data.Client, spec.Namespace, spec.Name); err != nil {
