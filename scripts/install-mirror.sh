@@ -16,7 +16,7 @@
 # search without any CLI configuration. The archives come from ARCHIVE_DIR (e.g. downloaded
 # release assets, checked against their SHA256SUMS), else scripts/release-archives.sh builds them
 # from HEAD (the version is scripts/version.sh's: a vX.Y.Z tag's release, else a pre-release
-# X.Y.Z-dev.N+<sha>, which only an exact version constraint selects).
+# X.Y.Z-dev.<UTC commit time>+<sha>, which only an exact version constraint selects).
 #
 #   scripts/install-mirror.sh [ARCHIVE_DIR]
 set -euo pipefail

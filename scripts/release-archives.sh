@@ -10,7 +10,7 @@
 # Platforms: linux_amd64, darwin_arm64 and darwin_amd64 (Linux CI and both kinds of Mac, the
 # platforms of the README's `providers lock` command) plus this host's, cross-compiled with
 # CGO off; PLATFORMS="linux_amd64 ..." picks others. Version: scripts/version.sh (a release for a
-# vX.Y.Z tag, else X.Y.Z-dev.N+<sha>). Not signed (the release workflow signs with its GPG key).
+# vX.Y.Z tag, else X.Y.Z-dev.<UTC commit time>+<sha>). Not signed (the release workflow signs with its GPG key).
 #
 # Reproducible: a zip's bytes depend on the commit alone, not on the machine, the checkout or the
 # caller's Go settings, so a lock file's h1:/zh: hashes hold for every teammate's `make install`

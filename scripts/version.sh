@@ -5,16 +5,19 @@
 # never from the working tree, so every machine gets the same version for one commit:
 #
 #   HEAD tagged vX.Y.Z    X.Y.Z, the release (the tag must be CHANGELOG.md's newest version)
-#   any other commit      <base>-dev.<n>+<sha>, a semver pre-release, so that a lock file never
-#                         takes a build of some commit for the release of the same name:
+#   any other commit      <base>-dev.<time>+<sha>, a semver pre-release, so that a lock file
+#                         never takes a build of some commit for the release of the same name:
 #                         base = CHANGELOG.md's newest `## X.Y.Z` heading when it is
-#                         `(Unreleased)` (the version under way: 0.1.0-dev.N sorts before 0.1.0),
-#                         else that version bumped in patch (after a release: 0.1.1-dev.N);
-#                         n = commits since the last vX.Y.Z tag (since the first commit when
-#                         there is none); sha = the commit's first 12 hex digits.
+#                         `(Unreleased)` (the version under way: 0.1.0-dev.T sorts before 0.1.0),
+#                         else that version bumped in patch (after a release: 0.1.1-dev.T);
+#                         time = the commit's committer time, UTC, YYYYMMDDHHMMSS (later commits
+#                         sort after earlier ones); sha = the commit's first 12 hex digits.
+#
+# Nothing here reads history beyond HEAD, so a shallow clone (`git clone --depth 1`, CI's default
+# checkout) gives the version a full clone gives; a count of commits would not.
 #
 # Terraform and OpenTofu match pre-releases only by an exact version constraint (`~> 0.1` never
-# selects 0.1.0-dev.N): README "Use it in your infra repo".
+# selects 0.1.0-dev.T): README "Use it in your infra repo".
 #
 #   scripts/version.sh              the version of HEAD
 #   scripts/version.sh --changelog  CHANGELOG.md's newest version (the release workflow's tag check)
@@ -39,10 +42,7 @@ else
   IFS=. read -r major minor patch <<<"$changelog"
   base="$major.$minor.$((patch + 1))"
 fi
-if last="$(git describe --tags --abbrev=0 --match 'v[0-9]*.[0-9]*.[0-9]*' HEAD 2>/dev/null)"; then
-  n="$(git rev-list --count "$last..HEAD")"
-else
-  n="$(git rev-list --count HEAD)"
-fi
+when="$(TZ=UTC git show -s --format=%cd --date=format-local:%Y%m%d%H%M%S HEAD)"
+[[ "$when" =~ ^[0-9]{14}$ ]] || { echo "!! cannot read HEAD's commit time: '$when'" >&2; exit 1; }
 sha="$(git rev-parse HEAD)"
-echo "$base-dev.$n+${sha:0:12}"
+echo "$base-dev.$when+${sha:0:12}"

@@ -289,10 +289,21 @@ func (e ResultError) Describe(removed []string) string {
 	return msg
 }
 
+// AdoptOrRemoveFix is how to adopt, or remove, a cluster another state owns
+// or no state holds: a state cannot destroy what it does not own, so removal
+// goes through adoption.
+const AdoptOrRemoveFix = "To adopt it, `terraform import` it into this configuration, then `terraform apply`: the apply " +
+	"makes this state its owner (a destroy right after the import only forgets it). To remove it, adopt it, then " +
+	"destroy it (`terraform destroy -target=ray_virtual_cluster.<label>`, or delete its block and apply). " +
+	"`terraform query` of the ray_virtual_cluster list resource with ownership = \"other_state\" lists every such " +
+	"cluster, with -generate-config-out writing the import blocks. If another state still holds it, manage it there " +
+	"instead: importing it here takes it from that state, whose destroy then only forgets it."
+
 // ConflictFix is what to do about groups of the cluster's name that another
-// state owns, or that no state does.
-const ConflictFix = "To manage the existing cluster from this state, `terraform import` it (its apply takes ownership); " +
-	"otherwise choose another name."
+// state owns, or that no state does (an apply interrupted before Terraform
+// saved state leaves such a cluster).
+const ConflictFix = "If no Terraform state holds the existing cluster (an apply interrupted after its create began, before " +
+	"Terraform saved state, leaves one), adopt or remove it. " + AdoptOrRemoveFix + " Otherwise choose another name."
 
 // driverFixes says, by code, what a user does about a driver failure. The
 // codes absent (a malformed request, the driver's own exception) are the
@@ -326,8 +337,8 @@ var driverFixes = map[string]string{
 }
 
 // Fixes shared by codes of one cause.
-const takenOverFix = "Another Terraform state imported this cluster: manage it there, `terraform import` it here to take it " +
-	"back, or `terraform state rm` it here."
+const takenOverFix = "Another Terraform state imported this cluster: manage it there, `terraform import` it here and " +
+	"`terraform apply` to take it back (then destroy it to remove it), or `terraform state rm` it here."
 
 const sharedNameFix = "Something else manages placement groups of this name: keep one configuration (or script) " +
 	"per cluster name, then apply again."

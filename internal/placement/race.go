@@ -295,10 +295,13 @@ func lostRaceDetail(spec clusterspec.Spec, claimed map[string][]contract.NodeHol
 			}
 		}
 	}
+	// A choice's detail may end with the next step (planning.ChooseFreeNodes),
+	// which this message says once, last.
+	step := planning.ShortageNextStep(spec)
 	var why []string
 	for _, is := range choice {
 		if !is.Warning {
-			why = append(why, is.Detail)
+			why = append(why, strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(is.Detail), step)))
 		}
 	}
 	var b strings.Builder
@@ -315,7 +318,7 @@ func lostRaceDetail(spec clusterspec.Spec, claimed map[string][]contract.NodeHol
 	if spec.CapacityMode() == clusterspec.CapacityTotal {
 		fmt.Fprintf(&b, "\n\nIt queued for those nodes until ready_timeout (%s) ran out.", spec.ReadyTimeout)
 	}
-	fmt.Fprintf(&b, "\n\nNothing of %q was created. %s", spec.Name, planning.ShortageNextStep(spec))
+	fmt.Fprintf(&b, "\n\nNothing of %q was created. %s", spec.Name, step)
 	return b.String()
 }
 

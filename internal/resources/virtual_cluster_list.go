@@ -86,7 +86,8 @@ func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.
 				MarkdownDescription: "Which clusters to list, by who owns them (every class when unset):\n" +
 					"  - `this_state`: the cluster's record in Ray names one of `owner_ids`.\n" +
 					"  - `other_state`: the record names another owner. Ray cannot tell a live state from a lost one " +
-					"(a deleted working directory): review these before importing, since import takes them over.\n" +
+					"(a deleted working directory, an apply killed before Terraform saved state): review these before " +
+					"importing, since import takes them over. Import then apply adopts one; destroy it after to remove it.\n" +
 					"  - `no_state`: groups named like a virtual cluster that no state owns: no record (made outside this " +
 					"provider, e.g. by NeMo-RL's `RayVirtualCluster` or plain `ray.util`), or a record without an owner. " +
 					"Reservations that no state owns (their groups gone, or no record naming their owner) are reported " +

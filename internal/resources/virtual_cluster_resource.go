@@ -187,7 +187,7 @@ func (r *virtualClusterResource) Delete(ctx context.Context, req resource.Delete
 	if !ok {
 		return
 	}
-	res, issues := r.data.Delete(ctx, spec, m.OwnerID.ValueString())
+	res, issues := r.data.Delete(ctx, spec, m.OwnerID.ValueString(), importPending(m))
 	if addIssues(&resp.Diagnostics, issues); res == nil || res.OtherOwner != nil {
 		return
 	}

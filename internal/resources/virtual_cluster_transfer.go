@@ -39,8 +39,8 @@ func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state vi
 	diags.AddWarning("Virtual cluster imported by another state",
 		fmt.Sprintf("Another Terraform state (owner %s…) imported %q in namespace %s%s and owns it now. Only that state may change "+
 			"or destroy the cluster: this state's destroy only forgets it, and its placement groups stay. Remove it from this "+
-			"configuration (a `removed` block with `destroy = false`, or `terraform state rm`), or import it back if this state "+
-			"should own it.",
+			"configuration (a `removed` block with `destroy = false`, or `terraform state rm`), or, if this state should own "+
+			"it, `terraform import` it back and `terraform apply` (the apply takes ownership; destroy it after to remove it).",
 			record.OwnerPrefix(t.To), t.Name, t.Namespace, when))
 }
 

@@ -165,16 +165,23 @@ func (d *Session) noteTransfer(ctx context.Context, spec clusterspec.Spec, from,
 }
 
 // Delete removes a cluster owner owns, and then its ownership note; another
-// state's cluster is never touched (a warning says so).
-func (d *Session) Delete(ctx context.Context, spec clusterspec.Spec, owner string) (*contract.Result, []clusterspec.Issue) {
+// state's cluster is never touched (a warning says so, and how to adopt or
+// remove it; importPending: this state imported it but has not applied).
+func (d *Session) Delete(ctx context.Context, spec clusterspec.Spec, owner string, importPending bool) (*contract.Result, []clusterspec.Issue) {
 	res, err := d.Run(ctx, placement.DeleteRequest(spec, owner))
 	if err != nil {
 		return nil, []clusterspec.Issue{{Summary: "Cannot delete the virtual cluster", Detail: ErrorDetail(err)}}
 	}
 	if o := res.OtherOwner; o != nil {
+		why := ""
+		if importPending {
+			why = " This state imported it but never applied the import, and only that apply makes it the owner."
+		}
 		return res, []clusterspec.Issue{{Warning: true, Summary: "Virtual cluster left to its owner",
 			Detail: fmt.Sprintf("The placement groups of %q in namespace %s belong to %s, so this state did not touch them; "+
-				"it only forgets the cluster.", spec.Name, spec.Namespace, o.Describe())}}
+				"it only forgets the cluster.%s\n\nIf no other state holds it (an apply interrupted before Terraform saved "+
+				"state leaves such a cluster), import it again to adopt or remove it. %s",
+				spec.Name, spec.Namespace, o.Describe(), why, contract.AdoptOrRemoveFix)}}
 	}
 	if err := d.DeleteTransfer(ctx, spec.Namespace, spec.Name); err != nil {
 		tflog.Warn(ctx, "cannot remove the cluster's ownership note; the next import of the name replaces it", map[string]any{"error": err.Error()})

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
@@ -62,10 +63,9 @@ func (d *Session) CheckNameFree(ctx context.Context, spec clusterspec.Spec, live
 		owner := record.OtherOwner{Owner: rec.Owner, CreatedAt: rec.CreatedAt}
 		return []clusterspec.Issue{{Path: clusterspec.AttrName, Summary: "Virtual cluster owned by another Terraform state",
 			Detail: fmt.Sprintf("Ray namespace %q already holds virtual cluster %q, owned by %s, with placement groups %s. "+
-				"Creating it here would fail at apply, so the plan stops; nothing was created or changed.\n\n"+
-				"To manage that cluster from this configuration instead, import it and apply (the apply takes "+
-				"ownership: the other state's destroy then only forgets the cluster). %s\n\nOtherwise give this cluster another name.",
-				spec.Namespace, spec.Name, owner.Describe(), groups, importHint(spec))}}
+				"Creating it here would fail at apply, so the plan stops; nothing was created or changed.\n\n%s%s\n\n%s"+
+				"\n\nOtherwise give this cluster another name.",
+				spec.Namespace, spec.Name, owner.Describe(), groups, d.whoseCluster(ctx, spec, rec), contract.AdoptOrRemoveFix, importHint(spec))}}
 	}
 	return []clusterspec.Issue{{Path: clusterspec.AttrName, Summary: "Placement groups of this name already exist",
 		Detail: fmt.Sprintf("Ray namespace %q already has placement groups named like virtual cluster %q: %s. They have no "+
@@ -77,6 +77,31 @@ func (d *Session) CheckNameFree(ctx context.Context, spec clusterspec.Spec, live
 
 // ReadTimeout bounds a read job and the state API call of a record's read.
 const ReadTimeout = 5 * time.Minute
+
+// whoseCluster says whose the cluster of another owner likely is: this
+// configuration's own, left by an interrupted apply, when its record
+// declares the same shape and no state has imported it; else it may be
+// either. A failed read of the import notes claims nothing.
+func (d *Session) whoseCluster(ctx context.Context, spec clusterspec.Spec, rec *record.Manifest) string {
+	ctx, cancel := d.PlanReadContext(ctx)
+	defer cancel()
+	t, err := d.ReadTransfer(ctx, spec.Namespace, spec.Name)
+	if err == nil && t == nil && sameShape(spec, rec) {
+		return "It declares the shape this configuration declares and no state has imported it, so it is most likely " +
+			"this configuration's own cluster, left by an apply that was interrupted (a killed `terraform apply` or CI " +
+			"runner) after the create began and before Terraform saved state: no state holds it. "
+	}
+	return "Ray cannot tell whether that state still exists: an apply interrupted after the create began and before " +
+		"Terraform saved state leaves a cluster no state holds. "
+}
+
+// sameShape tells whether rec records the groups spec declares.
+func sameShape(spec clusterspec.Spec, rec *record.Manifest) bool {
+	spec = spec.WithDefaults()
+	return slices.Equal(rec.BundleCtPerNodeList, spec.BundleCtPerNode) && rec.UseGPUs == spec.UseGPUs &&
+		rec.NumGPUsPerNode == spec.NumGPUsPerNode && rec.UseUnifiedPG == spec.UseUnifiedPG &&
+		rec.PlacementGroupStrategy == spec.Strategy && rec.PortRangeLow == spec.Ports.Low && rec.PortRangeHigh == spec.Ports.High
+}
 
 // importHint shows how to import cluster spec into this configuration.
 func importHint(spec clusterspec.Spec) string {

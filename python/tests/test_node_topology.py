@@ -23,6 +23,7 @@ H100 = str(DATA / "h100-no-fabric.txt")
 NO_GPU = str(DATA / "no-gpu.txt")
 UNHEALTHY = str(DATA / "gb200-unhealthy.txt")  # registered (Completed, Success), GPU 00000018:01:00.0 Unhealthy
 IN_PROGRESS = str(DATA / "gb200-in-progress.txt")
+DEGRADED = str(DATA / "gb200-degraded.txt")  # gb200-nvl72.txt with GPU 00000018:01:00.0's Bandwidth Degraded
 NOT_SUPPORTED = str(DATA / "h100-fabric-not-supported.txt")
 ELF = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x3e\x00"  # a binary's first bytes
 GB200_DOMAIN = "5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10.32766"
@@ -81,13 +82,15 @@ def _gpu(bus, body):
 
 
 def _fabric(state="Completed", status="Success", clique="7", uuid="5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10",
-            summary=None):
+            summary=None, bandwidth="Full", route_unhealthy=None):
     health = "" if summary is None else f"            Summary                       : {summary}\n"
+    if route_unhealthy is not None:
+        health = f"            Route Unhealthy               : {route_unhealthy}\n" + health
     return (f"    Fabric\n        State                             : {state}\n"
             f"        Status                            : {status}\n"
             f"        CliqueId                          : {clique}\n"
             f"        ClusterUUID                       : {uuid}\n"
-            f"        Health\n            Bandwidth                     : Full\n{health}"
+            f"        Health\n            Bandwidth                     : {bandwidth}\n{health}"
             "    Compute Mode                          : Default\n")
 
 
@@ -118,10 +121,42 @@ def test_a_healthy_or_silent_health_summary_keeps_the_domain(summary):
     assert domain.name == "5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10.7" and domain.notes == ()
 
 
-def test_limited_capacity_keeps_the_domain_with_a_note():
+def test_limited_capacity_keeps_the_domain_with_a_warning():
     text = _gpu("0:1", _fabric(summary="Healthy")) + _gpu("0:2", _fabric(summary="Limited Capacity"))
-    domain = nt.node_domain(nt.parse_nvidia_smi(text))
-    assert domain.name is not None and len(domain.notes) == 1 and "0:2" in domain.notes[0]
+    gpus = nt.parse_nvidia_smi(text)
+    domain = nt.degraded_decision(nt.node_domain(gpus), gpus, skip_degraded=False)
+    assert domain.name is not None and len(domain.notes) == 1
+    assert "GPU 0:2: Summary Limited Capacity" in domain.notes[0] and "0:1" not in domain.notes[0]
+
+
+@pytest.mark.parametrize("body, says", [
+    (_fabric(bandwidth="Degraded"), "GPU 0:2: Bandwidth Degraded"),
+    (_fabric(bandwidth="Degraded", summary="Limited Capacity"),
+     "GPU 0:2: Bandwidth Degraded, Summary Limited Capacity"),
+    (_fabric(route_unhealthy="True", summary="Healthy"), "GPU 0:2: Route Unhealthy True"),
+])
+def test_a_degraded_fabric_is_advertised_with_a_warning_or_withheld(body, says):
+    gpus = nt.parse_nvidia_smi(_gpu("0:1", _fabric()) + _gpu("0:2", body))
+    domain = nt.node_domain(gpus)
+    kept = nt.degraded_decision(domain, gpus, skip_degraded=False)
+    assert kept.name == domain.name and len(kept.notes) == 1
+    assert says in kept.notes[0] and f"advertised NVLink domain {domain.name} anyway" in kept.notes[0]
+    withheld = nt.degraded_decision(domain, gpus, skip_degraded=True)
+    assert withheld.name is None and says in withheld.reason and "--skip-degraded withholds" in withheld.reason
+
+
+@pytest.mark.parametrize("value", ["Full", "N/A", "Not Supported"])
+def test_a_full_or_silent_bandwidth_is_no_degradation(value):
+    gpus = nt.parse_nvidia_smi(_gpu("0:1", _fabric(bandwidth=value, route_unhealthy="False")))
+    assert nt.fabric_degradation(gpus[0]) == []
+    assert nt.degraded_decision(nt.node_domain(gpus), gpus, skip_degraded=True).notes == ()
+
+
+def test_fixtures_read_their_degradations():
+    for path in (GB200, H100):
+        assert all(nt.fabric_degradation(g) == [] for g in nt.parse_nvidia_smi(Path(path).read_text()))
+    read = {g.gpu: nt.fabric_degradation(g) for g in nt.parse_nvidia_smi(Path(UNHEALTHY).read_text())}
+    assert read["00000018:01:00.0"] == ["Route Unhealthy True"] and read["00000008:01:00.0"] == []
 
 
 def test_only_the_fabric_health_summary_is_read():
@@ -265,6 +300,24 @@ def test_allow_unhealthy_fabric_advertises_and_says_so(capsys):
     assert f"NVLink domain {GB200_DOMAIN}" in err
     assert ("GPU 00000018:01:00.0's fabric Health Summary is Unhealthy; advertised anyway (--allow-unhealthy-fabric)"
             in err)
+
+
+def test_degraded_fixture_advertises_its_domain_and_warns(capsys):
+    code, out, err = run(capsys, "--nvidia-smi-file", DEGRADED, "--rank", "2")
+    assert code == 0
+    assert json.loads(ray_start_words(out)["--resources"]) == {NVLINK_DOMAIN_PREFIX + GB200_DOMAIN: 1, TOPO_RANK_KEY: 2}
+    assert "warning: the NVLink fabric is degraded (GPU 00000018:01:00.0: Bandwidth Degraded)" in err
+    assert f"advertised NVLink domain {GB200_DOMAIN} anyway" in err and "--skip-degraded" in err
+    assert run(capsys, "--nvidia-smi-file", GB200, "--rank", "2")[2].count("warning") == 0
+
+
+def test_skip_degraded_withholds_the_domain(capsys):
+    code, out, err = run(capsys, "--nvidia-smi-file", DEGRADED, "--rank", "2", "--skip-degraded")
+    assert code == 0 and json.loads(ray_start_words(out)["--resources"]) == {TOPO_RANK_KEY: 2}
+    assert "NVLink domain unknown" in err and "Bandwidth Degraded" in err and "--skip-degraded withholds" in err
+    assert run(capsys, "--nvidia-smi-file", DEGRADED, "--skip-degraded", "--require-domain")[0] == nt.EXIT_NO_DOMAIN
+    code, out, _ = run(capsys, "--nvidia-smi-file", GB200, "--rank", "2", "--skip-degraded")
+    assert NVLINK_DOMAIN_PREFIX + GB200_DOMAIN in json.loads(ray_start_words(out)["--resources"])
 
 
 # ------------------------------------------------------------------ input that cannot be used: exit 2, one line

@@ -13,9 +13,10 @@ GB200/GB300 NVL72): ClusterUUID and CliqueId, once every GPU reports State Compl
 and a Health Summary that is not Unhealthy. Its name is "<ClusterUUID, lowercase>.<CliqueId>". A node
 without that information (no GPUs, GPUs without a fabric, registration still in progress, an
 unhealthy fabric) has the provider's unknown domain: the tool says why on stderr, and whether waiting
-can change it, and prints the flags without a domain. Input it cannot read (not `nvidia-smi -q`
-output, an encoding other than UTF-8/16/32, a missing or failing nvidia-smi) is one line on stderr
-and exit 2.
+can change it, and prints the flags without a domain. A degraded fabric (Health Bandwidth Degraded, a
+route unhealthy, Limited Capacity) is advertised with a warning on stderr, or not with
+--skip-degraded. Input it cannot read (not `nvidia-smi -q` output, an encoding other than
+UTF-8/16/32, a missing or failing nvidia-smi) is one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import re
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
 
@@ -86,6 +87,7 @@ class GpuFabric:
     clique_id: Optional[str] = None
     cluster_uuid: Optional[str] = None
     health_summary: Optional[str] = None  # Fabric > Health > Summary (older drivers print none)
+    health: tuple[tuple[str, str], ...] = ()  # Fabric > Health's other fields (Bandwidth, Route Unhealthy, ...)
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,8 @@ def parse_nvidia_smi(text: str) -> list[GpuFabric]:
             gpu=bus_id, has_fabric_section=fabric is not None, state=fields.get("State"),
             status=fields.get("Status"), clique_id=fields.get("CliqueId"), cluster_uuid=fields.get("ClusterUUID"),
             health_summary=fields.get("Health.Summary"),
+            health=tuple((k.removeprefix("Health."), v) for k, v in fields.items()
+                         if k.startswith("Health.") and k != "Health.Summary"),
         ))
     return gpus
 
@@ -227,10 +231,8 @@ def _state_problem(g: GpuFabric) -> Optional[Unknown]:
 def _health_problem(g: GpuFabric, allow_unhealthy: bool) -> tuple[Optional[Unknown], str]:
     """(why a registered fabric's health withholds the domain, or None; a note to print when it is advertised)."""
     summary = g.health_summary
-    if _not_available(summary) or summary in ("Healthy", "Not Supported"):
-        return None, ""
-    if summary == "Limited Capacity":
-        return None, f"GPU {g.gpu}'s fabric Health Summary is Limited Capacity: NVLink works with reduced bandwidth"
+    if _not_available(summary) or summary in ("Healthy", "Not Supported", "Limited Capacity"):
+        return None, ""  # Limited Capacity: degraded, see fabric_degradation
     if allow_unhealthy:
         return None, f"GPU {g.gpu}'s fabric Health Summary is {summary}; advertised anyway (--allow-unhealthy-fabric)"
     return Unknown(f"GPU {g.gpu}'s fabric is registered but its Health Summary is {summary}", False,
@@ -279,6 +281,49 @@ def node_domain(gpus: Sequence[GpuFabric], allow_unhealthy: bool = False) -> Dom
     first = gpus[0]
     return Domain(names.pop(), f"from {len(gpus)} GPUs: ClusterUUID {first.cluster_uuid}, CliqueId {first.clique_id}",
                   len(gpus), notes=tuple(notes))
+
+
+# The Health fields of a fabric that works at full strength; any other value (e.g. Bandwidth Degraded)
+# is a degradation. N/A, Not Supported and fields not listed here are not read.
+_HEALTHY_FIELDS = {
+    "Bandwidth": "Full",
+    "Route Recovery in progress": "False",
+    "Route Unhealthy": "False",
+    "Access Timeout Recovery": "False",
+    "Incorrect Configuration": "None",
+}
+
+
+def fabric_degradation(g: GpuFabric) -> list[str]:
+    """GPU g's fabric Health readings that are not healthy, as "<field> <value>" (empty: none).
+
+    A Summary of Unhealthy is not one: it withholds the domain before this (_health_problem).
+    """
+    bad = [f"{k} {v}" for k, v in g.health
+           if k in _HEALTHY_FIELDS and not _not_available(v) and v != "Not Supported" and v != _HEALTHY_FIELDS[k]]
+    if g.health_summary == "Limited Capacity":
+        bad.append("Summary Limited Capacity")
+    return bad
+
+
+def degraded_decision(domain: Domain, gpus: Sequence[GpuFabric], skip_degraded: bool) -> Domain:
+    """The domain to advertise once the fabric's health is read: a degraded fabric still connects its GPUs
+    over NVLink, so its domain is advertised with a warning, unless --skip-degraded withholds it."""
+    if domain.name is None:
+        return domain
+    bad = [f"GPU {g.gpu}: {', '.join(d)}" for g in gpus if (d := fabric_degradation(g))]
+    if not bad:
+        return domain
+    what = f"the NVLink fabric is degraded ({'; '.join(bad)})"
+    if skip_degraded:
+        return Domain.unknown(Unknown(
+            f"{what}; --skip-degraded withholds its domain {domain.name}", False,
+            "repair the fabric (the Health section of nvidia-smi -q says what is wrong) and run again, or run "
+            "without --skip-degraded to advertise the domain anyway"), domain.gpus)
+    return replace(domain, notes=domain.notes + (
+        f"warning: {what}; advertised NVLink domain {domain.name} anyway, since its GPUs still reach each other "
+        "over NVLink, more slowly (clusters the provider places by this domain run with less bandwidth); "
+        "pass --skip-degraded to advertise no domain on such a node",))
 
 
 def parse_rank(text: str, where: str) -> int:
@@ -346,7 +391,8 @@ def read_nvidia_smi(path: Optional[str], run=subprocess.run) -> str:
     return _read_file(path) if path is not None else _run_nvidia_smi(run)
 
 
-def read_domain(path: Optional[str], allow_unhealthy: bool = False, run=subprocess.run) -> Domain:
+def read_domain(path: Optional[str], allow_unhealthy: bool = False, run=subprocess.run,
+                skip_degraded: bool = False) -> Domain:
     """The node's domain from `nvidia-smi -q`; TopologyInputError for output that is not `nvidia-smi -q`'s."""
     text = read_nvidia_smi(path, run)
     if _NO_DEVICES in text:
@@ -354,7 +400,7 @@ def read_domain(path: Optional[str], allow_unhealthy: bool = False, run=subproce
     gpus = parse_nvidia_smi(text)
     if not gpus:  # never read as "no GPUs": empty, XML, the summary table, a wrong file
         raise TopologyInputError(f"{_input_name(path)}: {not_query_output(text)}")
-    return node_domain(gpus, allow_unhealthy)
+    return degraded_decision(node_domain(gpus, allow_unhealthy), gpus, skip_degraded)
 
 
 def advertised(domain: Domain, rank: Rank, source: str, domain_label: str, rank_label: str) -> tuple[dict, dict]:
@@ -452,6 +498,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--allow-unhealthy-fabric", action="store_true",
                         help="advertise the domain of a registered fabric whose Health Summary is Unhealthy "
                         "(default: such a node's domain is unknown, as NVLink across it may fail)")
+    parser.add_argument("--skip-degraded", action="store_true",
+                        help="advertise no domain when a GPU's fabric Health reports a degradation (Bandwidth "
+                        "Degraded, Route Unhealthy, Summary Limited Capacity, ...); default: advertise it with a "
+                        "warning on stderr")
     add_version_flag(parser)
     return parser.parse_args(list(argv))
 
@@ -495,7 +545,7 @@ def main(argv: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] 
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         rank = resolve_rank(opts.rank, os.environ if env is None else env)
-        domain = read_domain(opts.nvidia_smi_file, opts.allow_unhealthy_fabric)
+        domain = read_domain(opts.nvidia_smi_file, opts.allow_unhealthy_fabric, skip_degraded=opts.skip_degraded)
     except TopologyInputError as e:
         _note(str(e))
         return EXIT_UNUSABLE_INPUT
