@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
@@ -14,9 +15,10 @@ import (
 func TestPlanNew(t *testing.T) {
 	snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
 	claimed := map[string]int{}
-	claim := func(key string, groups []clusterspec.GroupRequest) []clusterspec.GroupRequest {
-		claimed[key] = len(groups)
-		return nil
+	claim := func(key string, pick func([]clusterspec.GroupRequest) []clusterspec.GroupRequest) {
+		if groups := pick(nil); groups != nil {
+			claimed[key] = len(groups)
+		}
 	}
 	spec := clusterspectest.SelectingSpec(4)
 	exclude := map[string]bool{snap.Nodes[0].NodeID: true}
@@ -42,5 +44,65 @@ func TestPlanNew(t *testing.T) {
 	}
 	if _, ok := claimed[huge.Namespace+"/huge"]; ok {
 		t.Errorf("a failed choice claimed capacity")
+	}
+}
+
+// planInTurn is the ledger's PlanChoose without the rest of the session:
+// each cluster picks around what the ones planned before it take.
+func planInTurn() func(string, func([]clusterspec.GroupRequest) []clusterspec.GroupRequest) {
+	planned := map[string][]clusterspec.GroupRequest{}
+	var order []string
+	return func(key string, pick func([]clusterspec.GroupRequest) []clusterspec.GroupRequest) {
+		var others []clusterspec.GroupRequest
+		for _, k := range order {
+			others = append(others, planned[k]...)
+		}
+		if groups := pick(others); groups != nil {
+			planned[key], order = groups, append(order, key)
+		}
+	}
+}
+
+// Siblings that select nodes, more than the best node or segment holds,
+// plan whenever the cluster holds them all: each chooses around those
+// planned before it instead of all choosing the same best node. One more
+// than the cluster holds fails, naming select_nodes.
+func TestPlanNewSiblingsChooseInTurn(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		spec     func() clusterspec.Spec
+		fit      int
+		pinnings []string
+	}{
+		{"sub-node", func() clusterspec.Spec { return clusterspectest.SelectingSpec(2) }, 10, []string{clusterspec.PinningNode, clusterspec.PinningDomain}},
+		{"whole-node", func() clusterspec.Spec { return clusterspectest.SelectingSpec(4) }, 5, []string{clusterspec.PinningNode, clusterspec.PinningDomain}},
+	} {
+		for _, pinning := range c.pinnings {
+			snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
+			choose := planInTurn()
+			used := map[string]int{}
+			for i := 0; i <= c.fit; i++ {
+				spec := c.spec()
+				spec.Name, spec.Pinning = fmt.Sprintf("vc%d", i), pinning
+				issues := PlanNew(&spec, snap, nil, choose)
+				if i == c.fit {
+					if !clusterspec.HasError(issues) {
+						t.Errorf("%s/%s: sibling %d of %d planned past the cluster's GPUs on %v", c.name, pinning, i+1, c.fit, spec.SelectedNodeIDs)
+					}
+					continue
+				}
+				if clusterspec.HasError(issues) {
+					t.Fatalf("%s/%s: sibling %d of %d: %v", c.name, pinning, i+1, c.fit, issues)
+				}
+				for _, id := range spec.SelectedNodeIDs {
+					used[id] += spec.BundleCtPerNode[0]
+				}
+			}
+			for id, gpus := range used {
+				if gpus > 4 {
+					t.Errorf("%s/%s: node %s given %d of its 4 GPUs", c.name, pinning, id, gpus)
+				}
+			}
+		}
 	}
 }

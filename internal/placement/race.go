@@ -169,7 +169,7 @@ func (p *race) selectNodes(snap *planning.Snapshot) []clusterspec.Issue {
 			ids, domains = planning.SpreadChoice(*spec, snap, p.exclude, others, ids, domains)
 		}
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
-		return planning.FeasibilityGroups(*spec)
+		return planning.TakenGroups(*spec)
 	})
 	return issues
 }

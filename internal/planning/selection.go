@@ -50,6 +50,18 @@ func ChooseNodes(s clusterspec.Spec, topo []topology.Node, exclude map[string]bo
 	return ids, domains, nil
 }
 
+// TakenGroups are what a cluster being created takes from the clusters
+// planned or chosen after it in the same process: FeasibilityGroups, with
+// a select_nodes cluster's bundles on the nodes it chose whatever its
+// pinning, since its reservation holds those nodes (domain pinning only
+// lets Ray move them within the domain later).
+func TakenGroups(s clusterspec.Spec) []clusterspec.GroupRequest {
+	if s.SelectNodes && len(s.SelectedNodeIDs) == len(s.BundleCtPerNode) {
+		s.Pinning = clusterspec.PinningNode
+	}
+	return FeasibilityGroups(s)
+}
+
 // FeasibilityGroups are the spec's groups as the static check sees them:
 // node and label pins and node_label_selectors become resources only the
 // matching nodes have (withPins, withLabelPins, withSelectors).

@@ -268,7 +268,7 @@ func (p *planCall) planPlacement(spec *clusterspec.Spec, snap *planning.Snapshot
 		// Known only after apply: see placement.PlanNew.
 		plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
 	}
-	addIssues(diags, placement.PlanNew(spec, snap, exclude, p.r.data.ClaimCapacity))
+	addIssues(diags, placement.PlanNew(spec, snap, exclude, p.r.data.PlanChoose))
 	if spec.SelectNodes && !diags.HasError() {
 		tflog.Debug(p.ctx, "nodes select_nodes would choose now", map[string]any{"cluster": spec.Name, "nodes": spec.SelectedNodeIDs})
 	}

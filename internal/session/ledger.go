@@ -63,23 +63,38 @@ func (d *Session) PlannedHere(namespace, name, owner string) bool {
 // ClaimCapacity records the groups a cluster about to be created plans to
 // place and returns those of the clusters planned before it in this run.
 func (d *Session) ClaimCapacity(key string, groups []clusterspec.GroupRequest) (others []clusterspec.GroupRequest) {
+	d.PlanChoose(key, func(o []clusterspec.GroupRequest) []clusterspec.GroupRequest {
+		others = o
+		if groups == nil {
+			return []clusterspec.GroupRequest{}
+		}
+		return groups
+	})
+	return others
+}
+
+// PlanChoose is ChooseNodes for plans: pick runs, one cluster at a time,
+// with the groups of the clusters planned before it in this run (sorted by
+// key), and what it returns is recorded under key for those planned after
+// it (nil records nothing: its choice failed). Siblings that select nodes thus choose in turn, each around what the
+// ones before it take, as the apply's ChooseNodes has them do.
+func (d *Session) PlanChoose(key string, pick func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.planned == nil {
 		d.planned = map[string][]clusterspec.GroupRequest{}
 	}
-	keys := make([]string, 0, len(d.planned))
-	for k := range d.planned {
+	var others []clusterspec.GroupRequest
+	for _, k := range slices.Sorted(maps.Keys(d.planned)) {
 		if k != key {
-			keys = append(keys, k)
+			others = append(others, d.planned[k]...)
 		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		others = append(others, d.planned[k]...)
+	if groups := pick(others); groups != nil {
+		d.planned[key] = groups
+	} else {
+		delete(d.planned, key)
 	}
-	d.planned[key] = groups
-	return others
 }
 
 // ChooseNodes runs choose, which picks a cluster's nodes at apply, with the
