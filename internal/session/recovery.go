@@ -128,8 +128,10 @@ type RecoveryTimeout struct {
 }
 
 // PlanRecovery replaces a cluster that holds a node no longer alive when
-// Ray cannot place it again (a gone selected node, a pinned bundle) or
-// recovery_timeout has passed; otherwise it warns that the cluster is
+// Ray cannot place its bundles there again (a gone node they are pinned
+// to) or recovery_timeout has passed; a gone selected node that holds none
+// of its bundles (domain pinning: Ray placed them elsewhere in the domain)
+// only warns; otherwise it warns that the cluster is
 // recovering, or plans the in-place update that re-probes moved bundles.
 // bundles and groupIDs are what state recorded (nil: nothing recorded).
 func (d *Session) PlanRecovery(ctx context.Context, spec clusterspec.Spec, bundles []RecordedBundle, groupIDs map[string]string,
@@ -139,13 +141,21 @@ func (d *Session) PlanRecovery(ctx context.Context, spec clusterspec.Spec, bundl
 		alive[n.NodeID] = true
 	}
 	name := spec.Name
-	if gone := spec.GoneSelectedNodes(alive); len(gone) > 0 {
+	gone := spec.GoneSelectedNodes(alive)
+	holding := holdingNodes(gone, bundles)
+	if len(holding) > 0 && (spec.PinsNodes() || bundles == nil) {
 		return RecoveryPlan{Replace: clusterspec.AttrSelectedNodeIDs, Summary: "A node of the virtual cluster is gone",
-			Detail: fmt.Sprintf("Ray no longer lists node(s) %s, selected for %q, as alive. A cluster that selects its nodes keeps "+
-				"them in selected_node_ids (which other clusters exclude, and its bundles are pinned to with pinning = \"node\"), "+
-				"so it chooses again among the nodes alive.", strings.Join(gone, ", "), name)}
+			Detail: fmt.Sprintf("Ray no longer lists node(s) %s, selected for %q, as alive. Its bundles there are pinned to "+
+				"the node (pinning = \"node\"), so Ray can never place them again: the cluster chooses again among the nodes "+
+				"alive.", strings.Join(holding, ", "), name)}
 	}
 	r := findRecovery(spec, bundles, groupIDs, snap, alive)
+	if len(gone) > 0 && len(holding) == 0 && len(r.pinned)+len(r.recovering)+len(r.moved) == 0 {
+		return RecoveryPlan{Summary: "A selected node of the virtual cluster is gone",
+			Detail: fmt.Sprintf("Ray no longer lists node(s) %s, selected for %q, as alive, but none of the cluster's bundles "+
+				"is there (Ray placed them on other nodes of their domain), so nothing is replaced and its workers keep "+
+				"running. The node stays in selected_node_ids until the cluster is replaced.", strings.Join(gone, ", "), name)}
+	}
 	switch {
 	case len(r.pinned) > 0:
 		return RecoveryPlan{Replace: AttrPlacementGroups, Summary: "A node of the virtual cluster is gone",
@@ -161,6 +171,21 @@ func (d *Session) PlanRecovery(ctx context.Context, spec clusterspec.Spec, bundl
 				name, joinLost(r.moved))}
 	}
 	return RecoveryPlan{}
+}
+
+// holdingNodes are the nodes of gone on which state recorded bundles; all
+// of gone when nothing is recorded.
+func holdingNodes(gone []string, bundles []RecordedBundle) []string {
+	if bundles == nil {
+		return gone
+	}
+	var out []string
+	for _, id := range gone {
+		if slices.ContainsFunc(bundles, func(b RecordedBundle) bool { return b.NodeID == id }) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // AttrPlacementGroups is the computed attribute a replacement after a node's

@@ -101,3 +101,32 @@ func TestPlanRecoveryReplacesAfterRecoveryTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A select_nodes cluster pinned to its domain: a selected node that holds
+// none of its bundles dying only warns; one that holds bundles waits for
+// Ray to place them again inside the domain; pinned to the node, it
+// replaces at once.
+func TestPlanRecoveryOfSelectedNodes(t *testing.T) {
+	d := &Session{}
+	spec, bundles, ids := recoveringCluster()
+	spec.SelectNodes, spec.Pinning, spec.SelectedNodeIDs = true, clusterspec.PinningDomain, []string{"a", "b"}
+	ctx := context.Background()
+
+	packed := []RecordedBundle{{Group: "vc-node0", NodeID: "a"}, {Group: "vc-node1", NodeID: "a"}} // Ray packed both on a
+	snap := afterLossOfB(raystate.PlacementGroupStateCreated, "a")
+	got := d.PlanRecovery(ctx, spec, packed, ids, snap, RecoveryTimeout{Limit: time.Nanosecond, Set: true})
+	if got.Replace != "" || got.Reprobe || got.Summary != "A selected node of the virtual cluster is gone" {
+		t.Fatalf("selected node without bundles: %+v", got)
+	}
+
+	got = d.PlanRecovery(ctx, spec, bundles, ids, afterLossOfB(raystate.PlacementGroupStateRescheduling, ""), RecoveryTimeout{})
+	if got.Replace != "" || got.Summary != "Virtual cluster is recovering" {
+		t.Fatalf("domain-pinned bundles on the lost node: %+v", got)
+	}
+
+	spec.Pinning = clusterspec.PinningNode
+	got = d.PlanRecovery(ctx, spec, bundles, ids, afterLossOfB(raystate.PlacementGroupStateRescheduling, ""), RecoveryTimeout{})
+	if got.Replace != clusterspec.AttrSelectedNodeIDs {
+		t.Fatalf("node-pinned bundles on the lost node: %+v", got)
+	}
+}
