@@ -53,8 +53,8 @@ func (r *virtualClusterResource) readImported(ctx context.Context, m *virtualClu
 				"the record this import's apply writes keeps them from now on.", name, session.UnrecoveredWhy(rec), strings.Join(unrecovered, ", ")))
 	}
 	// A plan or refresh changes nothing in Ray: the record keeps naming its
-	// owner until an apply takes it (takeImported). The probe only reads.
-	res, err := r.data.Run(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "", false, nil))
+	// owner until an apply takes it (session.TakeImported).
+	res, err := r.data.InspectImported(ctx, spec)
 	if err != nil {
 		diags.AddError("Cannot probe the imported placement groups", session.ErrorDetail(err))
 		return false

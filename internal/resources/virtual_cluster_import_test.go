@@ -287,3 +287,44 @@ func TestAccLifecycle_plannedImportMovesNothing(t *testing.T) {
 		t.Errorf("job records left in Ray after the commands ended: %v", left)
 	}
 }
+
+// A cluster whose workers hold every GPU of its bundles is imported into a
+// second state, by the CLI and by an import block: the import's refresh and
+// plan, and the apply that takes it over, keep the GPU ids and ports of the
+// cluster's record and run no probe task in its groups (a probe would wait
+// for a GPU the workers hold until ready_timeout); the workers live on.
+func TestAccLifecycle_importBusyCluster(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("busyimp")
+	removeGroupsAtCleanup(t, name)
+	busy := acctest.VirtualCluster{Name: name, Counts: []int{1, 1}, GPUsPerNode: 4, ReadyTimeout: "20s", PortLow: 1700, PortHigh: 1800}
+	first := acctest.NewWorkDir(t, acctest.HCL(busy, acctest.Output("placement", `[for b in ray_virtual_cluster.t.bundles : "${b.node_id}/${b.gpu_id}/${b.port}"]`)))
+	first.MustRun("apply", "-auto-approve")
+	placement := first.MustRun("output", "-json", "placement")
+	var workers []*acctest.BundleWorker
+	for i := range 2 {
+		workers = append(workers, acctest.StartBundleWorker(t, fmt.Sprintf("%s-node%d", name, i), 0, 0, 1))
+	}
+
+	// An import block that is only planned: it reads the record, runs nothing in the groups.
+	planned := acctest.NewWorkDir(t, acctest.HCL(busy)+fmt.Sprintf("\nimport {\n  to = ray_virtual_cluster.t\n  id = %q\n}\n", name))
+	if out := planned.MustRun("plan"); !strings.Contains(out, "1 to import") {
+		t.Errorf("the import block's plan:\n%s", out)
+	}
+
+	second := acctest.NewWorkDir(t, acctest.HCL(busy, acctest.Output("placement", `[for b in ray_virtual_cluster.t.bundles : "${b.node_id}/${b.gpu_id}/${b.port}"]`)))
+	second.MustRun("import", "ray_virtual_cluster.t", name)
+	if out := second.MustRun("apply", "-auto-approve"); !strings.Contains(out, "Import took ownership of the virtual cluster") {
+		t.Errorf("the import's apply did not take ownership:\n%s", out)
+	}
+	if got := second.MustRun("output", "-json", "placement"); got != placement {
+		t.Errorf("the imported cluster's GPU ids and ports %s differ from its record's %s", got, placement)
+	}
+	for i, w := range workers {
+		if _, _, err := w.Where(); err != nil {
+			t.Errorf("the worker in bundle %d is gone after the import: %v", i, err)
+		}
+	}
+	second.MustRun("destroy", "-auto-approve")
+}

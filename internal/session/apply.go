@@ -127,6 +127,16 @@ func missingGroupsIssues(res *contract.Result) []clusterspec.Issue {
 	return nil
 }
 
+// InspectImported reads the groups of a cluster an import found, writing
+// nothing: each bundle keeps the GPU id and port its record holds where
+// Ray still has it there, so no task runs in the GPUs the owner's workers
+// may hold; only what the record lacks is probed.
+func (d *Session) InspectImported(ctx context.Context, spec clusterspec.Spec) (*contract.Result, error) {
+	request := contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "", false, nil)
+	request.Probe.KeepRecorded = true
+	return d.Run(ctx, request)
+}
+
 // TakeImported makes this state the owner of an imported cluster, at
 // apply: a new owner token, the record rewritten in Ray with the placement
 // probed again, and a note for the former owner's next plan.
@@ -136,7 +146,9 @@ func (d *Session) TakeImported(ctx context.Context, spec clusterspec.Spec) (owne
 		return "", nil, []clusterspec.Issue{{Summary: "Cannot take ownership of the imported virtual cluster", Detail: ErrorDetail(err)}}
 	}
 	template := record.NewManifest(spec, owner, d.Version, record.Placement{})
-	res, err = d.Run(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, true, &template))
+	request := contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, true, &template)
+	request.Probe.KeepRecorded = true // the record's GPU ids and ports: its workers may hold every GPU
+	res, err = d.Run(ctx, request)
 	if err != nil {
 		return "", nil, []clusterspec.Issue{{Summary: "Cannot take ownership of the imported virtual cluster", Detail: ErrorDetail(err)}}
 	}

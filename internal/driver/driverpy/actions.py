@@ -166,7 +166,10 @@ def do_inspect(run: Run, spec: Spec) -> Json:
             entries.append((g["name"], hit[0], False))
         else:
             missing.append(g["name"])
-    kept = kept_bundles(record) if spec["keep_recorded"] and own is not None and is_ours(own, record) else None
+    # The record's own placement, whoever owns it: an import's read (no
+    # manifest) or takeover (claim) must not run tasks in the GPUs its
+    # workers may hold; a write that is not ours stopped above.
+    kept = kept_bundles(record) if spec["keep_recorded"] and own is not None else None
     probed = {g["name"]: g for g in probe_groups(run, entries, spec, kept)} if entries else {}
     out: List[Json] = []
     for g in spec["groups"]:

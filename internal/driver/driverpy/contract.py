@@ -77,7 +77,7 @@ class Spec(TypedDict):
     use_gpus: bool
     port_low: int
     port_high: int
-    keep_recorded: bool  # an inspect keeps bundles as the record holds them where Ray still has them
+    keep_recorded: bool  # an inspect keeps bundles as the record holds them where Ray still has them (import included)
     own: Optional[Json]  # ownership: record key, owner, manifest, node claims
     rank_order: Optional[Json]
     quota: Optional[Json]  # the namespace's quota: checked by a create, written by "quota", read by a read

@@ -95,3 +95,24 @@ def test_without_keep_every_bundle_is_probed(cluster: fake_ray.Cluster, requests
     drive(requests["create_selected"])
     d = drive(recovery(requests, keep=False))
     assert d.result["ok"] and [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 2
+
+
+def test_an_import_keeps_the_record_s_placement_and_probes_nothing(cluster: fake_ray.Cluster, requests: Any,
+                                                                   drive: Any) -> None:
+    """Another state imports the cluster while its workers hold every GPU: the import's read (ownership
+    without an owner or manifest) and its takeover (claim) take the GPU ids and ports from the record."""
+    r = requests["create_selected"]
+    created = drive(r).result
+    assert created["ok"]
+    read = recovery(requests)
+    read["ownership"]["owner"], read["ownership"]["manifest"] = "", None
+    d = drive(read)
+    assert d.result["ok"], d.result
+    assert [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 0
+    assert kept(d.result) == kept(created)
+    take = recovery(requests)
+    take["ownership"]["owner"], take["ownership"]["claim"] = "new-owner", True
+    d = drive(take)
+    assert d.result["ok"], d.result
+    assert [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 0
+    assert kept(d.result) == kept(created)
