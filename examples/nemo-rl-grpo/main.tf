@@ -47,14 +47,14 @@ resource "ray_virtual_cluster" "train" {
 }
 
 # GRPO asks for [gpus_per_node] * inference num_nodes with the same master
-# port band; the nodes are the ones training does not hold.
+# port band. Whole nodes: the plan chooses them around the ones training
+# takes, so no exclude_node_ids chain is needed.
 resource "ray_virtual_cluster" "inference" {
   name                        = "${var.name}_inference_cluster"
   bundle_ct_per_node_list     = [local.gpus_per_node]
   num_gpus_per_node           = local.gpus_per_node
   max_colocated_worker_groups = 1
   select_nodes                = true
-  exclude_node_ids            = ray_virtual_cluster.train.selected_node_ids
   port_range_low              = local.ports.master.low
   port_range_high             = local.ports.master.high
 }

@@ -64,7 +64,6 @@ resource "ray_virtual_cluster" "teacher" {
   max_colocated_worker_groups = 1
   segment_size                = each.value.num_nodes
   select_nodes                = true
-  exclude_node_ids            = ray_virtual_cluster.policy.selected_node_ids
 }
 
 output "launch" {

@@ -49,7 +49,6 @@ resource "ray_virtual_cluster" "inference" {
   num_gpus_per_node           = local.gpus_per_node
   max_colocated_worker_groups = 1
   select_nodes                = true
-  exclude_node_ids            = ray_virtual_cluster.train.selected_node_ids
   port_range_low              = local.ports.master.low
   port_range_high             = local.ports.master.high
 }

@@ -26,7 +26,8 @@ resource "ray_virtual_cluster" "training" {
 }
 
 # Per-node groups for generation engines, in the generation port band so the
-# two clusters never hand out the same port on a node.
+# two clusters never hand out the same port on a node. exclude_node_ids keeps
+# inference off training's nodes on purpose (siblings need no chain to fit).
 resource "ray_virtual_cluster" "inference" {
   name                    = "${var.name}-infer"
   bundle_ct_per_node_list = [2, 2]
