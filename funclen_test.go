@@ -12,7 +12,7 @@ import (
 )
 
 // maxFuncLines is the longest a function in internal/ or bench/ may be,
-// counted from its func keyword to its closing brace (issue #30).
+// counted from its func keyword to its closing brace.
 const maxFuncLines = 80
 
 // No function in internal/ or bench/ is longer than maxFuncLines, so each

@@ -14,7 +14,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
-// Part 6's contention rows (issue 38, item 8): N states, each one 1-GPU
+// Part 6's contention rows: N states, each one 1-GPU
 // select_nodes cluster, apply at the same moment on the race cluster, which
 // has room for all of them. "apart": each state may choose only its own
 // node (exclude_node_ids), so no two ever want the same GPUs; "racing":

@@ -13,7 +13,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/devprovider"
 )
 
-// Part plan50 (issue #31 point 2): the steady plan of 1 and 50 clusters with
+// Part plan50: the steady plan of 1 and 50 clusters with
 // the provider, with a provider of the same schemas and no logic
 // (bench/cmd/minprovider), and with the CLI alone (terraform_data), paired
 // and alternating in order within each repetition, against the stand-in
@@ -185,7 +185,7 @@ func PerInstance(one, many time.Duration, n int) time.Duration {
 }
 
 // PerInstanceTarget is the most the provider's per-instance plan cost may be,
-// as a multiple of the minimal provider's (#31 point 2).
+// as a multiple of the minimal provider's.
 const PerInstanceTarget = 2.0
 
 // PrintPlan50 prints the part's table, the per-instance costs and the

@@ -24,7 +24,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
-// Part 6 (issue 28, item 7): a bounded soak of teams applying at the same
+// Part 6: a bounded soak of teams applying at the same
 // moment. Several working directories (separate states), each holding one
 // select_nodes cluster that wants a whole 4-GPU node, loop apply -> hold ->
 // destroy with the real CLI against a cluster with fewer GPU nodes than

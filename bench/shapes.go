@@ -9,7 +9,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
-// Part 7 (issue 42): many clusters in one configuration, by shape. Each
+// Part 7: many clusters in one configuration, by shape. Each
 // shape is what a user would write for a dozen clusters, applied, planned
 // and destroyed against its single cluster (count = 1) in the same run, on
 // scripts/ray-cluster.sh's shapes node table: three nodes of ShapesNodeGPUs
@@ -52,7 +52,7 @@ type Shape struct {
 	Blocks []ShapeBlock
 }
 
-// Shapes are issue 42's: 12 one-bundle clusters on distinct nodes (each
+// The shapes: 12 one-bundle clusters on distinct nodes (each
 // pinned to another node than the clusters beside it: spread over all
 // three, four a node) and on a shared node (all twelve on one), 4
 // clusters of 4 bundles, and a NeMo-RL-style set of roles.

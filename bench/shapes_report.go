@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Issue 42's targets: a shape's apply and destroy, and its steady plan, at
+// The targets: a shape's apply and destroy, and its steady plan, at
 // most these times its single cluster's (median of the paired ratios).
 const (
 	ShapesApplyTarget = 2.0
@@ -134,7 +134,7 @@ func printShapesPlan(out io.Writer, rows []*ShapeRow) {
 	fmt.Fprintln(out)
 }
 
-// shapePhases are the phase groups of issue 42's split, from part 1c's
+// shapePhases are the phase groups of the split, from part 1c's
 // trace: they add up to the command's wall time.
 var shapePhases = []struct {
 	name string

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The targets that the plan parts check (#20 point 4): a plan of
+// The targets that the plan parts check: a plan of
 // many clusters against a plan of one, and the 10,000-node data source.
 const (
 	// PlanScaleTarget is the most a plan of PlanScaleClusters clusters may

@@ -405,7 +405,7 @@ func (tr *traceRun) floors(s *TraceSample, name string, spec clusterspec.Spec) e
 	return nil
 }
 
-// TraceTargets are issue 20's targets for apply+destroy of a unified GPU
+// TraceTargets are the targets for apply+destroy of a unified GPU
 // cluster, by bundles: a ratio to NeMo-RL's cold path (Ratio), or, Ratio 0,
 // no slower than the provider built from TraceConfig.TodayRef, applied and
 // destroyed beside it (met within TodayNoise).
@@ -415,7 +415,7 @@ var TraceTargets = map[int]struct{ Ratio float64 }{
 	16: {Ratio: 0.35},
 }
 
-// DefaultTodayRef is the source before issue 20's work.
+// DefaultTodayRef is the source before the apply-floor work.
 const DefaultTodayRef = "0acd3a6"
 
 // todayWorkspace builds the provider of git ref into dir/today (from git

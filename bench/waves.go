@@ -10,7 +10,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
 
-// Part 5 (issue 21): many clusters in one apply. The real CLI applies and
+// Part 5: many clusters in one apply. The real CLI applies and
 // destroys N one-bundle clusters declared with count = N, against the apply
 // and destroy of one, interleaved in one run; the provider runs each wave of
 // concurrent writes as one Ray job (driver.Batcher).

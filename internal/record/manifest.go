@@ -118,7 +118,7 @@ type Declared struct {
 	NodeLabelSelectors      []map[string]string         `json:"node_label_selectors"`
 	TopologyStrategy        map[string]string           `json:"topology_strategy"`
 	TopologyLabels          *clusterspec.TopologySource `json:"topology_labels,omitempty"`
-	// CapacityCheck is the capacity_check argument (issue 17.2).
+	// CapacityCheck is the capacity_check argument.
 	CapacityCheck string `json:"capacity_check,omitempty"`
 }
 

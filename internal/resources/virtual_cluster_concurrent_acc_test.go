@@ -15,7 +15,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 )
 
-// Acceptance tests of teams applying at the same moment (issue 28): several
+// Acceptance tests of teams applying at the same moment: several
 // working directories (separate states) run the real CLI at once against the
 // local cluster's five GPU nodes. Ray itself is checked: groups, records,
 // node claims and jobs.

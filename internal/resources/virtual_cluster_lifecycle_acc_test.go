@@ -22,7 +22,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
-// Acceptance tests of the safe lifecycle (issue 10): clusters that choose
+// Acceptance tests of the safe lifecycle: clusters that choose
 // their nodes once, node churn, ownership across states and exact pinning.
 // Node churn uses the extra node rackB-0 (nvlink_domain_rackB, topo_rank 0),
 // which scripts/ray-cluster.sh starts only on request; the six shared nodes

@@ -20,7 +20,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
-// Acceptance tests of Ray-native placement (issue 11): node label
+// Acceptance tests of Ray-native placement: node label
 // selectors, topology_strategy and the Ray-version gate. They need the node
 // labels scripts/ray-cluster.sh gives (raytf.io/nvlink-domain,
 // raytf.io/topo-rank) and detect the server's Ray version, never pin it.

@@ -11,7 +11,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
-// Acceptance tests of reservations by resource (issue 38): separate states
+// Acceptance tests of reservations by resource: separate states
 // applying at once share nodes by GPU, whatever their pinning or placement,
 // and never hand out one GPU twice. Ray itself is checked: where each
 // group's bundles are, the GPU ids the probe saw there, the reservations.

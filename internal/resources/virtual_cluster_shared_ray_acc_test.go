@@ -23,7 +23,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
-// Acceptance tests of a Ray cluster shared with other tenants (issue 17):
+// Acceptance tests of a Ray cluster shared with other tenants:
 // capacity_check modes and node selection that sees other groups. Other
 // tenants' groups are made out of band with plain ray.util calls.
 

@@ -16,7 +16,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 )
 
-// Acceptance test of several clusters in one configuration (issue 21):
+// Acceptance test of several clusters in one configuration:
 // Terraform creates and destroys them concurrently, and the provider runs
 // each wave of them as one Ray job (driver.Batcher).
 

@@ -15,8 +15,7 @@ import (
 const singleTransferReads = 2
 
 // transferReads shares the reading of ownership notes among the clusters
-// this provider process plans (issue 42: a plan of twelve clusters made a
-// GET for each).
+// this provider process plans.
 type transferReads struct {
 	mu    sync.Mutex
 	asked int
