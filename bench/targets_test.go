@@ -11,13 +11,8 @@ func TestPrintPlanScaleTarget(t *testing.T) {
 	wall := map[int]time.Duration{1: 400 * time.Millisecond, 10: 600 * time.Millisecond, 50: 900 * time.Millisecond}
 	cpu := map[int]time.Duration{1: 300 * time.Millisecond, 50: 1200 * time.Millisecond}
 	PrintPlanScaleTarget(&b, "steady", wall, cpu)
-	if got := b.String(); !strings.Contains(got, "plan of 50 vs 1** (steady): 2.25x wall") || !strings.Contains(got, "(target <= 2.5x): **met**") {
-		t.Errorf("got %q", got)
-	}
-	b.Reset()
-	wall[50] = 2 * time.Second
-	PrintPlanScaleTarget(&b, "steady", wall, cpu)
-	if got := b.String(); !strings.Contains(got, "5.00x wall") || !strings.Contains(got, "**not met**") {
+	if got := b.String(); !strings.Contains(got, "plan of 50 vs 1** (steady): 2.25x wall") || !strings.Contains(got, "(reported, no target)") ||
+		strings.Contains(got, "met") {
 		t.Errorf("got %q", got)
 	}
 	b.Reset()
@@ -31,13 +26,13 @@ func TestPrintPlanScaleFloor(t *testing.T) {
 	var b strings.Builder
 	wall := map[int]time.Duration{1: 400 * time.Millisecond}
 	PrintPlanScaleFloor(&b, wall, map[int]time.Duration{50: 1200 * time.Millisecond})
-	if got := b.String(); !strings.Contains(got, "1.200s = 3.00x the provider's plan of one") || !strings.Contains(got, "out of reach") {
+	if got := b.String(); !strings.Contains(got, "1.200s = 3.00x the provider's plan of one") || strings.Contains(got, "share") {
 		t.Errorf("got %q", got)
 	}
 	b.Reset()
 	wall[50] = 1100 * time.Millisecond
 	PrintPlanScaleFloor(&b, wall, map[int]time.Duration{50: 600 * time.Millisecond})
-	if got := b.String(); !strings.Contains(got, "plugin's share now: 0.500s (10 ms each)") || !strings.Contains(got, "1.50x") || !strings.Contains(got, "leaves the plugin 0.400s for 50 instances (8.00 ms each)") || strings.Contains(got, "out of reach") {
+	if got := b.String(); !strings.Contains(got, "plugin's share: 0.500s (10 ms each)") || !strings.Contains(got, "1.50x") {
 		t.Errorf("got %q", got)
 	}
 	b.Reset()
@@ -78,8 +73,8 @@ func TestPrintPlan50(t *testing.T) {
 	PrintPlan50(&b, res)
 	got := b.String()
 	for _, want := range []string{
-		"**per instance, ours vs minimal**: 30 ms vs 20 ms wall = 1.50x (CPU 20 vs 20 ms) (target <= 2.0x): **met**",
-		"plan of 50 vs 1** (steady state, \"No changes\"): 8.35x wall", "**not met**",
+		"**per instance, ours vs minimal**: 30 ms vs 20 ms wall = 1.50x (CPU 20 vs 20 ms) (target <= 1.1x): **not met**",
+		"plan of 50 vs 1** (steady state, \"No changes\"): 8.35x wall", "(reported, no target)",
 		"the minimal provider's own plan of 50 vs 1** (the floor of any framework provider with this schema): 6.16x wall",
 	} {
 		if !strings.Contains(got, want) {
