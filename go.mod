@@ -3,7 +3,6 @@ module github.com/ray-infra/terraform-provider-ray
 go 1.26.8
 
 require (
-	github.com/goccy/go-json v0.10.5
 	github.com/hashicorp/go-cleanhttp v0.5.2
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/hashicorp/terraform-plugin-framework v1.19.0
