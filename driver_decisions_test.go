@@ -17,7 +17,7 @@ var driverPlumbing = []string{
 	// shape.py
 	"_is_number", "_is_int", "_is_str_map", "check_shape", "load_request", "check_version", "parse_request",
 	// rayapi.py, gcs_direct.py, runstate.py
-	"import_ray", "auth_metadata", "ray_version_of", "emit", "progress",
+	"import_ray", "auth_metadata", "installed_ray_version", "emit", "progress",
 	// nodes.py, groups.py, kv.py
 	"is_resource_key", "cluster_view", "node_view", "rank_from_label", "node_topology",
 	"norm_bundle", "same_amount", "same_bundle", "table_bundles", "lookup", "is_detached", "wait_removed",

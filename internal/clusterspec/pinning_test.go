@@ -1,9 +1,10 @@
 package clusterspec_test
 
 import (
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -16,8 +17,8 @@ func TestGoneSelectedNodes(t *testing.T) {
 	if gone := s.GoneSelectedNodes(map[string]bool{"a1": true, "a2": true, "b0": true}); len(gone) != 0 {
 		t.Fatalf("nothing gone: %v", gone)
 	}
-	if gone := s.GoneSelectedNodes(map[string]bool{"a1": true}); !reflect.DeepEqual(gone, []string{"a2"}) {
-		t.Fatalf("a2 gone: %v", gone)
+	if diff := cmp.Diff([]string{"a2"}, s.GoneSelectedNodes(map[string]bool{"a1": true})); diff != "" {
+		t.Fatalf("a2 gone (-want +got):\n%s", diff)
 	}
 }
 

@@ -2,9 +2,10 @@ package clusterspec_test
 
 import (
 	"math"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -121,13 +122,13 @@ func TestSpecWithDefaults(t *testing.T) {
 // the zero-able fields cleared gets them back.
 func TestDefaultsOwnEveryDefault(t *testing.T) {
 	d := clusterspec.Defaults()
-	if got := d.WithDefaults(); !reflect.DeepEqual(got, d) {
-		t.Fatalf("WithDefaults changed Defaults: %+v", got)
+	if diff := cmp.Diff(d, d.WithDefaults()); diff != "" {
+		t.Fatalf("WithDefaults changed Defaults (-want +got):\n%s", diff)
 	}
 	cleared := d
 	cleared.Strategy, cleared.Ports, cleared.Namespace, cleared.ReadyTimeout, cleared.Pinning = "", topology.PortRange{}, "", 0, ""
-	if got := cleared.WithDefaults(); !reflect.DeepEqual(got, d) {
-		t.Fatalf("cleared spec: %+v, want %+v", got, d)
+	if diff := cmp.Diff(d, cleared.WithDefaults()); diff != "" {
+		t.Fatalf("cleared spec (-want +got):\n%s", diff)
 	}
 	if d.UseGPUs != clusterspec.DefaultUseGPUs || d.NumGPUsPerNode != clusterspec.DefaultNumGPUsPerNode || d.MaxColocatedWorkerGroups != clusterspec.DefaultMaxColocatedWorkerGroups ||
 		d.UseUnifiedPG != clusterspec.DefaultUseUnifiedPG || d.SelectNodes {
@@ -148,8 +149,8 @@ func TestSpecGroupsPerNode(t *testing.T) {
 		{Name: "vc-node2", Strategy: "PACK", NodeIndex: 2, Bundles: []topology.Resources{{"CPU": 2, "GPU": 1}}},
 	}
 	got := s.Groups()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Groups = %+v\nwant %+v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("Groups (-want +got):\n%s", diff)
 	}
 	got[0].Bundles[0]["CPU"] = 99
 	if got[0].Bundles[1]["CPU"] != 2 || s.NodeResourceConstraints[0]["CPU"] != 0 {
@@ -166,8 +167,8 @@ func TestSpecGroupsUnified(t *testing.T) {
 	want := []clusterspec.GroupRequest{{Name: "vc-unified", Strategy: "STRICT_PACK", NodeIndex: -1, Bundles: []topology.Resources{
 		{"CPU": 1}, {"CPU": 1, "nvlink_domain_b": 0.001}, {"CPU": 1, "nvlink_domain_b": 0.001},
 	}}}
-	if got := s.Groups(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("Groups = %+v\nwant %+v", got, want)
+	if diff := cmp.Diff(want, s.Groups()); diff != "" {
+		t.Fatalf("Groups (-want +got):\n%s", diff)
 	}
 	s.Strategy = ""
 	if g := s.Groups(); g[0].Strategy != "SPREAD" {
@@ -176,7 +177,7 @@ func TestSpecGroupsUnified(t *testing.T) {
 	// A zero max_colocated count (invalid) is omitted like any zero resource.
 	s.MaxColocatedWorkerGroups = 0
 	s.UseGPUs = true
-	if g := s.Groups(); !reflect.DeepEqual(g[0].Bundles[0], topology.Resources{"GPU": 1}) {
+	if g := s.Groups(); !cmp.Equal(g[0].Bundles[0], topology.Resources{"GPU": 1}) {
 		t.Fatal(g[0].Bundles[0])
 	}
 	// Constraints shorter than the list (invalid) must not panic.

@@ -1,8 +1,9 @@
 package clusterspec_test
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -16,7 +17,7 @@ func TestTopologyRefRequestsAreTheProvidersOwn(t *testing.T) {
 	counts := []int{topologyref.GPUsPerNode, topologyref.GPUsPerNode, topologyref.GPUsPerNode}
 	spec := clusterspec.Spec{Name: "ref", BundleCtPerNode: counts, UseGPUs: true, NumGPUsPerNode: topologyref.GPUsPerNode,
 		MaxColocatedWorkerGroups: 1, Strategy: clusterspec.DefaultStrategy, NodeResourceConstraints: []topology.Resources{constraints[0], constraints[1], constraints[2]}}
-	if got, want := topologyref.Requests(constraints), spec.Groups(); !reflect.DeepEqual(got, want) {
-		t.Errorf("topologyref.Requests = %v, Spec.Groups = %v", got, want)
+	if diff := cmp.Diff(spec.Groups(), topologyref.Requests(constraints)); diff != "" {
+		t.Errorf("topologyref.Requests (-want +got):\n%s", diff)
 	}
 }

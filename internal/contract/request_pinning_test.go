@@ -1,8 +1,9 @@
 package contract
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -17,8 +18,8 @@ func TestNodePinningUsesLabelSelectors(t *testing.T) {
 		t.Fatal(req.Groups)
 	}
 	want0 := []map[string]string{{clusterspec.NodeIDLabel: "a2"}, {clusterspec.NodeIDLabel: "a2"}}
-	if !reflect.DeepEqual(req.Groups[0].BundleLabelSelector, want0) ||
-		!reflect.DeepEqual(req.Groups[1].BundleLabelSelector, []map[string]string{{clusterspec.NodeIDLabel: "a1"}}) {
+	if !cmp.Equal(req.Groups[0].BundleLabelSelector, want0) ||
+		!cmp.Equal(req.Groups[1].BundleLabelSelector, []map[string]string{{clusterspec.NodeIDLabel: "a1"}}) {
 		t.Fatalf("selectors: %+v", req.Groups)
 	}
 	if err := req.Validate(); err != nil {
@@ -28,8 +29,8 @@ func TestNodePinningUsesLabelSelectors(t *testing.T) {
 	s.UseUnifiedPG = true
 	req = RequestFor(s, ActionCreate)
 	want := []map[string]string{{clusterspec.NodeIDLabel: "a2"}, {clusterspec.NodeIDLabel: "a2"}, {clusterspec.NodeIDLabel: "a1"}}
-	if !reflect.DeepEqual(req.Groups[0].BundleLabelSelector, want) {
-		t.Fatalf("unified selectors: %+v", req.Groups[0].BundleLabelSelector)
+	if diff := cmp.Diff(want, req.Groups[0].BundleLabelSelector); diff != "" {
+		t.Fatalf("unified selectors (-want +got):\n%s", diff)
 	}
 	// Resources stay the reference's: no pin resource reaches Ray.
 	for _, b := range req.Groups[0].Bundles {

@@ -1,8 +1,9 @@
 package contract
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -16,8 +17,8 @@ func TestRequestCarriesSelectorsAndTopologyStrategy(t *testing.T) {
 	if err := req.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if got := req.Groups[0].BundleLabelSelector; !reflect.DeepEqual(got, []map[string]string{{"raytf.io/nvlink-domain": "rackA"}, {"raytf.io/nvlink-domain": "rackA"}}) {
-		t.Fatalf("node 0 selectors: %v", got)
+	if diff := cmp.Diff([]map[string]string{{"raytf.io/nvlink-domain": "rackA"}, {"raytf.io/nvlink-domain": "rackA"}}, req.Groups[0].BundleLabelSelector); diff != "" {
+		t.Fatalf("node 0 selectors (-want +got):\n%s", diff)
 	}
 	if got := req.Groups[1].BundleLabelSelector; got != nil {
 		t.Fatalf("node 1 has no selector, got %v", got)
@@ -35,8 +36,8 @@ func TestRequestCarriesSelectorsAndTopologyStrategy(t *testing.T) {
 	if len(g.BundleLabelSelector) != 3 || len(g.BundleLabelSelector[2]) != 0 || g.BundleLabelSelector[0]["raytf.io/nvlink-domain"] != "rackA" {
 		t.Fatalf("unified selectors: %v", g.BundleLabelSelector)
 	}
-	if !reflect.DeepEqual(g.TopologyStrategy, map[string]string{clusterspec.NodeIDLabel: s.Strategy, "raytf.io/nvlink-domain": clusterspec.TopologyLabelStrategy}) {
-		t.Fatalf("topology strategy: %v", g.TopologyStrategy)
+	if diff := cmp.Diff(map[string]string{clusterspec.NodeIDLabel: s.Strategy, "raytf.io/nvlink-domain": clusterspec.TopologyLabelStrategy}, g.TopologyStrategy); diff != "" {
+		t.Fatalf("topology strategy (-want +got):\n%s", diff)
 	}
 	// Without selectors or pins, requests stay as before (Ray 2.55.1 gets no new argument).
 	plain := RequestFor(clusterspectest.ValidSpec(), ActionCreate)
@@ -52,8 +53,8 @@ func TestPinsReplaceSelectorOnNodeID(t *testing.T) {
 	s.SelectedNodeIDs = []string{"a1", "a2"}
 	s.NodeLabelSelectors = []map[string]string{{clusterspec.NodeIDLabel: "!b1", "x": "y"}, nil}
 	got := RequestFor(s, ActionCreate).Groups
-	if !reflect.DeepEqual(got[0].BundleLabelSelector, []map[string]string{{clusterspec.NodeIDLabel: "a1", "x": "y"}}) ||
-		!reflect.DeepEqual(got[1].BundleLabelSelector, []map[string]string{{clusterspec.NodeIDLabel: "a2"}}) {
+	if !cmp.Equal(got[0].BundleLabelSelector, []map[string]string{{clusterspec.NodeIDLabel: "a1", "x": "y"}}) ||
+		!cmp.Equal(got[1].BundleLabelSelector, []map[string]string{{clusterspec.NodeIDLabel: "a2"}}) {
 		t.Fatalf("merged: %v / %v", got[0].BundleLabelSelector, got[1].BundleLabelSelector)
 	}
 }
@@ -70,7 +71,7 @@ func TestInferNativeFromLiveGroups(t *testing.T) {
 	imported := s
 	imported.NodeLabelSelectors, imported.TopologyStrategy = nil, nil
 	record.InferNative(&imported, []raystate.PlacementGroup{live})
-	if !reflect.DeepEqual(imported.NodeLabelSelectors, s.NodeLabelSelectors) || !reflect.DeepEqual(imported.TopologyStrategy, s.TopologyStrategy) {
+	if !cmp.Equal(imported.NodeLabelSelectors, s.NodeLabelSelectors) || !cmp.Equal(imported.TopologyStrategy, s.TopologyStrategy) {
 		t.Fatalf("inferred %v %v", imported.NodeLabelSelectors, imported.TopologyStrategy)
 	}
 	plain := clusterspectest.ValidSpec()

@@ -7,9 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
@@ -287,8 +288,8 @@ print(json.dumps([placed_record(run, c["own"], c["groups"], None, c["rank_order"
 	}
 	for i := range want {
 		got[i].CreatedAt, got[i].UpdatedAt = "", ""
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("%s:\ndriver %+v\n    Go %+v", specs[i].Name, got[i], want[i])
+		if diff := cmp.Diff(want[i], got[i]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", specs[i].Name, diff)
 		}
 	}
 }

@@ -2,9 +2,10 @@ package planning
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -43,19 +44,19 @@ func TestChooseFreeNodesSkipsHeldNodes(t *testing.T) {
 	s.SegmentSize = clusterspectest.Ptr(2)
 	snap := topoSnapshot(map[string]map[string]float64{"other-unified": {"a2": 3, "a1": 4}})
 	ids, _, issues := ChooseFreeNodes(s, snap, nil, nil)
-	if len(issues) != 0 || !reflect.DeepEqual(ids, []string{"b2", "b1"}) {
+	if len(issues) != 0 || !cmp.Equal(ids, []string{"b2", "b1"}) {
 		t.Fatalf("free segment rackB: %v %+v", ids, issues)
 	}
 	// a2 keeps 1 GPU free: enough for logical nodes of one bundle.
 	one := clusterspectest.SelectingSpec(1, 1)
 	one.SegmentSize = clusterspectest.Ptr(2)
-	if ids, _, _ := ChooseFreeNodes(one, snap, nil, nil); !reflect.DeepEqual(ids, []string{"b2", "b1"}) {
+	if ids, _, _ := ChooseFreeNodes(one, snap, nil, nil); !cmp.Equal(ids, []string{"b2", "b1"}) {
 		t.Fatalf("a1 is full, so rackA has no complete segment: %v", ids)
 	}
 	// Its own groups do not count: a replacement frees them first.
 	s.Name = "other"
 	s.UseUnifiedPG = true
-	if ids, _, _ := ChooseFreeNodes(s, snap, nil, nil); !reflect.DeepEqual(ids, []string{"a2", "a1"}) {
+	if ids, _, _ := ChooseFreeNodes(s, snap, nil, nil); !cmp.Equal(ids, []string{"a2", "a1"}) {
 		t.Fatalf("own groups counted as taken: %v", ids)
 	}
 }
@@ -95,7 +96,7 @@ func TestChooseFreeNodesNamesHolders(t *testing.T) {
 	}
 	listed := topoSnapshot(map[string]map[string]float64{"first-node0": {"b2": 2}})
 	if ids, _, issues := ChooseFreeNodes(clusterspectest.SelectingSpec(1, 1), listed, map[string]bool{"a1": true, "a2": true}, FeasibilityGroups(first)); len(issues) != 0 ||
-		!reflect.DeepEqual(ids, []string{"b2", "c1"}) { // b1 is held by first-node1, not listed yet
+		!cmp.Equal(ids, []string{"b2", "c1"}) { // b1 is held by first-node1, not listed yet
 		t.Fatalf("a group both listed and being created counts once: %v %+v", ids, issues)
 	}
 }
@@ -111,7 +112,7 @@ func TestCapacityModes(t *testing.T) {
 	for _, mode := range []string{clusterspec.CapacityTotal, clusterspec.CapacityNone} {
 		s.CapacityCheck = mode
 		ids, _, issues := ChooseFreeNodes(s, snap, nil, nil)
-		if len(issues) != 0 || !reflect.DeepEqual(ids, []string{"a2", "a1"}) {
+		if len(issues) != 0 || !cmp.Equal(ids, []string{"a2", "a1"}) {
 			t.Fatalf("%s chooses by totals: %v %+v", mode, ids, issues)
 		}
 	}
@@ -168,7 +169,7 @@ func TestChooseFreeNodesLeavesClaimedNodesOut(t *testing.T) {
 		snap := topoSnapshot(nil)
 		snap.Claims = map[string]string{"a1": `cluster "ns/first"`}
 		ids, _, issues := ChooseFreeNodes(s, snap, nil, nil)
-		if len(issues) != 0 || !reflect.DeepEqual(ids, []string{"b2", "b1"}) {
+		if len(issues) != 0 || !cmp.Equal(ids, []string{"b2", "b1"}) {
 			t.Fatalf("%s: rackA is claimed in part, so rackB: %v %+v", mode, ids, issues)
 		}
 		snap.Claims["b2"] = `cluster "ns/second"`
@@ -245,7 +246,7 @@ func TestSpreadChoice(t *testing.T) {
 	}
 	one := clusterspectest.SelectingSpec(1)
 	ids, domains, _ = ChooseFreeNodes(one, snap, map[string]bool{"a2": true, "b2": true, "b1": true, "c1": true}, nil)
-	if got, _ := SpreadChoice(one, snap, map[string]bool{"a2": true, "b2": true, "b1": true, "c1": true}, nil, ids, domains); !reflect.DeepEqual(got, []string{"a1"}) {
+	if got, _ := SpreadChoice(one, snap, map[string]bool{"a2": true, "b2": true, "b1": true, "c1": true}, nil, ids, domains); !cmp.Equal(got, []string{"a1"}) {
 		t.Errorf("the only free node a1, yet %v", got)
 	}
 }

@@ -1,8 +1,9 @@
 package planning
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -22,15 +23,15 @@ func TestLabelSourceSelectsLikeResourceSource(t *testing.T) {
 	if byLabel[0].Domain != topology.NVLinkDomainUnknown || byLabel[1].Domain != "rackA" {
 		t.Fatalf("label domains are the label values: %+v", byLabel)
 	}
-	if !reflect.DeepEqual(topology.TopologicalOrder(byLabel), topology.TopologicalOrder(byResource)) {
-		t.Fatal("topological order differs between the sources")
+	if diff := cmp.Diff(topology.TopologicalOrder(byResource), topology.TopologicalOrder(byLabel)); diff != "" {
+		t.Fatalf("topological order differs between the sources (-want +got):\n%s", diff)
 	}
 	for _, seg := range []int{1, 2} {
 		s := clusterspectest.SelectingSpec(1, 1)
 		s.SegmentSize = clusterspectest.Ptr(seg)
 		idsR, _, errR := ChooseNodes(s, byResource, nil)
 		idsL, domainsL, errL := ChooseNodes(s, byLabel, nil)
-		if errR != nil || errL != nil || !reflect.DeepEqual(idsR, idsL) {
+		if errR != nil || errL != nil || !cmp.Equal(idsR, idsL) {
 			t.Fatalf("segment %d: resource %v %v, label %v %v", seg, idsR, errR, idsL, errL)
 		}
 		if domainsL[0] != "rackA" {
@@ -46,13 +47,13 @@ func TestLabelDomainPinning(t *testing.T) {
 	s.SelectedNodeIDs = []string{"a2", "b2"}
 	s.SelectedNodeDomains = []string{"rackA", "rackB"}
 	req := contract.RequestFor(s, contract.ActionCreate)
-	if !reflect.DeepEqual(req.Probe.Topology, clusterspectest.LabelSource) {
-		t.Fatalf("probe topology: %+v", req.Probe.Topology)
+	if diff := cmp.Diff(clusterspectest.LabelSource, req.Probe.Topology); diff != "" {
+		t.Fatalf("probe topology (-want +got):\n%s", diff)
 	}
 	want := [][]map[string]string{{{clusterspectest.DomainLabel: "rackA"}}, {{clusterspectest.DomainLabel: "rackB"}, {clusterspectest.DomainLabel: "rackB"}}}
 	for i, g := range req.Groups {
-		if !reflect.DeepEqual(g.BundleLabelSelector, want[i]) {
-			t.Fatalf("group %d selectors: %+v", i, g.BundleLabelSelector)
+		if diff := cmp.Diff(want[i], g.BundleLabelSelector); diff != "" {
+			t.Fatalf("group %d selectors (-want +got):\n%s", i, diff)
 		}
 		for _, b := range g.Bundles {
 			if len(b) != 2 {

@@ -1,9 +1,10 @@
 package planning
 
 import (
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -24,7 +25,7 @@ func TestChooseLabelledNodes(t *testing.T) {
 	s := clusterspectest.SelectingSpec(1, 1)
 	s.NodeLabelSelectors = []map[string]string{{"d": "rackB"}, {"d": "rackB"}}
 	ids, _, issues := ChooseLabelledNodes(s, clusterspectest.Topo, nil, testLabels)
-	if len(issues) != 0 || !reflect.DeepEqual(ids, []string{"b2", "b1"}) {
+	if len(issues) != 0 || !cmp.Equal(ids, []string{"b2", "b1"}) {
 		t.Fatalf("rackB only: %v %+v", ids, issues)
 	}
 	// A node-id selector the choice contradicts is an error naming the entry and pinning.

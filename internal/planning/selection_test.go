@@ -1,9 +1,10 @@
 package planning
 
 import (
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -13,18 +14,18 @@ func TestChooseNodesFollowsSelectSegmentNodes(t *testing.T) {
 	s := clusterspectest.SelectingSpec(1, 1)
 	s.SegmentSize = clusterspectest.Ptr(2)
 	ids, domains, err := ChooseNodes(s, clusterspectest.Topo, nil)
-	if err != nil || !reflect.DeepEqual(ids, []string{"a2", "a1"}) || domains[0] != "nvlink_domain_rackA" {
+	if err != nil || !cmp.Equal(ids, []string{"a2", "a1"}) || domains[0] != "nvlink_domain_rackA" {
 		t.Fatalf("segment 2: %v %v %v", ids, domains, err)
 	}
 	// Unset segment_size means segments of 1; excluded nodes are skipped.
 	s.SegmentSize = nil
 	ids, _, err = ChooseNodes(s, clusterspectest.Topo, map[string]bool{"a2": true})
-	if err != nil || !reflect.DeepEqual(ids, []string{"a1", "b2"}) {
+	if err != nil || !cmp.Equal(ids, []string{"a1", "b2"}) {
 		t.Fatalf("segment 1 minus a2: %v %v", ids, err)
 	}
 	// A node joining with a lower topo_rank changes a new choice...
 	joined := append([]topology.Node{{ID: "b0", Domain: "nvlink_domain_rackB", TopoRank: 0}}, clusterspectest.Topo...)
-	if ids, _, _ := ChooseNodes(s, joined, nil); !reflect.DeepEqual(ids, []string{"b0", "b2"}) {
+	if ids, _, _ := ChooseNodes(s, joined, nil); !cmp.Equal(ids, []string{"b0", "b2"}) {
 		t.Fatalf("after a join: %v", ids)
 	}
 	// ...and too few complete segments is the reference's error, naming the exclusions.

@@ -362,7 +362,7 @@ func (c *Client) decode(r request, resp *response, v any) error {
 	case bytes.Equal(trimmed, []byte("null")):
 		err = errors.New("null body")
 	default:
-		err = unmarshal(trimmed, v)
+		err = json.Unmarshal(trimmed, v)
 	}
 	if err == nil {
 		return nil

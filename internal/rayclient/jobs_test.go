@@ -7,12 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const sitePkgs = "/root/.cache/terraform-provider-ray/ray-2.60.0/lib/python3.11/site-packages"
@@ -191,8 +192,8 @@ func TestSubmitJobWireShape(t *testing.T) {
 		"entrypoint_num_cpus":  0.5,
 		"entrypoint_resources": map[string]any{"topo_rank": 1.0},
 	}
-	if !reflect.DeepEqual(body, want) {
-		t.Errorf("body = %v\nwant   %v", body, want)
+	if diff := cmp.Diff(want, body); diff != "" {
+		t.Errorf("body (-want +got):\n%s", diff)
 	}
 }
 
@@ -301,8 +302,8 @@ func TestGetJobShapeAndNotFound(t *testing.T) {
 		DriverAgentHTTPAddress: "http://127.0.0.10:20004", DriverNodeID: "7c98bcd000b5838d1b953f1b3bfe0bf0475687392e7ccfcdaeec471d",
 		DriverExitCode: &zero,
 	}
-	if !reflect.DeepEqual(*j, want) {
-		t.Errorf("job = %+v\nwant  %+v", *j, want)
+	if diff := cmp.Diff(want, *j); diff != "" {
+		t.Errorf("job (-want +got):\n%s", diff)
 	}
 	if !j.IsTerminal() || j.SubmissionID != "rayclient-test-probe-11907" {
 		t.Error("IsTerminal/ID")

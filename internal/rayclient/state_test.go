@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
@@ -66,8 +67,8 @@ func TestListNodesDecodeAndDefaults(t *testing.T) {
 		Labels:         map[string]string{"ray.io/node-id": "7c98bcd000b5838d1b953f1b3bfe0bf0475687392e7ccfcdaeec471d"},
 		StartTimeMs:    1796217643411,
 	}
-	if !reflect.DeepEqual(n, want) {
-		t.Errorf("node = %+v\nwant   %+v", n, want)
+	if diff := cmp.Diff(want, n); diff != "" {
+		t.Errorf("node (-want +got):\n%s", diff)
 	}
 }
 
@@ -92,14 +93,14 @@ func TestListFilterEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := q["filter_keys"], []string{"state", "node_ip", "is_head_node", "node_name"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("filter_keys = %v, want %v", got, want)
+	if diff := cmp.Diff([]string{"state", "node_ip", "is_head_node", "node_name"}, q["filter_keys"]); diff != "" {
+		t.Errorf("filter_keys (-want +got):\n%s", diff)
 	}
-	if got, want := q["filter_predicates"], []string{"=", "!=", "=", "="}; !reflect.DeepEqual(got, want) {
-		t.Errorf("filter_predicates = %v, want %v", got, want)
+	if diff := cmp.Diff([]string{"=", "!=", "=", "="}, q["filter_predicates"]); diff != "" {
+		t.Errorf("filter_predicates (-want +got):\n%s", diff)
 	}
-	if got, want := q["filter_values"], []string{"ALIVE", "10.0.0.1", "false", "a&b=c d"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("filter_values = %v, want %v", got, want)
+	if diff := cmp.Diff([]string{"ALIVE", "10.0.0.1", "false", "a&b=c d"}, q["filter_values"]); diff != "" {
+		t.Errorf("filter_values (-want +got):\n%s", diff)
 	}
 	if q.Get("limit") != "50" || q.Get("detail") != "true" || q.Get("timeout") != "3" {
 		t.Errorf("query = %v", q)
@@ -238,8 +239,8 @@ func TestListTruncation(t *testing.T) {
 			t.Errorf("pf = %+v", pf)
 		}
 		want := ListMeta{Total: 5, NumAfterTruncation: 5, NumFiltered: 5, Returned: 1, PartialFailureWarning: "Failed to query data from GCS.", Warnings: []string{"callsite not enabled"}}
-		if !reflect.DeepEqual(res.Meta, want) {
-			t.Errorf("meta = %+v", res.Meta)
+		if diff := cmp.Diff(want, res.Meta); diff != "" {
+			t.Errorf("meta (-want +got):\n%s", diff)
 		}
 		if !strings.Contains(log.all(), "callsite not enabled") {
 			t.Errorf("warnings not logged: %s", log.all())
@@ -276,8 +277,8 @@ func TestListPlacementGroupsDecode(t *testing.T) {
 		UnitResources:    map[string]float64{"CPU": 1, "GPU": 1, "nvlink_domain_rackA": 0.001},
 		LabelSelector:    map[string]string{"zone": "a"},
 	}
-	if !reflect.DeepEqual(b, want) {
-		t.Errorf("bundle = %+v\nwant     %+v", b, want)
+	if diff := cmp.Diff(want, b); diff != "" {
+		t.Errorf("bundle (-want +got):\n%s", diff)
 	}
 	if p.Bundles[1].BundleIndex != 1 || p.Bundles[1].NodeID != "" || p.Bundles[1].BundleID != "9a64917f1416d51d242a6d5e22e603000000:1" {
 		t.Errorf("bundle[1] = %+v", p.Bundles[1])

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
@@ -68,7 +69,7 @@ func TestManifestKeepsDeclaration(t *testing.T) {
 	}
 	got, unrecovered := back.DeclaredSpec()
 	got.SelectedNodeDomains = spec.SelectedNodeDomains
-	if len(unrecovered) > 0 || !reflect.DeepEqual(got.WithDefaults(), spec) {
+	if len(unrecovered) > 0 || !cmp.Equal(got.WithDefaults(), spec) {
 		t.Errorf("declared spec after a round trip:\n got %+v\nwant %+v", got.WithDefaults(), spec)
 	}
 }

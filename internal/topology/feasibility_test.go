@@ -2,9 +2,10 @@ package topology
 
 import (
 	"math"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func gpuBundles(n int, extra Resources) []Resources {
@@ -169,8 +170,8 @@ func TestCheckPlacementErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := CheckPlacement(tc.groups, tc.nodes)
-			if !reflect.DeepEqual(f.Errors, tc.errors) {
-				t.Fatalf("errors:\n%s\nwant:\n%s", strings.Join(f.Errors, "\n"), strings.Join(tc.errors, "\n"))
+			if diff := cmp.Diff(tc.errors, f.Errors); diff != "" {
+				t.Fatalf("errors (-want +got):\n%s", diff)
 			}
 			if len(f.Warnings) != 0 || f.OK() {
 				t.Fatalf("warnings must not accompany errors: %+v", f)
@@ -189,7 +190,7 @@ func TestCheckPlacementGreedyWarnings(t *testing.T) {
 	f := CheckPlacement([]GroupRequest{{Name: "g", Strategy: StrategySpread, Bundles: bs}},
 		[]NodeCapacity{node("a", Resources{"CPU": 9}), node("b", Resources{"CPU": 9})})
 	want := []string{`greedy first-fit packing could not place bundle 3 of group "g" (needs {"CPU":2}) after placing larger requests; Ray's scheduler may still find a placement`}
-	if !f.OK() || !reflect.DeepEqual(f.Warnings, want) {
+	if !f.OK() || !cmp.Equal(f.Warnings, want) {
 		t.Fatalf("%+v", f)
 	}
 

@@ -2,8 +2,9 @@ package topology
 
 import (
 	"math"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestConstants(t *testing.T) {
@@ -15,8 +16,8 @@ func TestConstants(t *testing.T) {
 		DefaultGymPortRangeHigh, DefaultVLLMPortRangeLow, DefaultVLLMPortsPerEngine,
 		DefaultMasterPortRangeLow, DefaultMasterPortRangeHigh}
 	want := []int{3000, 4999, 5000, 5999, 7000, 100, 1400, 1999}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("port constants = %v, want %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("port constants (-want +got):\n%s", diff)
 	}
 }
 
@@ -70,8 +71,8 @@ func TestHasTopology(t *testing.T) {
 func TestNormalizeTopologyDictSemantics(t *testing.T) {
 	in := []Node{{"a", "d1", 1}, {"b", "d1", 2}, {"a", "d2", 9}, {"c", "d3", 3}, {"b", "d4", 4}}
 	want := []Node{{"a", "d2", 9}, {"b", "d4", 4}, {"c", "d3", 3}}
-	if got := normalizeTopology(in); !reflect.DeepEqual(got, want) {
-		t.Fatalf("normalizeTopology = %v, want %v", got, want)
+	if diff := cmp.Diff(want, normalizeTopology(in)); diff != "" {
+		t.Fatalf("normalizeTopology (-want +got):\n%s", diff)
 	}
 	uniq := []Node{{"a", "d1", 1}, {"b", "d1", 2}}
 	if got := normalizeTopology(uniq); &got[0] != &uniq[0] {

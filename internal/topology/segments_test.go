@@ -2,8 +2,9 @@ package topology
 
 import (
 	"errors"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func ptr(i int) *int { return &i }
@@ -145,7 +146,7 @@ func TestSelectSegmentNodes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}
-			if !reflect.DeepEqual(sel, tc.selected) || !reflect.DeepEqual(rem, tc.remaining) {
+			if !cmp.Equal(sel, tc.selected) || !cmp.Equal(rem, tc.remaining) {
 				t.Fatalf("got (%v, %v), want (%v, %v)", sel, rem, tc.selected, tc.remaining)
 			}
 		})
@@ -170,8 +171,8 @@ func TestSelectSegmentNodesInsufficient(t *testing.T) {
 		Message: msg, SegmentsNeeded: 4, SegmentsAvailable: 1, SegmentSize: 2, NodesNeeded: 8,
 		DomainNodeCounts: []DomainCount{{"nvlink_domain_A", 1}, {"nvlink_domain_B", 3}},
 	}
-	if !reflect.DeepEqual(*rie, want) {
-		t.Fatalf("error = %+v, want %+v", *rie, want)
+	if diff := cmp.Diff(want, *rie); diff != "" {
+		t.Fatalf("error (-want +got):\n%s", diff)
 	}
 
 	// Unknown nodes are mentioned; an empty domain list reads "none".
@@ -210,8 +211,8 @@ func TestPrepareSegmentTopologyFallback(t *testing.T) {
 		Topology:  topo,
 		Message:   "segment_size=4 is set but no NVLink domain info found, falling back to unordered allocation",
 	}
-	if !reflect.DeepEqual(plan, want) {
-		t.Fatalf("plan = %#v\nwant %#v", plan, want)
+	if diff := cmp.Diff(want, plan); diff != "" {
+		t.Fatalf("plan (-want +got):\n%s", diff)
 	}
 	plan.Topology[0].ID = "mutated"
 	if topo[0].ID != "n2" {
@@ -242,8 +243,8 @@ func TestPrepareSegmentTopologySelected(t *testing.T) {
 		HasTopology: true,
 		Message:     "Topology-aware allocation: 4 inference nodes in 2 NVLink domains (segment_size=2)",
 	}
-	if !reflect.DeepEqual(plan, want) {
-		t.Fatalf("plan = %#v\nwant %#v", plan, want)
+	if diff := cmp.Diff(want, plan); diff != "" {
+		t.Fatalf("plan (-want +got):\n%s", diff)
 	}
 	plan, err = PrepareSegmentTopology(ptr(1), 1, topo, "")
 	if err != nil || plan.Message != "Topology-aware allocation: 1 training nodes in 1 NVLink domains (segment_size=1)" {

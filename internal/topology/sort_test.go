@@ -2,8 +2,9 @@ package topology
 
 import (
 	"errors"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSortBundleIndicesArgumentErrors(t *testing.T) {
@@ -185,7 +186,7 @@ func TestSortBundleIndicesByTopology(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tc.want) || !reflect.DeepEqual(trims, tc.trims) {
+			if !cmp.Equal(got, tc.want) || !cmp.Equal(trims, tc.trims) {
 				t.Fatalf("got %v %+v, want %v %+v", got, trims, tc.want, tc.trims)
 			}
 		})
@@ -198,7 +199,7 @@ func TestSortBundleIndicesDoesNotMutateInput(t *testing.T) {
 	if _, _, err := SortBundleIndicesByTopology(in, ptr(1), ptr(1)); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(in, cp) {
-		t.Fatal("input mutated")
+	if diff := cmp.Diff(cp, in); diff != "" {
+		t.Fatalf("input mutated (-want +got):\n%s", diff)
 	}
 }

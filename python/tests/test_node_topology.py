@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import fake_nvml
 import raytf_attach
 from raytf_attach import node_topology as nt
 from raytf_attach.record import NVLINK_DOMAIN_PREFIX, TOPO_RANK_KEY
@@ -29,6 +30,15 @@ ELF = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x3e\x00"
 GB200_DOMAIN = "5f0c2a9e-7d41-4b8e-9a36-1c2e7b9d4f10.32766"
 # The provider's rules: a label value (internal/clusterspec labelNamePattern), a rank label's digits.
 LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$")
+
+
+LOAD_NVML = nt.load_nvml  # the real one, which no_nvml replaces in every test
+
+
+@pytest.fixture(autouse=True)
+def no_nvml(monkeypatch):
+    """Every test reads nvidia-smi unless it serves a fake NVML itself, also where pynvml is installed."""
+    monkeypatch.setattr(nt, "load_nvml", lambda: None)
 
 
 def run(capsys, *args, env=None):
@@ -491,3 +501,67 @@ def test_console_script_is_declared():
     text = (Path(__file__).parents[1] / "pyproject.toml").read_text()
     assert 'raytf-node-topology = "raytf_attach.node_topology:cli"' in text
     assert 'raytf-attach = "raytf_attach.run:main"' in text
+
+
+# ------------------------------------------------------------------ NVML
+
+
+@pytest.mark.parametrize("fixture", sorted(fake_nvml.FIXTURES))
+def test_nvml_reads_what_nvidia_smi_prints(fixture):
+    nvml = fake_nvml.FakeNvml(fake_nvml.FIXTURES[fixture]())
+    assert nt.read_nvml(nvml) == nt.parse_nvidia_smi((DATA / fixture).read_text())
+    assert nvml.calls[-1] == "nvmlShutdown"
+
+
+@pytest.mark.parametrize("fixture", sorted(fake_nvml.FIXTURES))
+@pytest.mark.parametrize("args", [(), ("--rank", "2", "--format", "kuberay", "--source", "both"),
+                                  ("--require-domain",), ("--allow-unhealthy-fabric",)])
+def test_nvml_and_nvidia_smi_give_the_same_output(capsys, monkeypatch, fixture, args):
+    from_text = run(capsys, "--nvidia-smi-file", str(DATA / fixture), *args)
+    monkeypatch.setattr(nt, "load_nvml", lambda: fake_nvml.FakeNvml(fake_nvml.FIXTURES[fixture]()))
+    assert run(capsys, *args) == from_text
+
+
+def test_nvml_limited_capacity_and_failed_registration():
+    gpus = nt.read_nvml(fake_nvml.FakeNvml(fake_nvml.gb200(summary=fake_nvml.LIMITED_CAPACITY)))
+    domain = nt.degraded_decision(nt.node_domain(gpus), gpus, False)
+    assert domain.name == GB200_DOMAIN and "Limited Capacity" in domain.notes[-1]
+    failed = fake_nvml.gb200(status=fake_nvml.NVML_ERROR_INSUFFICIENT_RESOURCES)
+    domain = nt.node_domain(nt.read_nvml(fake_nvml.FakeNvml(failed)))
+    assert domain.name is None and "registration failed (Status Insufficient Resources)" in domain.reason
+
+
+@pytest.mark.parametrize("call", ["nvmlDeviceGetCount", "nvmlDeviceGetPciInfo", "nvmlDeviceGetGpuFabricInfoV"])
+def test_nvml_failing_on_the_way_falls_back_to_nvidia_smi(call):
+    nvml = fake_nvml.FakeNvml(fake_nvml.gb200(state=fake_nvml.IN_PROGRESS), fail_on=call)
+    recorded = Path(GB200).read_bytes()
+    domain = nt.read_domain(None, run=lambda *a, **k: _Done(0, recorded), nvml=lambda: nvml)
+    assert domain.name == GB200_DOMAIN and nvml.calls[-1] == "nvmlShutdown"
+
+
+def test_a_file_is_read_even_with_nvml(capsys, monkeypatch):
+    monkeypatch.setattr(nt, "load_nvml", lambda: pytest.fail("NVML asked for with --nvidia-smi-file"))
+    code, out, _ = run(capsys, "--nvidia-smi-file", H100, "--rank", "1")
+    assert code == 0 and NVLINK_DOMAIN_PREFIX not in out
+
+
+def test_load_nvml(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # not installed
+    assert LOAD_NVML() is None
+    nvml = fake_nvml.FakeNvml([])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    assert LOAD_NVML() is nvml and nvml.calls == ["nvmlInit"]
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml.FakeNvml([], fail_on="nvmlInit"))  # no driver
+    assert LOAD_NVML() is None
+    monkeypatch.setitem(sys.modules, "pynvml", object())  # a binding without the fabric calls
+    assert LOAD_NVML() is None
+
+
+def test_the_nvml_extra_is_declared():
+    assert 'nvml = ["nvidia-ml-py"]' in (Path(__file__).parents[1] / "pyproject.toml").read_text()
+
+
+def test_nvml_reads_a_degraded_fabric_as_nvidia_smi_does():
+    gpus = nt.read_nvml(fake_nvml.FakeNvml(fake_nvml.FIXTURES["gb200-degraded.txt"]()))
+    assert nt.fabric_degradation(gpus[2]) == ["Bandwidth Degraded"]
+    assert nt.degraded_decision(nt.node_domain(gpus), gpus, True).name is None

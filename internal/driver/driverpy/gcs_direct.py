@@ -42,7 +42,7 @@ class GcsDirect:
         self.state_removed = state_removed
         self.call_seconds = call_seconds
         self.metadata = auth_metadata()
-        self.version = ray_version_of(root)
+        self.version = installed_ray_version()
 
     def call(self, method: Any, request: Any) -> Any:
         reply = method(request, timeout=self.call_seconds, metadata=self.metadata)
@@ -111,12 +111,12 @@ def auth_metadata() -> Tuple[Tuple[str, str], ...]:
     return (("authorization", "Bearer " + token),)
 
 
-def ray_version_of(root: str) -> str:
+def installed_ray_version() -> str:
+    """Ray's version from its package metadata, without importing ray; "" when
+    ray is importable but not installed as a distribution (e.g. on PYTHONPATH)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        with open(os.path.join(root, "_version.py")) as f:
-            for line in f:
-                if line.startswith("version"):
-                    return line.split("=", 1)[1].strip().strip("\"'")
-    except OSError:
-        pass
-    return ""
+        return version("ray")
+    except PackageNotFoundError:
+        return ""

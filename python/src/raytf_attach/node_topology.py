@@ -9,19 +9,22 @@ ray_virtual_cluster read them:
 - node labels (`--source labels`), read by the provider with topology_labels.
 
 The domain comes from the Fabric section nvidia-smi prints per GPU (multi-node NVLink systems such as
-GB200/GB300 NVL72): ClusterUUID and CliqueId, once every GPU reports State Completed, Status Success
-and a Health Summary that is not Unhealthy. Its name is "<ClusterUUID, lowercase>.<CliqueId>". A node
-without that information (no GPUs, GPUs without a fabric, registration still in progress, an
-unhealthy fabric) has the provider's unknown domain: the tool says why on stderr, and whether waiting
-can change it, and prints the flags without a domain. A degraded fabric (Health Bandwidth Degraded, a
-route unhealthy, Limited Capacity) is advertised with a warning on stderr, or not with
---skip-degraded. Input it cannot read (not `nvidia-smi -q` output, an encoding other than
-UTF-8/16/32, a missing or failing nvidia-smi) is one line on stderr and exit 2.
+GB200/GB300 NVL72), or from the same information through NVML when pynvml (nvidia-ml-py, the `nvml`
+extra) is installed and no file is given: ClusterUUID and CliqueId, once every GPU reports State
+Completed, Status Success and a Health Summary that is not Unhealthy. Its name is
+"<ClusterUUID, lowercase>.<CliqueId>". A node without that information (no GPUs, GPUs without a
+fabric, registration still in progress, an unhealthy fabric) has the provider's unknown domain: the
+tool says why on stderr, and whether waiting can change it, and prints the flags without a domain.
+Input it cannot read (not `nvidia-smi -q` output, an encoding other than UTF-8/16/32, a missing or
+failing nvidia-smi) is one line on stderr and exit 2. A degraded fabric (Health Bandwidth Degraded,
+a route unhealthy, Limited Capacity) is advertised with a warning on stderr, or not with
+--skip-degraded.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import errno
 import json
 import os
@@ -29,9 +32,10 @@ import re
 import shlex
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from ._cli import add_version_flag
 from ._smi_input import SAVE_AS_UTF8, UnusableInput, decode, first_line, not_query_output
@@ -391,9 +395,120 @@ def read_nvidia_smi(path: Optional[str], run=subprocess.run) -> str:
     return _read_file(path) if path is not None else _run_nvidia_smi(run)
 
 
+# What nvidia-smi -q prints for NVML's fabric states and health summaries (nvmlGpuFabricState_t,
+# NVML_GPU_FABRIC_HEALTH_SUMMARY_*), so both readers give node_domain the same GpuFabric.
+_NVML_FABRIC_STATES = {0: "Not Supported", 1: "Not Started", 2: "In Progress", 3: "Completed"}
+_NVML_HEALTH_SUMMARIES = {0: "Not Supported", 1: "Healthy", 2: "Unhealthy", 3: "Limited Capacity"}
+_NVML_STATE_COMPLETED = 3
+_NVML_TRUE_FALSE = {1: "True", 2: "False"}
+_NVML_HEALTH_FIELDS = (  # (field, shift, width, values) of the health mask
+    ("Bandwidth", 0, 0x3, {1: "Degraded", 2: "Full"}),
+    ("Route Recovery in progress", 2, 0x3, _NVML_TRUE_FALSE),
+    ("Route Unhealthy", 4, 0x3, _NVML_TRUE_FALSE),
+    ("Access Timeout Recovery", 6, 0x3, _NVML_TRUE_FALSE),
+    ("Incorrect Configuration", 8, 0xF, {1: "None"}),
+)
+_NOT_AVAILABLE = "N/A"
+
+
+def load_nvml() -> Any:
+    """pynvml (the nvidia-ml-py extra), initialised; None when it is not installed or finds no driver."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    if not hasattr(pynvml, "nvmlDeviceGetGpuFabricInfoV"):  # a binding older than the fabric calls
+        return None
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return None
+    return pynvml
+
+
+def _nvml_error(nvml: Any, e: Any, *names: str) -> bool:
+    return getattr(e, "value", None) in {getattr(nvml, n, object()) for n in names}
+
+
+def _nvml_fabric_info(nvml: Any, handle: Any) -> tuple[Any, bool]:
+    """(the GPU's fabric info, whether it carries a health summary); (None, False) for a GPU without one.
+
+    Version 3 of the struct adds the health summary; a driver that predates it refuses it, and is
+    asked for version 2, as nvidia-smi of that driver prints no Summary line.
+    """
+    for struct, has_summary in (("c_nvmlGpuFabricInfo_v3_t", True), ("c_nvmlGpuFabricInfo_v2_t", False)):
+        if not hasattr(nvml, struct):
+            continue
+        info = getattr(nvml, struct)()
+        try:
+            nvml.nvmlDeviceGetGpuFabricInfoV(handle, ctypes.byref(info))
+        except nvml.NVMLError as e:
+            if _nvml_error(nvml, e, "NVML_ERROR_ARGUMENT_VERSION_MISMATCH"):
+                continue
+            if _nvml_error(nvml, e, "NVML_ERROR_NOT_SUPPORTED", "NVML_ERROR_FUNCTION_NOT_FOUND"):
+                return None, False
+            raise
+        return info, has_summary
+    return None, False
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def nvml_gpu_fabric(nvml: Any, handle: Any) -> GpuFabric:
+    """One GPU's fabric as parse_nvidia_smi reads it from nvidia-smi -q on the same GPU: N/A for what
+    nvidia-smi shows as N/A (no fabric; status, clique and cluster before registration completes)."""
+    bus_id = _text(nvml.nvmlDeviceGetPciInfo(handle).busId)
+    info, has_summary = _nvml_fabric_info(nvml, handle)
+    if info is None:
+        return GpuFabric(gpu=bus_id, has_fabric_section=True, state=_NOT_AVAILABLE, status=_NOT_AVAILABLE,
+                         clique_id=_NOT_AVAILABLE, cluster_uuid=_NOT_AVAILABLE, health=nvml_health(0, False))
+    status = clique = cluster = _NOT_AVAILABLE
+    if info.state == _NVML_STATE_COMPLETED:
+        status = "Success" if info.status == nvml.NVML_SUCCESS else _text(nvml.nvmlErrorString(info.status))
+        clique, cluster = str(info.cliqueId), str(uuid.UUID(bytes=bytes(info.clusterUuid)))
+    summary = _NVML_HEALTH_SUMMARIES.get(info.healthSummary) if has_summary else None
+    return GpuFabric(gpu=bus_id, has_fabric_section=True, state=_NVML_FABRIC_STATES.get(info.state, str(info.state)),
+                     status=status, clique_id=clique, cluster_uuid=cluster, health_summary=summary,
+                     health=nvml_health(info.healthMask, has_summary))
+
+
+def nvml_health(mask: int, has_summary: bool) -> tuple[tuple[str, str], ...]:
+    """The Health fields nvidia-smi -q prints, from NVML's fabric health mask (NVML_GPU_FABRIC_HEALTH_MASK_*:
+    per field a shift, a width and values; 0: not reported, N/A). Drivers that report the health summary
+    also report Incorrect Configuration."""
+    fields = _NVML_HEALTH_FIELDS if has_summary else _NVML_HEALTH_FIELDS[:-1]
+    out = []
+    for field, shift, width, values in fields:
+        value = (mask >> shift) & width
+        out.append((field, values.get(value, _NOT_AVAILABLE if value == 0 else f"code {value}")))
+    return tuple(out)
+
+
+def read_nvml(nvml: Any) -> Optional[list[GpuFabric]]:
+    """Every GPU's fabric through NVML, in NVML's (PCI bus) order, as nvidia-smi lists them; None when
+    NVML fails on the way, for nvidia-smi -q to answer instead. Shuts the initialised NVML down."""
+    try:
+        return [nvml_gpu_fabric(nvml, nvml.nvmlDeviceGetHandleByIndex(i)) for i in range(nvml.nvmlDeviceGetCount())]
+    except nvml.NVMLError:
+        return None
+    finally:
+        try:
+            nvml.nvmlShutdown()
+        except nvml.NVMLError:
+            pass
+
+
 def read_domain(path: Optional[str], allow_unhealthy: bool = False, run=subprocess.run,
-                skip_degraded: bool = False) -> Domain:
-    """The node's domain from `nvidia-smi -q`; TopologyInputError for output that is not `nvidia-smi -q`'s."""
+                skip_degraded: bool = False, nvml: Optional[Callable[[], Any]] = None) -> Domain:
+    """The node's domain: through NVML when pynvml is installed and no file is given, else from
+    `nvidia-smi -q`; TopologyInputError for output that is not `nvidia-smi -q`'s."""
+    if path is None:
+        lib = (nvml or load_nvml)()
+        gpus = read_nvml(lib) if lib is not None else None
+        if gpus is not None:
+            return degraded_decision(node_domain(gpus, allow_unhealthy), gpus, skip_degraded)
     text = read_nvidia_smi(path, run)
     if _NO_DEVICES in text:
         return Domain.unknown(NO_GPUS, 0)
@@ -471,7 +586,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         prog=PROG,
         description="Print what this GPU node must advertise (ray start flags, or KubeRay rayStartParams) so "
         "that terraform-provider-ray sees its NVLink domain and topological rank. The domain is read from the "
-        "Fabric section of `nvidia-smi -q` (ClusterUUID and CliqueId); without one it is unknown, said on stderr.",
+        "Fabric section of `nvidia-smi -q` (ClusterUUID and CliqueId), or the same through NVML when nvidia-ml-py "
+        "is installed; without one it is unknown, said on stderr.",
         epilog=f"Rank: --rank, else the first set of {', '.join(RANK_ENV)} (SLURM_NODEID: the node's index in "
         "the Slurm job, set by srun on each node; NODE_RANK / GROUP_RANK: the node rank of torch-style launchers). "
         "SLURM_PROCID is not read: it numbers tasks, not nodes. Exit status: 0, also when the domain is unknown "

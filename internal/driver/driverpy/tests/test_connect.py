@@ -74,3 +74,18 @@ def test_a_batch_that_cannot_connect_fails_each_request(cluster: fake_ray.Cluste
     assert not d.result["ok"] and len(d.result["batch"]) == 2
     for sub in d.result["batch"]:
         assert not sub["ok"] and sub["error"]["facts"]["detail"] == "no cluster here"
+
+
+def test_direct_gcs_reads_ray_version_from_package_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    from driverpy.gcs_direct import installed_ray_version
+
+    asked = []
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: asked.append(name) or "2.60.0")
+    assert installed_ray_version() == "2.60.0" and asked == ["ray"]
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert installed_ray_version() == ""  # ray on PYTHONPATH without its dist-info
