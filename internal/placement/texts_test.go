@@ -99,17 +99,12 @@ func TestCreateErrorTextsSayEachStepOnce(t *testing.T) {
 // heldSnapshot is clusterspectest.Topo with 4 GPUs a node, each node but
 // the head fully held by another cluster's group.
 func heldSnapshot() *planning.Snapshot {
-	snap := &planning.Snapshot{}
+	snap := &planning.Snapshot{Nodes: clusterspectest.GPUNodes()}
 	for _, n := range clusterspectest.Topo {
-		total := map[string]float64{"CPU": 4, "GPU": 4, topology.TopoRankKey: float64(n.TopoRank)}
-		if n.Domain == topology.NVLinkDomainUnknown {
-			total["GPU"] = 0
-		} else {
-			total[n.Domain] = 1
+		if n.Domain != topology.NVLinkDomainUnknown {
 			snap.Groups = append(snap.Groups, raystate.PlacementGroup{Name: "first-" + n.ID, State: raystate.PlacementGroupStateCreated,
 				Bundles: []raystate.Bundle{{NodeID: n.ID, UnitResources: map[string]float64{"CPU": 1, "GPU": 4}}}})
 		}
-		snap.Nodes = append(snap.Nodes, raystate.Node{NodeID: n.ID, ResourcesTotal: total})
 	}
 	return snap
 }

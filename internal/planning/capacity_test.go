@@ -17,16 +17,7 @@ import (
 // (the head none), domains and ranks as resources, and groups holding
 // bundles: group name -> node id -> GPUs (one bundle of {CPU 1, GPU n}).
 func topoSnapshot(held map[string]map[string]float64) *Snapshot {
-	snap := &Snapshot{}
-	for _, n := range clusterspectest.Topo {
-		total := map[string]float64{"CPU": 4, "GPU": 4, topology.TopoRankKey: float64(n.TopoRank)}
-		if n.Domain == topology.NVLinkDomainUnknown {
-			total["GPU"] = 0
-		} else {
-			total[n.Domain] = 1
-		}
-		snap.Nodes = append(snap.Nodes, raystate.Node{NodeID: n.ID, ResourcesTotal: total})
-	}
+	snap := &Snapshot{Nodes: clusterspectest.GPUNodes()}
 	for name, nodes := range held {
 		g := raystate.PlacementGroup{Name: name, State: raystate.PlacementGroupStateCreated}
 		for id, gpus := range nodes {

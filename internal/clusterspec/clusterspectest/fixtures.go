@@ -76,6 +76,22 @@ func Nodes() []raystate.Node {
 	return out
 }
 
+// GPUNodes is Topo as Ray reports it to the state API: 4 CPUs and 4 GPUs a
+// node (the head none), domains and ranks as resources.
+func GPUNodes() []raystate.Node {
+	out := make([]raystate.Node, 0, len(Topo))
+	for _, n := range Topo {
+		total := map[string]float64{"CPU": 4, "GPU": 4, topology.TopoRankKey: float64(n.TopoRank)}
+		if n.Domain == topology.NVLinkDomainUnknown {
+			total["GPU"] = 0
+		} else {
+			total[n.Domain] = 1
+		}
+		out = append(out, raystate.Node{NodeID: n.ID, ResourcesTotal: total})
+	}
+	return out
+}
+
 func itoa(i int) string { return string(rune('0' + i)) }
 
 // ScaleSpec is nodes logical nodes of 8 GPU bundles.
