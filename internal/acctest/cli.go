@@ -1,13 +1,14 @@
 package acctest
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 )
 
 // CLI is a Terraform-compatible command line installed on this machine.
@@ -67,33 +68,33 @@ func EachCLI(t *testing.T, test func(t *testing.T)) {
 }
 
 // SkipWithoutQuery skips a test of list resources (terraform query,
-// .tfquery.hcl) unless TF_ACC_TERRAFORM_PATH is Terraform 1.14 or newer:
-// older Terraform and OpenTofu (1.12 here) have no list resources.
+// .tfquery.hcl) unless TF_ACC_TERRAFORM_PATH is Terraform 1.14 or newer
+// (plugin-testing's tfversion.SkipBelow): older Terraform and OpenTofu
+// (1.12 here) have no list resources.
 func SkipWithoutQuery(t *testing.T) {
 	t.Helper()
 	cli := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if cli == "" {
 		t.Skip("TF_ACC_TERRAFORM_PATH is not set: terraform query needs Terraform >= 1.14")
 	}
-	if strings.Contains(filepath.Base(cli), "tofu") {
+	if out, _ := exec.Command(cli, "version").Output(); strings.Contains(strings.ToLower(string(out)), "opentofu") {
 		t.Skipf("%s is OpenTofu, which has no list resources (terraform query): run with Terraform >= 1.14", cli)
 	}
-	out, err := exec.Command(cli, "version", "-json").Output()
+	tf, err := tfexec.NewTerraform(t.TempDir(), cli)
 	if err != nil {
-		t.Fatalf("%s version -json: %v", cli, err)
+		t.Fatalf("%s: %v", cli, err)
 	}
-	var v struct {
-		Version string `json:"terraform_version"`
+	v, _, err := tf.Version(t.Context(), true)
+	if err != nil {
+		t.Fatalf("%s version: %v", cli, err)
 	}
-	// Warnings (e.g. about the CLI configuration) may come first on stdout.
-	if i := strings.IndexByte(string(out), '{'); i < 0 || json.Unmarshal(out[i:], &v) != nil {
-		t.Fatalf("%s version -json printed no version:\n%s", cli, out)
+	var resp tfversion.CheckTerraformVersionResponse
+	tfversion.SkipBelow(tfversion.Version1_14_0).CheckTerraformVersion(t.Context(),
+		tfversion.CheckTerraformVersionRequest{TerraformVersion: v}, &resp)
+	if resp.Skip != "" {
+		t.Skip(resp.Skip)
 	}
-	if strings.Contains(string(out), "opentofu") {
-		t.Skipf("%s is OpenTofu %s, which has no list resources (terraform query): run with Terraform >= 1.14", cli, v.Version)
-	}
-	var major, minor int
-	if _, err := fmt.Sscanf(v.Version, "%d.%d", &major, &minor); err != nil || major < 1 || (major == 1 && minor < 14) {
-		t.Skipf("%s is Terraform %s: list resources (terraform query) need Terraform >= 1.14", cli, v.Version)
+	if resp.Error != nil {
+		t.Fatal(resp.Error)
 	}
 }
