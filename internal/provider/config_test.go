@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -242,7 +242,7 @@ func TestProviderConfigWinsOverEnvironment(t *testing.T) {
 	}
 	before := m
 	from, diags := m.fromEnvironment(os.Getenv)
-	if diags.HasError() || len(from) != 0 || !reflect.DeepEqual(m, before) {
+	if diags.HasError() || len(from) != 0 || !cmp.Equal(m, before) {
 		t.Fatalf("the environment changed a configured argument: %v %v\n%+v", from, diags, m)
 	}
 }

@@ -1,10 +1,10 @@
 package resources
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -21,8 +21,11 @@ func TestLabelLimitsRoundTrip(t *testing.T) {
 		{Labels: map[string]string{"zone": "b", "type": "h100"}, Limits: map[string]float64{"GPU": 4}}}
 	ctx, diags := t.Context(), diag.Diagnostics{}
 	got := labelLimitsOf(ctx, labelLimitValues(ctx, want, &diags), &diags)
-	if diags.HasError() || !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %+v (%v), want %+v", got, diags, want)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("label limits changed on the way (-want +got):\n%s", diff)
 	}
 	if v := labelLimitValues(ctx, nil, &diags); !v.IsNull() {
 		t.Errorf("no label limits: %v, want null", v)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/attr/xattr"
@@ -45,8 +46,11 @@ func TestObjectsAsMatchesElementsAs(t *testing.T) {
 	if diags.HasError() || d1.HasError() || d2.HasError() {
 		t.Fatal(diags, d1, d2)
 	}
-	if !reflect.DeepEqual(gotBundles, wantBundles) || !reflect.DeepEqual(gotGroups, wantGroups) {
-		t.Errorf("objectsAs = %+v, %+v; ElementsAs = %+v, %+v", gotBundles, gotGroups, wantBundles, wantGroups)
+	if diff := cmp.Diff(wantBundles, gotBundles); diff != "" {
+		t.Errorf("objectsAs bundles (-ElementsAs +objectsAs):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantGroups, gotGroups); diff != "" {
+		t.Errorf("objectsAs groups (-ElementsAs +objectsAs):\n%s", diff)
 	}
 
 	nullName, _ := types.ObjectValue(groupObjectType.AttrTypes, map[string]attr.Value{
@@ -114,8 +118,10 @@ func TestFastGetMatchesGet(t *testing.T) {
 		var want, got virtualClusterModel
 		wantDiags := s.Get(ctx, &want)
 		gotDiags := fastGet(s.Raw, s.Get)(ctx, &got)
+		// Field by field, as reflect sees them: the framework's Equal calls two
+		// zero-valued lists (no element type) different.
 		if !reflect.DeepEqual(got, want) || !gotDiags.Equal(wantDiags) {
-			t.Errorf("%s: fastGet = %+v, %v; Get = %+v, %v", name, got, gotDiags, want, wantDiags)
+			t.Errorf("%s: fastGet against Get (-Get +fastGet):\n%s\ndiagnostics %v, want %v", name, cmp.Diff(want, got), gotDiags, wantDiags)
 		}
 	}
 	for name, raw := range map[string]tftypes.Value{"full": state.Raw, "all null": nullState(ctx).Raw} {

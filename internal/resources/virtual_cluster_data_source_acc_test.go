@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -139,8 +139,8 @@ func TestAccVirtualClusterDataSource_secondState(t *testing.T) {
 				}
 				// Reading again changes nothing: same record, same groups.
 				again := readFromSecondState(t, reader)
-				if !reflect.DeepEqual(again, read) {
-					return fmt.Errorf("a second read differs:\n%v\n%v", again, read)
+				if diff := cmp.Diff(read, again); diff != "" {
+					return fmt.Errorf("a second read differs (-first +second):\n%s", diff)
 				}
 				reader.MustRun("destroy", "-auto-approve")
 				return sameAsRay(t, name, read)
