@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
@@ -44,12 +45,8 @@ func failUnanswered(data *session.Session, diags *diag.Diagnostics, err error) b
 	return true
 }
 
-// addDashboardError explains a failed call to the dashboard: rejected
-// credentials and an unreachable cluster need different fixes.
+// addDashboardError explains a failed call to the dashboard
+// (session.DashboardIssue).
 func addDashboardError(diags *diag.Diagnostics, data *session.Session, err error) {
-	if session.IsUnauthorized(err) {
-		diags.AddError("Ray rejected the credentials", session.CredentialsDetail(data.Address(), err))
-		return
-	}
-	diags.AddError("Cannot reach the Ray dashboard", session.UnreachableDetail(data.Address(), err))
+	addIssues(diags, []clusterspec.Issue{session.DashboardIssue(data.Address(), err)})
 }

@@ -150,9 +150,10 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	// configured kept owner_id "" and re-probes as before.
 	if importPending(prior) && m.OwnerID.IsUnknown() {
 		var owner string
-		owner, res, issues = r.data.TakeImported(ctx, spec)
-		m.OwnerID = types.StringValue(owner)
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, formerOwnerKey, nil)...)
+		if owner, res, issues = r.data.TakeImported(ctx, spec); res != nil { // the takeover ran: the former owner is no longer to name
+			m.OwnerID = types.StringValue(owner)
+			resp.Diagnostics.Append(resp.Private.SetKey(ctx, formerOwnerKey, nil)...)
+		}
 	} else {
 		if m.OwnerID.IsUnknown() {
 			m.OwnerID = types.StringNull() // a state from before owners existed stays without one

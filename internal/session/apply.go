@@ -29,15 +29,6 @@ func (d *Session) VersionIssues(ctx context.Context, spec clusterspec.Spec) ([]c
 	return spec.VersionIssues(v), nil
 }
 
-// dashboardIssue explains a failed call to the dashboard: rejected
-// credentials and an unreachable cluster need different fixes.
-func (d *Session) dashboardIssue(err error) clusterspec.Issue {
-	if IsUnauthorized(err) {
-		return clusterspec.Issue{Summary: "Ray rejected the credentials", Detail: CredentialsDetail(d.Address(), err)}
-	}
-	return clusterspec.Issue{Summary: "Cannot reach the Ray dashboard", Detail: UnreachableDetail(d.Address(), err)}
-}
-
 // Created is a cluster the apply created: its owner token and the driver's
 // result. Rollback removes it again when what follows fails.
 type Created struct {
@@ -62,23 +53,26 @@ func (d *Session) Create(ctx context.Context, spec *clusterspec.Spec, exclude ma
 	if err != nil {
 		return Created{}, []clusterspec.Issue{{Summary: "Cannot create the virtual cluster", Detail: ErrorDetail(err)}}
 	}
-	if issues, _ := d.VersionIssues(ctx, *spec); clusterspec.HasError(issues) { // unreachable: the snapshot says so
-		return Created{}, issues
+	// The version's warnings (a Ray older than supported) stay with every answer.
+	versionIssues, _ := d.VersionIssues(ctx, *spec) // unreachable: the snapshot says so
+	if clusterspec.HasError(versionIssues) {
+		return Created{}, versionIssues
 	}
 	snap, err := d.FreshSnapshot(ctx)
 	if err != nil {
-		return Created{}, []clusterspec.Issue{d.dashboardIssue(err)}
+		return Created{}, append(versionIssues, DashboardIssue(d.Address(), err))
 	}
 	if issues := d.labelIssues(ctx, *spec, snap); issues != nil {
-		return Created{}, issues
+		return Created{}, append(versionIssues, issues...)
 	}
 	env := d.PlacementEnv()
 	res, issues, err := placement.Place(ctx, env, spec, snap, owner, exclude)
+	issues = append(versionIssues, issues...)
 	if clusterspec.HasError(issues) {
 		return Created{}, issues
 	}
 	if se, ok := placement.IsSnapshotError(err); ok {
-		return Created{}, append(issues, d.dashboardIssue(se.Err))
+		return Created{}, append(issues, DashboardIssue(d.Address(), se.Err))
 	}
 	if err != nil {
 		d.ForgetChosen(spec.Namespace + "/" + spec.Name)
@@ -187,12 +181,12 @@ func (d *Session) Delete(ctx context.Context, spec clusterspec.Spec, owner strin
 	if o := res.OtherOwner; o != nil {
 		why := ""
 		if importPending {
-			why = " This state imported it but never applied the import, and only that apply makes it the owner."
+			why = " This state imported it but never applied the import."
 		}
 		return res, []clusterspec.Issue{{Warning: true, Summary: "Virtual cluster left to its owner",
 			Detail: fmt.Sprintf("The placement groups of %q in namespace %s belong to %s, so this state did not touch them; "+
 				"it only forgets the cluster.%s\n\nIf no other state holds it (an apply interrupted before Terraform saved "+
-				"state leaves such a cluster), import it again to adopt or remove it. %s",
+				"state leaves such a cluster): %s",
 				spec.Name, spec.Namespace, o.Describe(), why, contract.AdoptOrRemoveFix)}}
 	}
 	if err := d.DeleteTransfer(ctx, spec.Namespace, spec.Name); err != nil {

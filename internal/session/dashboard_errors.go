@@ -4,9 +4,19 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
 )
+
+// DashboardIssue explains a failed call to the dashboard at address:
+// rejected credentials and an unreachable cluster need different fixes.
+func DashboardIssue(address string, err error) clusterspec.Issue {
+	if IsUnauthorized(err) {
+		return clusterspec.Issue{Summary: "Ray rejected the credentials", Detail: CredentialsDetail(address, err)}
+	}
+	return clusterspec.Issue{Summary: "Cannot reach the Ray dashboard", Detail: UnreachableDetail(address, err)}
+}
 
 // ErrorDetail is err's message followed by what a user does about it: the
 // driver's fix for its failure (contract.Fix), new credentials, or, for a
