@@ -11,6 +11,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // Ray's answer to a node's loss (GCS: the dead node's bundles are unplaced,
@@ -72,8 +73,9 @@ func findRecovery(spec clusterspec.Spec, bundles []RecordedBundle, groupIDs map[
 	}
 	slices.Sort(r.states)
 	pins := map[string][]map[string]string{}
+	groups := map[string]clusterspec.GroupRequest{}
 	for _, g := range spec.Groups() {
-		pins[g.Name] = spec.BundleSelectors(g)
+		pins[g.Name], groups[g.Name] = spec.BundleSelectors(g), g
 	}
 	for _, b := range bundles {
 		g, found := live[b.Group]
@@ -89,13 +91,46 @@ func findRecovery(spec clusterspec.Spec, bundles []RecordedBundle, groupIDs map[
 		case now != "" && now != b.NodeID:
 			r.moved = append(r.moved, lost)
 		case alive[b.NodeID]:
-		case pinnedToNode(pins[b.Group], b.Index):
+		case pinnedToNode(pins[b.Group], b.Index), !domainAlive(spec, groups[b.Group], b.Index, snap):
 			r.pinned = append(r.pinned, lost)
 		default:
 			r.recovering = append(r.recovering, lost)
 		}
 	}
 	return r
+}
+
+// domainAlive reports whether an alive node offers the NVLink domain that
+// bundle index of g is pinned to (select_nodes with pinning = "domain": the
+// domain's resource or label); true for a bundle pinned to no domain.
+func domainAlive(spec clusterspec.Spec, g clusterspec.GroupRequest, index int, snap *planning.Snapshot) bool {
+	nodes := spec.BundleNodes(g)
+	if !spec.SelectNodes || spec.Pinning != clusterspec.PinningDomain || index >= len(nodes) {
+		return true
+	}
+	var keys []string
+	for k := range spec.NodeBundle(nodes[index]) {
+		if strings.HasPrefix(k, topology.NVLinkDomainPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	labels, _ := spec.DomainLabelPin(nodes[index])
+	if len(keys) == 0 && len(labels) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(snap.Nodes, func(n raystate.Node) bool {
+		for _, k := range keys {
+			if n.ResourcesTotal[k] <= 0 {
+				return false
+			}
+		}
+		for k, v := range labels {
+			if n.Labels[k] != v {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func pinnedToNode(selectors []map[string]string, index int) bool {

@@ -124,6 +124,18 @@ func TestPlanRecoveryOfSelectedNodes(t *testing.T) {
 		t.Fatalf("domain-pinned bundles on the lost node: %+v", got)
 	}
 
+	// The lost bundle's domain has no alive node left: Ray can never place it again.
+	spec.SelectedNodeDomains = []string{"nvlink_domain_x", "nvlink_domain_y"}
+	got = d.PlanRecovery(ctx, spec, bundles, ids, afterLossOfB(raystate.PlacementGroupStateRescheduling, ""), RecoveryTimeout{})
+	if got.Replace != AttrPlacementGroups {
+		t.Fatalf("domain-pinned bundles whose domain has no alive node: %+v", got)
+	}
+	snap = afterLossOfB(raystate.PlacementGroupStateRescheduling, "")
+	snap.Nodes[1].ResourcesTotal = map[string]float64{"nvlink_domain_y": 1}
+	if got = d.PlanRecovery(ctx, spec, bundles, ids, snap, RecoveryTimeout{}); got.Replace != "" || got.Summary != "Virtual cluster is recovering" {
+		t.Fatalf("domain-pinned bundles with an alive node in their domain: %+v", got)
+	}
+
 	spec.Pinning = clusterspec.PinningNode
 	got = d.PlanRecovery(ctx, spec, bundles, ids, afterLossOfB(raystate.PlacementGroupStateRescheduling, ""), RecoveryTimeout{})
 	if got.Replace != clusterspec.AttrSelectedNodeIDs {
