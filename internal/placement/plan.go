@@ -12,8 +12,8 @@ import (
 // is final only once the driver reserves it), then the live check runs
 // against snap and those clusters. choose hands pick the groups of the
 // clusters planned before this one and records what pick returns: what this
-// cluster takes (nothing for capacity_check = "none", whose groups wait for
-// capacity, or after a failed choice).
+// cluster takes (nothing after a failed choice, nor for a cluster Ray places
+// with capacity_check = "none", whose groups wait for capacity).
 func PlanNew(spec *clusterspec.Spec, snap *planning.Snapshot, exclude map[string]bool,
 	choose func(key string, pick func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest)) []clusterspec.Issue {
 	var issues []clusterspec.Issue
@@ -26,8 +26,8 @@ func PlanNew(spec *clusterspec.Spec, snap *planning.Snapshot, exclude map[string
 			spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
 		}
 		issues = append(issues, CheckLive(*spec, snap, others)...)
-		if spec.CapacityCheck == clusterspec.CapacityNone {
-			return []clusterspec.GroupRequest{}
+		if spec.CapacityCheck == clusterspec.CapacityNone && !spec.SelectNodes {
+			return []clusterspec.GroupRequest{} // its groups wait for capacity; a select_nodes one's reservation holds its nodes
 		}
 		return planning.TakenGroups(*spec)
 	})

@@ -10,8 +10,9 @@ import (
 )
 
 // A select_nodes plan chooses its nodes around exclude, then claims its
-// groups from the clusters planned beside it; capacity_check = "none"
-// claims nothing, and a choice that fails claims nothing either.
+// groups from the clusters planned beside it; a cluster Ray places with
+// capacity_check = "none" claims nothing, and a choice that fails claims
+// nothing either.
 func TestPlanNew(t *testing.T) {
 	snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
 	claimed := map[string]int{}
@@ -32,7 +33,7 @@ func TestPlanNew(t *testing.T) {
 		t.Errorf("claims: %v; want the one group", claimed)
 	}
 	waiting := clusterspectest.SelectingSpec(4)
-	waiting.Name, waiting.CapacityCheck = "waits", clusterspec.CapacityNone
+	waiting.Name, waiting.CapacityCheck, waiting.SelectNodes = "waits", clusterspec.CapacityNone, false
 	PlanNew(&waiting, snap, nil, claim)
 	if n, ok := claimed[waiting.Namespace+"/waits"]; !ok || n != 0 {
 		t.Errorf("capacity_check = none claimed %d groups (registered %v)", n, ok)

@@ -9,10 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
-	"github.com/ray-infra/terraform-provider-ray/internal/session"
-	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // The label limits go to the contract and come back from a note unchanged.
@@ -79,17 +76,5 @@ func TestUniqueLabelsValidator(t *testing.T) {
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want %q", name, got, c.want)
 		}
-	}
-}
-
-// A cluster planned beside another counts on the nodes its plan chose,
-// for the label limits of the other's check.
-func TestPlannedHoldersCarryTheirNodes(t *testing.T) {
-	d := &session.Session{}
-	d.ClaimCapacity("team/a", []clusterspec.GroupRequest{{Name: "a-node0", Bundles: []topology.Resources{{"GPU": 2}}}})
-	d.PlanNodeAsk("team/a", map[string]topology.Resources{"n1": {"GPU": 2}})
-	got := d.PlannedHolders("team", "team/b")
-	if len(got) != 1 || !got[0].Planned || got[0].Resources["GPU"] != 2 || got[0].Nodes["n1"]["GPU"] != 2 {
-		t.Fatalf("planned holders %+v", got)
 	}
 }

@@ -60,27 +60,14 @@ func (d *Session) PlannedHere(namespace, name, owner string) bool {
 	})
 }
 
-// ClaimCapacity records the groups a cluster about to be created plans to
-// place and returns those of the clusters planned before it in this run.
-func (d *Session) ClaimCapacity(key string, groups []clusterspec.GroupRequest) (others []clusterspec.GroupRequest) {
-	d.PlanChoose(key, func(o []clusterspec.GroupRequest) []clusterspec.GroupRequest {
-		others = o
-		if groups == nil {
-			return []clusterspec.GroupRequest{}
-		}
-		return groups
-	})
-	return others
-}
-
 // PlanChoose is ChooseNodes for plans: pick runs, one cluster at a time,
 // with the groups of the clusters planned before it in this run (sorted by
 // key), and what it returns is recorded under key for those planned after
 // it (nil records nothing: its choice failed). Siblings that select nodes thus choose in turn, each around what the
 // ones before it take, as the apply's ChooseNodes has them do.
 func (d *Session) PlanChoose(key string, pick func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.planMu.Lock()
+	defer d.planMu.Unlock()
 	if d.planned == nil {
 		d.planned = map[string][]clusterspec.GroupRequest{}
 	}

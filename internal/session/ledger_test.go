@@ -87,18 +87,42 @@ func TestClaimNameTellsDuplicatesFromReplans(t *testing.T) {
 	}
 }
 
-func TestClaimCapacityReturnsOtherClusters(t *testing.T) {
+func TestPlanChooseSeesClustersPlannedBefore(t *testing.T) {
 	d := &Session{}
+	claim := func(key string, groups []clusterspec.GroupRequest) (others []clusterspec.GroupRequest) {
+		d.PlanChoose(key, func(o []clusterspec.GroupRequest) []clusterspec.GroupRequest {
+			others = o
+			return groups
+		})
+		return others
+	}
 	a := []clusterspec.GroupRequest{{Name: "a-node0"}}
 	b := []clusterspec.GroupRequest{{Name: "b-node0"}}
-	if others := d.ClaimCapacity("ns/a", a); len(others) != 0 {
+	if others := claim("ns/a", a); len(others) != 0 {
 		t.Fatal(others)
 	}
-	if others := d.ClaimCapacity("ns/b", b); len(others) != 1 || others[0].Name != "a-node0" {
+	if others := claim("ns/b", b); len(others) != 1 || others[0].Name != "a-node0" {
 		t.Fatal(others)
 	}
-	if others := d.ClaimCapacity("ns/a", a); len(others) != 1 || others[0].Name != "b-node0" {
+	if others := claim("ns/a", a); len(others) != 1 || others[0].Name != "b-node0" {
 		t.Fatalf("re-plan of a sees only b: %v", others)
+	}
+	if others := claim("ns/c", nil); len(others) != 2 {
+		t.Fatalf("c sees both: %v", others)
+	}
+	if others := claim("ns/d", nil); len(others) != 2 {
+		t.Fatalf("a failed choice (nil) records nothing: %v", others)
+	}
+}
+
+// A cluster planned beside another counts on the nodes its plan chose, for
+// the label limits of the other's check, with what it asks in all.
+func TestPlannedHoldersCarryTheirNodes(t *testing.T) {
+	d := &Session{}
+	d.PlanAsk("team/a", topology.Resources{"GPU": 2}, map[string]topology.Resources{"n1": {"GPU": 2}})
+	got := d.PlannedHolders("team", "team/b")
+	if len(got) != 1 || !got[0].Planned || got[0].Resources["GPU"] != 2 || got[0].Nodes["n1"]["GPU"] != 2 {
+		t.Fatalf("planned holders %+v", got)
 	}
 }
 

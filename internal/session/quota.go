@@ -24,7 +24,7 @@ import (
 // "<namespace>/<name>" of the cluster a replacement destroys first ("" for
 // a create).
 func (d *Session) CheckQuota(ctx context.Context, spec clusterspec.Spec, snap *planning.Snapshot, replaced string) []clusterspec.Issue {
-	d.PlanNodeAsk(spec.Namespace+"/"+spec.Name, spec.NodeAsk())
+	d.PlanAsk(spec.Namespace+"/"+spec.Name, clusterspec.GroupsAsk(spec.Groups()), spec.NodeAsk())
 	caps, owner := d.PlannedQuota(spec.Namespace), "declared in this configuration"
 	if caps == nil {
 		note, err := d.QuotaNote(ctx, spec.Namespace)

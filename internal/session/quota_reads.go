@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
@@ -21,8 +20,9 @@ type quotaReads struct {
 	notes   map[string]*onceRead[*driver.QuotaNote]
 	usage   map[string]*onceRead[[]contract.QuotaHolder]
 	planned map[string]*contract.QuotaCaps // the limits a ray_namespace_quota of this configuration plans
-	// nodeAsks is what each cluster planned for creation asks of the nodes its plan chose.
-	nodeAsks map[string]map[string]topology.Resources
+	// asks is what each cluster planned for creation asks, in all and of the
+	// nodes its plan chose.
+	asks map[string]plannedAsk
 }
 
 // PlanQuota records the limits this configuration's quota of ns plans: the
@@ -88,35 +88,37 @@ func (d *Session) QuotaUsage(ctx context.Context, ns string) ([]contract.QuotaHo
 	return r.value, r.err
 }
 
-// PlanNodeAsk records what a cluster planned for creation in this process
-// asks of each node its plan chose (nil: Ray places it), so that the label
-// limits of clusters planned beside it count it there.
-func (d *Session) PlanNodeAsk(key string, ask map[string]topology.Resources) {
+// plannedAsk is what a cluster planned for creation asks: in all, and of
+// each node its plan chose (nil: Ray places it).
+type plannedAsk struct {
+	total topology.Resources
+	nodes map[string]topology.Resources
+}
+
+// PlanAsk records what a cluster planned for creation in this process asks,
+// in all and of each node its plan chose, so that the quotas of clusters
+// planned beside it count it.
+func (d *Session) PlanAsk(key string, total topology.Resources, nodes map[string]topology.Resources) {
 	d.quotas.mu.Lock()
 	defer d.quotas.mu.Unlock()
-	if d.quotas.nodeAsks == nil {
-		d.quotas.nodeAsks = map[string]map[string]topology.Resources{}
+	if d.quotas.asks == nil {
+		d.quotas.asks = map[string]plannedAsk{}
 	}
-	d.quotas.nodeAsks[key] = ask
+	d.quotas.asks[key] = plannedAsk{total: total, nodes: nodes}
 }
 
 // PlannedHolders are the clusters planned for creation in this process in
 // namespace ns, the cluster self aside, as quota holders.
 func (d *Session) PlannedHolders(ns, self string) []contract.QuotaHolder {
-	d.mu.Lock()
+	d.quotas.mu.Lock()
+	defer d.quotas.mu.Unlock()
 	var out []contract.QuotaHolder
-	for key, groups := range d.planned {
+	for key, ask := range d.quotas.asks {
 		if key == self || !strings.HasPrefix(key, ns+"/") {
 			continue
 		}
-		out = append(out, contract.QuotaHolder{Cluster: key, Resources: clusterspec.GroupsAsk(groups), Planned: true})
+		out = append(out, contract.QuotaHolder{Cluster: key, Resources: ask.total, Nodes: ask.nodes, Planned: true})
 	}
-	d.mu.Unlock()
-	d.quotas.mu.Lock()
-	for i := range out {
-		out[i].Nodes = d.quotas.nodeAsks[out[i].Cluster]
-	}
-	d.quotas.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	return out
 }
