@@ -417,7 +417,9 @@ def load_nvml() -> Any:
         import pynvml
     except ImportError:
         return None
-    if not hasattr(pynvml, "nvmlDeviceGetGpuFabricInfoV"):  # a binding older than the fabric calls
+    # A binding older than the fabric calls, or than the struct with the health summary: read through it,
+    # an Unhealthy fabric would pass as healthy, so nvidia-smi -q answers instead.
+    if not hasattr(pynvml, "nvmlDeviceGetGpuFabricInfoV") or not hasattr(pynvml, "c_nvmlGpuFabricInfo_v3_t"):
         return None
     try:
         pynvml.nvmlInit()
