@@ -96,7 +96,7 @@ func RatioStats(a, b []time.Duration) string {
 	return fmt.Sprintf("%.2f (%.2f-%.2f)", float64(Median(rs))/1000, float64(lo)/1000, float64(hi)/1000)
 }
 
-// NeMoFullSize is the largest row the issue asks for; the local cluster has
+// NeMoFullSize is the largest row the bench measures; the local cluster has
 // 20 GPUs, so it is measured by the gpu64 part on its own 64-GPU cluster.
 const NeMoFullSize = 64
 

@@ -15,7 +15,7 @@ import (
 // and destroy of one, interleaved in one run; the provider runs each wave of
 // concurrent writes as one Ray job (driver.Batcher).
 
-// WavesTarget is the bound on the apply (and destroy) of up to
+// WavesTarget is the bound on the apply (and destroy) of up to
 // wavesTargetMax clusters (Terraform's default -parallelism runs 10 at a
 // time), or of more when Terraform runs them all at once, against one.
 const (

@@ -46,7 +46,7 @@ func TestAccLifecycle_interruptedApplyLeftover(t *testing.T) {
 
 	out, err := w.Run("apply", "-auto-approve")
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{"Virtual cluster owned by another Terraform state", "most likely this configuration's own cluster",
+	for _, want := range []string{"Virtual cluster owned by another Terraform state", "may well be this configuration's own cluster",
 		"left by an apply that was interrupted", "`terraform import` it into this configuration, then `terraform apply`",
 		"To remove it, adopt it, then destroy it", `ownership = "other_state"`} {
 		if err == nil || !strings.Contains(flat, want) {

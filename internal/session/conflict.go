@@ -87,9 +87,10 @@ func (d *Session) whoseCluster(ctx context.Context, spec clusterspec.Spec, rec *
 	defer cancel()
 	t, err := d.ReadTransfer(ctx, spec.Namespace, spec.Name)
 	if err == nil && t == nil && sameShape(spec, rec) {
-		return "It declares the shape this configuration declares and no state has imported it, so it is most likely " +
+		return "It declares the shape this configuration declares and no state has imported it, so it may well be " +
 			"this configuration's own cluster, left by an apply that was interrupted (a killed `terraform apply` or CI " +
-			"runner) after the create began and before Terraform saved state: no state holds it. "
+			"runner) after the create began and before Terraform saved state. Check first that no other state (another " +
+			"workspace or pipeline of this module) manages it: importing takes it from that state. "
 	}
 	return "Ray cannot tell whether that state still exists: an apply interrupted after the create began and before " +
 		"Terraform saved state leaves a cluster no state holds. "
