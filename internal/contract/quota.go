@@ -266,3 +266,27 @@ func DescribeQuotaHolders(holders []QuotaHolder) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// Lowers tells whether any limit of next is lower than in prev, or new,
+// in all or on the nodes of a label limit.
+func (next *QuotaCaps) Lowers(prev *QuotaCaps) bool {
+	if lowersLimits(next.Limits, prev.Limits) {
+		return true
+	}
+	for _, l := range next.LabelLimits {
+		i := slices.IndexFunc(prev.LabelLimits, func(p LabelLimit) bool { return maps.Equal(p.Labels, l.Labels) })
+		if i < 0 || lowersLimits(l.Limits, prev.LabelLimits[i].Limits) {
+			return true
+		}
+	}
+	return false
+}
+
+func lowersLimits(next, prev map[string]float64) bool {
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		if was, ok := prev[k]; !ok || next[k] < was {
+			return true
+		}
+	}
+	return false
+}

@@ -3,7 +3,6 @@ package resources
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -188,28 +187,4 @@ func labelLimitValues(ctx context.Context, limits []contract.LabelLimit, diags *
 	out, d := types.ListValueFrom(ctx, labelLimitType, models)
 	diags.Append(d...)
 	return out
-}
-
-// lowers tells whether any limit of next is lower than in prev, or new,
-// in all or on the nodes of a label limit.
-func lowers(next, prev *contract.QuotaCaps) bool {
-	if lowersLimits(next.Limits, prev.Limits) {
-		return true
-	}
-	for _, l := range next.LabelLimits {
-		i := slices.IndexFunc(prev.LabelLimits, func(p contract.LabelLimit) bool { return maps.Equal(p.Labels, l.Labels) })
-		if i < 0 || lowersLimits(l.Limits, prev.LabelLimits[i].Limits) {
-			return true
-		}
-	}
-	return false
-}
-
-func lowersLimits(next, prev map[string]float64) bool {
-	for _, k := range slices.Sorted(maps.Keys(next)) {
-		if was, ok := prev[k]; !ok || next[k] < was {
-			return true
-		}
-	}
-	return false
 }

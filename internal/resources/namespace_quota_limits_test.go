@@ -48,7 +48,7 @@ func TestLowersQuota(t *testing.T) {
 		"a new label limit":  {&contract.QuotaCaps{Limits: map[string]float64{"GPU": 8}, LabelLimits: []contract.LabelLimit{rackA(2), {Labels: map[string]string{"rack": "B"}, Limits: map[string]float64{"GPU": 4}}}}, true},
 		"a new resource cap": {&contract.QuotaCaps{Limits: map[string]float64{"GPU": 8, "CPU": 4}, LabelLimits: []contract.LabelLimit{rackA(2)}}, true},
 	} {
-		if got := lowers(c.next, prev); got != c.want {
+		if got := c.next.Lowers(prev); got != c.want {
 			t.Errorf("%s: lowers = %v, want %v", name, got, c.want)
 		}
 	}

@@ -277,21 +277,10 @@ func (r *namespaceQuotaResource) ModifyPlan(ctx context.Context, req resource.Mo
 		resp.Diagnostics.AddWarning("Apply takes over the imported namespace quota",
 			fmt.Sprintf("The apply makes this state the owner of the quota of Ray namespace %s; until then its former owner keeps it.", ns))
 	}
-	if !req.State.Raw.IsNull() && !lowers(caps, state.caps(ctx, &resp.Diagnostics)) {
+	if !req.State.Raw.IsNull() && !caps.Lowers(state.caps(ctx, &resp.Diagnostics)) {
 		return
 	}
-	used, labels, err := r.data.QuotaHeld(ctx, ns, *caps)
-	if err != nil {
-		resp.Diagnostics.AddWarning("Cannot check the quota against the namespace's use", err.Error())
-		return
-	}
-	if over := caps.OverHeld(used, labels); len(over) > 0 {
-		resp.Diagnostics.AddWarning("Namespace quota below what the namespace holds",
-			fmt.Sprintf("Ray namespace %s holds more than the quota allows (%s): %s. The apply removes nothing; every create "+
-				"in the namespace that asks for more of what is over (on those nodes, for a label limit) is refused until its use "+
-				"is back under the quota.",
-				ns, strings.Join(over, ", "), contract.DescribeQuotaHolders(used)))
-	}
+	addIssues(&resp.Diagnostics, r.data.CheckQuotaLowered(ctx, ns, *caps))
 }
 
 // notGPUOrCPU keeps GPU and CPU in their own arguments.

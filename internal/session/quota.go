@@ -79,3 +79,21 @@ func (d *Session) quotaHolders(spec clusterspec.Spec, used []contract.QuotaHolde
 	}
 	return append(holders, planned...)
 }
+
+// CheckQuotaLowered warns when the quota of ns, as caps would set it, is
+// below what the namespace holds: nothing is removed, and every create that
+// asks for more of what is over is refused until its use is back under it.
+func (d *Session) CheckQuotaLowered(ctx context.Context, ns string, caps contract.QuotaCaps) []clusterspec.Issue {
+	used, labels, err := d.QuotaHeld(ctx, ns, caps)
+	if err != nil {
+		return []clusterspec.Issue{{Warning: true, Summary: "Cannot check the quota against the namespace's use", Detail: err.Error()}}
+	}
+	over := caps.OverHeld(used, labels)
+	if len(over) == 0 {
+		return nil
+	}
+	return []clusterspec.Issue{{Warning: true, Summary: "Namespace quota below what the namespace holds",
+		Detail: fmt.Sprintf("Ray namespace %s holds more than the quota allows (%s): %s. The apply removes nothing; every create "+
+			"in the namespace that asks for more of what is over (on those nodes, for a label limit) is refused until its use "+
+			"is back under the quota.", ns, strings.Join(over, ", "), contract.DescribeQuotaHolders(used))}}
+}
