@@ -214,7 +214,7 @@ func (r *namespaceQuotaResource) Read(ctx context.Context, req resource.ReadRequ
 	}
 	m.setCaps(ctx, note.QuotaCaps, &resp.Diagnostics) // a quota in the KV without its note shows no limit
 
-	if owner := m.OwnerID.ValueString(); owner != "" && note.Owner != owner {
+	if owner := m.OwnerID.ValueString(); owner != "" && !record.OwnedBy(note.Owner, owner) {
 		resp.Diagnostics.AddWarning("Namespace quota declared by another state",
 			fmt.Sprintf("The quota of Ray namespace %s now belongs to another state (owner %s…): this state's destroy leaves it.",
 				ns, record.OwnerPrefix(note.Owner)))
