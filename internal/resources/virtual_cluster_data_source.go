@@ -147,11 +147,13 @@ func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.Schema
 				MarkdownDescription: "Global bundle indices in rank order."},
 			"nvlink_domain_per_bundle": schema.ListAttribute{ElementType: types.StringType, Computed: true,
 				MarkdownDescription: "NVLink domain of each bundle, indexed by global bundle index."},
-			"world_size":       computed("Total bundles."),
-			"node_count":       computed("Logical nodes with at least one bundle."),
-			"master_address":   text("IP of the first bundle in rank order; null for a cluster without bundles."),
-			"master_port":      computed("Port probed for the first bundle in rank order."),
-			"owner_id":         text("Owner token of the Terraform state that owns the cluster (its `owner_id`)."),
+			"world_size":     computed("Total bundles."),
+			"node_count":     computed("Logical nodes with at least one bundle."),
+			"master_address": text("IP of the first bundle in rank order; null for a cluster without bundles."),
+			"master_port":    computed("Port probed for the first bundle in rank order."),
+			"owner_id": text("Digest of the owning state's `owner_id`: `sha256:` and its hex SHA-256, never the token itself " +
+				"(Ray keeps only the digest). A configuration tells its own cluster by " +
+				"`\"sha256:${sha256(ray_virtual_cluster.NAME.owner_id)}\"`."),
 			"created_at":       text("When the owner created the cluster (RFC 3339, UTC)."),
 			"updated_at":       text("When the owner last wrote the record."),
 			"provider_version": text("Version of the provider that wrote the record."),
@@ -221,7 +223,7 @@ func dataModelFromRecord(name, ns string, rec *record.Manifest, live []raystate.
 		PlacementGroups: make([]dataGroup, 0, len(rec.Groups)), Bundles: make([]recordedBundle, 0, len(rec.Bundles)),
 		SortedBundleIndices: int64s(rec.SortedBundleIndices), NVLinkDomainPerBundle: make([]string, len(rec.Bundles)),
 		WorldSize: types.Int64Value(int64(len(rec.Bundles))), MasterAddress: types.StringNull(), MasterPort: types.Int64Null(),
-		OwnerID: types.StringValue(rec.Owner), CreatedAt: types.StringValue(rec.CreatedAt), UpdatedAt: types.StringValue(rec.UpdatedAt),
+		OwnerID: types.StringValue(record.StoredOwner(rec.Owner)), CreatedAt: types.StringValue(rec.CreatedAt), UpdatedAt: types.StringValue(rec.UpdatedAt),
 		ProviderVersion: types.StringValue(rec.ProviderVersion), SchemaVersion: types.Int64Value(int64(rec.SchemaVersion)),
 	}
 	nodes := 0
