@@ -255,7 +255,7 @@ func DescribeQuotaHolders(holders []QuotaHolder) string {
 	}
 	parts := make([]string, len(holders))
 	for i, h := range holders {
-		who := "owner " + h.Owner + "…"
+		who := "owner " + record.OwnerPrefix(h.Owner) + "…"
 		switch {
 		case h.Planned:
 			who = "planned beside it"
