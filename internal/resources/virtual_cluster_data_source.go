@@ -147,13 +147,11 @@ func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.Schema
 				MarkdownDescription: "Global bundle indices in rank order."},
 			"nvlink_domain_per_bundle": schema.ListAttribute{ElementType: types.StringType, Computed: true,
 				MarkdownDescription: "NVLink domain of each bundle, indexed by global bundle index."},
-			"world_size":     computed("Total bundles."),
-			"node_count":     computed("Logical nodes with at least one bundle."),
-			"master_address": text("IP of the first bundle in rank order; null for a cluster without bundles."),
-			"master_port":    computed("Port probed for the first bundle in rank order."),
-			"owner_id": text("Digest of the owning state's `owner_id`: `sha256:` and its hex SHA-256, never the token itself " +
-				"(Ray keeps only the digest). A configuration tells its own cluster by " +
-				"`\"sha256:${sha256(ray_virtual_cluster.NAME.owner_id)}\"`."),
+			"world_size":       computed("Total bundles."),
+			"node_count":       computed("Logical nodes with at least one bundle."),
+			"master_address":   text("IP of the first bundle in rank order; null for a cluster without bundles."),
+			"master_port":      computed("Port probed for the first bundle in rank order."),
+			"owner_id":         text(ownerDigestDoc),
 			"created_at":       text("When the owner created the cluster (RFC 3339, UTC)."),
 			"updated_at":       text("When the owner last wrote the record."),
 			"provider_version": text("Version of the provider that wrote the record."),
@@ -262,3 +260,9 @@ func int64s(v []int) []int64 {
 	}
 	return out
 }
+
+// ownerDigestDoc describes the data source's owner_id: another state reads
+// it, so it is the digest Ray keeps, never the token.
+const ownerDigestDoc = "Digest of the owning state's `owner_id`: `sha256:` and its hex SHA-256, never the token itself " +
+	"(Ray keeps only the digest). A configuration tells its own cluster by " +
+	"`\"sha256:${sha256(ray_virtual_cluster.NAME.owner_id)}\"`."
