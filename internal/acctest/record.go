@@ -148,3 +148,11 @@ func ProviderKV(t *testing.T) map[string]string {
 	}
 	return all
 }
+
+// WriteKV writes value under key of the provider's KV namespace, out of
+// band (as an older provider version wrote it); nil value deletes it.
+func WriteKV(t *testing.T, key string, value map[string]any) {
+	t.Helper()
+	plainray.Run(t, 2*time.Minute, "writing "+key, writeKVScript, map[string]any{"address": plainray.GCSAddress(),
+		"key": key, "kv_namespace": record.KVNamespace, "value": value})
+}

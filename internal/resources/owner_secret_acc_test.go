@@ -168,3 +168,72 @@ func entrypointRequest(ep string) string {
 	out, _ := io.ReadAll(r)
 	return string(out)
 }
+
+// A cluster whose record and reservation an older version wrote with the
+// plain token is still its owner's: the owner's next update rewrites both
+// with the digest, and its destroy (comparing the stored token as its
+// digest) removes the groups and releases the reservation.
+func TestAccOwnerSecret_plainTokenRecordStillOwned(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	name := acctest.Name("plaintok")
+	removeGroupsAtCleanup(t, name)
+	owner := acctest.NewWorkDir(t, plainCluster(name).String())
+	t.Cleanup(func() { _, _ = owner.Run("destroy", "-auto-approve") })
+	owner.MustRun("apply", "-auto-approve")
+	tok := stateOwner(t, owner)
+	recordKey, resvKey := record.RecordKey(clusterspec.DefaultNamespace, name), record.ReservationKey(clusterspec.DefaultNamespace, name)
+	owners := func() map[string]string {
+		kv, out := acctest.ProviderKV(t), map[string]string{}
+		for _, key := range []string{recordKey, resvKey} {
+			var v struct {
+				Owner string `json:"owner"`
+			}
+			if kv[key] != "" {
+				if err := json.Unmarshal([]byte(kv[key]), &v); err != nil {
+					t.Fatalf("%s: %v", key, err)
+				}
+				out[key] = v.Owner
+			}
+		}
+		return out
+	}
+	asOlderVersions := func() { // the plain token, as before digests
+		kv := acctest.ProviderKV(t)
+		for _, key := range []string{recordKey, resvKey} {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(kv[key]), &v); err != nil || v["owner"] != record.OwnerDigest(tok) {
+				t.Fatalf("%s: %v (%v)", key, kv[key], err)
+			}
+			v["owner"] = tok
+			acctest.WriteKV(t, key, v)
+		}
+	}
+	asOlderVersions()
+
+	c := plainCluster(name)
+	c.ReadyTimeout = "7m"
+	owner.SetConfig(c.String())
+	out := strings.Join(strings.Fields(owner.MustRun("apply", "-auto-approve")), " ")
+	if strings.Contains(out, "another Terraform state") || !strings.Contains(out, "0 added, 1 changed, 0 destroyed") {
+		t.Errorf("the owner's update of its plain-token cluster:\n%s", out)
+	}
+	if got := owners(); got[recordKey] != record.OwnerDigest(tok) || got[resvKey] != record.OwnerDigest(tok) {
+		t.Errorf("after the update, Ray's owners are %v, want the digest %s", got, record.OwnerDigest(tok))
+	}
+	noTokenInRay(t, "after the update", map[string]string{"the owner": tok})
+
+	asOlderVersions()
+	owner.MustRun("destroy", "-auto-approve")
+	if err := acctest.CheckNoGroupsInRay(t, name)(nil); err != nil {
+		t.Error(err)
+	}
+	if got := owners(); len(got) != 0 {
+		t.Errorf("the destroy left %v", got)
+	}
+	var tomb record.Tombstone
+	if err := json.Unmarshal([]byte(acctest.ProviderKV(t)[record.TombstoneKey(clusterspec.DefaultNamespace, name)]), &tomb); err != nil ||
+		tomb.DeletedBy != record.OwnerDigest(tok) || tomb.RecordOwner != record.OwnerDigest(tok) {
+		t.Errorf("the tombstone: %+v, %v", tomb, err)
+	}
+}
