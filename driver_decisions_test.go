@@ -21,7 +21,8 @@ var driverPlumbing = []string{
 	// nodes.py, groups.py, kv.py
 	"is_resource_key", "cluster_view", "node_view", "rank_from_label", "node_topology",
 	"norm_bundle", "same_amount", "same_bundle", "table_bundles", "lookup", "is_detached", "wait_removed",
-	"now", "kv_get", "kv_put", "kv_del", "kv_put_new", "kv_keys", "other_owner",
+	"now", "kv_get", "kv_read", "kv_put", "kv_del", "kv_put_new", "kv_keys", "other_owner",
+	"owner_digest", "owner_prefix", "digest_owners", "digest_request",
 	// probe.py, reservations.py
 	"_bind_free_ports", "_probe_in_bundle", "_fire", "_wait_one", "node_locks", "group_result", "probe_groups",
 	"reservation", "run_token", "holder", "read_reservations", "node_totals", "placed_nodes", "group_shares", "add_to",

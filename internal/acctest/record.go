@@ -121,3 +121,38 @@ func ReadQuota(t *testing.T, ns string) *Quota {
 	}
 	return q
 }
+
+// providerKVScript prints every key of the provider's KV namespace with its
+// raw value, read with plain ray calls.
+const providerKVScript = `import json
+from ray.experimental import internal_kv
+ray.init(address=spec["address"], log_to_driver=False)
+out = {}
+for key in internal_kv._internal_kv_list("", namespace=spec["kv_namespace"]) or []:
+    raw = internal_kv._internal_kv_get(key, namespace=spec["kv_namespace"])
+    out[key.decode()] = raw.decode() if raw is not None else ""
+print(json.dumps(out))
+`
+
+// ProviderKV returns every key of the provider's KV namespace (records,
+// reservations, tombstones, quotas, the lock) with its raw value, as any
+// Ray client can read them.
+func ProviderKV(t *testing.T) map[string]string {
+	t.Helper()
+	out := plainray.Run(t, 2*time.Minute, "reading the provider's KV", providerKVScript, map[string]any{"address": plainray.GCSAddress(),
+		"kv_namespace": record.KVNamespace})
+	lines := strings.Split(out, "\n")
+	all := map[string]string{}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &all); err != nil {
+		t.Fatalf("provider KV: %v\n%s", err, out)
+	}
+	return all
+}
+
+// WriteKV writes value under key of the provider's KV namespace, out of
+// band (as an older provider version wrote it); nil value deletes it.
+func WriteKV(t *testing.T, key string, value map[string]any) {
+	t.Helper()
+	plainray.Run(t, 2*time.Minute, "writing "+key, writeKVScript, map[string]any{"address": plainray.GCSAddress(),
+		"key": key, "kv_namespace": record.KVNamespace, "value": value})
+}

@@ -109,6 +109,13 @@ const InvalidStrategySummary = "Invalid placement group strategy"
 // NamePattern is what a cluster name may look like.
 var NamePattern = regexp.MustCompile(fmt.Sprintf(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,%d}$`, MaxNameLength-1))
 
+// NamespacePattern is what a Ray namespace the provider works in may look
+// like: the provider's `namespace` and every resource's that names one.
+var NamespacePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// NamespaceRule says NamespacePattern in words, for messages.
+const NamespaceRule = "must be 1 to 63 letters, digits, '.', '_' and '-', beginning with a letter or digit"
+
 // Defaults is the Spec of a configuration that sets nothing: every default
 // of the resource, in one place. The schema's Default values and the
 // resource model start from it; WithDefaults fills zero fields from it.

@@ -257,7 +257,7 @@ func (e ResultError) Describe(removed []string) string {
 	case CodeQuotaExceeded:
 		msg = quotaExceeded(f)
 	case CodeQuotaTaken:
-		msg = fmt.Sprintf("Ray namespace %s already has a quota, declared by another state (owner %s…)", f.Namespace, f.Owner)
+		msg = fmt.Sprintf("Ray namespace %s already has a quota, declared by another state (owner %s…)", f.Namespace, record.OwnerPrefix(f.Owner))
 	case CodeNotReady:
 		why := "still pending"
 		if f.Infeasible {

@@ -15,8 +15,10 @@ type Ownership struct {
 	KVNamespace  string `json:"kv_namespace"`
 	Key          string `json:"key"`
 	TombstoneKey string `json:"tombstone_key"`
-	// Owner is this state's token; "" for a state written before owners
-	// existed, which may only act on groups that have no record.
+	// Owner is the digest of this state's token (record.OwnerDigest): the
+	// request is readable in the driver job's entrypoint. "" for a state
+	// written before owners existed, which may only act on groups that have
+	// no record.
 	Owner string `json:"owner"`
 	// Claim takes the cluster over whatever the record says (import).
 	Claim bool `json:"claim"`
@@ -37,8 +39,8 @@ type Ownership struct {
 type ListedReservation struct {
 	Key     string `json:"key"`
 	Cluster string `json:"cluster"` // "<namespace>/<name>"
-	// Owner is the owner_id of the state that wrote it: compared with the
-	// cluster's record, never shown in full.
+	// Owner is the digest of the owner_id of the state that wrote it:
+	// compared with the cluster's record, never shown in full.
 	Owner     string                        `json:"owner"`
 	Groups    []string                      `json:"groups"`
 	GroupIDs  []string                      `json:"group_ids"`
@@ -74,7 +76,7 @@ type Reservation struct {
 	Exclusive        bool `json:"exclusive"`
 	StaleSeconds     int  `json:"stale_seconds"`
 	LockStaleSeconds int  `json:"lock_stale_seconds"`
-	// OwnerPrefixLength is how much of another state's owner token the
+	// OwnerPrefixLength is how much of another state's owner digest the
 	// driver reports of a holder (record.OwnerPrefix): never the whole.
 	OwnerPrefixLength int `json:"owner_prefix_length"`
 }
@@ -90,13 +92,14 @@ func reservation(s clusterspec.Spec) *Reservation {
 	return r
 }
 
-// Owned returns req with the ownership of spec's record for owner; manifest
+// Owned returns req with the ownership of spec's record for owner (a
+// token; the request carries its digest); manifest
 // (nil for delete) is written by create, inspect and record.
 func (r Request) Owned(spec clusterspec.Spec, owner string, claim bool, manifest *record.Manifest) Request {
 	spec = spec.WithDefaults()
 	r.Ownership = &Ownership{
 		KVNamespace: record.KVNamespace, Key: record.RecordKey(spec.Namespace, spec.Name),
-		TombstoneKey: record.TombstoneKey(spec.Namespace, spec.Name), Owner: owner, Claim: claim, Manifest: manifest,
+		TombstoneKey: record.TombstoneKey(spec.Namespace, spec.Name), Owner: record.OwnerDigest(owner), Claim: claim, Manifest: manifest,
 		Reservation: reservation(spec),
 	}
 	if r.Action == ActionCreate { // checked under the reservation lock

@@ -23,7 +23,7 @@ type QuotaRequest struct {
 	Key               string `json:"key"`
 	Namespace         string `json:"namespace"`
 	ReservationPrefix string `json:"reservation_prefix"`
-	// Owner is the quota resource's owner token (ActionQuota).
+	// Owner is the digest of the quota resource's owner token (ActionQuota).
 	Owner             string `json:"owner"`
 	OwnerPrefixLength int    `json:"owner_prefix_length"`
 	// Limits are the quota's caps by resource name ("GPU", "CPU", custom);
@@ -52,7 +52,7 @@ func QuotaFor(ns string) *QuotaRequest {
 func QuotaWriteRequest(ns, owner string, caps *QuotaCaps, claim bool) Request {
 	r := NewRequest(ActionQuota, ns, nil, false, topology.PortRange{}, 0)
 	r.Quota = QuotaFor(ns)
-	r.Quota.Owner, r.Quota.Claim = owner, claim
+	r.Quota.Owner, r.Quota.Claim = record.OwnerDigest(owner), claim
 	if caps != nil {
 		r.Quota.Limits, r.Quota.LabelLimits = caps.Limits, caps.LabelLimits
 	}
@@ -255,7 +255,7 @@ func DescribeQuotaHolders(holders []QuotaHolder) string {
 	}
 	parts := make([]string, len(holders))
 	for i, h := range holders {
-		who := "owner " + h.Owner + "…"
+		who := "owner " + record.OwnerPrefix(h.Owner) + "…"
 		switch {
 		case h.Planned:
 			who = "planned beside it"

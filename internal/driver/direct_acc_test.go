@@ -30,12 +30,12 @@ func TestAccDriverDirectGCS(t *testing.T) {
 		t.Errorf("record connected through %q, want the direct GCS path", tr.connect)
 	}
 	tr = e.mustRun(t, owned(contract.ActionInspect, "owner-a", nil))
-	if r := tr.res.Record; r == nil || r.Owner != "owner-a" || r.ProviderVersion != "test-rewritten" {
+	if r := tr.res.Record; r == nil || r.Owner != record.OwnerDigest("owner-a") || r.ProviderVersion != "test-rewritten" {
 		t.Fatalf("record read through ray after the direct record = %+v", r)
 	}
 
 	tr = e.mustRun(t, owned(contract.ActionDelete, "owner-b", nil))
-	if tr.connect != "gcs" || tr.res.OtherOwner == nil || tr.res.OtherOwner.Owner != "owner-a" || len(tr.res.Removed) != 0 {
+	if tr.connect != "gcs" || tr.res.OtherOwner == nil || tr.res.OtherOwner.Owner != record.OwnerDigest("owner-a") || len(tr.res.Removed) != 0 {
 		t.Fatalf("delete by another owner (through %q) = %+v", tr.connect, tr.res)
 	}
 	if live := e.livePGs(t); len(live) != 2 {
@@ -50,7 +50,7 @@ func TestAccDriverDirectGCS(t *testing.T) {
 		t.Fatalf("still live after the owner's delete: %v", mapKeys(live))
 	}
 	tr = e.mustRun(t, owned(contract.ActionInspect, "owner-a", nil))
-	if tr.res.Record != nil || tr.res.Tombstone == nil || tr.res.Tombstone.DeletedBy != "owner-a" || tr.res.Tombstone.RecordOwner != "owner-a" {
+	if tr.res.Record != nil || tr.res.Tombstone == nil || tr.res.Tombstone.DeletedBy != record.OwnerDigest("owner-a") || tr.res.Tombstone.RecordOwner != record.OwnerDigest("owner-a") {
 		t.Fatalf("after delete: record %+v, tombstone %+v", tr.res.Record, tr.res.Tombstone)
 	}
 }

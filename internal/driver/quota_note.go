@@ -7,6 +7,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // A quota note tells every plan, with one GET, whether a Ray namespace has
@@ -26,7 +27,9 @@ const (
 // QuotaNote is a namespace's quota as its note tells it.
 type QuotaNote struct {
 	Namespace string
-	Owner     string // owner_id of the ray_namespace_quota that declared it
+	// Owner is the owner_id of the ray_namespace_quota that declared it: the
+	// note keeps its digest (older notes: the token).
+	Owner string
 	contract.QuotaCaps
 }
 
@@ -42,7 +45,7 @@ func RecordQuotaNote(ctx context.Context, api JobAPI, q QuotaNote) error {
 	if err != nil {
 		return err
 	}
-	md := map[string]string{metaCreatedBy: createdBy, metaQuotaNamespace: q.Namespace, metaQuotaOwner: q.Owner, metaQuotaLimits: string(limits)}
+	md := map[string]string{metaCreatedBy: createdBy, metaQuotaNamespace: q.Namespace, metaQuotaOwner: record.StoredOwner(q.Owner), metaQuotaLimits: string(limits)}
 	if len(q.LabelLimits) > 0 {
 		labelLimits, err := json.Marshal(q.LabelLimits)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // A transfer note tells the state a cluster was imported from, at its next
@@ -43,19 +44,33 @@ const (
 // Transfer is one import's taking of a cluster from another state.
 type Transfer struct {
 	Namespace, Name string
-	From, To        string // owner tokens (owner_id) of the former and the new owner
+	// From and To are the former and the new owner: the note keeps only
+	// their digests (record.StoredOwner), job records being readable by all.
+	From, To string
 	// Earlier are the owners before From, newest first (earlier transfers).
 	Earlier []string
 	At      time.Time
 }
 
-// TakenFrom tells whether owner held the cluster before this transfer or an
-// earlier one and does not hold it now: its state is the one to warn.
+// TakenFrom tells whether the state of owner token owner held the cluster
+// before this transfer or an earlier one and does not hold it now: its
+// state is the one to warn. Notes of older versions hold plain tokens.
 func (t Transfer) TakenFrom(owner string) bool {
-	if owner == "" || owner == t.To {
+	if owner == "" || record.OwnedBy(t.To, owner) {
 		return false
 	}
-	return owner == t.From || slices.Contains(t.Earlier, owner)
+	return record.OwnedBy(t.From, owner) || slices.ContainsFunc(t.Earlier, func(o string) bool { return record.OwnedBy(o, owner) })
+}
+
+// digested is t with only digests of its owners.
+func (t Transfer) digested() Transfer {
+	t.From, t.To = record.StoredOwner(t.From), record.StoredOwner(t.To)
+	earlier := make([]string, len(t.Earlier))
+	for i, o := range t.Earlier {
+		earlier[i] = record.StoredOwner(o)
+	}
+	t.Earlier = earlier
+	return t
 }
 
 // carryEarlier adds the owners of the note t replaces to t.Earlier, leaving
@@ -100,8 +115,10 @@ func RecordTransfer(ctx context.Context, api JobAPI, t Transfer) error {
 		return err
 	}
 	id := TransferID(t.Namespace, t.Name)
-	if old, err := ReadTransfer(ctx, api, t.Namespace, t.Name); err == nil {
-		t.carryEarlier(old)
+	t = t.digested()
+	if old, err := ReadTransfer(ctx, api, t.Namespace, t.Name); err == nil && old != nil {
+		o := old.digested()
+		t.carryEarlier(&o)
 	}
 	return leaveNote(ctx, api, id, map[string]string{
 		metaCreatedBy:       createdBy,

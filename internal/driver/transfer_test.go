@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/rayclient"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 func TestTransferIDKeepsClustersApart(t *testing.T) {
@@ -33,7 +35,7 @@ func TestTransferNoteRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := ReadTransfer(ctx, api, "ns", "vc")
-	if err != nil || got == nil || got.From != "a" || got.To != "b" || !got.At.Equal(at) {
+	if err != nil || got == nil || got.From != record.OwnerDigest("a") || got.To != record.OwnerDigest("b") || !got.At.Equal(at) {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
 	if other, err := ReadTransfer(ctx, api, "ns2", "vc"); other != nil || err != nil {
@@ -47,7 +49,7 @@ func TestTransferNoteRoundTrip(t *testing.T) {
 	if err := RecordTransfer(ctx, api, Transfer{Namespace: "ns", Name: "vc", From: "b", To: "c", At: at}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := ReadTransfer(ctx, api, "ns", "vc"); got == nil || got.From != "b" || got.To != "c" {
+	if got, _ := ReadTransfer(ctx, api, "ns", "vc"); got == nil || got.From != record.OwnerDigest("b") || got.To != record.OwnerDigest("c") {
 		t.Fatalf("the second transfer did not replace the note: %+v", got)
 	}
 	j := api.jobs[TransferID("ns", "vc")].details
@@ -132,5 +134,48 @@ func TestTransferEarlierOwnersAreBounded(t *testing.T) {
 	tr.carryEarlier(old)
 	if len(tr.Earlier) != maxEarlierOwners || tr.Earlier[0] != "o0" {
 		t.Errorf("earlier owners %v", tr.Earlier)
+	}
+}
+
+// Ownership and quota notes are job records anyone can read: they keep only
+// digests of the owners' tokens, and a note of an older version, which holds
+// the tokens, still warns its former owner and is carried on as digests.
+func TestNotesKeepOnlyDigests(t *testing.T) {
+	ctx := context.Background()
+	api := newFake(func(j *fakeJob) {
+		if j.stopped {
+			j.details.Status = rayclient.JobStatusStopped
+		}
+	})
+	const tokA, tokB, tokC = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", "00112233445566778899aabbccddeeff"
+	if err := leaveNote(ctx, api, TransferID("ns", "vc"), map[string]string{metaCreatedBy: createdBy,
+		metaTransferCluster: "ns/vc", metaTransferFrom: tokA, metaTransferTo: tokB}); err != nil { // an older version's note
+		t.Fatal(err)
+	}
+	old, err := ReadTransfer(ctx, api, "ns", "vc")
+	if err != nil || old == nil || !old.TakenFrom(tokA) || old.TakenFrom(tokB) {
+		t.Fatalf("an older note: %+v, %v", old, err)
+	}
+	if err := RecordTransfer(ctx, api, Transfer{Namespace: "ns", Name: "vc", From: tokB, To: tokC}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordQuotaNote(ctx, api, QuotaNote{Namespace: "team", Owner: tokC, QuotaCaps: contract.QuotaCaps{Limits: map[string]float64{"GPU": 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	for id, j := range api.jobs {
+		for k, v := range j.details.Metadata {
+			for _, tok := range []string{tokA, tokB, tokC} {
+				if strings.Contains(v, tok) {
+					t.Errorf("job %s: metadata %s holds a token: %q", id, k, v)
+				}
+			}
+		}
+	}
+	got, _ := ReadTransfer(ctx, api, "ns", "vc")
+	if got == nil || !got.TakenFrom(tokA) || !got.TakenFrom(tokB) || got.TakenFrom(tokC) || got.TakenFrom(record.OwnerDigest(tokA)) {
+		t.Errorf("the note after a second import: %+v", got)
+	}
+	if q, _ := ReadQuotaNote(ctx, api, "team"); q == nil || !record.OwnedBy(q.Owner, tokC) || q.Owner != record.OwnerDigest(tokC) {
+		t.Errorf("the quota note: %+v", q)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // fakeDriver answers create requests: the nodes in taken cannot hold the
@@ -79,7 +80,7 @@ func TestPlaceChoosesAgainAfterLostRace(t *testing.T) {
 		t.Errorf("did not choose again around the claim: %d requests, chose %v (taken %v)", len(f.requests), spec.SelectedNodeIDs, first.SelectedNodeIDs)
 	}
 	for _, req := range f.requests {
-		if o := req.Ownership; o == nil || o.Owner != "owner-a" || o.Manifest == nil || o.Reservation == nil || len(o.Reservation.Nodes) != 1 {
+		if o := req.Ownership; o == nil || o.Owner != record.OwnerDigest("owner-a") || o.Manifest == nil || o.Reservation == nil || len(o.Reservation.Nodes) != 1 {
 			t.Errorf("create request without ownership, record or reservation: %+v", o)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,11 +54,11 @@ const (
 const maxRetriesLimit = 20
 
 // namespaceRule is what a namespace may hold (namePattern), for messages.
-const namespaceRule = "must contain only letters, digits, '.', '_' and '-'"
+const namespaceRule = clusterspec.NamespaceRule
 
 var (
 	stringType  = types.StringType
-	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	namePattern = clusterspec.NamespacePattern
 )
 
 type providerModel struct {

@@ -22,7 +22,7 @@ const (
 	// restore the declaration. Version 1 records still read.
 	ManifestSchemaVersion = 2
 	ownerTokenBytes       = 16
-	// OwnerPrefixLength is how much of an owner token messages show.
+	// OwnerPrefixLength is how much of an owner digest messages show.
 	OwnerPrefixLength = 8
 )
 
@@ -66,14 +66,6 @@ func NewOwnerToken() (string, error) {
 		return "", fmt.Errorf("generating an owner token: %w", err)
 	}
 	return hex.EncodeToString(b), nil
-}
-
-// OwnerPrefix shortens an owner token for messages.
-func OwnerPrefix(owner string) string {
-	if len(owner) > OwnerPrefixLength {
-		return owner[:OwnerPrefixLength]
-	}
-	return owner
 }
 
 // Manifest is the record of one cluster (schema_version 2; a version 1
@@ -158,13 +150,14 @@ type Tombstone struct {
 	RecordCreated string `json:"record_created_at"`
 }
 
-// NewManifest is the record of spec owned by owner, placed as p (an empty
+// NewManifest is the record of spec owned by owner (a token: the record
+// keeps only its digest), placed as p (an empty
 // Placement gives the template the driver fills in). The driver stamps
 // created_at and updated_at.
 func NewManifest(spec clusterspec.Spec, owner, providerVersion string, p Placement) Manifest {
 	spec = spec.WithDefaults()
 	m := Manifest{
-		SchemaVersion: ManifestSchemaVersion, Name: spec.Name, Namespace: spec.Namespace, Owner: owner,
+		SchemaVersion: ManifestSchemaVersion, Name: spec.Name, Namespace: spec.Namespace, Owner: OwnerDigest(owner),
 		ProviderVersion: providerVersion, UseGPUs: spec.UseGPUs, NumGPUsPerNode: spec.NumGPUsPerNode,
 		MaxColocatedWorkerGroups: spec.MaxColocatedWorkerGroups, UseUnifiedPG: spec.UseUnifiedPG,
 		PlacementGroupStrategy: spec.Strategy, BundleCtPerNodeList: append([]int{}, spec.BundleCtPerNode...),

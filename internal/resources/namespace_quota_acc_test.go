@@ -275,3 +275,22 @@ func TestAccNamespaceQuota_nodeLabelLimits(t *testing.T) {
 		},
 	})
 }
+
+// A namespace the provider's own `namespace` would refuse is refused at
+// plan, naming the attribute, before anything reaches Ray.
+func TestAccNamespaceQuota_invalidNamespace(t *testing.T) {
+	steps := []resource.TestStep{}
+	for _, ns := range []string{"", "two words"} {
+		steps = append(steps, resource.TestStep{
+			Config: acctest.HCL(acctest.Block{Type: "resource", Labels: []string{"ray_namespace_quota", "team"},
+				Attrs: []acctest.Attr{{Key: "namespace", Expr: acctest.Quote(ns)}, {Key: "gpus", Expr: "1"}}}),
+			PlanOnly:    true,
+			ExpectError: wrappedRE("Attribute namespace must be 1 to 63 letters, digits"),
+		})
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps:                    steps,
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 	"github.com/ray-infra/terraform-provider-ray/internal/session"
@@ -70,9 +72,11 @@ func (r *namespaceQuotaResource) Schema(_ context.Context, _ resource.SchemaRequ
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"namespace": schema.StringAttribute{
-				MarkdownDescription: "The Ray namespace capped: the provider's `namespace` for its own clusters. One quota per namespace.",
-				Required:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				MarkdownDescription: "The Ray namespace capped: the provider's `namespace` for its own clusters. One quota per " +
+					"namespace. Validated as the provider's `namespace`: " + clusterspec.NamespaceRule + ".",
+				Required:      true,
+				Validators:    []validator.String{stringvalidator.RegexMatches(clusterspec.NamespacePattern, clusterspec.NamespaceRule)},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"gpus":              gpusAttribute("the namespace's groups"),
 			"cpus":              cpusAttribute("the namespace's groups"),
@@ -214,7 +218,7 @@ func (r *namespaceQuotaResource) Read(ctx context.Context, req resource.ReadRequ
 	}
 	m.setCaps(ctx, note.QuotaCaps, &resp.Diagnostics) // a quota in the KV without its note shows no limit
 
-	if owner := m.OwnerID.ValueString(); owner != "" && note.Owner != owner {
+	if owner := m.OwnerID.ValueString(); owner != "" && !record.OwnedBy(note.Owner, owner) {
 		resp.Diagnostics.AddWarning("Namespace quota declared by another state",
 			fmt.Sprintf("The quota of Ray namespace %s now belongs to another state (owner %s…): this state's destroy leaves it.",
 				ns, record.OwnerPrefix(note.Owner)))

@@ -151,7 +151,7 @@ func (d *virtualClusterDataSource) Schema(_ context.Context, _ datasource.Schema
 			"node_count":       computed("Logical nodes with at least one bundle."),
 			"master_address":   text("IP of the first bundle in rank order; null for a cluster without bundles."),
 			"master_port":      computed("Port probed for the first bundle in rank order."),
-			"owner_id":         text("Owner token of the Terraform state that owns the cluster (its `owner_id`)."),
+			"owner_id":         text(ownerDigestDoc),
 			"created_at":       text("When the owner created the cluster (RFC 3339, UTC)."),
 			"updated_at":       text("When the owner last wrote the record."),
 			"provider_version": text("Version of the provider that wrote the record."),
@@ -221,7 +221,7 @@ func dataModelFromRecord(name, ns string, rec *record.Manifest, live []raystate.
 		PlacementGroups: make([]dataGroup, 0, len(rec.Groups)), Bundles: make([]recordedBundle, 0, len(rec.Bundles)),
 		SortedBundleIndices: int64s(rec.SortedBundleIndices), NVLinkDomainPerBundle: make([]string, len(rec.Bundles)),
 		WorldSize: types.Int64Value(int64(len(rec.Bundles))), MasterAddress: types.StringNull(), MasterPort: types.Int64Null(),
-		OwnerID: types.StringValue(rec.Owner), CreatedAt: types.StringValue(rec.CreatedAt), UpdatedAt: types.StringValue(rec.UpdatedAt),
+		OwnerID: types.StringValue(record.StoredOwner(rec.Owner)), CreatedAt: types.StringValue(rec.CreatedAt), UpdatedAt: types.StringValue(rec.UpdatedAt),
 		ProviderVersion: types.StringValue(rec.ProviderVersion), SchemaVersion: types.Int64Value(int64(rec.SchemaVersion)),
 	}
 	nodes := 0
@@ -260,3 +260,9 @@ func int64s(v []int) []int64 {
 	}
 	return out
 }
+
+// ownerDigestDoc describes the data source's owner_id: another state reads
+// it, so it is the digest Ray keeps, never the token.
+const ownerDigestDoc = "Digest of the owning state's `owner_id`: `sha256:` and its hex SHA-256, never the token itself " +
+	"(Ray keeps only the digest). A configuration tells its own cluster by " +
+	"`\"sha256:${sha256(ray_virtual_cluster.NAME.owner_id)}\"`."

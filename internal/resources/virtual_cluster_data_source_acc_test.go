@@ -40,12 +40,16 @@ func readFromSecondState(t *testing.T, w *acctest.WorkDir) map[string]any {
 // sameAsOwner compares what the reader saw with the owning resource's state,
 // attribute by attribute (the data source's groups carry no drift).
 func sameAsOwner(read, owned map[string]any) error {
-	for _, k := range []string{"bundles", "master_address", "master_port", "world_size", "node_count", "owner_id", "use_gpus",
+	for _, k := range []string{"bundles", "master_address", "master_port", "world_size", "node_count", "use_gpus",
 		"num_gpus_per_node", "max_colocated_worker_groups", "use_unified_pg", "placement_group_strategy",
 		"bundle_ct_per_node_list", "sorted_bundle_indices", "nvlink_domain_per_bundle", "port_range_low", "port_range_high", "namespace"} {
 		if fmt.Sprint(read[k]) != fmt.Sprint(owned[k]) {
 			return fmt.Errorf("%s: the data source read %v, the owner's state has %v", k, read[k], owned[k])
 		}
+	}
+	// The reader sees the digest of the owner's token, never the token.
+	if tok, _ := owned["owner_id"].(string); tok == "" || read["owner_id"] != record.OwnerDigest(tok) {
+		return fmt.Errorf("owner_id: the data source read %v, want the digest of the owner's %q", read["owner_id"], tok)
 	}
 	readGroups, _ := read["placement_groups"].([]any)
 	ownedGroups, _ := owned["placement_groups"].([]any)

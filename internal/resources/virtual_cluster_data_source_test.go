@@ -55,7 +55,7 @@ func TestVirtualClusterDataSourceFromRecord(t *testing.T) {
 	}
 	if m.ID.ValueString() != "terraform-ray/train" || m.WorldSize.ValueInt64() != 4 || m.NodeCount.ValueInt64() != 2 ||
 		m.MasterAddress.ValueString() != rec.MasterAddress || m.MasterPort.ValueInt64() != int64(rec.MasterPort) ||
-		m.OwnerID.ValueString() != rec.Owner || m.ProviderVersion.ValueString() != rec.ProviderVersion || !m.UseGPUs.ValueBool() {
+		m.OwnerID.ValueString() != record.StoredOwner(rec.Owner) || strings.Contains(m.OwnerID.ValueString(), rec.Owner) || m.ProviderVersion.ValueString() != rec.ProviderVersion || !m.UseGPUs.ValueBool() {
 		t.Fatalf("cluster attributes: %+v", m)
 	}
 	if len(m.PlacementGroups) != 2 || m.PlacementGroups[1] != (dataGroup{Name: "train-node1", ID: rec.Groups[1].ID,
@@ -98,7 +98,7 @@ func TestVirtualClusterDataSourceErrors(t *testing.T) {
 		}, []string{"Virtual cluster not found", "no record", "key vc/terraform-ray/train", "Apply the configuration"}},
 		{"destroyed", func(rec **record.Manifest, tomb **record.Tombstone, _ *[]raystate.PlacementGroup) {
 			*rec, *tomb = nil, &record.Tombstone{DeletedBy: "0123456789abcdef", DeletedAt: "2026-12-02T19:00:00Z"}
-		}, []string{"Virtual cluster not found", "destroyed at 2026-12-02T19:00:00Z", "owner 01234567"}},
+		}, []string{"Virtual cluster not found", "destroyed at 2026-12-02T19:00:00Z", "owner " + record.OwnerPrefix("0123456789abcdef")}},
 		{"groups without a record", func(rec **record.Manifest, _ **record.Tombstone, _ *[]raystate.PlacementGroup) {
 			*rec = nil
 		}, []string{"Virtual cluster not found", `"train-node0" (CREATED)`, "terraform import"}},

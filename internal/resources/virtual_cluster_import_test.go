@@ -163,7 +163,7 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 	// import left in Ray's job records.
 	from, to := stateOwner(t, first), stateOwner(t, second)
 	note, err := acctest.Client(t).GetJob(context.Background(), driver.TransferID(clusterspec.DefaultNamespace, name))
-	if err != nil || note.Metadata["raytf_transfer_from"] != from || note.Metadata["raytf_transfer_to"] != to {
+	if err != nil || note.Metadata["raytf_transfer_from"] != record.OwnerDigest(from) || note.Metadata["raytf_transfer_to"] != record.OwnerDigest(to) {
 		t.Fatalf("Ray holds no note of the transfer from %s to %s: %+v, %v", from, to, note, err)
 	}
 	out := first.MustRun("plan")

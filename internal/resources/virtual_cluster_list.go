@@ -102,7 +102,7 @@ func (l *virtualClusterList) ListResourceConfigSchema(_ context.Context, _ list.
 				Optional:    true,
 				MarkdownDescription: "The `owner_id` values of the clusters \"this state\" holds (a list block cannot read a state: " +
 					"pass them in, e.g. from `terraform output` or `terraform state show`). Records naming one of them are " +
-					"`this_state`; without `owner_ids` no cluster is.",
+					"`this_state` (Ray keeps only their digests, which the filter compares); without `owner_ids` no cluster is.",
 			},
 		},
 	}

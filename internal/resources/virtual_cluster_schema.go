@@ -265,8 +265,9 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"master_address": schema.StringAttribute{MarkdownDescription: "IP of the first bundle in rank order (`get_master_address_and_port`).", Computed: true},
 			"master_port":    schema.Int64Attribute{MarkdownDescription: "Port probed for the first bundle in rank order: free on `master_address` within the port range when probed.", Computed: true},
 			"owner_id": schema.StringAttribute{
-				MarkdownDescription: "Random token of the Terraform state that owns the cluster, also kept in Ray's record of " +
-					"the cluster (internal KV namespace `" + record.KVNamespace + "`). Another state cannot create, " +
+				MarkdownDescription: "Random token of the Terraform state that owns the cluster; Ray's record of the cluster " +
+					"(internal KV namespace `" + record.KVNamespace + "`) keeps only its SHA-256 digest, so reading Ray " +
+					"does not give the token. Another state cannot create, " +
 					"change or destroy groups of the same name; an applied import takes ownership explicitly.",
 				Computed:      true,
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},

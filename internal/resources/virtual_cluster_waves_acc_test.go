@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // Acceptance test of several clusters in one configuration:
@@ -48,9 +49,9 @@ func checkOwnedInRay(t *testing.T, name string, count int) resource.TestCheckFun
 				return fmt.Errorf("%s is not in state", addr)
 			}
 			cluster := fmt.Sprintf("%s-%d", name, i)
-			record := acctest.ReadRecord(t, cluster)
-			if record == nil || record.Owner != rs.Primary.Attributes["owner_id"] || record.Owner == "" {
-				return fmt.Errorf("record of %s in Ray: %+v, want owner %q", cluster, record, rs.Primary.Attributes["owner_id"])
+			rec := acctest.ReadRecord(t, cluster)
+			if rec == nil || rec.Owner == "" || rec.Owner != record.OwnerDigest(rs.Primary.Attributes["owner_id"]) {
+				return fmt.Errorf("record of %s in Ray: %+v, want the digest of owner %q", cluster, rec, rs.Primary.Attributes["owner_id"])
 			}
 		}
 		if record := acctest.ReadRecord(t, name+"-big"); record != nil {

@@ -181,7 +181,7 @@ func ListClass(rec *record.Manifest, owners []string, problem string) string {
 		return NotACluster
 	case rec == nil || rec.Owner == "":
 		return OwnedNone
-	case slices.Contains(owners, rec.Owner):
+	case slices.ContainsFunc(owners, func(o string) bool { return record.OwnedBy(rec.Owner, o) }):
 		return OwnedHere
 	default:
 		return OwnedOther

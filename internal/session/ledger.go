@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -49,14 +50,14 @@ func (d *Session) ClaimName(namespace, name, identity string, replacing bool) (c
 }
 
 // PlannedHere reports whether the cluster name in namespace is one this run
-// plans to replace, or (owner not "") one whose state holds owner token
-// owner: the create half of a replacement finds the old cluster's groups
+// plans to replace, or (owner not "") one whose state holds the token of
+// the record's owner: the create half of a replacement finds the old cluster's groups
 // in Ray, and they are its own.
 func (d *Session) PlannedHere(namespace, name, owner string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.ContainsFunc(d.names[namespace+"/"+name], func(c nameClaim) bool {
-		return c.replacing || (owner != "" && c.identity == owner)
+		return c.replacing || record.OwnedBy(owner, c.identity)
 	})
 }
 

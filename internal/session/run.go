@@ -82,7 +82,7 @@ func (d *Session) ExplainGone(ctx context.Context, spec clusterspec.Spec, owner 
 	removed := fmt.Sprintf("Every placement group of %q in namespace %s", spec.Name, spec.Namespace)
 	const forgot = " This state forgets it; the next apply creates it again."
 	res, err := d.Run(ctx, contract.RequestFor(spec, contract.ActionInspect).Owned(spec, owner, false, nil))
-	if err != nil || res.Tombstone == nil || res.Tombstone.DeletedBy == "" || res.Tombstone.DeletedBy == owner {
+	if err != nil || res.Tombstone == nil || res.Tombstone.DeletedBy == "" || record.OwnedBy(res.Tombstone.DeletedBy, owner) {
 		return removed + " was removed outside Terraform." + forgot
 	}
 	t := res.Tombstone

@@ -12,7 +12,7 @@ from .rayapi import RAY
 from .runstate import Run, progress
 from .nodes import cluster_view, node_view
 from .groups import Groups, RayGroups, create_group, diff_group, lookup, wait_removed
-from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner
+from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner, rewrite_plain_owner
 from .record import placed_record
 from .probe import kept_bundles, probe_groups
 from .quotas import do_quota, read_quota
@@ -190,6 +190,8 @@ def do_inspect(run: Run, spec: Spec) -> Json:
             kv_put(run, own, own["key"], record)
             if own["claim"]:
                 adopt_reservation(run, own)
+            elif own.get("reservation"):
+                rewrite_plain_owner(run, own, own["reservation"]["key"])
         result["record"] = record
     return result
 

@@ -27,7 +27,7 @@ from .rayapi import RAY
 from .runstate import Run, emit, progress
 from .shape import load_request, parse_request
 from .groups import lookup
-from .kv import is_ours, kv_del, kv_get
+from .kv import digest_request, is_ours, kv_del, kv_get
 from .reservations import release_run_reservation
 from .actions import ACTION_FUNCS
 from .connect import connect
@@ -123,7 +123,7 @@ def install_signal_handlers(run: Run) -> None:
 
 
 def run_single(run: Run, request: Json, result: Json) -> None:
-    run.spec = spec = parse_request(run, request)
+    run.spec = spec = digest_request(parse_request(run, request))
     result["action"] = spec["action"]
     imports = connect(run, [spec], result)
     install_signal_handlers(run)
@@ -145,7 +145,7 @@ def run_batch(run: Run, request: Json, result: Json) -> None:
         op_result = new_result(sub.get("action", "") if isinstance(sub, dict) else "")
         op_result["run_id"] = op.id
         try:
-            op.spec = parse_request(op, sub, "batch[%d]." % i)
+            op.spec = digest_request(parse_request(op, sub, "batch[%d]." % i))
         except DriverError as e:
             fail(op, op_result, e)
         ops.append((op, op_result))

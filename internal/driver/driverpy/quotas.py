@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
 from .gcs_direct import group_of
-from .kv import kv_del, kv_get, kv_put, kv_put_new
+from .kv import kv_del, kv_get, kv_put, kv_put_new, owner_prefix
 from .rayapi import RAY
 from .runstate import Run
 
@@ -75,7 +75,7 @@ def usage(run: Run, quota: Json, reservations: List[Tuple[str, Json]], groups: L
         on_nodes = placed_on
         if len(mine) < len(v.get("groups") or []) or any(g["state"] != run.contract.state_created for g in mine):
             on_nodes = {n: larger(placed_on.get(n, {}), shares.get(n) or {}) for n in set(placed_on) | set(shares)}
-        holders.append({"cluster": cluster, "owner": str(v.get("owner") or "")[:quota["owner_prefix_length"]],
+        holders.append({"cluster": cluster, "owner": owner_prefix(v.get("owner"), quota["owner_prefix_length"]),
                         "resources": larger(placed, reserved), "nodes": on_nodes, "outside": False})
     skip = set(own_groups or [])
     for g in groups:
@@ -223,7 +223,7 @@ def do_quota(run: Run, spec: Spec) -> Json:
     held = kv_get(run, quota, key)
     if held is not None and held.get("owner") not in ("", owner) and not quota["claim"]:
         raise DriverError("conflict", "quota_taken", namespace=quota["namespace"],
-                          owner=str(held.get("owner") or "")[:quota["owner_prefix_length"]])
+                          owner=owner_prefix(held.get("owner"), quota["owner_prefix_length"]))
     kv_put(run, quota, key, value)
     return {"quota": value}
 

@@ -19,7 +19,7 @@ import traceback
 from typing import Any, Dict, Iterator, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
-from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new
+from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new, owner_prefix
 from .quotas import add_res, alive_nodes, check_held, check_quota
 from .rayapi import RAY
 from .runstate import Run, progress
@@ -105,9 +105,9 @@ def drop_lock(run: Run, own: Json) -> None:
 
 def holder(node_id: str, value: Json, resv: Json, resources: Optional[Resources] = None, pending: bool = False) -> Json:
     """The facts Go names a holder from (contract.NodeHolder); only a prefix
-    of another state's owner token."""
+    of another state's owner digest."""
     return {"node_id": node_id, "cluster": str(value.get("cluster") or ""),
-            "owner": str(value.get("owner") or "")[:resv["owner_prefix_length"]],
+            "owner": owner_prefix(value.get("owner"), resv["owner_prefix_length"]),
             "groups": [str(g) for g in value.get("groups") or []], "claimed_at": float(value.get("claimed_at") or 0),
             "resources": dict(resources or {}), "pending": pending}
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import fake_ray
+from driverpy.kv import owner_digest
 
 
 def test_falls_back_to_ray_init(cluster: fake_ray.Cluster, requests: Any, drive: Any,
@@ -59,8 +60,8 @@ def test_a_batch_runs_each_request_to_its_own_result(cluster: fake_ray.Cluster, 
     d = drive(batch)
     assert d.result["ok"] and [r["run_id"] for r in d.result["batch"]] == ["b1.0", "b1.1", "b1.2"]
     non_owner, owner, bad = d.result["batch"]
-    assert non_owner["ok"] and non_owner["other_owner"]["owner"] == "other" and non_owner["removed"] == []
-    assert owner["ok"] and owner["record"]["owner"] == "other"
+    assert non_owner["ok"] and non_owner["other_owner"]["owner"] == owner_digest("other") and non_owner["removed"] == []
+    assert owner["ok"] and owner["record"]["owner"] == owner_digest("other")
     assert bad["error"]["code"] == "request_version" and bad["error"]["facts"]["version"] == 99
     assert cluster.groups[0].state == "CREATED"
 

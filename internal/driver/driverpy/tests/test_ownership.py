@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Dict
 
 import fake_ray
+from driverpy.kv import owner_digest
 
 
 def own(r: Dict[str, Any]) -> Dict[str, Any]:
@@ -32,7 +33,7 @@ def test_delete_leaves_other_owners_groups_alone(cluster: Any, requests: Any, dr
     set_record(cluster, r, "other")
     d = drive(r)
     assert d.result["ok"] and d.result["removed"] == [] and d.result["missing"] == []
-    assert d.result["other_owner"] == {"owner": "other", "created_at": "2026-12-02T18:00:00Z", "has_record": True}
+    assert d.result["other_owner"] == {"owner": owner_digest("other"), "created_at": "2026-12-02T18:00:00Z", "has_record": True}
     assert record(cluster, r)["owner"] == "other"
     assert all(g.state == "CREATED" for g in cluster.groups)
     # Groups without any record are not this state's either.
@@ -68,7 +69,7 @@ def test_create_refuses_groups_it_does_not_own(cluster: Any, requests: Any, driv
     d = drive(r)
     err = d.result["error"]
     assert not d.result["ok"] and err["kind"] == "conflict" and err["code"] == "groups_exist"
-    assert err["facts"]["other"] == {"owner": "other", "created_at": "2026-12-02T18:00:00Z", "has_record": True}
+    assert err["facts"]["other"] == {"owner": owner_digest("other"), "created_at": "2026-12-02T18:00:00Z", "has_record": True}
     assert record(cluster, r)["owner"] == "other"
     cluster.kv.clear()
     d = drive(r)
@@ -81,7 +82,7 @@ def test_update_refuses_another_owners_cluster(cluster: Any, requests: Any, driv
     r = requests["inspect"]
     set_record(cluster, r, "other")
     d = drive(r)
-    assert d.result["error"]["code"] == "taken_over" and d.result["error"]["facts"]["other"]["owner"] == "other"
+    assert d.result["error"]["code"] == "taken_over" and d.result["error"]["facts"]["other"]["owner"] == owner_digest("other")
     assert record(cluster, r)["owner"] == "other"
 
 
@@ -91,7 +92,7 @@ def test_import_takes_over_and_keeps_creation_time(cluster: Any, requests: Any, 
     set_record(cluster, r, "other")
     own(r)["claim"] = True
     d = drive(r)
-    assert d.result["ok"] and d.result["previous_owner"]["owner"] == "other"
+    assert d.result["ok"] and d.result["previous_owner"]["owner"] == owner_digest("other")
     stored = record(cluster, r)
     assert stored["owner"] == own(r)["owner"] and stored["created_at"] == "2026-12-02T18:00:00Z"
 
@@ -114,7 +115,7 @@ def test_read_writes_nothing(cluster: Any, requests: Any, drive: Any) -> None:
     set_record(cluster, r, "someone")
     before = dict(cluster.kv)
     d = drive(r)
-    assert d.result["ok"] and d.result["record"]["owner"] == "someone" and d.result["tombstone"] is None
+    assert d.result["ok"] and d.result["record"]["owner"] == owner_digest("someone") and d.result["tombstone"] is None
     assert d.result["missing"] == [g["name"] for g in r["groups"]]
     assert cluster.kv == before
     cluster.kv.clear()

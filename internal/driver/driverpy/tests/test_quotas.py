@@ -12,6 +12,7 @@ from typing import Any, Dict
 
 import fake_ray
 from test_reservations import ns, resv
+from driverpy.kv import owner_digest, owner_prefix
 
 
 def quota(requests: Any, owner: str = "owner-q", limits: Any = None, usage: bool = False) -> Dict[str, Any]:
@@ -58,7 +59,7 @@ def test_a_create_over_the_quota_is_refused_naming_every_holder(cluster: fake_ra
     assert facts["ask"] == {"CPU": 2.0, "GPU": 2.0}
     # The other cluster's groups do not exist yet: it holds what it reserved; its owner shows by prefix only.
     assert [(h["cluster"], h["owner"], h["resources"], h["outside"]) for h in facts["quota_holders"]] == [
-        ("terraform-ray/by-hand", "", {"GPU": 1.0}, True), ("terraform-ray/other", "owner-of", {"GPU": 1.0}, False)]
+        ("terraform-ray/by-hand", "", {"GPU": 1.0}, True), ("terraform-ray/other", owner_prefix("owner-of-other-state", 8), {"GPU": 1.0}, False)]
     assert cluster.live("vc-node0") is None and cluster.kv_value(resv(r)["key"], ns(r)) is None  # nothing made
 
 
@@ -85,11 +86,11 @@ def test_the_quota_action_writes_refuses_another_owner_and_deletes(cluster: fake
     w = copy.deepcopy(requests["quota_write"])
     assert drive(w).result["ok"]
     stored = cluster.kv_value("quota/terraform-ray", ns(requests["create_selected"]))
-    assert stored is not None and stored["limits"] == {"GPU": 8.0} and stored["owner"] == "owner-q"
+    assert stored is not None and stored["limits"] == {"GPU": 8.0} and stored["owner"] == owner_digest("owner-q")
     assert stored["label_limits"] == [{"labels": {"rack": "A"}, "limits": {"GPU": 4.0}}]
     other = dict(w, quota=quota(requests, owner="owner-z", limits={"GPU": 1.0}))
     d = drive(other)
-    assert not d.result["ok"] and d.result["error"]["code"] == "quota_taken" and d.result["error"]["facts"]["owner"] == "owner-q"
+    assert not d.result["ok"] and d.result["error"]["code"] == "quota_taken" and d.result["error"]["facts"]["owner"] == owner_prefix("owner-q", 8)
     gone = dict(w, quota=quota(requests, owner="owner-z"))  # another owner's delete: nothing
     assert drive(gone).result["ok"] and cluster.kv_value("quota/terraform-ray", ns(requests["create_selected"])) is not None
     assert drive(dict(w, quota=quota(requests))).result["ok"]

@@ -15,6 +15,7 @@ import time
 from typing import Any, Dict
 
 import fake_ray
+from driverpy.kv import owner_digest, owner_prefix
 
 
 def resv(r: Dict[str, Any]) -> Dict[str, Any]:
@@ -162,7 +163,7 @@ def test_placed_reservations_count_even_for_capacity_check_none(cluster: fake_ra
     resv(r)["count_live"] = False
     foreign(cluster, r, "other", {"node-2": {"GPU": 2.0}}, time.time())
     err = drive(r).result["error"]
-    assert err["code"] == "nodes_claimed" and err["facts"]["holders"][0]["owner"] == "owner-of-other"[:resv(r)["owner_prefix_length"]]  # a prefix only
+    assert err["code"] == "nodes_claimed" and err["facts"]["holders"][0]["owner"] == owner_prefix("owner-of-other", resv(r)["owner_prefix_length"])  # a prefix only
 
 
 def test_a_failed_retry_restores_the_reservation_it_replaced(cluster: fake_ray.Cluster, requests: Any,
@@ -246,7 +247,7 @@ def test_listing_reads_every_reservation_and_writes_nothing(cluster: fake_ray.Cl
     d = drive(requests["reservations"])
     assert d.result["ok"] and cluster.kv == before
     (listed,) = d.result["reservations"]
-    assert listed["cluster"] == "ns/other" and listed["owner"] == "owner-of-other" and "token" not in listed
+    assert listed["cluster"] == "ns/other" and listed["owner"] == owner_digest("owner-of-other") and "token" not in listed
     assert listed["nodes"] == {"node-2": {"GPU": 1.0}} and listed["age_seconds"] >= 40
 
 
@@ -259,7 +260,7 @@ def test_an_import_takes_the_reservation_over(cluster: fake_ray.Cluster, request
     took["groups"] = r["groups"]
     assert drive(took).result["ok"]
     now_held = cluster.kv_value(resv(r)["key"], ns(r))
-    assert now_held["owner"] == "owner-b" and now_held["nodes"] == held["nodes"] and now_held["token"] == held["token"]
+    assert now_held["owner"] == owner_digest("owner-b") and now_held["nodes"] == held["nodes"] and now_held["token"] == held["token"]
     gone = copy.deepcopy(requests["delete_selected"])
     gone["ownership"]["owner"] = "owner-b"
     assert drive(gone).result["ok"]
