@@ -227,7 +227,7 @@ func (l *virtualClusterList) listResult(ctx context.Context, req list.ListReques
 		return result
 	}
 	m.BundleCtPerNodeList = types.ListNull(types.Int64Type)
-	spec, _, ok := restoreDeclaration(ctx, l.data, &m, c.Groups, rec, &result.Diagnostics)
+	spec, ok := restoreDeclaration(ctx, l.data, &m, c.Groups, rec, &result.Diagnostics)
 	if !ok {
 		return result
 	}

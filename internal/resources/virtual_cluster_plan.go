@@ -293,33 +293,31 @@ func (p *planCall) claimPorts(spec *clusterspec.Spec) {
 			spec.Name, spec.Ports, strings.Join(clash, "; ")))
 }
 
-// compareWithState decides between no change, an update and a replacement
-// for a cluster in state.
+// compareWithState hands the comparison of the plan with state to
+// session.CompareWithState and shows what it decides: replacements (with
+// the attribute each shows as changed), or no change, which keeps what Ray
+// reported.
 func (p *planCall) compareWithState() {
 	plan, state := p.plan, p.state
-	if state.Namespace.ValueString() != p.r.data.Namespace {
-		plan.Namespace = types.StringValue(p.r.data.Namespace)
-		p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root("namespace"))
-		p.replacing = true
+	c := session.StateComparison{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString(),
+		Replacing: p.replacing, ShapeChanged: shapeChanged(*plan, state), Drift: recordedDrift(p.ctx, state)}
+	if c.Exclude, c.ExcludeKnown = excludedNodes(p.ctx, *plan); c.ExcludeKnown {
+		_ = state.SelectedNodeIDs.ElementsAs(p.ctx, &c.Held, false)
 	}
-	if drift := recordedDrift(p.ctx, state); drift != "" {
-		plan.PlacementGroups = types.ListUnknown(groupObjectType)
-		p.replace("placement_groups", "Virtual cluster drifted outside Terraform",
-			fmt.Sprintf("Ray's placement groups of %q no longer match the configuration: %s.", state.Name.ValueString(), drift))
-	}
-	p.replacing = p.replacing || shapeChanged(*plan, state)
-	if !p.replacing {
-		if exclude, known := excludedNodes(p.ctx, *plan); known {
-			var held []string
-			_ = state.SelectedNodeIDs.ElementsAs(p.ctx, &held, false)
-			for _, id := range held {
-				if exclude[id] {
-					plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
-					p.replace("selected_node_ids", "Virtual cluster holds an excluded node",
-						fmt.Sprintf("exclude_node_ids now lists node %s, which %q holds.", id, state.Name.ValueString()))
-					break
-				}
-			}
+	for _, r := range p.r.data.CompareWithState(c) {
+		switch r.Attribute {
+		case session.AttrNamespace:
+			plan.Namespace = types.StringValue(p.r.data.Namespace)
+			p.resp.RequiresReplace = append(p.resp.RequiresReplace, path.Root(r.Attribute))
+			p.replacing = true
+		case session.AttrPlacementGroups:
+			plan.PlacementGroups = types.ListUnknown(groupObjectType)
+			p.replace(r.Attribute, r.Summary, r.Detail)
+		case clusterspec.AttrSelectedNodeIDs:
+			plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+			p.replace(r.Attribute, r.Summary, r.Detail)
+		default: // an attribute that forces replacement by its own plan modifier
+			p.replacing = true
 		}
 	}
 	if !p.replacing && configEqual(*plan, state) {
@@ -366,23 +364,23 @@ func unknownComputed(plan virtualClusterModel) virtualClusterModel {
 	return plan
 }
 
-// recordedDrift joins the drift refresh recorded for each group.
-func recordedDrift(ctx context.Context, state virtualClusterModel) string {
+// recordedDrift is the drift refresh recorded, per group that drifted.
+func recordedDrift(ctx context.Context, state virtualClusterModel) []session.GroupDrift {
 	if state.PlacementGroups.IsNull() || state.PlacementGroups.IsUnknown() {
-		return ""
+		return nil
 	}
 	groups, d := objectsAs[recordedGroup](ctx, state.PlacementGroups)
 	if d.HasError() {
 		tflog.Warn(ctx, "cannot read recorded placement groups")
-		return ""
+		return nil
 	}
-	var parts []string
+	var out []session.GroupDrift
 	for _, g := range groups {
 		if g.Drift != "" {
-			parts = append(parts, fmt.Sprintf("%s %s", g.Name, g.Drift))
+			out = append(out, session.GroupDrift{Group: g.Name, Drift: g.Drift})
 		}
 	}
-	return strings.Join(parts, "; ")
+	return out
 }
 
 var indexedPath = regexp.MustCompile(`^([a-z_]+)\[(\d+)\]$`)

@@ -4,44 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
-
-	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // warnIfTransferred warns a state whose cluster another state has imported
-// since: its destroy only forgets the cluster. The note is absent for nearly
-// every cluster (readTransfer shares one read among many); a failed read
-// warns nothing.
+// since (session.TransferWarning).
 func (r *virtualClusterResource) warnIfTransferred(ctx context.Context, state virtualClusterModel, diags *diag.Diagnostics) {
-	owner := state.OwnerID.ValueString()
-	if owner == "" {
-		return
-	}
-	rctx, cancel := r.data.PlanReadContext(ctx)
-	defer cancel()
-	t, err := r.data.ReadTransfer(rctx, state.Namespace.ValueString(), state.Name.ValueString())
-	if err != nil {
-		tflog.Debug(ctx, "cannot read the cluster's ownership note", map[string]any{"error": err.Error()})
-		return
-	}
-	if t == nil || !t.TakenFrom(owner) {
-		return
-	}
-	when := ""
-	if !t.At.IsZero() {
-		when = " at " + t.At.UTC().Format(time.RFC3339)
-	}
-	diags.AddWarning("Virtual cluster imported by another state",
-		fmt.Sprintf("Another Terraform state (owner %s…) imported %q in namespace %s%s and owns it now. Only that state may change "+
-			"or destroy the cluster: this state's destroy only forgets it, and its placement groups stay. Remove it from this "+
-			"configuration (a `removed` block with `destroy = false`, or `terraform state rm`), or, if this state should own "+
-			"it, `terraform import` it back and `terraform apply` (the apply takes ownership; destroy it after to remove it).",
-			record.OwnerPrefix(t.To), t.Name, t.Namespace, when))
+	addIssues(diags, r.data.TransferWarning(ctx, state.Namespace.ValueString(), state.Name.ValueString(), state.OwnerID.ValueString()))
 }
 
 // importPendingOwner is the owner_id of a cluster this state has imported

@@ -1,11 +1,13 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
@@ -96,4 +98,57 @@ func importID(name string, counts []int) string {
 		parts[i] = strconv.Itoa(c)
 	}
 	return name + ":" + strings.Join(parts, ",")
+}
+
+// Imported is what an import reads of a cluster: its declaration, the
+// groups Ray holds of it (probed where the record lacks them), the live
+// group list, and the former owner the record names ("" for none).
+type Imported struct {
+	Declaration
+	Result      *contract.Result
+	Live        []raystate.PlacementGroup
+	FormerOwner string
+}
+
+// ReadImported reads what an import of cluster name in namespace restores
+// (counts: the split of a unified group the import id gave), writing
+// nothing: the record (a read job), the declaration (RestoreDeclaration),
+// and the groups (InspectImported: the record's GPU ids and ports, no task
+// in the owner's groups). A unified group's strategy is the one Ray
+// reports. Error issues when the import id names no cluster.
+func (d *Session) ReadImported(ctx context.Context, name, namespace string, counts []int) (Imported, []clusterspec.Issue) {
+	live, err := d.SharedGroups(ctx)
+	if err != nil {
+		return Imported{}, []clusterspec.Issue{{Summary: "Cannot read placement groups for import", Detail: ErrorDetail(err)}}
+	}
+	read, err := d.ReadRecord(ctx, namespace, name)
+	if err != nil {
+		return Imported{}, []clusterspec.Issue{{Summary: "Cannot read the virtual cluster's record for import", Detail: ErrorDetail(err)}}
+	}
+	rec := read.Record
+	if rec != nil && rec.Name != name { // not a record this provider wrote for the name
+		rec = nil
+	}
+	declared, issues := d.RestoreDeclaration(name, namespace, counts, live, rec)
+	if clusterspec.HasError(issues) {
+		return Imported{}, issues
+	}
+	if len(declared.Unrecovered) > 0 {
+		issues = append(issues, clusterspec.Issue{Warning: true, Summary: "Import could not recover every argument",
+			Detail: fmt.Sprintf("%q was imported from its placement groups because %s. These arguments were set to their defaults or to "+
+				"what Ray reports, not necessarily to what was declared: %s. Compare the next plan with your configuration; "+
+				"the record this import's apply writes keeps them from now on.", name, UnrecoveredWhy(rec), strings.Join(declared.Unrecovered, ", "))})
+	}
+	res, err := d.InspectImported(ctx, declared.Spec)
+	if err != nil {
+		return Imported{}, append(issues, clusterspec.Issue{Summary: "Cannot probe the imported placement groups", Detail: ErrorDetail(err)})
+	}
+	if declared.Spec.UseUnifiedPG && len(res.Groups) == 1 && res.Groups[0].Strategy != "" {
+		declared.Spec.Strategy = res.Groups[0].Strategy
+	}
+	out := Imported{Declaration: declared, Result: res, Live: live}
+	if rec != nil && rec.Owner != "" {
+		out.FormerOwner = record.OtherOwner{Owner: rec.Owner, CreatedAt: rec.CreatedAt, HasRecord: true}.Describe()
+	}
+	return out, issues
 }

@@ -2,9 +2,14 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
 // singleTransferReads is how many clusters of one provider process read
@@ -64,4 +69,34 @@ func (d *Session) ReadTransfer(ctx context.Context, namespace, name string) (*dr
 		return nil, l.err
 	}
 	return l.notes.Of(namespace, name), nil
+}
+
+// TransferWarning warns the state owning cluster name in namespace with
+// token owner when another state has imported it since: its destroy only
+// forgets the cluster. The note is absent for nearly every cluster
+// (ReadTransfer shares one read among many); a failed read warns nothing.
+func (d *Session) TransferWarning(ctx context.Context, namespace, name, owner string) []clusterspec.Issue {
+	if owner == "" {
+		return nil
+	}
+	rctx, cancel := d.PlanReadContext(ctx)
+	defer cancel()
+	t, err := d.ReadTransfer(rctx, namespace, name)
+	if err != nil {
+		tflog.Debug(ctx, "cannot read the cluster's ownership note", map[string]any{"error": err.Error()})
+		return nil
+	}
+	if t == nil || !t.TakenFrom(owner) {
+		return nil
+	}
+	when := ""
+	if !t.At.IsZero() {
+		when = " at " + t.At.UTC().Format(time.RFC3339)
+	}
+	return []clusterspec.Issue{{Warning: true, Summary: "Virtual cluster imported by another state",
+		Detail: fmt.Sprintf("Another Terraform state (owner %s…) imported %q in namespace %s%s and owns it now. Only that state may change "+
+			"or destroy the cluster: this state's destroy only forgets it, and its placement groups stay. Remove it from this "+
+			"configuration (a `removed` block with `destroy = false`, or `terraform state rm`), or, if this state should own "+
+			"it, `terraform import` it back and `terraform apply` (the apply takes ownership; destroy it after to remove it).",
+			record.OwnerPrefix(t.To), t.Name, t.Namespace, when)}}
 }
