@@ -217,14 +217,15 @@ def group_result(run: Run, name: str, pg: Any, table: Json, created: bool, nodes
 
 
 def kept_bundles(record: Optional[Json]) -> Dict[Tuple[str, int], Json]:
-    """The record's bundles by (group, index), for probe_groups to keep."""
-    return {(str(b.get("placement_group")), int(b.get("bundle_index") or 0)): b for b in (record or {}).get("bundles") or []
-            if b.get("node_id")}
+    """The record's bundles by (group, index), each with its group's recorded id, for probe_groups to keep."""
+    ids = {str(g.get("name")): str(g.get("id") or "") for g in (record or {}).get("groups") or []}
+    return {(str(b.get("placement_group")), int(b.get("bundle_index") or 0)): dict(b, group_id=ids.get(str(b.get("placement_group")), ""))
+            for b in (record or {}).get("bundles") or [] if b.get("node_id")}
 
 
 def probe_groups(run: Run, entries: List[Entry], spec: Spec, kept: Optional[Dict[Tuple[str, int], Json]] = None) -> List[Json]:
     """Probes the bundles of the created groups, but keeps the recorded GPU
-    id and port of each kept bundle Ray still has on its recorded node
+    id and port of each kept bundle Ray still has in the recorded group on its recorded node
     (running workers may hold the GPU a probe needs), and every kept bundle
     of a group Ray is placing again (the plan's recovery judges it)."""
     nodes = cluster_view(run)
@@ -238,7 +239,8 @@ def probe_groups(run: Run, entries: List[Entry], spec: Spec, kept: Optional[Dict
         placed = g["state"] == run.contract.state_created
         for b in g["bundles"]:
             k = kept.get((name, b["index"]))
-            if k is not None and spec["port_low"] <= int(k.get("port") or 0) < spec["port_high"] and \
+            # Only the group the record names (a group made again under the name is probed anew).
+            if k is not None and k["group_id"] == g["id"] and spec["port_low"] <= int(k.get("port") or 0) < spec["port_high"] and \
                     (not placed or b["node_id"] == k["node_id"]):
                 b.update({f: k[f] for f in b.keys() & k.keys()})  # node, address, GPU id, port, domain and rank
                 kept_ports.setdefault(k["node_ip"], set()).add(k["port"])

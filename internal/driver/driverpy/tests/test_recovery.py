@@ -113,3 +113,20 @@ def test_an_import_keeps_the_record_s_placement_and_probes_nothing(cluster: fake
         assert d.result["ok"], d.result
         assert [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 0
         assert kept(d.result) == kept(created)
+
+
+def test_an_import_probes_a_group_made_again_under_the_name(cluster: fake_ray.Cluster, requests: Any,
+                                                           drive: Any) -> None:
+    """Groups removed and made again outside Terraform under the same names, on the same nodes: the record's
+    GPU ids and ports are stale, so the import's read probes them."""
+    r = requests["create_selected"]
+    assert drive(r).result["ok"]
+    for n, name in enumerate(("vc-node0", "vc-node1")):
+        g = cluster.live(name)
+        assert g is not None
+        g.id = fake_ray.GroupId(9000 + n)
+    read = recovery(requests)
+    read["ownership"]["owner"], read["ownership"]["manifest"] = "", None
+    d = drive(read)
+    assert d.result["ok"], d.result
+    assert [p for p in d.progress if p["phase"] == "probing"][0]["total"] == 2
