@@ -10,7 +10,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 )
 
-// Every test the compat and gates suites of scripts/test.sh name exists: a
+// Every test the compat, gates and side suites of scripts/test.sh name exists: a
 // renamed test would otherwise drop out of its Ray version cell without a
 // sound (go test -run matches nothing and passes).
 func TestVersionSuitesNameExistingTests(t *testing.T) {
@@ -19,7 +19,7 @@ func TestVersionSuitesNameExistingTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	suites := map[string][]string{}
-	for _, suite := range []string{"compat", "gates"} {
+	for _, suite := range []string{"compat", "gates", "side"} {
 		list := regexp.MustCompile(`(?s)\n` + suite + `_tests=\((.*?)\n\)`).FindSubmatch(script)
 		if list == nil {
 			t.Fatalf("scripts/test.sh has no %s_tests=( ... ) list", suite)

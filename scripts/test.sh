@@ -8,6 +8,8 @@
 #                 cli      the tests that exercise the CLI itself: provider functions, identity, import, some examples
 #                 compat   the tests that depend on the Ray version (the Ray version cell)
 #                 gates    the tests of features behind a Ray version gate (the cell inside the gates)
+#                 side     the slow, self-contained full-suite tests .ci/run runs beside the full cell
+#                          (the full cell then sets RAY_TF_SKIP_SIDE=1 to leave them out)
 #                 query    list resources (terraform query, a quota's use), identity and the import example: the
 #                          Terraform >= 1.14 cell, ~2 min (its list tests skip on older CLIs and
 #                          OpenTofu; the other import tests run in the full cell)
@@ -74,8 +76,19 @@ gates_tests=(
   TestAccExample_quickstart TestAccVirtualCluster_topologyStrategy TestAccVirtualCluster_topologyStrategyNeedsNewerRay
   TestAccVirtualCluster_gpuDomainSelectorOnSomeBundles TestAccVirtualCluster_labelsPlaceAndReport
 )
+# side: full-suite tests that .ci/run moves off the full cell into the side chain (the
+# side cluster, beside it, on the newest Ray), which has time to spare; with
+# RAY_TF_SKIP_SIDE=1 the full suite leaves them out. Slow, self-contained tests.
+side_tests=(
+  TestAccLifecycle_importBusyCluster TestAccLifecycle_interruptedApplyLeftover
+  TestAccReservations_siblingsWithoutExcludeChain TestAccReservations_statesShareNodesByGPU
+  TestAccOwnerSecret_notReadableFromRay TestAccOwnerSecret_plainTokenRecordStillOwned
+)
+side_pattern="^($(IFS='|'; echo "${side_tests[*]}"))\$"
 case "$suite" in
-  full) run=() timeout=60m ;;
+  full) run=() timeout=60m
+    if [ "${RAY_TF_SKIP_SIDE:-}" = 1 ]; then run=(-skip "$side_pattern"); fi ;;
+  side) run=(-run "$side_pattern") timeout=20m ;;
   # cli: the CLI's own side on OpenTofu (functions, identity, import, for_each, an example
   # of each shape); every example runs on Terraform in the full cell.
   cli) run=(-run 'TestFunction|TestAccIdentity|TestAccExample_(quickstart|nvlinkSegments|import|nemoRLOPDTeachers)$') timeout=20m ;;
@@ -85,7 +98,7 @@ case "$suite" in
   compat) run=(-run "^($(IFS='|'; echo "${compat_tests[*]}"))\$") timeout=20m ;;
   gates) run=(-run "^($(IFS='|'; echo "${gates_tests[*]}"))\$") timeout=10m ;;
   query) run=(-run 'TestAccList|TestAccIdentity|TestAccExample_import$|TestAccNamespaceQuota_queryListsUsage') timeout=10m ;;
-  *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat, gates, query" >&2; exit 2 ;;
+  *) echo "!! RAY_TF_SUITE=$suite: one of full, cli, compat, gates, query, side" >&2; exit 2 ;;
 esac
 
 cli_version="$("$here/tool-version.sh" cli "$TF_ACC_TERRAFORM_PATH")"
