@@ -18,7 +18,7 @@ import random
 import threading
 import time
 import traceback
-from typing import Any, Dict, Iterator, List, Optional, Tuple, cast
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from .contract import DriverError, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new
@@ -160,7 +160,7 @@ class Ledger:
         for key, value in read_reservations(run, own, resv["prefix"]):
             if self.stale(value):
                 kv_del(run, own, key)  # under the lock: nobody rewrites it meanwhile
-            elif key == resv["key"] and (value.get("owner") == own["owner"] or own.get("claim")):
+            elif key == resv["key"] and (value.get("owner") in ("", own["owner"]) or own.get("claim")):  # "": from before owners
                 self.previous = value
             elif key == resv["key"]:
                 self.taken = value
@@ -251,7 +251,7 @@ class Ledger:
         if self.resv["count_live"]:
             for node, res in unnamed.items():
                 add_to(used, node, res)
-        whole = {node for _, v in self.others if v.get("exclusive") for node in (v.get("nodes") or {})}
+        whole = self.whole_nodes()
         # A bundle Ray has not placed yet may land on any node that holds it: no exclusive create takes those.
         landing = {h["node_id"] for h in self.landing(totals, list(totals), False)} if self.resv["exclusive"] else set()
         short = []
@@ -268,6 +268,10 @@ class Ledger:
                     short.append(node)
                     break
         return short
+
+    def whole_nodes(self) -> Set[str]:
+        """The nodes other clusters reserved whole (exclusive_nodes)."""
+        return {node for _, v in self.others if v.get("exclusive") for node in (v.get("nodes") or {})}
 
     def holders_on(self, nodes: List[str], totals: Optional[Dict[str, Resources]] = None) -> List[Json]:
         """Every other reservation on the nodes (with totals, also those
@@ -449,7 +453,8 @@ def place_reserved(run: Run, spec: Spec, groups: List[Any]) -> None:
     """For a cluster Ray places, once its groups exist: waits up to
     place_wait_seconds for Ray to place them (no lock held; the reservation
     renewed), then under the lock refuses a node another cluster reserved
-    whole, checks the quota (label limits where Ray put them, each bundle
+    whole (a label selector keeping Ray off it would show as the group's
+    drift), checks the quota (label limits where Ray put them, each bundle
     still unplaced on every limit with a node that could hold it) and
     settles the reservation there. Refused, the create fails and removes
     its groups."""
@@ -469,7 +474,7 @@ def place_reserved(run: Run, spec: Spec, groups: List[Any]) -> None:
     take_lock(run, own, resv, min(run.contract.lock_wait_seconds, spec["timeout"]))
     try:
         ledger = Ledger(run, own, resv)
-        whole = sorted({n for _, v in ledger.others if v.get("exclusive") for n in (v.get("nodes") or {})} & set(nodes))
+        whole = sorted(ledger.whole_nodes() & set(nodes))
         if whole:
             raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=ledger.holders_on(whole),
                               claimed=ledger.pending_holders())
