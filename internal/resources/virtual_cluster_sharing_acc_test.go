@@ -1,7 +1,9 @@
 package resources_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +104,45 @@ func TestAccReservations_staleWhateverOtherNamespacesHold(t *testing.T) {
 	}
 	if _, ok := left[clusterspec.DefaultNamespace+"/"+prefix+"-new"]; !ok {
 		t.Errorf("the new cluster holds no reservation: %v", left)
+	}
+}
+
+// A cluster Ray places never keeps a node another cluster reserved whole:
+// with every other GPU node full, Ray can only put it beside the exclusive
+// cluster, and its apply fails naming that cluster, leaving nothing.
+func TestAccReservations_rayPlacedKeepsOffExclusiveNodes(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("exray")
+	whole := twoGPUCluster("t", prefix+"-whole", func(c *acctest.VirtualCluster) {
+		c.SelectNodes, c.ExcludeNodeIDs = true, onlyNodes(t, "rackC-1")
+		c.Extra = append(c.Extra, acctest.Attr{Key: "exclusive_nodes", Expr: "true"})
+	})
+	acctest.NewWorkDirDestroyed(t, whole.String()).MustRun("apply", "-auto-approve")
+	fill, filler := "other-"+prefix, make([]plainray.Group, 0, 4)
+	var names []string
+	for i := range 4 { // one whole 4-GPU node each: only rackC-1, beside the exclusive cluster, keeps free GPUs
+		names = append(names, fmt.Sprintf("%s-fill%d", prefix, i))
+		filler = append(filler, plainray.Group{Name: names[i], Strategy: "PACK", Bundles: []map[string]float64{{"GPU": 4}}})
+	}
+	plainray.CreateGroups(t, fill, filler...)
+	t.Cleanup(func() { plainray.RemoveGroups(t, fill, names...) })
+	placed := twoGPUCluster("t", prefix+"-placed", func(c *acctest.VirtualCluster) { c.ReadyTimeout = "20s" })
+	out, err := acctest.NewWorkDirDestroyed(t, placed.String()).Run("apply", "-auto-approve")
+	if err == nil {
+		t.Fatalf("%s landed beside %s, which reserves its node whole", placed.Name, whole.Name)
+	}
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, `"`+whole.Name+`"`) || !strings.Contains(flat, "reserve whole") {
+		t.Errorf("%s's error does not name %s as reserving its node whole:\n%s", placed.Name, whole.Name, out)
+	}
+	if err := acctest.CheckNoGroupsInRay(t, placed.Name)(nil); err != nil {
+		t.Errorf("%s left groups: %v", placed.Name, err)
+	}
+	left := acctest.Reservations(t, prefix)
+	if _, ok := left[clusterspec.DefaultNamespace+"/"+placed.Name]; ok {
+		t.Errorf("%s left its reservation", placed.Name)
+	}
+	if r := left[clusterspec.DefaultNamespace+"/"+whole.Name]; len(r.Nodes) != 1 {
+		t.Errorf("%s's reservation: %+v", whole.Name, r)
 	}
 }
