@@ -501,6 +501,13 @@ def settle_reservation(run: Run, spec: Spec, groups: List[Any]) -> None:
     if held is None or held.get("token") != run.claim_token:
         return
     held["nodes"], held["group_ids"], _ = placed_nodes(run, groups)
+    if held.get("unplaced") and resv["nodes"] is None:
+        # A bundle Ray placed after place_reserved: no exclusive create took a node it could land on
+        # meanwhile (they count it there), but one reserved whole before may be where it landed.
+        whole = [holder(n, v, resv) for k, v in read_reservations(run, own, resv["prefix"])
+                 if k != resv["key"] and v.get("exclusive") for n in sorted(v.get("nodes") or {}) if n in held["nodes"]]
+        if whole:
+            raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=whole, claimed=[])
     held["unplaced"], held["placing"] = [], False
     kv_put(run, own, resv["key"], held)
 

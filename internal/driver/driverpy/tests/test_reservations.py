@@ -330,3 +330,28 @@ def test_an_import_takes_the_reservation_over(cluster: fake_ray.Cluster, request
     gone["ownership"]["owner"] = "owner-b"
     assert drive(gone).result["ok"]
     assert cluster.kv_value(resv(r)["key"], ns(r)) is None
+
+
+def test_a_bundle_ray_places_late_on_a_node_reserved_whole_fails_cleanly(cluster: fake_ray.Cluster, requests: Any,
+                                                                          drive: Any) -> None:
+    """Ray places the cluster only after its reservation was settled (the
+    GPUs were busy): landing on a node reserved whole, it fails all the same."""
+    r = requests["create"]
+    r["contract"]["place_wait_seconds"] = 0
+    placed_foreign(cluster, r, "whole", "node-1", True)
+    busy = []
+    for node in ("node-1", "node-2"):
+        g = fake_ray.Group(cluster, "busy-" + node, [{"GPU": 2.0}], "PACK", True)
+        g.state, g.nodes, g.namespace = "CREATED", {0: node}, "other"
+        busy.append(g)
+    cluster.groups += busy
+
+    def free(c: fake_ray.Cluster) -> None:
+        for g in busy:
+            g.state = "REMOVED"
+
+    cluster.on_wait = free
+    d = drive(r)
+    err = d.result["error"]
+    assert err["code"] == "nodes_claimed" and [(h["node_id"], h["cluster"]) for h in err["facts"]["holders"]] == [("node-1", "ns/whole")]
+    assert sorted(d.result["removed"]) == ["vc-node0", "vc-node1"] and cluster.kv_value(resv(r)["key"], ns(r)) is None
