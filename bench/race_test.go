@@ -125,8 +125,9 @@ func TestPrintContention(t *testing.T) {
 		t.Errorf("p50 of 2, 4 s = %s; want 2s", got)
 	}
 	var b strings.Builder
-	PrintContention(&b, []ContentionRow{{N: 6, Times: s(10, 10, 10, 10, 10, 10)}, {N: 6, Racing: true, Times: s(10, 12, 14, 16, 18, 20)}})
-	if flat := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(flat, "| 2.00x |") || !strings.Contains(flat, "| 6 / 6 |") {
+	PrintContention(&b, []ContentionRow{{N: 6, Times: s(10, 10, 10, 10, 10, 10)},
+		{N: 6, Racing: true, Times: s(10, 12, 14, 16, 18, 20), LockHeld: 75 * time.Millisecond}})
+	if flat := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(flat, "| 2.00x | 0.075 |") || !strings.Contains(flat, "| 6 / 6 |") {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
