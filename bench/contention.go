@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -33,6 +35,8 @@ type ContentionRow struct {
 	Times  []time.Duration // the successful applies'
 	Failed []string        // first error line of each failed apply
 	Left   RaceLeft        // what Ray holds after every state was destroyed
+	// LockHeld is the longest any driver run of the applies held the reservation lock.
+	LockHeld time.Duration
 }
 
 // contentionHCL declares one 1-GPU select_nodes cluster; exclude is an
@@ -91,6 +95,9 @@ func RunContention(ctx context.Context, cfg RaceConfig, n int) ([]ContentionRow,
 			}
 		}
 		runs := allAtOnce(ctx, ws, dirs, "apply", "-auto-approve", "-no-color")
+		for _, dir := range dirs {
+			row.LockHeld = max(row.LockHeld, lockHeld(filepath.Join(dir, contentionLog)))
+		}
 		for _, r := range runs {
 			if r.Err == nil && r.Code == 0 {
 				row.Times = append(row.Times, r.Wall)
@@ -119,12 +126,23 @@ func allAtOnce(ctx context.Context, ws *Workspace, dirs []string, args ...string
 		go func() {
 			defer wg.Done()
 			<-start
-			out[i] = ws.RunEnv(ctx, dir, nil, args...)
+			// The provider's INFO log carries the driver's lock holds (lockHeld).
+			out[i] = ws.RunEnv(ctx, dir, []string{"TF_LOG=", "TF_LOG_PROVIDER=INFO", "TF_LOG_PATH=" + filepath.Join(dir, contentionLog)}, args...)
 		}()
 	}
 	close(start)
 	wg.Wait()
 	return out
+}
+
+// contentionLog is the provider log of a directory's last command.
+const contentionLog = "provider.log"
+
+// lockHeld is the longest reservation-lock hold a provider log names (0
+// without one).
+func lockHeld(path string) time.Duration {
+	raw, _ := os.ReadFile(path)
+	return ParseRaceApply("", 0, "", string(raw)).LockHeld
 }
 
 // Percentile is the p-th percentile (0-100, nearest rank) of ds; 0 for none.
@@ -144,8 +162,9 @@ func PrintContention(out io.Writer, rows []ContentionRow) {
 	fmt.Fprintf(out, "N states (separate working directories, real CLI), each one 1-GPU `select_nodes` cluster, apply at the same "+
 		"moment on a cluster with room for all. apart: each state may choose only its own node, so none collide; racing: all "+
 		"choose among every node and collide on the first free GPUs. p95 ratio = racing p95 / apart p95 of the same N (target <= 2x). "+
+		"Longest lock hold = the longest any driver run of the row's applies held the reservations' lock, seconds. "+
 		"Left in Ray after every state was destroyed: live groups, cluster records, reservations, driver jobs still running.\n\n")
-	t := NewTable(out, "N", "states", "ok / run", "p50 s", "p95 s", "p95 ratio", "left: groups, records, reservations, jobs", "errors")
+	t := NewTable(out, "N", "states", "ok / run", "p50 s", "p95 s", "p95 ratio", "longest lock hold s", "left: groups, records, reservations, jobs", "errors")
 	apart := map[int]time.Duration{}
 	for _, r := range rows {
 		mode, ratio := "apart", ""
@@ -159,7 +178,7 @@ func PrintContention(out io.Writer, rows []ContentionRow) {
 			apart[r.N] = p95
 		}
 		t.Row(fmt.Sprint(r.N), mode, fmt.Sprintf("%d / %d", len(r.Times), r.N), fmt.Sprintf("%.1f", Median(r.Times).Seconds()),
-			fmt.Sprintf("%.1f", p95.Seconds()), ratio, r.Left.cell(), strings.Join(r.Failed, "; "))
+			fmt.Sprintf("%.1f", p95.Seconds()), ratio, fmt.Sprintf("%.3f", r.LockHeld.Seconds()), r.Left.cell(), strings.Join(r.Failed, "; "))
 	}
 	t.Flush()
 	fmt.Fprintln(out)

@@ -46,7 +46,11 @@ const (
 	raceCLITimeout     = 5 * time.Minute
 )
 
-var raceSinceRE = regexp.MustCompile(`seconds_since_collision=([0-9.eE+-]+)`)
+var (
+	raceSinceRE = regexp.MustCompile(`seconds_since_collision=([0-9.eE+-]+)`)
+	// The driver's progress line at each drop of the reservation lock, as the provider logs it.
+	raceLockRE = regexp.MustCompile(`lock_held_seconds=([0-9.eE+-]+)`)
+)
 
 // RaceConfig configures RunRace.
 type RaceConfig struct {
@@ -88,6 +92,8 @@ type RaceApply struct {
 	HasSince       bool
 	Wall           time.Duration
 	Error          string // the first error line of an "other" failure
+	// LockHeld is the longest the apply's driver runs held the reservation lock.
+	LockHeld time.Duration
 }
 
 // Collided reports whether the apply met another state: it lost a claim,
@@ -102,6 +108,11 @@ func ParseRaceApply(mode string, code int, out, log string) RaceApply {
 	a.Rechoices = strings.Count(log, raceLostLog)
 	a.Queued = strings.Contains(log, raceQueueLog)
 	for _, l := range strings.Split(log, "\n") {
+		if m := raceLockRE.FindStringSubmatch(l); m != nil {
+			if s, err := strconv.ParseFloat(m[1], 64); err == nil {
+				a.LockHeld = max(a.LockHeld, time.Duration(s*float64(time.Second)))
+			}
+		}
 		if !strings.Contains(l, raceNoneLeftLog) {
 			continue
 		}
@@ -431,6 +442,7 @@ type raceStats struct {
 	applies, ok, collisions, rechoices, queued, wonAfter int
 	lostFree, lostTotal, plan, other                     int
 	sinceFree, sinceTotal                                []time.Duration
+	lockHeld                                             time.Duration // the longest hold of the reservation lock
 	errors                                               map[string]int
 }
 
@@ -439,6 +451,7 @@ func (r *RaceResult) stats() raceStats {
 	for _, a := range r.Applies {
 		s.applies++
 		s.rechoices += a.Rechoices
+		s.lockHeld = max(s.lockHeld, a.LockHeld)
 		if a.Queued {
 			s.queued++
 		}
@@ -495,16 +508,17 @@ func PrintRace(out io.Writer, r *RaceResult, readyTimeout time.Duration) {
 		"on %d GPU nodes, looping apply -> hold -> destroy for %s (loops ended after %s); even states capacity_check = \"free\", "+
 		"odd \"total\" (ready_timeout %s). Collisions = applies that lost a claim (provider log) or failed because others held "+
 		"the nodes; collision -> failure = the provider's seconds_since_collision of the applies that failed, median and max, "+
-		"seconds. Left in Ray after every state was destroyed: live groups, cluster records (KV vc/), reservations (KV reservation/), "+
+		"seconds. Longest lock hold = the longest any driver run held the reservations' lock (its progress lines in the provider log), seconds. "+
+		"Left in Ray after every state was destroyed: live groups, cluster records (KV vc/), reservations (KV reservation/), "+
 		"driver jobs still running.\n\n",
 		r.States, r.Nodes, r.Duration.Round(time.Second), r.Wall.Round(time.Second), readyTimeout)
 	t := NewTable(out, "states", "GPU nodes", "seconds", "applies (ok / run)", "collisions", "re-choices", "won after collision",
-		"queued", "failed: free, total, at plan", "collision -> failure, free", "collision -> failure, total", "other errors",
+		"queued", "failed: free, total, at plan", "collision -> failure, free", "collision -> failure, total", "longest lock hold", "other errors",
 		"destroys (ok / run)", "left: groups, records, reservations, jobs", "job records left")
 	t.Row(fmt.Sprint(r.States), fmt.Sprint(r.Nodes), fmt.Sprint(int(r.Duration.Seconds())),
 		fmt.Sprintf("%d / %d", s.ok, s.applies), fmt.Sprint(s.collisions), fmt.Sprint(s.rechoices), fmt.Sprint(s.wonAfter),
 		fmt.Sprint(s.queued), fmt.Sprintf("%d, %d, %d", s.lostFree, s.lostTotal, s.plan),
-		medianMax(s.sinceFree), medianMax(s.sinceTotal), fmt.Sprint(s.other),
+		medianMax(s.sinceFree), medianMax(s.sinceTotal), fmt.Sprintf("%.3f", s.lockHeld.Seconds()), fmt.Sprint(s.other),
 		fmt.Sprintf("%d / %d", r.DestroysOK, r.Destroys), r.Left.cell(), fmt.Sprint(r.Left.JobRecords))
 	t.Flush()
 	fmt.Fprintln(out)

@@ -45,14 +45,17 @@ for key in internal_kv._internal_kv_list(spec["prefix"], namespace=spec["kv_name
         continue
     raw = internal_kv._internal_kv_get(key, namespace=spec["kv_namespace"])
     value = json.loads(raw) if raw else {}
-    out[key[len(spec["prefix"]):]] = {"nodes": value.get("nodes") or {}, "groups": value.get("groups") or []}
+    out[key[len(spec["prefix"]):]] = {"nodes": value.get("nodes") or {}, "groups": value.get("groups") or [],
+                                      "owner": value.get("owner") or "", "group_ids": value.get("group_ids") or []}
 print(json.dumps(out))
 `
 
 // Reservation is one cluster's reservation as Ray's KV holds it.
 type Reservation struct {
-	Nodes  map[string]map[string]float64 `json:"nodes"`
-	Groups []string                      `json:"groups"`
+	Nodes    map[string]map[string]float64 `json:"nodes"`
+	Groups   []string                      `json:"groups"`
+	Owner    string                        `json:"owner"`
+	GroupIDs []string                      `json:"group_ids"`
 }
 
 // Reservations lists the reservations in Ray's KV ("<namespace>/<cluster>"

@@ -55,9 +55,10 @@ const (
 	// mid-takeover, and is removed.
 	driverTakeoverSeconds = 10
 	// A create waits this long for the reservation lock, and a cluster Ray
-	// places this long for pending reservations to be placed, before it
-	// reports the holders; a cluster Ray places holds the lock at most
-	// driverPlaceWaitSeconds waiting for Ray to place its groups.
+	// places (or a create choosing a node one could land on) this long for
+	// pending reservations to be placed, before it reports the holders; a
+	// cluster Ray places waits at most driverPlaceWaitSeconds for Ray to
+	// place its groups before it settles its reservation (no lock held).
 	driverLockWaitSeconds    = 60
 	driverPendingWaitSeconds = 60
 	driverPlaceWaitSeconds   = 5

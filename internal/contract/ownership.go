@@ -66,7 +66,8 @@ type Reservation struct {
 	Groups []string `json:"groups"`
 	// Nodes is what the bundles ask of each chosen node (select_nodes); nil
 	// for a cluster Ray places, which waits until no reservation is pending,
-	// creates its groups under the lock and reserves where Ray put them.
+	// reserves its bundles as unplaced, creates its groups without the lock
+	// and settles the reservation where Ray put them.
 	Nodes map[string]topology.Resources `json:"nodes"`
 	// CountLive: the check counts the groups Ray holds on the node (every
 	// capacity_check but "none", whose groups queue in Ray).

@@ -158,7 +158,7 @@ type Contract struct {
 	TakeoverSeconds int `json:"takeover_seconds"`
 	// LockWaitSeconds, PendingWaitSeconds and PlaceWaitSeconds bound the
 	// waits of a reservation (the lock; pending reservations, for a cluster
-	// Ray places; Ray's placement of such a cluster, holding the lock).
+	// Ray places; Ray's placement of such a cluster, without the lock).
 	LockWaitSeconds    int `json:"lock_wait_seconds"`
 	PendingWaitSeconds int `json:"pending_wait_seconds"`
 	PlaceWaitSeconds   int `json:"place_wait_seconds"`

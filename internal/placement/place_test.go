@@ -23,8 +23,9 @@ type fakeDriver struct {
 	pending  []contract.NodeHolder
 	requests []contract.Request
 	// refuseAll refuses every create, as the driver refuses a cluster Ray
-	// places while other reservations stay pending.
-	refuseAll bool
+	// places while other reservations stay pending; whole refuses it as
+	// placed on a node another cluster reserves whole.
+	refuseAll, whole bool
 }
 
 func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Result, error) {
@@ -36,7 +37,7 @@ func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Res
 		}
 	}
 	if f.refuseAll {
-		holders = append(holders, contract.NodeHolder{NodeID: "n1", Cluster: "ns/other", Owner: "owner-of-other", Groups: []string{"other-node0"}, Pending: true})
+		holders = append(holders, contract.NodeHolder{NodeID: "n1", Cluster: "ns/other", Owner: "owner-of-other", Groups: []string{"other-node0"}, Pending: !f.whole})
 	}
 	if len(holders) == 0 {
 		return &contract.Result{OK: true, Action: req.Action}, nil
@@ -142,12 +143,14 @@ func TestPlaceOutOfTimeFailsNamingHolders(t *testing.T) {
 		spec     clusterspec.Spec
 		path     string
 		sentence string
+		whole    bool
 	}{
-		{selecting, clusterspec.AttrSelectNodes, "cannot hold it beside what other clusters reserved there"},
-		{plain, "", "Other clusters' reservations stayed pending"},
+		{selecting, clusterspec.AttrSelectNodes, "cannot hold it beside what other clusters reserved there", false},
+		{plain, "", "Other clusters' reservations stayed pending", false},
+		{plain, "", "on nodes other clusters reserve whole (exclusive_nodes)", true},
 	} {
 		snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
-		f := &fakeDriver{taken: map[string]bool{}, refuseAll: true}
+		f := &fakeDriver{taken: map[string]bool{}, refuseAll: true, whole: c.whole}
 		res, issues, err := Place(context.Background(), fakeEnv(f, snap), &c.spec, snap, "owner-a", nil)
 		if err != nil || res != nil || len(issues) != 1 || issues[0].Summary != SummaryNodesTaken || issues[0].Path != c.path {
 			t.Fatalf("select_nodes %t: got %+v, %+v, %v; want one %q issue on %q", c.spec.SelectNodes, res, issues, err, SummaryNodesTaken, c.path)

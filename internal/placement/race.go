@@ -308,6 +308,10 @@ func lostRaceDetail(spec clusterspec.Spec, claimed map[string][]contract.NodeHol
 	if spec.SelectNodes {
 		fmt.Fprintf(&b, "The nodes this apply chose for %q cannot hold it beside what other clusters reserved there: %s.",
 			spec.Name, contract.DescribeHolders(holders))
+	} else if slices.ContainsFunc(holders, func(h contract.NodeHolder) bool { return !h.Pending }) {
+		// Only a node reserved whole refuses a cluster Ray already placed.
+		fmt.Fprintf(&b, "Ray kept placing %q on nodes other clusters reserve whole (exclusive_nodes): %s.",
+			spec.Name, contract.DescribeHolders(holders))
 	} else {
 		fmt.Fprintf(&b, "Other clusters' reservations stayed pending (their groups not yet placed) while %q waited to be placed by Ray: %s.",
 			spec.Name, contract.DescribeHolders(holders))

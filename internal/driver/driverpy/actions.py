@@ -16,7 +16,7 @@ from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner, rewrite_plain
 from .record import placed_record
 from .probe import kept_bundles, probe_groups
 from .quotas import do_quota, read_quota
-from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, release_cluster_reservation, reserve, reserve_placed, settle_reservation
+from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, place_reserved, release_cluster_reservation, reserve, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -101,8 +101,13 @@ def check_owner_for_create(run: Run, spec: Spec, found: Dict[str, Optional[Tuple
 
 def record_owner_for_create(run: Run, spec: Spec, record: Optional[Json]) -> None:
     """Records the owner before any group is created (record: this state's
-    record found by check_owner_for_create, or None)."""
+    record found by check_owner_for_create, or None). A record another
+    state wrote since the lookup is never overwritten."""
     own = cast(Json, spec["own"])
+    now_held = kv_get(run, own, own["key"])
+    if now_held is not None and not is_ours(own, now_held) and not own["claim"]:
+        raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
+                          other=other_owner(now_held))
     if record is None:
         run.new_record = True
     kv_put(run, own, own["key"], placed_record(run, own, [], record))
@@ -123,7 +128,7 @@ def do_create(run: Run, spec: Spec) -> Json:
                 conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
-    placed_by_ray = reserve(run, spec)  # before the record: a run that loses the race writes nothing
+    reserve(run, spec)  # before the record: a run that loses the race writes nothing
     entries: List[Entry] = []
     with keep_reservation(run, spec):
         if spec["own"]:
@@ -135,8 +140,7 @@ def do_create(run: Run, spec: Spec) -> Json:
                 entries.append((name, hit[0], False))
                 continue
             entries.append((name, create_group(run, g), True))
-    if placed_by_ray is not None:
-        reserve_placed(run, spec, placed_by_ray, [e[1] for e in entries])
+    place_reserved(run, spec, [e[1] for e in entries])
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
     settle_reservation(run, spec, [e[1] for e in entries])

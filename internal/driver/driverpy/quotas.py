@@ -70,7 +70,7 @@ def usage(run: Run, quota: Json, reservations: List[Tuple[str, Json]], groups: L
         placed, placed_on = held_by(mine)
         shares = v.get("nodes") or {}
         reserved: Resources = {}
-        for res in shares.values():
+        for res in list(shares.values()) + list(v.get("unplaced") or []):  # unplaced: a cluster Ray is placing
             add_res(reserved, res)
         on_nodes = placed_on
         if len(mine) < len(v.get("groups") or []) or any(g["state"] != run.contract.state_created for g in mine):

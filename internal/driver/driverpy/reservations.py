@@ -5,8 +5,10 @@
 # reservation names, and writes the reservation in the same step. Clusters
 # share a node whenever it holds them all. A create that does not fit gets
 # the holders back (code nodes_claimed) and Go chooses again. A cluster Ray
-# places (no select_nodes) waits until no reservation is pending, creates
-# its groups under the lock and reserves where Ray put them.
+# places (no select_nodes) waits until no reservation is pending, reserves
+# its ask on no node yet (placing), creates its groups and waits for Ray
+# without the lock, then settles the reservation where Ray put them under
+# the lock again. The lock is held for KV work only.
 
 from __future__ import annotations
 
@@ -16,11 +18,11 @@ import random
 import threading
 import time
 import traceback
-from typing import Any, Dict, Iterator, List, Optional, Tuple, cast
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from .contract import DriverError, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new, owner_prefix
-from .quotas import add_res, alive_nodes, check_held, check_quota
+from .quotas import add_res, alive_nodes, check_quota, fits, namespace_groups
 from .rayapi import RAY
 from .runstate import Run, progress
 
@@ -62,6 +64,7 @@ def take_lock(run: Run, own: Json, resv: Json, wait_seconds: float) -> None:
     while True:
         run.lock_key = key  # first: a run stopped mid-put still drops a lock it may hold (by token)
         if kv_put_new(run, own, key, {"token": token, "at": time.time()}):
+            run.lock_since = time.monotonic()
             return
         run.lock_key = ""
         held = kv_get(run, own, key)
@@ -99,6 +102,7 @@ def drop_lock(run: Run, own: Json) -> None:
         if held is not None and held.get("token") == run.claim_token:
             kv_del(run, own, key)
         run.lock_key = ""
+        progress(run, "unlocked", lock_held_seconds=round(time.monotonic() - run.lock_since, 3))  # the bench reports the longest
     except Exception:  # noqa: BLE001
         traceback.print_exc()
 
@@ -148,22 +152,30 @@ class Ledger:
         self.run, self.resv = run, resv
         tables = (RAY.placement_group_table() or {}).values()
         self.live = [t for t in tables if t.get("state") != run.contract.state_removed]
+        # The table leaves out each group's Ray namespace, and names repeat across namespaces.
+        self.ns_of = {str(g["id"]): str(g["namespace"]) for g in namespace_groups(run)}
         self.others: List[Tuple[str, Json]] = []
         self.previous: Optional[Json] = None  # this cluster's own reservation (a retry), restored if this run fails
-        self.quota: Optional[Json] = None  # the namespace's quota, as reserve checked it
+        self.taken: Optional[Json] = None  # another state's reservation of this same cluster name
         for key, value in read_reservations(run, own, resv["prefix"]):
             if self.stale(value):
                 kv_del(run, own, key)  # under the lock: nobody rewrites it meanwhile
-            elif key == resv["key"] and value.get("owner") == own["owner"]:
+            elif key == resv["key"] and (value.get("owner") in ("", own["owner"]) or own.get("claim")):  # "": from before owners
                 self.previous = value
+            elif key == resv["key"]:
+                self.taken = value
             else:
                 self.others.append((key, value))
         named = {id(t) for _, v in self.others for t in self.groups_of(v)}
         self.strays = [self.strays_of(v) for _, v in self.others]  # by position in others
         mine = set(resv["groups"])
-        # Placed groups no reservation names, this cluster's own aside.
+        # Placed groups no reservation names, this cluster's own (in its namespace) aside.
         self.unnamed = [t for t in self.live if t.get("state") == run.contract.state_created and id(t) not in named
-                        and str(t.get("name")) not in mine]
+                        and not (str(t.get("name")) in mine and self.in_namespace(t, resv["cluster"]))]
+
+    def in_namespace(self, table: Json, cluster: str) -> bool:
+        """Whether the group lives in the Ray namespace of cluster ("<namespace>/<name>")."""
+        return self.ns_of.get(str(table.get("placement_group_id"))) == cluster.split("/", 1)[0]
 
     def groups_of(self, value: Json) -> List[Json]:
         """value's live groups: by id once its create recorded them, else by name."""
@@ -171,7 +183,8 @@ class Ledger:
         if ids:
             return [t for t in self.live if t.get("placement_group_id") in ids]
         names = {str(g) for g in value.get("groups") or []}
-        return [t for t in self.live if str(t.get("name")) in names]
+        cluster = str(value.get("cluster") or "")
+        return [t for t in self.live if str(t.get("name")) in names and self.in_namespace(t, cluster)]
 
     def strays_of(self, value: Json) -> Dict[str, Resources]:
         """What value's placed bundles hold on each node beyond the share it
@@ -195,8 +208,35 @@ class Ledger:
 
     def pending(self, value: Json) -> bool:
         """Its groups are not all placed: Ray's free resources lack its share."""
+        if value.get("placing"):
+            return True
         created = [t for t in self.groups_of(value) if t.get("state") == self.run.contract.state_created]
         return bool(value.get("nodes")) and len(created) < len(value.get("groups") or [])
+
+    def placing(self, value: Json) -> bool:
+        """A cluster Ray places, between its reservation and settling where
+        Ray put it, renewed within stale_seconds (a killed run's is not)."""
+        return bool(value.get("placing")) and time.time() - float(value.get("claimed_at") or 0) < self.resv["stale_seconds"]
+
+    def could_land(self, value: Json, totals: Dict[str, Resources]) -> Dict[str, Resources]:
+        """The nodes where a bundle Ray has not placed yet of value could
+        land (by the node's total), each with all such bundles' ask."""
+        out: Dict[str, Resources] = {}
+        for b in value.get("unplaced") or []:
+            for node, total in totals.items():
+                if fits(total, b):
+                    add_to(out, node, b)
+        return out
+
+    def landing(self, totals: Dict[str, Resources], nodes: List[str], placing_only: bool) -> List[Json]:
+        """Holders of the other reservations whose unplaced bundles could land
+        on one of nodes (placing_only: only those still being placed)."""
+        out = []
+        for _, v in self.others:
+            if placing_only and not self.placing(v) or not v.get("unplaced"):
+                continue
+            out += [holder(node, v, self.resv, res, True) for node, res in sorted(self.could_land(v, totals).items()) if node in nodes]
+        return out
 
     def short_nodes(self, totals: Dict[str, Resources]) -> List[str]:
         """The nodes that cannot hold this cluster's ask: short of a resource,
@@ -211,13 +251,15 @@ class Ledger:
         if self.resv["count_live"]:
             for node, res in unnamed.items():
                 add_to(used, node, res)
-        whole = {node for _, v in self.others if v.get("exclusive") for node in (v.get("nodes") or {})}
+        whole = self.whole_nodes()
+        # A bundle Ray has not placed yet may land on any node that holds it: no exclusive create takes those.
+        landing = {h["node_id"] for h in self.landing(totals, list(totals), False)} if self.resv["exclusive"] else set()
         short = []
         for node, want in sorted((self.resv["nodes"] or {}).items()):
             total = totals.get(node)
             if total is None:
                 continue  # not alive: Ray itself refuses the group
-            if node in whole or self.resv["exclusive"] and (node in used or node in unnamed):
+            if node in whole or self.resv["exclusive"] and (node in used or node in unnamed or node in landing):
                 short.append(node)
                 continue
             for k, v in want.items():
@@ -227,22 +269,40 @@ class Ledger:
                     break
         return short
 
-    def holders_on(self, nodes: List[str]) -> List[Json]:
-        """Every other reservation on the nodes and the placed groups there
+    def whole_nodes(self) -> Set[str]:
+        """The nodes other clusters reserved whole (exclusive_nodes)."""
+        return {node for _, v in self.others if v.get("exclusive") for node in (v.get("nodes") or {})}
+
+    def holders_on(self, nodes: List[str], totals: Optional[Dict[str, Resources]] = None) -> List[Json]:
+        """Every other reservation on the nodes (with totals, also those
+        whose unplaced bundles could land there) and the placed groups there
         no reservation names; a node with neither is named alone."""
         out = []
         for node in nodes:
             found = [holder(node, v, self.resv, share_on(v, strays, node), self.pending(v))
                      for (_, v), strays in zip(self.others, self.strays) if node in (v.get("nodes") or {}) or node in strays]
+            named = {h["cluster"] for h in found}
+            found += [h for h in (self.landing(totals, [node], False) if totals else []) if h["cluster"] not in named]
             found += [holder(node, {"groups": [t.get("name")]}, self.resv) for t in self.unnamed
                       if node in {str(n) for n in (t.get("bundles_to_node_id") or {}).values()}]
             out += found or [holder(node, {}, self.resv)]
         return out
 
-    def pending_holders(self) -> List[Json]:
-        """Every node share of a pending reservation, for Go to count."""
-        return [holder(node, value, self.resv, res, True) for _, value in self.others if self.pending(value)
-                for node, res in sorted((value.get("nodes") or {}).items())]
+    def pending_holders(self, totals: Optional[Dict[str, Resources]] = None) -> List[Json]:
+        """Every node share of a pending reservation, for Go to count; a
+        cluster Ray is placing counts on every node it could land on."""
+        out = []
+        for _, value in self.others:
+            if not self.pending(value):
+                continue
+            shares: Dict[str, Resources] = {}
+            for node, res in (value.get("nodes") or {}).items():
+                add_to(shares, node, res)
+            if totals is not None and self.placing(value):
+                for node, res in self.could_land(value, totals).items():
+                    add_to(shares, node, res)
+            out += [holder(node, value, self.resv, res, True) for node, res in sorted(shares.items())]
+        return out
 
 
 def read_reservations(run: Run, own: Json, prefix: str) -> List[Tuple[str, Json]]:
@@ -260,12 +320,17 @@ def node_totals() -> Dict[str, Resources]:
     return {nid: info["total"] for nid, info in alive_nodes().items()}
 
 
-def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resources]) -> None:
-    """Writes this cluster's reservation (reserve noted the one it replaces)."""
-    run.reserved.append(resv["key"])  # first: a stopped run's cleanup deletes what it may have written
-    kv_put(run, own, resv["key"], {"cluster": resv["cluster"], "owner": own["owner"], "groups": resv["groups"],
-                                   "nodes": nodes, "exclusive": resv["exclusive"], "token": run_token(run),
-                                   "claimed_at": time.time()})
+def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resources],
+                      unplaced: Optional[List[Resources]] = None) -> None:
+    """Writes this cluster's reservation (reserve noted the one it replaces).
+    unplaced: a cluster Ray places, its bundles before Ray placed them."""
+    if resv["key"] not in run.reserved:
+        run.reserved.append(resv["key"])  # first: a stopped run's cleanup deletes what it may have written
+    value: Json = {"cluster": resv["cluster"], "owner": own["owner"], "groups": resv["groups"], "nodes": nodes,
+                   "exclusive": resv["exclusive"], "token": run_token(run), "claimed_at": time.time()}
+    if unplaced is not None:
+        value["placing"], value["unplaced"] = True, unplaced
+    kv_put(run, own, resv["key"], value)
 
 
 @contextlib.contextmanager
@@ -309,45 +374,62 @@ def stop_keeping(run: Run) -> None:
             run.keeping = None
 
 
-def reserve(run: Run, spec: Spec) -> Optional[Ledger]:
+def reserve(run: Run, spec: Spec) -> None:
     """Reserves the cluster's ask on its chosen nodes, or reports the holders
-    of the nodes that cannot hold it. For a cluster Ray places, waits until
-    no reservation younger than stale_seconds is pending (older pending ones
-    queue in Ray) and returns the Ledger, holding the lock: its create then
-    calls reserve_placed. Waits are bounded by the request's ready_timeout too."""
+    of the nodes that cannot hold it. A cluster Ray places waits until no
+    reservation younger than stale_seconds is pending (older pending ones
+    queue in Ray), then reserves its bundles as unplaced (placing): its
+    create calls place_reserved once its groups exist. A chosen node a
+    cluster Ray is placing could land on is waited for likewise. Waits are
+    bounded by the request's ready_timeout too, and hold no lock."""
     resv = reservation(spec)
     own = spec["own"]
     if resv is None or own is None:
-        return None
+        return
     deadline = time.time() + min(run.contract.pending_wait_seconds, spec["timeout"])
     while True:
         take_lock(run, own, resv, min(run.contract.lock_wait_seconds, spec["timeout"]))
-        keep = False
         try:
-            ledger = Ledger(run, own, resv)
-            ledger.quota = check_quota(run, spec, ledger.others, resv["cluster"], resv["nodes"])
-            # A failure of this run restores what it replaces: a retry's
-            # reservation, whose adopted groups it still stands for.
-            run.replaced.setdefault(resv["key"], ledger.previous)
-            if resv["nodes"] is not None:
-                short = ledger.short_nodes(node_totals())
-                if short:
-                    raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"],
-                                      holders=ledger.holders_on(short), claimed=ledger.pending_holders())
-                write_reservation(run, own, resv, resv["nodes"])
-                progress(run, "reserved", nodes=len(resv["nodes"]))
-                return None
-            waiting = [h for h in ledger.pending_holders() if time.time() - h["claimed_at"] < resv["stale_seconds"]]
-            if not waiting:
-                keep = True
-                progress(run, "reserved", nodes=0)
-                return ledger
-            if time.time() > deadline:
-                raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=waiting, claimed=waiting)
+            if reserve_locked(run, spec, resv, own, time.time() > deadline):
+                return
         finally:
-            if not keep:
-                drop_lock(run, own)
+            drop_lock(run, own)
         time.sleep(0.5)
+
+
+def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool) -> bool:
+    """reserve's one step under the lock: True once reserved, False to wait
+    (last: report the holders waited for instead)."""
+    ledger = Ledger(run, own, resv)
+    if ledger.taken is not None:
+        # Another state declared this cluster and reserved it first: never overwritten.
+        raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
+                          other={"owner": str(ledger.taken.get("owner") or ""), "has_record": True,
+                                 "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(ledger.taken.get("claimed_at") or 0)))})
+    check_quota(run, spec, ledger.others, resv["cluster"], resv["nodes"])
+    # A failure of this run restores what it replaces: a retry's
+    # reservation, whose adopted groups it still stands for.
+    run.replaced.setdefault(resv["key"], ledger.previous)
+    totals = node_totals()
+    if resv["nodes"] is not None:
+        waiting = ledger.landing(totals, list(resv["nodes"]), True)
+        if waiting and not last:
+            return False
+        short = ledger.short_nodes(totals)
+        if short or waiting:
+            raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"],
+                              holders=ledger.holders_on(short, totals) + waiting, claimed=ledger.pending_holders(totals))
+        write_reservation(run, own, resv, resv["nodes"])
+        progress(run, "reserved", nodes=len(resv["nodes"]))
+        return True
+    waiting = [h for h in ledger.pending_holders() if time.time() - h["claimed_at"] < resv["stale_seconds"]]
+    if waiting and last:
+        raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=waiting, claimed=waiting)
+    if waiting:
+        return False
+    write_reservation(run, own, resv, {}, [{k: float(v) for k, v in b.items()} for g in spec["groups"] for b in g["bundles"] or []])
+    progress(run, "reserved", nodes=0)
+    return True
 
 
 def placed_nodes(run: Run, groups: List[Any]) -> Tuple[Dict[str, Resources], List[str], bool]:
@@ -367,25 +449,42 @@ def unplaced_bundles(groups: List[Any]) -> List[Resources]:
     return out
 
 
-def reserve_placed(run: Run, spec: Spec, ledger: Ledger, groups: List[Any]) -> None:
-    """For a cluster Ray places, holding the lock (reserve's ledger): waits up
-    to place_wait_seconds for Ray to place its groups, checks the quota's
-    label limits where Ray put them so far, counting each bundle still
-    unplaced on every limit with a node that could hold it (over them, the
-    create fails and removes its groups), reserves there and drops the lock
-    (settle_reservation completes it)."""
-    resv, own = cast(Json, reservation(spec)), cast(Json, spec["own"])  # reserve returned a ledger: both are set
+def place_reserved(run: Run, spec: Spec, groups: List[Any]) -> None:
+    """For a cluster Ray places, once its groups exist: waits up to
+    place_wait_seconds for Ray to place them (no lock held; the reservation
+    renewed), then under the lock refuses a node another cluster reserved
+    whole (a label selector keeping Ray off it would show as the group's
+    drift), checks the quota (label limits where Ray put them, each bundle
+    still unplaced on every limit with a node that could hold it) and
+    settles the reservation there. Refused, the create fails and removes
+    its groups."""
+    resv, own = reservation(spec), spec["own"]
+    if resv is None or own is None or resv["nodes"] is not None:
+        return
+    deadline = time.time() + run.contract.place_wait_seconds
+    renewed = time.time()
+    while True:
+        nodes, ids, placed = placed_nodes(run, groups)
+        if placed or time.time() > deadline:
+            break
+        if time.time() - renewed > resv["stale_seconds"] / 3:
+            renew_key(run, own, resv["key"], "claimed_at")
+            renewed = time.time()
+        time.sleep(0.1)
+    take_lock(run, own, resv, min(run.contract.lock_wait_seconds, spec["timeout"]))
     try:
-        deadline = time.time() + run.contract.place_wait_seconds
-        while True:
-            nodes, _, placed = placed_nodes(run, groups)
-            if placed or time.time() > deadline:
-                break
-            refresh_lock(run, own)
-            time.sleep(0.1)
-        if ledger.quota and ledger.quota.get("label_limits"):  # as reserve read it, under the same lock
-            check_held(run, spec, ledger.quota, ledger.others, resv["cluster"], nodes, [] if placed else unplaced_bundles(groups))
-        write_reservation(run, own, resv, nodes)
+        ledger = Ledger(run, own, resv)
+        whole = sorted(ledger.whole_nodes() & set(nodes))
+        if whole:
+            raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=ledger.holders_on(whole),
+                              claimed=ledger.pending_holders())
+        unplaced = [] if placed else unplaced_bundles(groups)
+        check_quota(run, spec, ledger.others, resv["cluster"], nodes, unplaced)
+        held = kv_get(run, own, resv["key"])
+        if held is None or held.get("token") != run.claim_token:
+            raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=[], claimed=[])
+        held.update(nodes=nodes, group_ids=ids, unplaced=unplaced, placing=False, claimed_at=time.time())
+        kv_put(run, own, resv["key"], held)
     finally:
         drop_lock(run, own)
 
@@ -402,6 +501,14 @@ def settle_reservation(run: Run, spec: Spec, groups: List[Any]) -> None:
     if held is None or held.get("token") != run.claim_token:
         return
     held["nodes"], held["group_ids"], _ = placed_nodes(run, groups)
+    if held.get("unplaced") and resv["nodes"] is None:
+        # A bundle Ray placed after place_reserved: no exclusive create took a node it could land on
+        # meanwhile (they count it there), but one reserved whole before may be where it landed.
+        whole = [holder(n, v, resv) for k, v in read_reservations(run, own, resv["prefix"])
+                 if k != resv["key"] and v.get("exclusive") for n in sorted(v.get("nodes") or {}) if n in held["nodes"]]
+        if whole:
+            raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=whole, claimed=[])
+    held["unplaced"], held["placing"] = [], False
     kv_put(run, own, resv["key"], held)
 
 

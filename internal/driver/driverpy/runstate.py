@@ -35,6 +35,7 @@ class Run:
         self.claim_token = ""  # set once this run reserves; its reservation is released if it fails
         self.reserved: List[str] = []  # KV keys of the reservations this run wrote
         self.lock_key = ""  # the reservation lock, while this run holds it
+        self.lock_since = 0.0  # monotonic time this run took the lock
         self.replaced: Dict[str, Optional[Json]] = {}  # reservation key -> the value this run overwrote
         self.keeping: Optional[threading.Event] = None  # set to stop keep_reservation's renewals
         self.keeping_lock = threading.Lock()

@@ -128,3 +128,42 @@ def test_read_reports_the_groups_outside_its_namespace(cluster: Any, requests: A
     make_groups(cluster, {"groups": r["groups"][:1]})
     d = drive(r)
     assert d.result["ok"] and d.result["missing"] == [r["groups"][1]["name"]]
+
+
+def winner_after_lookup(cluster: fake_ray.Cluster, r: Dict[str, Any], monkeypatch: Any, reserved: bool, recorded: bool) -> None:
+    """Another state declaring the same cluster (owner "winner") applies
+    right after this run's lookups found nothing: it reserves, records and
+    creates the groups before this run reserves."""
+    actions = __import__("driverpy.actions", fromlist=["x"])
+    real = __import__("driverpy.groups", fromlist=["x"]).lookup
+    names = [g["name"] for g in r["groups"]]
+
+    def lookup(run: Any, name: str) -> Any:
+        hit = real(run, name)
+        if name == names[-1]:
+            resv = own(r)["reservation"]
+            if reserved:
+                cluster.kv_set(resv["key"], {"cluster": resv["cluster"], "owner": "winner", "groups": resv["groups"], "nodes": {},
+                                             "token": "t-winner", "claimed_at": 1e10}, own(r)["kv_namespace"])
+            if recorded:
+                set_record(cluster, r, "winner")
+            make_groups(cluster, r)
+        return hit
+
+    monkeypatch.setattr(actions, "lookup", lookup)
+
+
+def test_a_same_name_race_leaves_the_winner_whole(cluster: Any, requests: Any, drive: Any, monkeypatch: Any) -> None:
+    for reserved, recorded in ((True, True), (True, False), (False, True)):
+        cluster.kv.clear()
+        cluster.groups.clear()
+        r = requests["create"]
+        winner_after_lookup(cluster, r, monkeypatch, reserved, recorded)
+        d = drive(r)
+        assert d.result["error"]["code"] == "groups_exist", (reserved, recorded, d.result)
+        assert d.result["error"]["facts"]["other"]["owner"] == owner_digest("winner")
+        assert d.result["removed"] == [] and [g.state for g in cluster.groups] == ["CREATED", "CREATED"]
+        held = cluster.kv_value(own(r)["reservation"]["key"], own(r)["kv_namespace"])
+        assert (held["token"] == "t-winner") if reserved else held is None
+        assert (record(cluster, r)["owner"] == "winner") if recorded else record(cluster, r) is None
+        assert cluster.kv_value(own(r)["reservation"]["lock_key"], own(r)["kv_namespace"]) is None

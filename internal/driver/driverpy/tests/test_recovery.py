@@ -70,7 +70,7 @@ def test_a_bundle_placed_outside_its_reservation_counts_where_it_is(cluster: fak
     # Another state's cluster reserved node-1, but Ray placed its group again on node-2 (node-1 had died and
     # come back): its reservation does not name node-2 yet.
     g = fake_ray.Group(cluster, "other-node0", [{"GPU": 2.0}], "PACK", True)
-    g.state, g.nodes = "CREATED", {0: "node-2"}
+    g.state, g.nodes, g.namespace = "CREATED", {0: "node-2"}, "ns"
     cluster.groups.append(g)
     foreign(cluster, r, "other", {"node-1": {"GPU": 2.0}}, time.time() - 600, groups=["other-node0"])
     d = drive(r)

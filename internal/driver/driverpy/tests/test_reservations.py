@@ -74,6 +74,7 @@ def test_placed_groups_count_once(cluster: fake_ray.Cluster, requests: Any, driv
     r = requests["create_selected"]
     pg = __import__("ray.util.placement_group", fromlist=["x"])
     pg.placement_group([{"GPU": 1.0}], name="other-node0")
+    cluster.groups[0].namespace = "ns"  # the reservation's cluster's
     cluster.schedule()
     foreign(cluster, r, "other", {cluster.groups[0].nodes[0]: {"GPU": 1.0}}, time.time())
     assert drive(r).result["ok"]
@@ -133,16 +134,80 @@ def test_a_slow_create_keeps_its_reservation_fresh(cluster: fake_ray.Cluster, re
     assert [t.name for t in threading.enumerate() if t.name == "raytf-keep-reservation"] == []  # stopped
 
 
-def test_a_slow_create_of_a_cluster_ray_places_keeps_the_lock(cluster: fake_ray.Cluster, requests: Any, drive: Any,
-                                                              monkeypatch: Any) -> None:
-    """A cluster Ray places creates its groups holding the lock, which stays
-    fresh while a group call hangs and is dropped after."""
+def test_a_cluster_ray_places_holds_the_lock_only_for_kv_work(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                             monkeypatch: Any) -> None:
+    """It reserves its ask as placing, creates its groups and waits for Ray
+    without the lock (its reservation kept fresh meanwhile), then settles
+    the reservation where Ray put them."""
     r = requests["create"]  # no select_nodes: Ray places it
-    resv(r)["lock_stale_seconds"] = 1.5
-    ages = []
-    hang_group_calls(monkeypatch, 2.0, lambda: ages.append(time.time() - cluster.kv_value(resv(r)["lock_key"], ns(r))["at"]))
+    resv(r)["stale_seconds"] = 1.5
+    seen = []
+    hang_group_calls(monkeypatch, 2.0, lambda: seen.append((lock_free(cluster, r), cluster.kv_value(resv(r)["key"], ns(r)), time.time())))
+    d = drive(r)
+    assert d.result["ok"], d.result
+    assert all(free for free, _, _ in seen) and all(v["placing"] and len(v["unplaced"]) == 2 for _, v, _ in seen)
+    assert max(at - v["claimed_at"] for _, v, at in seen) < resv(r)["stale_seconds"]  # renewed: not stale to another run
+    held = cluster.kv_value(resv(r)["key"], ns(r))
+    assert not held["placing"] and held["unplaced"] == [] and len(held["group_ids"]) == 2
+    assert sum(res.get("GPU", 0.0) for res in held["nodes"].values()) == 2.0
+    holds = [p["lock_held_seconds"] for p in d.progress if p["phase"] == "unlocked"]
+    assert len(holds) == 2 and max(holds) < 1.0 and lock_free(cluster, r)  # the 2 s group calls ran unlocked
+
+
+def placed_foreign(c: fake_ray.Cluster, r: Dict[str, Any], name: str, node: str, exclusive: bool) -> str:
+    """Another state's placed cluster on node (one CPU), reserving it whole when exclusive."""
+    g = fake_ray.Group(c, name + "-node0", [{"CPU": 1.0}], "PACK", True)
+    g.state, g.nodes, g.namespace = "CREATED", {0: node}, "ns"
+    c.groups.append(g)
+    key = foreign(c, r, name, {node: {"CPU": 1.0}}, time.time())
+    c.kv_set(key, dict(c.kv_value(key, ns(r)), exclusive=exclusive, group_ids=[g.id.hex()]), ns(r))
+    return key
+
+
+def test_a_cluster_ray_places_on_a_node_reserved_whole_fails_cleanly(cluster: fake_ray.Cluster, requests: Any,
+                                                                     drive: Any) -> None:
+    r = requests["create"]
+    other = placed_foreign(cluster, r, "whole", "node-1", True)  # the fake places on node-1 first
+    d = drive(r)
+    err = d.result["error"]
+    assert err["code"] == "nodes_claimed" and [(h["node_id"], h["cluster"]) for h in err["facts"]["holders"]] == [("node-1", "ns/whole")]
+    assert sorted(d.result["removed"]) == ["vc-node0", "vc-node1"] and [g.name for g in cluster.groups if g.state != "REMOVED"] == ["whole-node0"]
+    assert cluster.kv_value(resv(r)["key"], ns(r)) is None and cluster.kv_value(r["ownership"]["key"], ns(r)) is None
+    assert cluster.kv_value(other, ns(r))["exclusive"] and lock_free(cluster, r)
+
+
+def test_a_bundle_ray_has_not_placed_counts_on_every_node_it_could_land_on(cluster: fake_ray.Cluster, requests: Any,
+                                                                           drive: Any) -> None:
+    """While a cluster Ray places is being placed, a create choosing one of
+    the nodes it could land on waits for it (refused once the wait ends);
+    a bundle still unplaced after that keeps exclusive creates off those nodes."""
+    r = requests["create_selected"]
+    r["contract"]["pending_wait_seconds"] = 0
+    key = foreign(cluster, r, "placing", {}, time.time())
+    cluster.kv_set(key, dict(cluster.kv_value(key, ns(r)), placing=True, unplaced=[{"GPU": 1.0}]), ns(r))
+    err = drive(r).result["error"]
+    assert err["code"] == "nodes_claimed" and {h["cluster"] for h in err["facts"]["holders"]} == {"ns/placing"}
+    assert {h["node_id"] for h in err["facts"]["claimed"]} == {"node-1", "node-2"}  # pending on every node it could land on
+    assert cluster.groups == [] and lock_free(cluster, r)
+    cluster.kv_set(key, dict(cluster.kv_value(key, ns(r)), placing=False), ns(r))  # settled, one bundle still queued in Ray
+    excl = copy.deepcopy(r)
+    resv(excl)["exclusive"] = True
+    err = drive(excl).result["error"]
+    assert err["code"] == "nodes_claimed" and {h["cluster"] for h in err["facts"]["holders"]} == {"ns/placing"}
+    assert drive(r).result["ok"]  # a share is not kept off: the queued bundle waits in Ray
+
+
+def test_a_stale_reservation_is_reclaimed_whatever_other_namespaces_hold(cluster: fake_ray.Cluster, requests: Any,
+                                                                         drive: Any) -> None:
+    """Its groups are looked for in its own Ray namespace: a live group of the
+    same name in another namespace is not one of them."""
+    r = requests["create_selected"]
+    g = fake_ray.Group(cluster, "ghost-node0", [{"CPU": 1.0}], "PACK", True)
+    g.state, g.nodes, g.namespace = "CREATED", {0: "node-1"}, "other"
+    cluster.groups.append(g)
+    ghost = foreign(cluster, r, "ghost", {"node-2": {"GPU": 2.0}}, time.time() - resv(r)["stale_seconds"] - 1)
     assert drive(r).result["ok"]
-    assert ages and max(ages) < resv(r)["lock_stale_seconds"] and lock_free(cluster, r)
+    assert cluster.kv_value(ghost, ns(r)) is None
 
 
 def test_an_old_reservation_whose_group_lives_is_kept(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
@@ -150,6 +215,7 @@ def test_an_old_reservation_whose_group_lives_is_kept(cluster: fake_ray.Cluster,
     r = requests["create_selected"]
     pg = __import__("ray.util.placement_group", fromlist=["x"])
     pg.placement_group([{"CPU": 1.0}], name="old-node0")
+    cluster.groups[0].namespace = "ns"
     cluster.schedule()
     old = foreign(cluster, r, "old", {"node-2": {"GPU": 2.0}}, time.time() - resv(r)["stale_seconds"] - 1)
     err = drive(r).result["error"]
@@ -265,3 +331,28 @@ def test_an_import_takes_the_reservation_over(cluster: fake_ray.Cluster, request
     gone["ownership"]["owner"] = "owner-b"
     assert drive(gone).result["ok"]
     assert cluster.kv_value(resv(r)["key"], ns(r)) is None
+
+
+def test_a_bundle_ray_places_late_on_a_node_reserved_whole_fails_cleanly(cluster: fake_ray.Cluster, requests: Any,
+                                                                          drive: Any) -> None:
+    """Ray places the cluster only after its reservation was settled (the
+    GPUs were busy): landing on a node reserved whole, it fails all the same."""
+    r = requests["create"]
+    r["contract"]["place_wait_seconds"] = 0
+    placed_foreign(cluster, r, "whole", "node-1", True)
+    busy = []
+    for node in ("node-1", "node-2"):
+        g = fake_ray.Group(cluster, "busy-" + node, [{"GPU": 2.0}], "PACK", True)
+        g.state, g.nodes, g.namespace = "CREATED", {0: node}, "other"
+        busy.append(g)
+    cluster.groups += busy
+
+    def free(c: fake_ray.Cluster) -> None:
+        for g in busy:
+            g.state = "REMOVED"
+
+    cluster.on_wait = free
+    d = drive(r)
+    err = d.result["error"]
+    assert err["code"] == "nodes_claimed" and [(h["node_id"], h["cluster"]) for h in err["facts"]["holders"]] == [("node-1", "ns/whole")]
+    assert sorted(d.result["removed"]) == ["vc-node0", "vc-node1"] and cluster.kv_value(resv(r)["key"], ns(r)) is None
