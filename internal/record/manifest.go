@@ -55,8 +55,8 @@ const ReservationLockKey = "reservation-lock"
 const ReservationStaleSeconds = 30
 
 // ReservationLockStaleSeconds is how long the lock is honoured: a run holds
-// it for one check-and-write (a cluster Ray places: also its create), so
-// an older lock was left by a killed run.
+// it for one check-and-write of the KV, never while it waits for Ray, so an
+// older lock was left by a killed run.
 const ReservationLockStaleSeconds = 20
 
 // NewOwnerToken returns a fresh random owner token for a state.
