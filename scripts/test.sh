@@ -83,6 +83,8 @@ side_tests=(
   TestAccLifecycle_importBusyCluster TestAccLifecycle_interruptedApplyLeftover
   TestAccReservations_siblingsWithoutExcludeChain TestAccReservations_statesShareNodesByGPU
   TestAccOwnerSecret_notReadableFromRay TestAccOwnerSecret_plainTokenRecordStillOwned
+  TestAccReservations_sameNameRace TestAccReservations_staleWhateverOtherNamespacesHold
+  TestAccReservations_rayPlacedKeepsOffExclusiveNodes
 )
 side_pattern="^($(IFS='|'; echo "${side_tests[*]}"))\$"
 case "$suite" in
