@@ -180,3 +180,67 @@ func TestAccRecovery_selectedNodeLostReplaces(t *testing.T) {
 		},
 	)
 }
+
+// A select_nodes cluster pinned to its NVLink domain loses the node that
+// holds its bundle: Ray places the bundle again on the domain's other node,
+// in the same group, and the plan is an in-place update that re-probes it,
+// never a replacement (with node pinning it would be one).
+func TestAccRecovery_domainPinnedClusterStaysInItsDomain(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.SkipDisruptive(t)
+	name := acctest.Name("domlost")
+	ids := nodeIDs(t)
+	rackB := []string{"rackB-1", "rackB-2"}
+	vc := acctest.VirtualCluster{Name: name, Counts: []int{1}, GPUsPerNode: 1, SelectNodes: true, Pinning: "domain", ReadyTimeout: "60s",
+		ExcludeNodeIDs: excludeAllBut(t, ids[acctest.NodeIP(rackB[0])], ids[acctest.NodeIP(rackB[1])])}
+	cfg := vc.String()
+	var groups map[string]string
+	var lost, other string
+	vcTest(t, name,
+		resource.TestStep{
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(groupIDs(t, name, &groups), func(s *terraform.State) error {
+				ip := stateAttr(s, "bundles.0.node_ip")
+				for i, n := range rackB {
+					if acctest.NodeIP(n) == ip {
+						lost, other = n, rackB[1-i]
+						return nil
+					}
+				}
+				return fmt.Errorf("the bundle is on %s, outside rackB", ip)
+			}),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				stopNodeUntilDead(t, lost)
+				waitForBundleOn(t, name+"-node0", ids[acctest.NodeIP(other)])
+			},
+			Config:           cfg,
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+			Check:            resource.ComposeAggregateTestCheckFunc(sameGroupIDs(t, name, &groups)),
+			ConfigStateChecks: []statecheck.StateCheck{
+				expectVC(at("bundles", 0, "node_id"), knownvalue.StringFunc(func(v string) error {
+					if v != ids[acctest.NodeIP(other)] {
+						return fmt.Errorf("bundle recorded on %s, want %s (%s)", v, ids[acctest.NodeIP(other)], other)
+					}
+					return nil
+				})),
+			},
+		},
+	)
+}
+
+// waitForBundleOn waits until Ray lists group's bundle 0 placed on node.
+func waitForBundleOn(t *testing.T, group, node string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		live, err := acctest.LiveGroups(context.Background(), acctest.Client(t), group)
+		if err == nil && len(live) == 1 && live[0].State == raystate.PlacementGroupStateCreated &&
+			len(live[0].Bundles) > 0 && live[0].Bundles[0].NodeID == node {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("Ray did not place %s's bundle again on %s within 90 s", group, node)
+}
