@@ -84,7 +84,7 @@ side_tests=(
   TestAccReservations_siblingsWithoutExcludeChain TestAccReservations_statesShareNodesByGPU
   TestAccOwnerSecret_notReadableFromRay TestAccOwnerSecret_plainTokenRecordStillOwned
   TestAccReservations_sameNameRace TestAccReservations_staleWhateverOtherNamespacesHold
-  TestAccReservations_rayPlacedKeepsOffExclusiveNodes
+  TestAccReservations_rayPlacedKeepsOffExclusiveNodes TestAccRecovery_domainPinnedClusterStaysInItsDomain
 )
 side_pattern="^($(IFS='|'; echo "${side_tests[*]}"))\$"
 case "$suite" in

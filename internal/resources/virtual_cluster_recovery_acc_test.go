@@ -213,7 +213,7 @@ func TestAccRecovery_domainPinnedClusterStaysInItsDomain(t *testing.T) {
 		resource.TestStep{
 			PreConfig: func() {
 				stopNodeUntilDead(t, lost)
-				waitForBundleOn(t, name+"-node0", ids[acctest.NodeIP(other)])
+				waitForBundleOn(t, name, ids[acctest.NodeIP(other)])
 			},
 			Config:           cfg,
 			ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
@@ -230,17 +230,23 @@ func TestAccRecovery_domainPinnedClusterStaysInItsDomain(t *testing.T) {
 	)
 }
 
-// waitForBundleOn waits until Ray lists group's bundle 0 placed on node.
-func waitForBundleOn(t *testing.T, group, node string) {
+// waitForBundleOn waits until Ray lists bundle 0 of cluster's one group
+// placed on node.
+func waitForBundleOn(t *testing.T, cluster, node string) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
+	var seen any
 	for time.Now().Before(deadline) {
-		live, err := acctest.LiveGroups(context.Background(), acctest.Client(t), group)
+		live, err := acctest.LiveGroups(context.Background(), acctest.Client(t), cluster)
 		if err == nil && len(live) == 1 && live[0].State == raystate.PlacementGroupStateCreated &&
 			len(live[0].Bundles) > 0 && live[0].Bundles[0].NodeID == node {
 			return
 		}
+		seen = live
+		if err != nil {
+			seen = err
+		}
 		time.Sleep(time.Second)
 	}
-	t.Fatalf("Ray did not place %s's bundle again on %s within 90 s", group, node)
+	t.Fatalf("Ray did not place %s's bundle again on %s within 90 s; last seen: %+v", cluster, node, seen)
 }
