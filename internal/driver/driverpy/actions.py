@@ -102,12 +102,20 @@ def check_owner_for_create(run: Run, spec: Spec, found: Dict[str, Optional[Tuple
 def record_owner_for_create(run: Run, spec: Spec, record: Optional[Json]) -> None:
     """Records the owner before any group is created (record: this state's
     record found by check_owner_for_create, or None). A record another
-    state wrote since the lookup is never overwritten."""
+    state wrote since the lookup is never overwritten, unless its cluster is
+    gone (every recorded group removed)."""
     own = cast(Json, spec["own"])
     now_held = kv_get(run, own, own["key"])
     if now_held is not None and not is_ours(own, now_held) and not own["claim"]:
-        raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
-                          other=other_owner(now_held))
+        # A record whose groups were all placed (their ids recorded) and none of which lives is a cluster
+        # removed outside Terraform: a new create may write over it. A create still making its groups
+        # (ids not recorded yet) is another state's, racing this one.
+        ids = {str(g.get("id") or "") for g in now_held.get("groups") or []}
+        live = {str(t.get("placement_group_id")) for t in (RAY.placement_group_table() or {}).values()
+                if t.get("state") != run.contract.state_removed}
+        if not ids or "" in ids or ids & live:
+            raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
+                              other=other_owner(now_held))
     if record is None:
         run.new_record = True
     kv_put(run, own, own["key"], placed_record(run, own, [], record))

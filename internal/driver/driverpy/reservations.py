@@ -158,7 +158,7 @@ class Ledger:
         self.previous: Optional[Json] = None  # this cluster's own reservation (a retry), restored if this run fails
         self.taken: Optional[Json] = None  # another state's reservation of this same cluster name
         for key, value in read_reservations(run, own, resv["prefix"]):
-            if self.stale(value):
+            if self.stale(value) or (key == resv["key"] and self.removed(value)):
                 kv_del(run, own, key)  # under the lock: nobody rewrites it meanwhile
             elif key == resv["key"] and (value.get("owner") in ("", own["owner"]) or own.get("claim")):  # "": from before owners
                 self.previous = value
@@ -205,6 +205,12 @@ class Ledger:
         if time.time() - float(value.get("claimed_at") or 0) < self.resv["stale_seconds"]:
             return False
         return not self.groups_of(value)
+
+    def removed(self, value: Json) -> bool:
+        """Its groups were placed (their ids recorded) and none lives: the
+        cluster was removed outside Terraform, so its name is free now. A
+        create still making its groups has no ids yet."""
+        return bool(value.get("group_ids")) and not self.groups_of(value)
 
     def pending(self, value: Json) -> bool:
         """Its groups are not all placed: Ray's free resources lack its share."""

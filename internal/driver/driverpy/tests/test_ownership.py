@@ -167,3 +167,17 @@ def test_a_same_name_race_leaves_the_winner_whole(cluster: Any, requests: Any, d
         assert (held["token"] == "t-winner") if reserved else held is None
         assert (record(cluster, r)["owner"] == "winner") if recorded else record(cluster, r) is None
         assert cluster.kv_value(own(r)["reservation"]["lock_key"], own(r)["kv_namespace"]) is None
+
+
+def test_a_cluster_removed_outside_terraform_frees_its_name(cluster: Any, requests: Any, drive: Any) -> None:
+    """Its groups removed out of band, a cluster is planned anew with a new owner token: the old owner's record and
+    reservation, whose recorded groups are all gone, do not refuse the create."""
+    r = requests["create"]
+    assert drive(r).result["ok"]
+    for g in list(cluster.groups):
+        cluster.remove(g)
+    again = dict(r, ownership=dict(own(r), owner=owner_digest("new-owner")))
+    again["ownership"]["reservation"] = dict(own(r)["reservation"], owner=owner_digest("new-owner"))
+    d = drive(again)
+    assert d.result["ok"], d.result
+    assert record(cluster, r)["owner"] == owner_digest("new-owner")
