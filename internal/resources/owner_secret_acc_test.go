@@ -92,29 +92,10 @@ func TestAccOwnerSecret_notReadableFromRay(t *testing.T) {
 // stateTokens returns every owner_id in w's local state, by resource address.
 func stateTokens(t *testing.T, w *acctest.WorkDir) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(w.Dir + "/terraform.tfstate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Resources []struct {
-			Type, Name string
-			Instances  []struct {
-				Attributes struct {
-					OwnerID string `json:"owner_id"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(data, &st); err != nil {
-		t.Fatalf("state of %s: %v", w.Dir, err)
-	}
 	out := map[string]string{}
-	for _, r := range st.Resources {
-		for _, i := range r.Instances {
-			if i.Attributes.OwnerID != "" {
-				out[r.Type+"."+r.Name] = i.Attributes.OwnerID
-			}
+	for addr, owner := range stateOwners(t, w) {
+		if owner != "" {
+			out[addr] = owner
 		}
 	}
 	return out

@@ -203,23 +203,44 @@ func TestAccLifecycle_importTakesOwnership(t *testing.T) {
 // stateOwner reads the owner_id of the one cluster in w's local state.
 func stateOwner(t *testing.T, w *acctest.WorkDir) string {
 	t.Helper()
+	owners := stateOwners(t, w)
+	if len(owners) != 1 {
+		t.Fatalf("state of %s holds %d resources, want one cluster: %v", w.Dir, len(owners), owners)
+	}
+	for _, owner := range owners {
+		return owner
+	}
+	return ""
+}
+
+// stateOwners reads the owner_id of every resource instance in w's local
+// state, by resource address ("" for one without).
+func stateOwners(t *testing.T, w *acctest.WorkDir) map[string]string {
+	t.Helper()
 	data, err := os.ReadFile(w.Dir + "/terraform.tfstate")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var st struct {
 		Resources []struct {
-			Instances []struct {
+			Type, Name string
+			Instances  []struct {
 				Attributes struct {
 					OwnerID string `json:"owner_id"`
 				} `json:"attributes"`
 			} `json:"instances"`
 		} `json:"resources"`
 	}
-	if err := json.Unmarshal(data, &st); err != nil || len(st.Resources) != 1 || len(st.Resources[0].Instances) != 1 {
+	if err := json.Unmarshal(data, &st); err != nil {
 		t.Fatalf("state of %s: %v", w.Dir, err)
 	}
-	return st.Resources[0].Instances[0].Attributes.OwnerID
+	out := map[string]string{}
+	for _, r := range st.Resources {
+		for _, i := range r.Instances {
+			out[r.Type+"."+r.Name] = i.Attributes.OwnerID
+		}
+	}
+	return out
 }
 
 // copyState copies from's local state file into to.
