@@ -231,7 +231,7 @@ func (p *planCall) checkOccupancy(spec clusterspec.Spec, snap *planning.Snapshot
 func (p *planCall) liveUnavailable(snapErr error) {
 	data := p.r.data
 	if session.IsUnauthorized(snapErr) {
-		p.resp.Diagnostics.AddError("Ray rejected the credentials", session.CredentialsDetail(data.Address(), snapErr))
+		addDashboardError(&p.resp.Diagnostics, data, snapErr)
 		return
 	}
 	p.resp.Diagnostics.AddWarning("Cannot check the plan against the live Ray cluster",

@@ -13,7 +13,7 @@ import (
 // rejected credentials and an unreachable cluster need different fixes.
 func DashboardIssue(address string, err error) clusterspec.Issue {
 	if IsUnauthorized(err) {
-		return clusterspec.Issue{Summary: "Ray rejected the credentials", Detail: CredentialsDetail(address, err)}
+		return clusterspec.Issue{Summary: "Ray rejected the credentials", Detail: credentialsDetail(address, err)}
 	}
 	return clusterspec.Issue{Summary: "Cannot reach the Ray dashboard", Detail: UnreachableDetail(address, err)}
 }
@@ -38,7 +38,7 @@ const retryFix = "Check that the Ray cluster is up and its dashboard answers at 
 const credentialsFix = "The cluster uses token authentication: set the provider's token (or RAY_AUTH_TOKEN) to " +
 	"the cluster's token, which `ray get-auth-token` prints on the head node."
 
-func CredentialsDetail(address string, err error) string {
+func credentialsDetail(address string, err error) string {
 	return fmt.Sprintf("The Ray dashboard at %s refused the request: %v\n\n%s", address, err, credentialsFix)
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
@@ -61,28 +62,52 @@ func (d *Session) PlannedHere(namespace, name, owner string) bool {
 	})
 }
 
+// choices is what the clusters of one phase (plan or apply) of this process
+// took, by key, chosen one cluster at a time.
+type choices struct {
+	mu    sync.Mutex
+	taken map[string][]clusterspec.GroupRequest
+}
+
+// choose runs pick with the groups the other keys took (sorted by key) and
+// records what it returns under key; nil records nothing, and with
+// dropOnNil also drops what key took before.
+func (c *choices) choose(key string, dropOnNil bool, pick func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var others []clusterspec.GroupRequest
+	for _, k := range slices.Sorted(maps.Keys(c.taken)) {
+		if k != key {
+			others = append(others, c.taken[k]...)
+		}
+	}
+	groups := pick(others)
+	switch {
+	case groups != nil:
+		if c.taken == nil {
+			c.taken = map[string][]clusterspec.GroupRequest{}
+		}
+		c.taken[key] = groups
+	case dropOnNil:
+		delete(c.taken, key)
+	}
+}
+
+// forget drops what key took.
+func (c *choices) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.taken, key)
+}
+
 // PlanChoose is ChooseNodes for plans: pick runs, one cluster at a time,
 // with the groups of the clusters planned before it in this run (sorted by
 // key), and what it returns is recorded under key for those planned after
-// it (nil records nothing: its choice failed). Siblings that select nodes thus choose in turn, each around what the
-// ones before it take, as the apply's ChooseNodes has them do.
+// it (nil: its choice failed, and it takes nothing). Siblings that select
+// nodes thus choose in turn, each around what the ones before it take, as
+// the apply's ChooseNodes has them do.
 func (d *Session) PlanChoose(key string, pick func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest) {
-	d.planMu.Lock()
-	defer d.planMu.Unlock()
-	if d.planned == nil {
-		d.planned = map[string][]clusterspec.GroupRequest{}
-	}
-	var others []clusterspec.GroupRequest
-	for _, k := range slices.Sorted(maps.Keys(d.planned)) {
-		if k != key {
-			others = append(others, d.planned[k]...)
-		}
-	}
-	if groups := pick(others); groups != nil {
-		d.planned[key] = groups
-	} else {
-		delete(d.planned, key)
-	}
+	d.planned.choose(key, true, pick)
 }
 
 // ChooseNodes runs choose, which picks a cluster's nodes at apply, with the
@@ -91,28 +116,11 @@ func (d *Session) PlanChoose(key string, pick func(others []clusterspec.GroupReq
 // the groups it returns under key (nil records nothing). Two clusters
 // created in parallel thus never pick the same free nodes.
 func (d *Session) ChooseNodes(key string, choose func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest) {
-	d.chooseMu.Lock()
-	defer d.chooseMu.Unlock()
-	var others []clusterspec.GroupRequest
-	for _, k := range slices.Sorted(maps.Keys(d.chosen)) {
-		if k != key {
-			others = append(others, d.chosen[k]...)
-		}
-	}
-	if groups := choose(others); groups != nil {
-		if d.chosen == nil {
-			d.chosen = map[string][]clusterspec.GroupRequest{}
-		}
-		d.chosen[key] = groups
-	}
+	d.chosen.choose(key, false, choose)
 }
 
 // ForgetChosen drops what ChooseNodes recorded for key (its create failed).
-func (d *Session) ForgetChosen(key string) {
-	d.chooseMu.Lock()
-	defer d.chooseMu.Unlock()
-	delete(d.chosen, key)
-}
+func (d *Session) ForgetChosen(key string) { d.chosen.forget(key) }
 
 // portClaim is one cluster's probed port range and the nodes its bundles
 // may use: nil when it is not pinned to known nodes (any node).

@@ -11,7 +11,6 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
-	"github.com/ray-infra/terraform-provider-ray/internal/liveview"
 	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
@@ -50,7 +49,7 @@ func (d *Session) PlacementEnv() placement.Env {
 		Run: d.Run,
 		Snapshot: func(ctx context.Context) (*planning.Snapshot, error) {
 			d.Live.InvalidateGroups()
-			return liveview.FetchSnapshot(ctx, d.Client)
+			return d.FreshSnapshot(ctx)
 		},
 		Choose: d.ChooseNodes, Forget: d.ForgetChosen, Version: d.Version,
 	}

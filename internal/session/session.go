@@ -41,11 +41,9 @@ type Session struct {
 	ports map[string]portClaim   // port ranges of the clusters planned so far
 	names map[string][]nameClaim // "<namespace>/<name>" -> the clusters that planned it
 
-	planMu  sync.Mutex                            // one plan-time node choice and live check at a time
-	planned map[string][]clusterspec.GroupRequest // what each cluster planned for creation takes (PlanChoose)
+	planned choices // what each cluster planned for creation takes (PlanChoose)
 
-	chooseMu sync.Mutex                            // one apply-time node choice at a time
-	chosen   map[string][]clusterspec.GroupRequest // pinned groups of the clusters whose nodes this process chose
+	chosen choices // pinned groups of the clusters whose nodes this process chose (ChooseNodes)
 
 	rayVersion rayVersionCache // CachedRayVersion (run.go)
 	planReads  planReads       // PlanReadContext (planreads.go)
