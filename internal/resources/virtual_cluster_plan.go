@@ -173,7 +173,7 @@ func (p *planCall) run() {
 	if failUnanswered(data, diags, snapErr) || (snapErr == nil && !p.checkOccupancy(spec, snap)) {
 		return
 	}
-	if data.ClaimName(spec.Namespace, spec.Name, p.state.OwnerID.ValueString(), p.replacing) {
+	if data.ClaimName(spec, p.state.OwnerID.ValueString(), p.replacing) {
 		diags.AddAttributeError(path.Root("name"), "Duplicate virtual cluster name",
 			fmt.Sprintf("Another ray_virtual_cluster in this configuration already declares name %q in Ray namespace %s. "+
 				"Placement-group names are unique per namespace: both resources would manage the same groups, and "+

@@ -124,6 +124,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 		resp.State.RemoveResource(ctx)
 		return
 	}
+	r.data.NoteRefreshed(spec, m.OwnerID.ValueString())
 	if !sameModel(read, m) {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	}
