@@ -40,6 +40,16 @@ func onlyNodes(t *testing.T, keep ...string) string {
 	return "[" + strings.Join(out, ", ") + "]"
 }
 
+// onRackC1 starts an acceptance test of clusters held to rackC-1: their
+// name prefix, the exclude_node_ids that leaves select_nodes that node, and
+// its id.
+func onRackC1(t *testing.T, prefix string) (name, exclude, node string) {
+	t.Helper()
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	return acctest.Name(prefix), onlyNodes(t, "rackC-1"), nodeIDs(t)[acctest.NodeIP("rackC-1")]
+}
+
 // twoGPUCluster is a cluster of one logical node with two 1-GPU bundles
 // under label; more sets the rest.
 func twoGPUCluster(label, name string, more func(*acctest.VirtualCluster)) acctest.VirtualCluster {
@@ -161,11 +171,7 @@ func TestAccReservations_statesShareNodesByGPU(t *testing.T) {
 // beside a node-pinned one of a third state on the same domain's node:
 // both succeed, on disjoint GPUs.
 func TestAccReservations_sameNodeSameConfigAndPinnings(t *testing.T) {
-	acctest.SkipUnlessAcc(t)
-	acctest.PreCheck(t)
-	prefix := acctest.Name("side")
-	exclude := onlyNodes(t, "rackC-1")
-	node := nodeIDs(t)[acctest.NodeIP("rackC-1")]
+	prefix, exclude, node := onRackC1(t, "side")
 	config := func(name, pinning string) string {
 		return acctest.HCL(twoGPUCluster("a", name, func(c *acctest.VirtualCluster) {
 			c.SelectNodes, c.ExcludeNodeIDs, c.Pinning = true, exclude, pinning
@@ -289,11 +295,7 @@ var waveRE = regexp.MustCompile(`\bwave=(\d+)`)
 // two GPUs each over-ask it: one is made, the other fails naming the other
 // state's cluster and its sibling, and leaves nothing in Ray.
 func TestAccReservations_oneWave(t *testing.T) {
-	acctest.SkipUnlessAcc(t)
-	acctest.PreCheck(t)
-	prefix := acctest.Name("onewave")
-	exclude := onlyNodes(t, "rackC-1")
-	node := nodeIDs(t)[acctest.NodeIP("rackC-1")]
+	prefix, exclude, node := onRackC1(t, "onewave")
 	selecting := func(label string) fmt.Stringer {
 		return twoGPUCluster(label, prefix+"-"+label, func(c *acctest.VirtualCluster) { c.SelectNodes, c.ExcludeNodeIDs = true, exclude })
 	}

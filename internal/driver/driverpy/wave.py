@@ -83,6 +83,11 @@ class Meeting:
 Member = Tuple[int, Run, Spec, Any]  # index, run, request, what its step needs
 
 
+def owned(spec: Spec) -> Tuple[Json, Json]:
+    """A member's reservation and ownership (form_wave admits only creates with both)."""
+    return cast(Json, reservation(spec)), cast(Json, spec["own"])
+
+
 class Wave:
     """The creates of one batch that reserve (ops, in the batch's order)."""
 
@@ -111,7 +116,7 @@ class Wave:
             last = time.time() > deadline
 
             def step(m: Member, seen: Seen) -> bool:
-                return reserve_locked(m[1], m[2], reservation(m[2]), m[2]["own"], last, seen, self.siblings)
+                return reserve_locked(m[1], m[2], *owned(m[2]), last, seen, self.siblings)
 
             waiting = one_hold(todo, step, out)
             todo = [m for m in todo if m[0] in waiting]
@@ -139,9 +144,9 @@ class Wave:
     def place(self, run: Run, spec: Spec, groups: List[Any]) -> None:
         """place_reserved for a wave: waits for Ray alone, settles with the
         others in one hold."""
-        resv = cast(Json, reservation(spec))
+        resv, own = owned(spec)
         if resv["nodes"] is None:
-            where = wait_placed(run, resv, spec["own"], groups)
+            where = wait_placed(run, resv, own, groups)
             i = self.index[id(run)]
             self.placing.meet(i, (i, run, spec, (groups, where)), run.gate)
 
@@ -168,7 +173,7 @@ def one_hold(todo: List[Member], step: Callable[[Member, Seen], bool], out: Serv
     read of what it holds: step(member) in turn, each member's error its
     own. Returns the members step left waiting (False)."""
     lead, spec = todo[0][1], todo[0][2]
-    own, resv = spec["own"], cast(Json, reservation(spec))
+    resv, own = owned(spec)
     try:
         take_lock(lead, own, resv, min([float(lead.contract.lock_wait_seconds)] + [float(m[2]["timeout"]) for m in todo]))
     except DriverError:  # busy: each fails as it would alone
@@ -200,7 +205,7 @@ def form_wave(ops: List[Run]) -> None:
     """Sets the wave of a batch's creates that reserve, when two or more
     share one lock (one provider's)."""
     members = [op for op in ops if op.spec and op.spec["action"] == "create" and op.spec["own"] and reservation(op.spec)]
-    locks = {(m.spec["own"]["kv_namespace"], cast(Json, reservation(m.spec))["lock_key"]) for m in members if m.spec}
+    locks = {(owned(m.spec)[1]["kv_namespace"], owned(m.spec)[0]["lock_key"]) for m in members if m.spec}
     if len(members) > 1 and len(locks) == 1:
         wave = Wave(members)
         for op in members:
