@@ -144,7 +144,7 @@ def do_create(run: Run, spec: Spec) -> Json:
     entries: List[Entry] = []
     with keep_reservation(run, spec):
         if run.wave:
-            run.wave.wait_for_chosen(run, spec)
+            run.wave.wait_for_pinned(run, spec)
         if spec["own"]:
             record_owner_for_create(run, spec, record)
         for g in groups:
@@ -161,7 +161,7 @@ def do_create(run: Run, spec: Spec) -> Json:
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
     if run.wave:
-        run.wave.chosen_placed(run)
+        run.wave.groups_placed(run)
     settle_reservation(run, spec, [e[1] for e in entries])
     out: Json = {"groups": probe_groups(run, entries, spec)}
     own = spec["own"]

@@ -98,8 +98,11 @@ class Wave:
         bound = float(ops[0].contract.place_wait_seconds)
         self.reserving = Meeting(list(range(len(ops))), self.serve_reserve, bound)
         self.placing = Meeting([i for i, r in enumerate(resvs) if r["nodes"] is None], self.serve_place, bound)
-        # The clusters of chosen nodes, set once their groups are placed (or they ended).
-        self.chosen = {i: threading.Event() for i, r in enumerate(resvs) if r["nodes"] is not None}
+        # Who makes its groups first: clusters pinned to their nodes (0), then those Ray places inside
+        # their chosen nodes' domains (1), then those Ray places anywhere (2); each member's event is
+        # set once its groups are placed (or it ended).
+        self.tier = [tier(cast(Spec, op.spec)) for op in ops]
+        self.placed = [threading.Event() for _ in ops]
 
     def reserve(self, run: Run, spec: Spec) -> None:
         self.reserving.meet(self.index[id(run)], (self.index[id(run)], run, spec, None), run.gate)
@@ -124,22 +127,19 @@ class Wave:
                 time.sleep(0.5)
         return out
 
-    def wait_for_chosen(self, run: Run, spec: Spec) -> None:
-        """A cluster Ray places makes its groups once the wave's clusters of
-        chosen nodes have theirs placed (Ray would otherwise be free to put
-        it on what they reserved), at most pending_wait_seconds."""
-        if cast(Json, reservation(spec))["nodes"] is not None:
-            return
+    def wait_for_pinned(self, run: Run, spec: Spec) -> None:
+        """A cluster whose nodes Ray picks makes its groups once the wave's
+        clusters of an earlier tier have theirs placed (Ray would otherwise
+        be free to put it on what they reserved), at most pending_wait_seconds."""
+        mine = self.tier[self.index[id(run)]]
         deadline = time.time() + min(float(spec["timeout"]), float(run.contract.pending_wait_seconds))
-        for event in self.chosen.values():
-            while not event.wait(0.1) and time.time() < deadline:
+        for t, event in zip(self.tier, self.placed):
+            while t < mine and not event.wait(0.1) and time.time() < deadline:
                 if run.gate.closed:
                     raise DriverError("internal", "stopped", signal=0)
 
-    def chosen_placed(self, run: Run) -> None:
-        event = self.chosen.get(self.index[id(run)])
-        if event is not None:
-            event.set()
+    def groups_placed(self, run: Run) -> None:
+        self.placed[self.index[id(run)]].set()
 
     def place(self, run: Run, spec: Spec, groups: List[Any]) -> None:
         """place_reserved for a wave: waits for Ray alone, settles with the
@@ -165,7 +165,15 @@ class Wave:
         i = self.index[id(run)]
         self.reserving.leave(i)
         self.placing.leave(i)
-        self.chosen_placed(run)
+        self.groups_placed(run)
+
+
+def tier(spec: Spec) -> int:
+    """Wave.tier of a member."""
+    resv, own = owned(spec)
+    if resv["nodes"] is None:
+        return 2
+    return 1 if (own.get("manifest") or {}).get("pinning") == "domain" else 0
 
 
 def one_hold(todo: List[Member], step: Callable[[Member, Seen], bool], out: Served) -> List[int]:

@@ -7,6 +7,7 @@ hold; no member waits for a sibling, nor for one that failed."""
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from typing import Any, Dict, List, Optional
 
@@ -105,3 +106,27 @@ def test_a_sibling_that_fails_early_is_not_waited_for(cluster: fake_ray.Cluster,
     assert time.monotonic() - started < 3
     assert [h["wave"] for h in holds(d)] == [2, 1]
     assert lock_free(cluster, r)
+
+
+def test_groups_pinned_to_nodes_come_first(cluster: fake_ray.Cluster, requests: Any, drive: Any, monkeypatch: Any) -> None:
+    """Ray picks the node of a domain-pinned or unpinned group: those are
+    made only once the groups pinned to nodes are placed, whatever the
+    batch's order."""
+    pg = sys.modules["ray.util.placement_group"]
+    make, calls = pg.placement_group, []
+
+    def slow_pinned(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("name", "").startswith("pin"):
+            time.sleep(0.5)  # the pinned group comes late unless waited for
+        calls.append(kwargs.get("name"))
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(pg, "placement_group", slow_pinned)
+    r = requests["create_selected"]
+    domain = named(r, "dom", {"node-2": {"GPU": 1.0}})
+    domain["ownership"]["manifest"]["pinning"] = "domain"
+    plain = copy.deepcopy(requests["create"])
+    plain["groups"] = plain["groups"][:1]
+    d = drive(batch(named(plain, "ray"), domain, named(r, "pin", {"node-1": {"GPU": 1.0}})))
+    assert all(x["ok"] for x in d.result["batch"]), d.result
+    assert calls == ["pin-node0", "dom-node0", "ray-node0"]
