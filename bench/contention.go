@@ -37,6 +37,8 @@ type ContentionRow struct {
 	Left   RaceLeft        // what Ray holds after every state was destroyed
 	// LockHeld is the longest any driver run of the applies held the reservation lock.
 	LockHeld time.Duration
+	// LockWait is the longest any of them waited for it.
+	LockWait time.Duration
 }
 
 // contentionHCL declares one 1-GPU select_nodes cluster; exclude is an
@@ -96,7 +98,8 @@ func RunContention(ctx context.Context, cfg RaceConfig, n int) ([]ContentionRow,
 		}
 		runs := allAtOnce(ctx, ws, dirs, "apply", "-auto-approve", "-no-color")
 		for _, dir := range dirs {
-			row.LockHeld = max(row.LockHeld, lockHeld(filepath.Join(dir, contentionLog)))
+			lock := lockTimes(filepath.Join(dir, contentionLog))
+			row.LockHeld, row.LockWait = max(row.LockHeld, lock.LockHeld), max(row.LockWait, lock.LockWait)
 		}
 		for _, r := range runs {
 			if r.Err == nil && r.Code == 0 {
@@ -138,11 +141,11 @@ func allAtOnce(ctx context.Context, ws *Workspace, dirs []string, args ...string
 // contentionLog is the provider log of a directory's last command.
 const contentionLog = "provider.log"
 
-// lockHeld is the longest reservation-lock hold a provider log names (0
-// without one).
-func lockHeld(path string) time.Duration {
+// lockTimes reads the longest reservation-lock hold and wait a provider
+// log names (0 without one).
+func lockTimes(path string) RaceApply {
 	raw, _ := os.ReadFile(path)
-	return ParseRaceApply("", 0, "", string(raw)).LockHeld
+	return ParseRaceApply("", 0, "", string(raw))
 }
 
 // Percentile is the p-th percentile (0-100, nearest rank) of ds; 0 for none.
@@ -162,9 +165,10 @@ func PrintContention(out io.Writer, rows []ContentionRow) {
 	fmt.Fprintf(out, "N states (separate working directories, real CLI), each one 1-GPU `select_nodes` cluster, apply at the same "+
 		"moment on a cluster with room for all. apart: each state may choose only its own node, so none collide; racing: all "+
 		"choose among every node and collide on the first free GPUs. p95 ratio = racing p95 / apart p95 of the same N (target <= 2x). "+
-		"Longest lock hold = the longest any driver run of the row's applies held the reservations' lock, seconds. "+
+		"Longest lock hold = the longest any driver run of the row's applies held the reservations' lock, seconds; longest lock wait = "+
+		"the longest one waited to take it. "+
 		"Left in Ray after every state was destroyed: live groups, cluster records, reservations, driver jobs still running.\n\n")
-	t := NewTable(out, "N", "states", "ok / run", "p50 s", "p95 s", "p95 ratio", "longest lock hold s", "left: groups, records, reservations, jobs", "errors")
+	t := NewTable(out, "N", "states", "ok / run", "p50 s", "p95 s", "p95 ratio", "longest lock hold s", "longest lock wait s", "left: groups, records, reservations, jobs", "errors")
 	apart := map[int]time.Duration{}
 	for _, r := range rows {
 		mode, ratio := "apart", ""
@@ -178,7 +182,8 @@ func PrintContention(out io.Writer, rows []ContentionRow) {
 			apart[r.N] = p95
 		}
 		t.Row(fmt.Sprint(r.N), mode, fmt.Sprintf("%d / %d", len(r.Times), r.N), fmt.Sprintf("%.1f", Median(r.Times).Seconds()),
-			fmt.Sprintf("%.1f", p95.Seconds()), ratio, fmt.Sprintf("%.3f", r.LockHeld.Seconds()), r.Left.cell(), strings.Join(r.Failed, "; "))
+			fmt.Sprintf("%.1f", p95.Seconds()), ratio, fmt.Sprintf("%.3f", r.LockHeld.Seconds()),
+			fmt.Sprintf("%.3f", r.LockWait.Seconds()), r.Left.cell(), strings.Join(r.Failed, "; "))
 	}
 	t.Flush()
 	fmt.Fprintln(out)

@@ -50,6 +50,8 @@ var (
 	raceSinceRE = regexp.MustCompile(`seconds_since_collision=([0-9.eE+-]+)`)
 	// The driver's progress line at each drop of the reservation lock, as the provider logs it.
 	raceLockRE = regexp.MustCompile(`lock_held_seconds=([0-9.eE+-]+)`)
+	// The same line's wait for the lock before that hold.
+	raceLockWaitRE = regexp.MustCompile(`lock_wait_seconds=([0-9.eE+-]+)`)
 )
 
 // RaceConfig configures RunRace.
@@ -94,6 +96,8 @@ type RaceApply struct {
 	Error          string // the first error line of an "other" failure
 	// LockHeld is the longest the apply's driver runs held the reservation lock.
 	LockHeld time.Duration
+	// LockWait is the longest they waited for it.
+	LockWait time.Duration
 }
 
 // Collided reports whether the apply met another state: it lost a claim,
@@ -102,17 +106,24 @@ func (a RaceApply) Collided() bool {
 	return a.Rechoices > 0 || a.Outcome == "lost" || a.Outcome == "plan"
 }
 
+// logSeconds is the seconds re's first group finds in line (0 without).
+func logSeconds(re *regexp.Regexp, line string) time.Duration {
+	if m := re.FindStringSubmatch(line); m != nil {
+		if s, err := strconv.ParseFloat(m[1], 64); err == nil {
+			return time.Duration(s * float64(time.Second))
+		}
+	}
+	return 0
+}
+
 // ParseRaceApply reads an apply's exit code, output and provider log.
 func ParseRaceApply(mode string, code int, out, log string) RaceApply {
 	a := RaceApply{Mode: mode, OK: code == 0, Outcome: "ok"}
 	a.Rechoices = strings.Count(log, raceLostLog)
 	a.Queued = strings.Contains(log, raceQueueLog)
 	for _, l := range strings.Split(log, "\n") {
-		if m := raceLockRE.FindStringSubmatch(l); m != nil {
-			if s, err := strconv.ParseFloat(m[1], 64); err == nil {
-				a.LockHeld = max(a.LockHeld, time.Duration(s*float64(time.Second)))
-			}
-		}
+		a.LockHeld = max(a.LockHeld, logSeconds(raceLockRE, l))
+		a.LockWait = max(a.LockWait, logSeconds(raceLockWaitRE, l))
 		if !strings.Contains(l, raceNoneLeftLog) {
 			continue
 		}

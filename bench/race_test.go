@@ -15,7 +15,7 @@ const (
 	raceLogQueue = `2026-12-04T16:49:36.001Z [INFO]  provider.terraform-provider-ray: queueing for nodes other clusters hold: ` +
 		`cluster=terraform-ray/bench-1-race-1 holders=5 @module=ray`
 	raceLogLock = `2026-12-04T16:49:34.900Z [INFO]  provider.terraform-provider-ray: placement progress: ` +
-		`phase=unlocked lock_held_seconds=0.042 elapsed=1.2 run_id=raytf_1.0 @module=ray`
+		`phase=unlocked lock_held_seconds=0.042 lock_wait_seconds=0.007 wave=3 elapsed=1.2 run_id=raytf_1.0 @module=ray`
 	raceLogNoneLeft = `2026-12-04T16:49:37.500Z [INFO]  provider.terraform-provider-ray: no nodes left after a lost race: ` +
 		`@module=ray cluster=terraform-ray/bench-1-race-0 seconds_since_collision=2.352 tf_rpc=ApplyResourceChange`
 )
@@ -29,7 +29,7 @@ func TestParseRaceApply(t *testing.T) {
 		collided             bool
 	}{
 		{name: "won at once", mode: "free", out: "Apply complete! Resources: 1 added", log: raceLogLock + "\n" + raceLogLock + "\n",
-			want: RaceApply{OK: true, Outcome: "ok", LockHeld: 42 * time.Millisecond}},
+			want: RaceApply{OK: true, Outcome: "ok", LockHeld: 42 * time.Millisecond, LockWait: 7 * time.Millisecond}},
 		{name: "won after a re-choice", mode: "free", log: raceLogLost + "\n",
 			want: RaceApply{OK: true, Outcome: "ok", Rechoices: 1}, collided: true},
 		{name: "lost fast", mode: "free", code: 1, out: lostOut, log: raceLogLost + "\n" + raceLogNoneLeft + "\n",
@@ -76,7 +76,7 @@ func TestPrintRace(t *testing.T) {
 	r := &RaceResult{States: 8, Nodes: 5, Duration: time.Minute, Wall: 70 * time.Second, Destroys: 4, DestroysOK: 4,
 		Applies: []RaceApply{
 			{Mode: "free", OK: true, Outcome: "ok"},
-			{Mode: "free", OK: true, Outcome: "ok", Rechoices: 1, LockHeld: 42 * time.Millisecond},
+			{Mode: "free", OK: true, Outcome: "ok", Rechoices: 1, LockHeld: 42 * time.Millisecond, LockWait: 7 * time.Millisecond},
 			{Mode: "free", Outcome: "lost", Rechoices: 1, SinceCollision: time.Second, HasSince: true},
 			{Mode: "free", Outcome: "lost", Rechoices: 2, SinceCollision: 3 * time.Second, HasSince: true},
 			{Mode: "total", Outcome: "lost", Rechoices: 3, Queued: true, SinceCollision: 20 * time.Second, HasSince: true},
@@ -126,8 +126,8 @@ func TestPrintContention(t *testing.T) {
 	}
 	var b strings.Builder
 	PrintContention(&b, []ContentionRow{{N: 6, Times: s(10, 10, 10, 10, 10, 10)},
-		{N: 6, Racing: true, Times: s(10, 12, 14, 16, 18, 20), LockHeld: 75 * time.Millisecond}})
-	if flat := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(flat, "| 2.00x | 0.075 |") || !strings.Contains(flat, "| 6 / 6 |") {
+		{N: 6, Racing: true, Times: s(10, 12, 14, 16, 18, 20), LockHeld: 75 * time.Millisecond, LockWait: 31 * time.Millisecond}})
+	if flat := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(flat, "| 2.00x | 0.075 | 0.031 |") || !strings.Contains(flat, "| 6 / 6 |") {
 		t.Errorf("table:\n%s", b.String())
 	}
 }

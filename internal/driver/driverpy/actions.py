@@ -136,9 +136,15 @@ def do_create(run: Run, spec: Spec) -> Json:
                 conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
-    reserve(run, spec)  # before the record: a run that loses the race writes nothing
+    # Before the record: a run that loses the race writes nothing. A wave's creates reserve together.
+    if run.wave:
+        run.wave.reserve(run, spec)
+    else:
+        reserve(run, spec)
     entries: List[Entry] = []
     with keep_reservation(run, spec):
+        if run.wave:
+            run.wave.wait_for_pinned(run, spec)
         if spec["own"]:
             record_owner_for_create(run, spec, record)
         for g in groups:
@@ -148,9 +154,14 @@ def do_create(run: Run, spec: Spec) -> Json:
                 entries.append((name, hit[0], False))
                 continue
             entries.append((name, create_group(run, g), True))
-    place_reserved(run, spec, [e[1] for e in entries])
+    if run.wave:
+        run.wave.place(run, spec, [e[1] for e in entries])
+    else:
+        place_reserved(run, spec, [e[1] for e in entries])
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
+    if run.wave:
+        run.wave.groups_placed(run)
     settle_reservation(run, spec, [e[1] for e in entries])
     out: Json = {"groups": probe_groups(run, entries, spec)}
     own = spec["own"]
