@@ -118,6 +118,8 @@ type planCall struct {
 	plan                *virtualClusterModel
 	state               virtualClusterModel
 	creating, replacing bool
+	// resize is the in-place resize this plan makes, nil when none.
+	resize *session.Resize
 }
 
 // planTopologyLabels plans the topology source in effect: the configured
@@ -180,8 +182,8 @@ func (p *planCall) run() {
 				"destroying one would remove the other's. Give each cluster its own name.", spec.Name, spec.Namespace))
 		return
 	}
-	defer p.claimPorts(&spec)      // once the nodes are chosen
-	if p.creating || p.replacing { // known from the configuration alone
+	defer p.claimPorts(&spec)                         // once the nodes are chosen
+	if p.creating || p.replacing || p.resize != nil { // known from the configuration alone
 		plan.WorldSize, plan.NodeCount = types.Int64Value(int64(spec.WorldSize())), types.Int64Value(int64(spec.NodeCount()))
 	}
 	if snapErr != nil {
@@ -196,6 +198,12 @@ func (p *planCall) run() {
 		if !spec.SelectNodes {
 			if err := planning.CheckSegments(spec, snap.TopologyFrom(spec.Topology)); err != nil {
 				diags.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
+			}
+		}
+		if p.resize != nil && len(p.resize.Added) > 0 && !diags.HasError() {
+			// The added groups must fit beside the kept ones, and the namespace's quota hold the new shape.
+			if addIssues(diags, data.PlanGrow(spec, *p.resize, snap)); !diags.HasError() {
+				addIssues(diags, data.CheckQuota(p.ctx, spec, snap, ""))
 			}
 		}
 		return
@@ -299,6 +307,9 @@ func (p *planCall) claimPorts(spec *clusterspec.Spec) {
 // reported.
 func (p *planCall) compareWithState() {
 	plan, state := p.plan, p.state
+	if !shapeChanged(*plan, state) {
+		p.planNodes()
+	}
 	c := session.StateComparison{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString(),
 		Replacing: p.replacing, ShapeChanged: shapeChanged(*plan, state), Drift: recordedDrift(p.ctx, state)}
 	if c.Exclude, c.ExcludeKnown = excludedNodes(p.ctx, *plan); c.ExcludeKnown {
@@ -327,6 +338,30 @@ func (p *planCall) compareWithState() {
 	}
 }
 
+// planNodes decides how a change of the logical nodes is applied: an
+// in-place resize (its groups listed in a warning) or a replacement (the
+// reason named). resizeOrReplace already marked the replacement.
+func (p *planCall) planNodes() {
+	changed := changedAttributes(*p.plan, p.state, resizingAttributes)
+	if len(changed) == 0 {
+		return
+	}
+	r, known := resizeOf(p.ctx, p.state, *p.plan)
+	name := p.state.Name.ValueString()
+	switch {
+	case !known:
+		p.replace(changed[0], "Virtual cluster replaced to change its nodes",
+			fmt.Sprintf("The new logical nodes of %q are known only at apply, so the plan cannot tell which groups would be kept.", name))
+	case r.Replace != "":
+		p.replace(changed[0], "Virtual cluster replaced to change its nodes", r.Replace)
+	case r.InPlace():
+		p.resize = &r
+		p.resp.Diagnostics.AddAttributeWarning(path.Root(changed[0]), "Virtual cluster resized in place",
+			fmt.Sprintf("%q keeps its running groups: the added groups are created and ready before any group is removed.\n%s",
+				name, r.Describe(name)))
+	}
+}
+
 // shapeChanged reports whether any attribute that forces replacement differs.
 func shapeChanged(plan, state virtualClusterModel) bool {
 	return len(changedAttributes(plan, state, replacingAttributes)) > 0
@@ -334,7 +369,8 @@ func shapeChanged(plan, state virtualClusterModel) bool {
 
 // configEqual reports whether every configurable attribute is unchanged.
 func configEqual(plan, state virtualClusterModel) bool {
-	return !shapeChanged(plan, state) && len(changedAttributes(plan, state, inPlaceAttributes)) == 0
+	return !shapeChanged(plan, state) && len(changedAttributes(plan, state, inPlaceAttributes)) == 0 &&
+		len(changedAttributes(plan, state, resizingAttributes)) == 0
 }
 
 // keepComputed copies the computed attributes of state into plan.

@@ -158,7 +158,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		if m.OwnerID.IsUnknown() {
 			m.OwnerID = types.StringNull() // a state from before owners existed stays without one
 		}
-		res, issues = r.data.Reprobe(ctx, spec, m.OwnerID.ValueString(), samePorts(prior, spec))
+		res, issues = r.reprobeOrResize(ctx, prior, m, spec)
 	}
 	if addIssues(&resp.Diagnostics, issues); resp.Diagnostics.HasError() {
 		return
@@ -171,6 +171,27 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	r.fillTopologyAssignments(ctx, &m, spec, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
+}
+
+// reprobeOrResize resizes a cluster whose logical nodes the plan appends or
+// drops (session.PlanResize, as the plan decided it), and re-probes it
+// otherwise.
+func (r *virtualClusterResource) reprobeOrResize(ctx context.Context, prior, m virtualClusterModel, spec clusterspec.Spec) (*contract.Result, []clusterspec.Issue) {
+	owner := m.OwnerID.ValueString()
+	if len(changedAttributes(m, prior, resizingAttributes)) == 0 {
+		return r.data.Reprobe(ctx, spec, owner, samePorts(prior, spec))
+	}
+	resize, known := resizeOf(ctx, prior, m)
+	switch {
+	case !known || resize.Replace != "":
+		return nil, []clusterspec.Issue{{Summary: "Cannot resize the virtual cluster in place",
+			Detail: "The plan applied resizes the cluster, but its nodes now call for a replacement: " + resize.Replace + " Run terraform plan again."}}
+	case !resize.InPlace():
+		return r.data.Reprobe(ctx, spec, owner, samePorts(prior, spec))
+	}
+	tflog.Info(ctx, "resizing virtual cluster in place", map[string]any{"name": spec.Name,
+		"kept": len(resize.Kept), "added": len(resize.Added), "removed": len(resize.Removed)})
+	return r.data.ResizeNodes(ctx, spec, owner, resize)
 }
 
 // samePorts tells whether an update keeps the port range: its bundles then

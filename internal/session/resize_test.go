@@ -1,0 +1,77 @@
+package session
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
+)
+
+func TestPlanResize(t *testing.T) {
+	base := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{2, 2}, UseGPUs: true, NumGPUsPerNode: 2, MaxColocatedWorkerGroups: 1}
+	with := func(f func(*clusterspec.Spec)) clusterspec.Spec {
+		s := base
+		f(&s)
+		return s
+	}
+	two := 2
+	cases := []struct {
+		name                 string
+		prior, planned       clusterspec.Spec
+		kept, added, removed []int
+		replace              string // a word of the reason; "" when in place
+	}{
+		{"grow", base, with(func(s *clusterspec.Spec) { s.BundleCtPerNode = []int{2, 2, 2} }), []int{0, 1}, []int{2}, nil, ""},
+		{"shrink", with(func(s *clusterspec.Spec) { s.BundleCtPerNode = []int{2, 2, 2} }), base, []int{0, 1}, nil, []int{2}, ""},
+		{"changed node", base, with(func(s *clusterspec.Spec) { s.BundleCtPerNode = []int{2, 3, 2} }), nil, nil, nil, "Logical node 1"},
+		{"constraint of a kept node", base, with(func(s *clusterspec.Spec) {
+			s.BundleCtPerNode = []int{2, 2, 2}
+			s.NodeResourceConstraints = []topology.Resources{{"x": 1}, {}, {}}
+		}), nil, nil, nil, clusterspec.AttrNodeResourceConstraints},
+		{"constraint of an added node", base, with(func(s *clusterspec.Spec) {
+			s.BundleCtPerNode = []int{2, 2, 2}
+			s.NodeResourceConstraints = []topology.Resources{{}, {}, {"x": 1}}
+		}), []int{0, 1}, []int{2}, nil, ""},
+		{"unified", with(func(s *clusterspec.Spec) { s.UseUnifiedPG = true }), with(func(s *clusterspec.Spec) {
+			s.UseUnifiedPG, s.BundleCtPerNode = true, []int{2, 2, 2}
+		}), []int{0, 1}, []int{2}, nil, "unified"},
+		{"select_nodes", with(func(s *clusterspec.Spec) { s.SelectNodes = true }), with(func(s *clusterspec.Spec) {
+			s.SelectNodes, s.BundleCtPerNode = true, []int{2, 2, 2}
+		}), []int{0, 1}, []int{2}, nil, "select_nodes"},
+		{"incomplete segments", with(func(s *clusterspec.Spec) { s.BundleCtPerNode, s.SegmentSize = []int{2, 2, 2, 2}, &two }),
+			with(func(s *clusterspec.Spec) { s.BundleCtPerNode, s.SegmentSize = []int{2, 2, 2}, &two }), []int{0, 1, 2}, nil, []int{3}, "segment"},
+		{"unchanged", base, base, []int{0, 1}, nil, nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := PlanResize(c.prior, c.planned)
+			if c.replace == "" && r.Replace != "" || !strings.Contains(r.Replace, c.replace) {
+				t.Fatalf("Replace = %q, want one naming %q", r.Replace, c.replace)
+			}
+			if c.replace != "" {
+				return
+			}
+			if !slices.Equal(r.Kept, c.kept) || !slices.Equal(r.Added, c.added) || !slices.Equal(r.Removed, c.removed) {
+				t.Fatalf("kept %v added %v removed %v, want %v %v %v", r.Kept, r.Added, r.Removed, c.kept, c.added, c.removed)
+			}
+		})
+	}
+}
+
+func TestResizeAddedOnly(t *testing.T) {
+	spec := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1, 2, 3}, UseGPUs: true, NumGPUsPerNode: 1, MaxColocatedWorkerGroups: 1}
+	added := PlanResize(clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1}, UseGPUs: true, NumGPUsPerNode: 1, MaxColocatedWorkerGroups: 1}, spec).AddedOnly(spec)
+	var names []string
+	for _, g := range added.Groups() {
+		names = append(names, g.Name)
+	}
+	if !slices.Equal(names, []string{"vc-node1", "vc-node2"}) || spec.BundleCtPerNode[0] != 1 {
+		t.Fatalf("added groups %v (spec %v)", names, spec.BundleCtPerNode)
+	}
+	if d := (Resize{Kept: []int{0}, Added: []int{1}}).Describe("vc"); !strings.Contains(d, "Kept (their workers keep running): vc-node0.") ||
+		!strings.Contains(d, "Added: vc-node1.") || !strings.Contains(d, "once the added groups are ready: none.") {
+		t.Fatal(d)
+	}
+}
