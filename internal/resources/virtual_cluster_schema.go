@@ -192,7 +192,8 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "Extra Ray resources per logical node (same length as `bundle_ct_per_node_list`), " +
 					"merged into every bundle of that node, e.g. `{ nvlink_domain_<uuid> = 0.001 }` to pin it to a domain. " +
 					"The reference's pattern feeds `data.ray_cluster_topology.<x>.node_resource_constraints` here, which " +
-					"changes when nodes join or leave, and a change replaces the cluster: prefer `select_nodes`, whose " +
+					"changes when nodes join or leave, and a change of a kept node's entry replaces the cluster (entries of " +
+					"nodes appended or dropped at the end resize a per-node cluster in place): prefer `select_nodes`, whose " +
 					"choice stays stable. An empty map means no constraint. Conflicts with `select_nodes`.",
 				ElementType:   types.MapType{ElemType: types.Float64Type},
 				Optional:      true,
