@@ -118,8 +118,10 @@ type planCall struct {
 	plan                *virtualClusterModel
 	state               virtualClusterModel
 	creating, replacing bool
-	// resize is the in-place resize this plan makes, nil when none.
-	resize *session.Resize
+	// resize is the in-place resize this plan makes, nil when none, and
+	// resizedAttribute the node attribute whose change shows it.
+	resize           *session.Resize
+	resizedAttribute string
 }
 
 // planTopologyLabels plans the topology source in effect: the configured
@@ -331,6 +333,7 @@ func (p *planCall) compareWithState() {
 			p.replacing = true
 		}
 	}
+	p.warnResize()
 	if !p.replacing && configEqual(*plan, state) {
 		// Nothing to do: keep what Ray reported (the framework marks computed
 		// values unknown before attribute plan modifiers settle equal floats).
@@ -355,11 +358,24 @@ func (p *planCall) planNodes() {
 	case r.Replace != "":
 		p.replace(changed[0], "Virtual cluster replaced to change its nodes", r.Replace)
 	case r.InPlace():
-		p.resize = &r
-		p.resp.Diagnostics.AddAttributeWarning(path.Root(changed[0]), "Virtual cluster resized in place",
-			fmt.Sprintf("%q keeps its running groups: the added groups are created and ready before any group is removed.\n%s",
-				name, r.Describe(name)))
+		p.resize, p.resizedAttribute = &r, changed[0]
 	}
+}
+
+// warnResize shows the groups an in-place resize keeps, adds and removes;
+// a plan that replaces the cluster for another reason resizes nothing.
+func (p *planCall) warnResize() {
+	if p.replacing {
+		p.resize = nil
+		return
+	}
+	if p.resize == nil {
+		return
+	}
+	name := p.state.Name.ValueString()
+	p.resp.Diagnostics.AddAttributeWarning(path.Root(p.resizedAttribute), "Virtual cluster resized in place",
+		fmt.Sprintf("%q keeps its running groups: the added groups are created and ready before any group is removed.\n%s",
+			name, p.resize.Describe(name)))
 }
 
 // shapeChanged reports whether any attribute that forces replacement differs.
