@@ -203,10 +203,7 @@ func (p *planCall) run() {
 			}
 		}
 		if p.resize != nil && len(p.resize.Added) > 0 && !diags.HasError() {
-			// The added groups must fit beside the kept ones, and the namespace's quota hold the new shape.
-			if addIssues(diags, data.PlanGrow(spec, *p.resize, snap)); !diags.HasError() {
-				addIssues(diags, data.CheckQuota(p.ctx, spec, snap, ""))
-			}
+			p.planGrow(spec, snap)
 		}
 		return
 	}
@@ -359,6 +356,33 @@ func (p *planCall) planNodes() {
 		p.replace(changed[0], "Virtual cluster replaced to change its nodes", r.Replace)
 	case r.InPlace():
 		p.resize, p.resizedAttribute = &r, changed[0]
+		if p.state.SelectNodes.ValueBool() {
+			// The kept nodes keep theirs; the added ones are chosen at apply (see placement.PlanNew).
+			var held []string
+			_ = p.state.SelectedNodeIDs.ElementsAs(p.ctx, &held, false)
+			p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+			if len(r.Added) == 0 && len(held) >= r.Common {
+				p.plan.SelectedNodeIDs, _ = types.ListValueFrom(p.ctx, types.StringType, held[:r.Common])
+			}
+		}
+	}
+}
+
+// planGrow checks the nodes a resize adds beside the groups the cluster
+// keeps (select_nodes: chosen now, beside the nodes the kept ones hold),
+// and the namespace's quota against the new shape.
+func (p *planCall) planGrow(spec clusterspec.Spec, snap *planning.Snapshot) {
+	diags := &p.resp.Diagnostics
+	exclude, known := excludedNodes(p.ctx, *p.plan)
+	if spec.SelectNodes {
+		if !known {
+			return // chosen at apply, once the excluded nodes are known
+		}
+		prior, _, _ := clusterSpec(p.ctx, p.state)
+		p.resize.KeepSelection(&spec, prior.SelectedNodeIDs, prior.SelectedNodeDomains)
+	}
+	if addIssues(diags, p.r.data.PlanGrow(&spec, *p.resize, snap, exclude)); !diags.HasError() {
+		addIssues(diags, p.r.data.CheckQuota(p.ctx, spec, snap, ""))
 	}
 }
 

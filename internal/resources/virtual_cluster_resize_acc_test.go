@@ -94,3 +94,65 @@ func TestAccVirtualCluster_resizeKeepsWorkers(t *testing.T) {
 		},
 	)
 }
+
+// A cluster that selects its own nodes grows by one node in place: the kept
+// nodes keep their groups and their selected nodes, the added one is
+// chosen among the nodes they do not hold; the shrink gives it back.
+func TestAccVirtualCluster_resizeSelectedNodes(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("resize-sel")
+	cfg := func(nodes int) string { return selectConfig(name, nodes, func(*acctest.VirtualCluster) {}) }
+	group := func(i int) string { return fmt.Sprintf("%s-node%d", name, i) }
+	var held []string
+	var groupIDs []string
+	kept := func(s *terraform.State) error {
+		for i := range held {
+			if got := stateAttr(s, fmt.Sprintf("selected_node_ids.%d", i)); got != held[i] {
+				return fmt.Errorf("logical node %d moved from %s to %s", i, held[i], got)
+			}
+			if got := stateAttr(s, fmt.Sprintf("placement_groups.%d.id", i)); got != groupIDs[i] {
+				return fmt.Errorf("%s has id %s, was %s", group(i), got, groupIDs[i])
+			}
+		}
+		return nil
+	}
+	vcTest(t, name,
+		resource.TestStep{
+			Config: cfg(2),
+			Check: func(s *terraform.State) error {
+				for i := 0; i < 2; i++ {
+					held = append(held, stateAttr(s, fmt.Sprintf("selected_node_ids.%d", i)))
+					groupIDs = append(groupIDs, stateAttr(s, fmt.Sprintf("placement_groups.%d.id", i)))
+				}
+				return nil
+			},
+		},
+		resource.TestStep{
+			Config: cfg(3),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate),
+				plancheck.ExpectUnknownValue(vcName, tfjsonpath.New("selected_node_ids")),
+			}},
+			Check: resource.ComposeTestCheckFunc(
+				acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1, group(2): 1}),
+				kept,
+				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", "3"),
+				func(s *terraform.State) error {
+					if added := stateAttr(s, "selected_node_ids.2"); slices.Contains(held, added) {
+						return fmt.Errorf("the added node chose %s, which a kept node holds", added)
+					}
+					return nil
+				},
+			),
+		},
+		resource.TestStep{
+			Config:           cfg(2),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate)}},
+			Check: resource.ComposeTestCheckFunc(
+				acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
+				kept,
+				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", "2"),
+			),
+		},
+	)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
@@ -24,6 +25,8 @@ import (
 type Resize struct {
 	Kept, Added, Removed []int
 	Replace              string
+	// Common is how many logical nodes (by index) both shapes have.
+	Common int
 }
 
 // InPlace reports whether the resize changes groups without replacing.
@@ -36,7 +39,8 @@ func (r Resize) InPlace() bool { return r.Replace == "" && len(r.Added)+len(r.Re
 func PlanResize(prior, planned clusterspec.Spec) Resize {
 	var r Resize
 	n, m := len(prior.BundleCtPerNode), len(planned.BundleCtPerNode)
-	for i := 0; i < min(n, m); i++ {
+	r.Common = min(n, m)
+	for i := 0; i < r.Common; i++ {
 		if why := nodeChange(prior, planned, i); why != "" {
 			r.Replace = fmt.Sprintf("Logical node %d changes (%s). A node keeps its group, %s, only unchanged at the same index: "+
 				"a resize in place appends nodes to bundle_ct_per_node_list or removes the last ones.",
@@ -71,9 +75,6 @@ func resizeBlocker(prior, planned clusterspec.Spec, kept int) string {
 	case prior.UseUnifiedPG || planned.UseUnifiedPG:
 		return "A unified cluster (use_unified_pg = true) is one placement group holding every node's bundles: " +
 			"any change of its nodes makes the group anew. Per-node clusters (use_unified_pg = false) resize in place."
-	case prior.SelectNodes || planned.SelectNodes:
-		return "A cluster that selects its own nodes (select_nodes = true) chooses them together, segment by segment; " +
-			"it is not resized in place yet."
 	case kept == 0:
 		return "No logical node is kept: every group is made anew."
 	}
@@ -157,13 +158,16 @@ const SummaryCannotResize = "Cannot resize the virtual cluster"
 // then removes the removed nodes' groups (ActionResize). A resize that
 // fails before the removals leaves the kept groups and their workers as
 // they were: the driver removes only the groups it added.
-func (d *Session) ResizeNodes(ctx context.Context, spec clusterspec.Spec, owner string, r Resize) (*contract.Result, []clusterspec.Issue) {
+//
+// spec holds the kept nodes' selection (select_nodes); the nodes chosen for
+// the added ones are appended to it. exclude is exclude_node_ids.
+func (d *Session) ResizeNodes(ctx context.Context, spec *clusterspec.Spec, owner string, r Resize, exclude map[string]bool) (*contract.Result, []clusterspec.Issue) {
 	if owner == "" {
 		return nil, []clusterspec.Issue{{Summary: SummaryCannotResize, Detail: "The cluster's state holds no owner (it was created before owners existed), " +
 			"and a resize rewrites the cluster's record, which only its owner may. Replace the cluster instead " +
 			"(terraform apply -replace=...)."}}
 	}
-	versionIssues, _ := d.VersionIssues(ctx, spec)
+	versionIssues, _ := d.VersionIssues(ctx, *spec)
 	if clusterspec.HasError(versionIssues) {
 		return nil, versionIssues
 	}
@@ -172,7 +176,14 @@ func (d *Session) ResizeNodes(ctx context.Context, spec clusterspec.Spec, owner 
 		if err != nil {
 			return nil, append(versionIssues, DashboardIssue(d.Address(), err))
 		}
-		if issues := GrowIssues(spec, r, snap, nil); clusterspec.HasError(issues) {
+		var issues []clusterspec.Issue
+		d.ChooseNodes(spec.Namespace+"/"+spec.Name, func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
+			if issues = GrowIssues(spec, r, snap, exclude, others); clusterspec.HasError(issues) {
+				return nil
+			}
+			return planning.TakenGroups(r.AddedOnly(*spec))
+		})
+		if clusterspec.HasError(issues) {
 			return nil, append(versionIssues, issues...)
 		}
 	}
@@ -180,9 +191,10 @@ func (d *Session) ResizeNodes(ctx context.Context, spec clusterspec.Spec, owner 
 	for i, n := range r.Removed {
 		removed[i] = clusterspec.NodeGroupName(spec.Name, n)
 	}
-	res, err := d.Run(ctx, placement.ResizeRequest(spec, owner, d.Version, removed))
+	res, err := d.Run(ctx, placement.ResizeRequest(*spec, owner, d.Version, removed))
 	if err != nil {
-		detail := placement.CreateErrorDetail(r.AddedOnly(spec), res, err)
+		d.ForgetChosen(spec.Namespace + "/" + spec.Name)
+		detail := placement.CreateErrorDetail(r.AddedOnly(*spec), res, err)
 		return nil, append(versionIssues, clusterspec.Issue{Summary: SummaryCannotResize, Detail: detail +
 			"\n\nThe kept placement groups and their workers are untouched; the cluster keeps its former shape."})
 	}
@@ -198,8 +210,14 @@ func (d *Session) ResizeNodes(ctx context.Context, spec clusterspec.Spec, owner 
 // cluster's kept groups (which the snapshot shows as taken) and others,
 // the groups of clusters planned before it: a grow that does not fit fails
 // naming what is short.
-func GrowIssues(spec clusterspec.Spec, r Resize, snap *planning.Snapshot, others []clusterspec.GroupRequest) []clusterspec.Issue {
-	issues := placement.CheckLive(r.AddedOnly(spec), snap, others)
+func GrowIssues(spec *clusterspec.Spec, r Resize, snap *planning.Snapshot, exclude map[string]bool, others []clusterspec.GroupRequest) []clusterspec.Issue {
+	var issues []clusterspec.Issue
+	if spec.SelectNodes {
+		if issues = r.chooseAdded(spec, snap, exclude, others); clusterspec.HasError(issues) {
+			return issues
+		}
+	}
+	issues = append(issues, placement.CheckLive(r.AddedOnly(*spec), snap, others)...)
 	for i := range issues {
 		issues[i].Detail = fmt.Sprintf("The nodes %q adds must fit beside the groups it keeps (%d logical node(s) added). %s",
 			spec.Name, len(r.Added), issues[i].Detail)
@@ -210,13 +228,65 @@ func GrowIssues(spec clusterspec.Spec, r Resize, snap *planning.Snapshot, others
 // PlanGrow is GrowIssues at plan, beside the clusters planned before it in
 // this run (their choices ledger): what the added groups take is recorded
 // for the clusters planned after it.
-func (d *Session) PlanGrow(spec clusterspec.Spec, r Resize, snap *planning.Snapshot) []clusterspec.Issue {
+func (d *Session) PlanGrow(spec *clusterspec.Spec, r Resize, snap *planning.Snapshot, exclude map[string]bool) []clusterspec.Issue {
 	var issues []clusterspec.Issue
 	d.PlanChoose(spec.Namespace+"/"+spec.Name, func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
-		if issues = GrowIssues(spec, r, snap, others); clusterspec.HasError(issues) {
+		if issues = GrowIssues(spec, r, snap, exclude, others); clusterspec.HasError(issues) {
 			return nil
 		}
-		return planning.TakenGroups(r.AddedOnly(spec))
+		return planning.TakenGroups(r.AddedOnly(*spec))
 	})
+	return issues
+}
+
+// KeepSelection gives spec, whose nodes r resizes, the nodes the kept
+// logical nodes hold (ids and domains as state has them, one per logical
+// node of the prior shape); the added ones are chosen by chooseAdded.
+func (r Resize) KeepSelection(spec *clusterspec.Spec, ids, domains []string) {
+	if !spec.SelectNodes {
+		return
+	}
+	spec.SelectedNodeIDs = slices.Clone(ids[:min(r.Common, len(ids))])
+	spec.SelectedNodeDomains = nil
+	if len(domains) >= len(spec.SelectedNodeIDs) {
+		spec.SelectedNodeDomains = slices.Clone(domains[:len(spec.SelectedNodeIDs)])
+	}
+}
+
+// chooseAdded chooses the nodes of the added logical nodes by the rules of
+// a create (select_nodes, pinning, segments, selectors), among the nodes
+// the kept ones do not hold, and appends them to spec's selection.
+func (r Resize) chooseAdded(spec *clusterspec.Spec, snap *planning.Snapshot, exclude map[string]bool, others []clusterspec.GroupRequest) []clusterspec.Issue {
+	if len(spec.SelectedNodeIDs) != r.Common {
+		return []clusterspec.Issue{{Path: clusterspec.AttrSelectedNodeIDs, Summary: SummaryCannotResize,
+			Detail: fmt.Sprintf("State holds %d selected nodes for the %d kept logical nodes.", len(spec.SelectedNodeIDs), r.Common)}}
+	}
+	added := *spec
+	added.Name += "+added" // no group of the cluster is named so: the kept ones count as taken
+	added.BundleCtPerNode = spec.BundleCtPerNode[r.Common:]
+	if spec.NodeResourceConstraints != nil {
+		added.NodeResourceConstraints = spec.NodeResourceConstraints[r.Common:]
+	}
+	if spec.NodeLabelSelectors != nil {
+		added.NodeLabelSelectors = spec.NodeLabelSelectors[r.Common:]
+	}
+	added.SelectedNodeIDs, added.SelectedNodeDomains = nil, nil
+	skip := maps.Clone(exclude)
+	if skip == nil {
+		skip = map[string]bool{}
+	}
+	for _, id := range spec.SelectedNodeIDs {
+		skip[id] = true
+	}
+	ids, domains, issues := planning.ChooseFreeNodes(added, snap, skip, others)
+	if clusterspec.HasError(issues) {
+		return issues
+	}
+	if len(domains) == len(ids) && len(spec.SelectedNodeDomains) == len(spec.SelectedNodeIDs) {
+		spec.SelectedNodeDomains = append(spec.SelectedNodeDomains, domains...)
+	} else {
+		spec.SelectedNodeDomains = nil
+	}
+	spec.SelectedNodeIDs = append(spec.SelectedNodeIDs, ids...)
 	return issues
 }

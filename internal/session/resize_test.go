@@ -39,7 +39,7 @@ func TestPlanResize(t *testing.T) {
 		}), []int{0, 1}, []int{2}, nil, "unified"},
 		{"select_nodes", with(func(s *clusterspec.Spec) { s.SelectNodes = true }), with(func(s *clusterspec.Spec) {
 			s.SelectNodes, s.BundleCtPerNode = true, []int{2, 2, 2}
-		}), []int{0, 1}, []int{2}, nil, "select_nodes"},
+		}), []int{0, 1}, []int{2}, nil, ""},
 		{"incomplete segments", with(func(s *clusterspec.Spec) { s.BundleCtPerNode, s.SegmentSize = []int{2, 2, 2, 2}, &two }),
 			with(func(s *clusterspec.Spec) { s.BundleCtPerNode, s.SegmentSize = []int{2, 2, 2}, &two }), []int{0, 1, 2}, nil, []int{3}, "segment"},
 		{"unchanged", base, base, []int{0, 1}, nil, nil, ""},
