@@ -213,11 +213,11 @@ func (d *Session) ResizeNodes(ctx context.Context, spec *clusterspec.Spec, owner
 func GrowIssues(spec *clusterspec.Spec, r Resize, snap *planning.Snapshot, exclude map[string]bool, others []clusterspec.GroupRequest) []clusterspec.Issue {
 	var issues []clusterspec.Issue
 	if spec.SelectNodes {
-		if issues = r.chooseAdded(spec, snap, exclude, others); clusterspec.HasError(issues) {
-			return issues
-		}
+		issues = r.chooseAdded(spec, snap, exclude, others)
 	}
-	issues = append(issues, placement.CheckLive(r.AddedOnly(*spec), snap, others)...)
+	if !clusterspec.HasError(issues) {
+		issues = append(issues, placement.CheckLive(r.AddedOnly(*spec), snap, others)...)
+	}
 	for i := range issues {
 		issues[i].Detail = fmt.Sprintf("The nodes %q adds must fit beside the groups it keeps (%d logical node(s) added). %s",
 			spec.Name, len(r.Added), issues[i].Detail)

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
+	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
@@ -73,5 +76,47 @@ func TestResizeAddedOnly(t *testing.T) {
 	if d := (Resize{Kept: []int{0}, Added: []int{1}}).Describe("vc"); !strings.Contains(d, "Kept (their workers keep running): vc-node0.") ||
 		!strings.Contains(d, "Added: vc-node1.") || !strings.Contains(d, "once the added groups are ready: none.") {
 		t.Fatal(d)
+	}
+}
+
+// With select_nodes and segments, the added logical nodes are chosen as a
+// create chooses them (a complete segment of free nodes), never on the nodes
+// the kept ones hold, whose groups count as taken.
+func TestGrowChoosesAddedNodesBesideTheKept(t *testing.T) {
+	prior := clusterspectest.SelectingSpec(4, 4)
+	prior.SegmentSize = clusterspectest.Ptr(2)
+	spec := clusterspectest.SelectingSpec(4, 4, 4, 4)
+	spec.SegmentSize = prior.SegmentSize
+	r := PlanResize(prior, spec)
+	if r.Replace != "" || !slices.Equal(r.Added, []int{2, 3}) {
+		t.Fatalf("resize %+v", r)
+	}
+	snap := &planning.Snapshot{Nodes: clusterspectest.GPUNodes()}
+	for i, node := range []string{"b2", "b1"} {
+		g := raystate.PlacementGroup{Name: clusterspec.NodeGroupName("vc", i), State: raystate.PlacementGroupStateCreated}
+		for j := 0; j < 4; j++ {
+			g.Bundles = append(g.Bundles, raystate.Bundle{NodeID: node, UnitResources: map[string]float64{"CPU": 1, "GPU": 1}})
+		}
+		snap.Groups = append(snap.Groups, g)
+	}
+	r.KeepSelection(&spec, []string{"b2", "b1"}, []string{"nvlink_domain_rackB", "nvlink_domain_rackB"})
+	if issues := GrowIssues(&spec, r, snap, nil, nil); clusterspec.HasError(issues) {
+		t.Fatalf("issues %+v", issues)
+	}
+	if len(spec.SelectedNodeIDs) != 4 || !slices.Equal(spec.SelectedNodeIDs[:2], []string{"b2", "b1"}) ||
+		slices.Contains(spec.SelectedNodeIDs[2:], "b1") || slices.Contains(spec.SelectedNodeIDs[2:], "b2") ||
+		len(spec.SelectedNodeDomains) != 4 || spec.SelectedNodeDomains[2] != spec.SelectedNodeDomains[3] {
+		t.Fatalf("selected %v in %v", spec.SelectedNodeIDs, spec.SelectedNodeDomains)
+	}
+	// Every free node held by the kept ones or excluded: the grow fails, naming it.
+	spec.SelectedNodeIDs, spec.SelectedNodeDomains = nil, nil
+	r.KeepSelection(&spec, []string{"b2", "b1"}, nil)
+	exclude := map[string]bool{}
+	for _, n := range clusterspectest.GPUNodes() {
+		exclude[n.NodeID] = true
+	}
+	issues := GrowIssues(&spec, r, snap, exclude, nil)
+	if !clusterspec.HasError(issues) || !strings.Contains(issues[0].Detail, "must fit beside the groups it keeps") {
+		t.Fatalf("issues %+v", issues)
 	}
 }
