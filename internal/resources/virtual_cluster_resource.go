@@ -132,7 +132,8 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 // Update handles the attributes that do not change the groups themselves
 // (segment_size, num_gpus_per_node, port range, exclude_node_ids, timeouts):
 // it re-probes the existing groups, recomputes rank order and ports and
-// rewrites the cluster's record. For a cluster imported since the last
+// rewrites the cluster's record. A per-node cluster whose nodes are appended
+// or dropped is resized in place instead (reprobeOrResize). For a cluster imported since the last
 // apply, it is where this state takes ownership (session.TakeImported).
 func (r *virtualClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	ctx, cancel, m, spec, ok := r.begin(ctx, req.Plan.Get, updateTimeout, &resp.Diagnostics)
