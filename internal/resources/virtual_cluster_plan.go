@@ -228,6 +228,10 @@ func (p *planCall) checkOccupancy(spec clusterspec.Spec, snap *planning.Snapshot
 	}
 	if !p.replacing {
 		p.checkRecovery(spec, snap)
+		if prior, known, _ := clusterSpec(p.ctx, p.state); known && !spec.UseUnifiedPG {
+			addIssues(&p.resp.Diagnostics, session.LeftoverIssue(spec.Name,
+				session.LeftoverGroups(spec.Name, []clusterspec.Spec{prior, spec}, snap.Groups)))
+		}
 	}
 	return true
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
+	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 )
 
 // Resize is how a change of a cluster's logical nodes is applied: in place
@@ -289,4 +290,39 @@ func (r Resize) chooseAdded(spec *clusterspec.Spec, snap *planning.Snapshot, exc
 	}
 	spec.SelectedNodeIDs = append(spec.SelectedNodeIDs, ids...)
 	return issues
+}
+
+// LeftoverGroups are the live groups named like node groups of the per-node
+// cluster name (<name>-node<i>) that none of shapes (its shape in state and
+// the planned one) has: left by a resize whose apply was interrupted before
+// Terraform saved state, or made outside Terraform. The state API lists
+// every Ray namespace's groups, so some may be another namespace's.
+func LeftoverGroups(name string, shapes []clusterspec.Spec, live []raystate.PlacementGroup) []string {
+	known := map[string]bool{clusterspec.UnifiedGroupName(name): true}
+	for _, s := range shapes {
+		maps.Copy(known, s.GroupNames())
+	}
+	var out []string
+	for _, g := range live {
+		if g.State != raystate.PlacementGroupStateRemoved && !known[g.Name] && clusterspec.NamedLike(name, g.Name) &&
+			!slices.Contains(out, g.Name) {
+			out = append(out, g.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// LeftoverIssue warns of LeftoverGroups: a grow that brings their nodes back
+// adopts them when their shape matches; otherwise they hold resources no
+// state manages.
+func LeftoverIssue(name string, groups []string) []clusterspec.Issue {
+	if len(groups) == 0 {
+		return nil
+	}
+	return []clusterspec.Issue{{Warning: true, Summary: "Placement groups named like the cluster's, beyond its nodes",
+		Detail: fmt.Sprintf("Ray lists %s, named like node groups of %q but not among its logical nodes. A resize whose apply "+
+			"was interrupted before Terraform saved state leaves such groups. A grow that brings their nodes back adopts "+
+			"them when their bundles match; otherwise, if they are in this cluster's Ray namespace and no one uses them, "+
+			"remove them (ray.util.remove_placement_group).", strings.Join(groups, ", "), name)}}
 }

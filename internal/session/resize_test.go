@@ -120,3 +120,23 @@ func TestGrowChoosesAddedNodesBesideTheKept(t *testing.T) {
 		t.Fatalf("issues %+v", issues)
 	}
 }
+
+func TestLeftoverGroups(t *testing.T) {
+	prior := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1, 1, 1}}
+	planned := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1, 1}}
+	live := []raystate.PlacementGroup{
+		{Name: "vc-node0", State: raystate.PlacementGroupStateCreated},
+		{Name: "vc-node2", State: raystate.PlacementGroupStateCreated}, // the shrink removes it
+		{Name: "vc-node3", State: raystate.PlacementGroupStateCreated},
+		{Name: "vc-node4", State: raystate.PlacementGroupStateRemoved},
+		{Name: "vc-nodes", State: raystate.PlacementGroupStateCreated},
+		{Name: "other-node5", State: raystate.PlacementGroupStateCreated},
+	}
+	got := LeftoverGroups("vc", []clusterspec.Spec{prior, planned}, live)
+	if !slices.Equal(got, []string{"vc-node3"}) {
+		t.Fatalf("leftovers %v", got)
+	}
+	if is := LeftoverIssue("vc", got); len(is) != 1 || !is[0].Warning || !strings.Contains(is[0].Detail, "vc-node3") {
+		t.Fatalf("issue %+v", is)
+	}
+}
