@@ -317,6 +317,9 @@ func (p *planCall) compareWithState() {
 		Replacing: p.replacing, ShapeChanged: shapeChanged(*plan, state), Drift: recordedDrift(p.ctx, state)}
 	if c.Exclude, c.ExcludeKnown = excludedNodes(p.ctx, *plan); c.ExcludeKnown {
 		_ = state.SelectedNodeIDs.ElementsAs(p.ctx, &c.Held, false)
+		if p.resize != nil && len(c.Held) > p.resize.Common {
+			c.Held = c.Held[:p.resize.Common] // a shrink gives the last nodes up: excluding one of them replaces nothing
+		}
 	}
 	for _, r := range p.r.data.CompareWithState(c) {
 		switch r.Attribute {

@@ -190,6 +190,13 @@ func TestPlanResizesAppendedNodesInPlace(t *testing.T) {
 	if w := p.resp.Diagnostics.Warnings(); len(w) != 1 || !strings.Contains(w[0].Detail(), "Logical node 0 changes (bundles 1 → 2)") {
 		t.Fatalf("warnings %v", w)
 	}
+	shrunk := withCounts(t, state, 1)
+	shrunk.ExcludeNodeIDs, _ = types.SetValueFrom(context.Background(), types.StringType, []string{"b"})
+	p = newPlanning(state, shrunk)
+	p.compareWithState()
+	if p.replacing || p.resize == nil {
+		t.Fatalf("a shrink that excludes the node it gives up replaced the cluster")
+	}
 	imported := state
 	imported.OwnerID = types.StringValue(importPendingOwner)
 	p = newPlanning(imported, withCounts(t, imported, 1, 1, 1))
