@@ -27,6 +27,9 @@ from .rayapi import RAY
 from .runstate import Run, progress
 
 
+RETRY_SECONDS = 0.5  # between holds of a create that waits for another's reservation
+
+
 def reservation(spec: Spec) -> Optional[Json]:
     own = spec["own"]
     return own.get("reservation") if own else None
@@ -434,7 +437,7 @@ def reserve(run: Run, spec: Spec) -> None:
                 return
         finally:
             drop_lock(run, own)
-        time.sleep(0.5)
+        time.sleep(RETRY_SECONDS)
 
 
 def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen: Optional[Seen] = None,
@@ -529,9 +532,9 @@ def wait_placed(run: Run, resv: Json, own: Json, groups: List[Any]) -> Tuple[Dic
 
 
 def place_locked(run: Run, spec: Spec, groups: List[Any], where: Tuple[Dict[str, Resources], List[str], bool],
-                 seen: Optional[Seen] = None) -> None:
+                 seen: Optional[Seen] = None) -> bool:
     """place_reserved's step under the lock, where = wait_placed's answer
-    (seen: a wave's hold, noted with what this writes)."""
+    (seen: a wave's hold, noted with what this writes). True: settled."""
     resv, own = cast(Json, reservation(spec)), cast(Json, spec["own"])
     nodes, ids, placed = where
     ledger = Ledger(run, own, resv, seen)
@@ -547,6 +550,7 @@ def place_locked(run: Run, spec: Spec, groups: List[Any], where: Tuple[Dict[str,
     held.update(nodes=nodes, group_ids=ids, unplaced=unplaced, placing=False, claimed_at=time.time())
     kv_put(run, own, resv["key"], held)
     ledger.seen.put(resv["key"], held)
+    return True
 
 
 def settle_reservation(run: Run, spec: Spec, groups: List[Any]) -> None:

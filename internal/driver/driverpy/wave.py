@@ -3,8 +3,9 @@
 # wave's members before it (as one request, in the batch's order: a member
 # that does not fit fails as it would alone, naming the holders, siblings
 # included). The clusters Ray places then settle where Ray put them in one
-# more hold. Members meet at each step (Meeting); none waits for a
-# sibling's pending reservation, and no hold waits for Ray.
+# more hold. Members meet at each step (Meeting) and go on as their hold
+# ends: none waits for a sibling's pending reservation, nor for a sibling
+# that waits for another state's, and no hold waits for Ray.
 
 from __future__ import annotations
 
@@ -13,26 +14,27 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Spec
-from .reservations import Seen, drop_lock, place_locked, reservation, reserve_locked, take_lock, wait_placed
+from .reservations import RETRY_SECONDS, Seen, drop_lock, place_locked, reservation, reserve_locked, take_lock, wait_placed
 from .runstate import Gate, Run
 
 Served = Dict[int, Optional[BaseException]]  # member -> its error (None: done)
+Member = Tuple[int, Run, Spec, Any]  # index, run, request, what its step needs
 
 
 class Meeting:
     """Members (by index) meet, each with a payload. Once every member
     still expected has arrived, or bound seconds after the first arrived,
-    the thread that sees it serves every member arrived, in index order, in
-    one call of serve; each member gets its own outcome. A member that
-    fails or finishes first leaves, so nobody waits for it; members that
-    arrive after a round are served in the next."""
+    the thread that sees it serves every member arrived in one hold
+    (one_hold with step), and each gets its outcome as the hold ends. A
+    member step left waiting meets again for a later hold; one that fails
+    or finishes leaves, so nobody waits for it."""
 
-    def __init__(self, members: List[int], serve: Callable[[List[Tuple[int, Any]]], Served], bound: float) -> None:
+    def __init__(self, members: List[int], step: Callable[[Member, Seen], bool], bound: float) -> None:
         self.cond = threading.Condition()
         self.expected = set(members)
-        self.arrived: Dict[int, Any] = {}
-        self.outcomes: Served = {}
-        self.serve, self.bound = serve, bound
+        self.arrived: Dict[int, Member] = {}
+        self.outcomes: Dict[int, Any] = {}  # None: served, False: waits, else its error
+        self.step, self.bound = step, bound
         self.serving = False
         self.first = 0.0
 
@@ -41,8 +43,8 @@ class Meeting:
             self.expected.discard(i)
             self.cond.notify_all()
 
-    def meet(self, i: int, payload: Any, gate: Gate) -> None:
-        """Returns once member i was served; raises its error."""
+    def meet(self, i: int, payload: Member, gate: Gate) -> bool:
+        """True once member i was served, False when it waits; raises its error."""
         with self.cond:
             if not self.arrived:
                 self.first = time.monotonic()
@@ -56,31 +58,30 @@ class Meeting:
                     self.serve_round()
                     continue
                 self.cond.wait(0.1)
-            error = self.outcomes.pop(i)
-        if error is not None:
-            raise error
+            out = self.outcomes.pop(i)
+        if isinstance(out, BaseException):
+            raise out
+        return out is None
 
     def serve_round(self) -> None:
         """Serves the members arrived, the condition released meanwhile."""
         batch = sorted(self.arrived.items())
         self.arrived.clear()
-        self.expected -= {j for j, _ in batch}
         self.serving = True
         self.cond.release()
+        out: Served = {}
         try:
             try:
-                out = self.serve(batch)
+                one_hold([m for _, m in batch], self.step, out)
             except BaseException as e:  # noqa: BLE001
                 out = {j: e for j, _ in batch}
         finally:
             self.cond.acquire()
             self.serving = False
+        self.expected -= set(out)
         for j, _ in batch:
-            self.outcomes[j] = out.get(j)
+            self.outcomes[j] = out.get(j, False)
         self.cond.notify_all()
-
-
-Member = Tuple[int, Run, Spec, Any]  # index, run, request, what its step needs
 
 
 def owned(spec: Spec) -> Tuple[Json, Json]:
@@ -94,10 +95,12 @@ class Wave:
     def __init__(self, ops: List[Run]) -> None:
         self.index = {id(op): i for i, op in enumerate(ops)}
         resvs = [cast(Json, reservation(cast(Spec, op.spec))) for op in ops]
-        self.siblings = {str(r["cluster"]) for r in resvs}
+        siblings = {str(r["cluster"]) for r in resvs}
         bound = float(ops[0].contract.place_wait_seconds)
-        self.reserving = Meeting(list(range(len(ops))), self.serve_reserve, bound)
-        self.placing = Meeting([i for i, r in enumerate(resvs) if r["nodes"] is None], self.serve_place, bound)
+        self.reserving = Meeting(list(range(len(ops))), lambda m, seen: reserve_locked(
+            m[1], m[2], *owned(m[2]), m[3], seen, siblings), bound)
+        self.placing = Meeting([i for i, r in enumerate(resvs) if r["nodes"] is None],
+                               lambda m, seen: place_locked(m[1], m[2], m[3][0], m[3][1], seen), bound)
         # Who makes its groups first: clusters pinned to their nodes (0), then those Ray places inside
         # their chosen nodes' domains (1), then those Ray places anywhere (2); each member's event is
         # set once its groups are placed (or it ended).
@@ -105,27 +108,14 @@ class Wave:
         self.placed = [threading.Event() for _ in ops]
 
     def reserve(self, run: Run, spec: Spec) -> None:
-        self.reserving.meet(self.index[id(run)], (self.index[id(run)], run, spec, None), run.gate)
-
-    def serve_reserve(self, batch: List[Tuple[int, Member]]) -> Served:
-        """Holds for the members arrived: each reserves in turn on what the
-        hold read and what the members before it wrote. A member that must
-        wait for another state's reservation is tried again in the next
-        hold (after 0.5 s, no lock held) until its wait ends."""
-        out: Served = {}
-        todo = [m for _, m in batch]
-        deadline = time.time() + min([float(m[2]["timeout"]) for m in todo] + [float(todo[0][1].contract.pending_wait_seconds)])
-        while todo:
-            last = time.time() > deadline
-
-            def step(m: Member, seen: Seen) -> bool:
-                return reserve_locked(m[1], m[2], *owned(m[2]), last, seen, self.siblings)
-
-            waiting = one_hold(todo, step, out)
-            todo = [m for m in todo if m[0] in waiting]
-            if todo:
-                time.sleep(0.5)
-        return out
+        """Meets the others for a hold: each reserves in turn on what the
+        hold read and what the members before it wrote, and goes on as the
+        hold ends. One that must wait for another state's reservation meets
+        again RETRY_SECONDS later (no lock held) until its wait ends."""
+        i = self.index[id(run)]
+        deadline = time.time() + min(float(spec["timeout"]), float(run.contract.pending_wait_seconds))
+        while not self.reserving.meet(i, (i, run, spec, time.time() > deadline), run.gate):
+            time.sleep(RETRY_SECONDS)
 
     def wait_for_pinned(self, run: Run, spec: Spec) -> None:
         """A cluster whose nodes Ray picks makes its groups once the wave's
@@ -142,23 +132,12 @@ class Wave:
         self.placed[self.index[id(run)]].set()
 
     def place(self, run: Run, spec: Spec, groups: List[Any]) -> None:
-        """place_reserved for a wave: waits for Ray alone, settles with the
-        others in one hold."""
+        """Once the member's groups exist: place_reserved for a wave, which
+        waits for Ray alone and settles with the others in one hold."""
         resv, own = owned(spec)
+        i = self.index[id(run)]
         if resv["nodes"] is None:
-            where = wait_placed(run, resv, own, groups)
-            i = self.index[id(run)]
-            self.placing.meet(i, (i, run, spec, (groups, where)), run.gate)
-
-    def serve_place(self, batch: List[Tuple[int, Member]]) -> Served:
-        out: Served = {}
-
-        def step(m: Member, seen: Seen) -> bool:
-            place_locked(m[1], m[2], m[3][0], m[3][1], seen)
-            return True
-
-        one_hold([m for _, m in batch], step, out)
-        return out
+            self.placing.meet(i, (i, run, spec, (groups, wait_placed(run, resv, own, groups))), run.gate)
 
     def done(self, run: Run) -> None:
         """The member's create ended: nobody waits for it any more."""
@@ -179,7 +158,7 @@ def tier(spec: Spec) -> int:
 def one_hold(todo: List[Member], step: Callable[[Member, Seen], bool], out: Served) -> List[int]:
     """One hold of the lock (the first member's run holds it) for todo, one
     read of what it holds: step(member) in turn, each member's error its
-    own. Returns the members step left waiting (False)."""
+    own. Returns the members step left waiting (False), which get no outcome."""
     lead, spec = todo[0][1], todo[0][2]
     resv, own = owned(spec)
     try:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import copy
 import sys
+import threading
 import time
 from typing import Any, Dict, List, Optional
 
 import fake_ray
 from test_quotas import set_quota
-from test_reservations import lock_free, ns, resv
+from test_reservations import foreign, lock_free, ns, resv
 
 
 def named(r: Dict[str, Any], name: str, nodes: Optional[Dict[str, Dict[str, float]]] = None) -> Dict[str, Any]:
@@ -130,3 +131,49 @@ def test_groups_pinned_to_nodes_come_first(cluster: fake_ray.Cluster, requests: 
     d = drive(batch(named(plain, "ray"), domain, named(r, "pin", {"node-1": {"GPU": 1.0}})))
     assert all(x["ok"] for x in d.result["batch"]), d.result
     assert calls == ["pin-node0", "dom-node0", "ray-node0"]
+
+
+def test_a_member_that_reserved_goes_on_while_a_sibling_waits(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                               monkeypatch: Any) -> None:
+    """A cluster Ray places waits for another state's pending reservation;
+    its pinned sibling, reserved in the same hold, makes its groups
+    meanwhile with its reservation in place (never taken for stale while it
+    waited), and that state's create finishing once they exist lets the
+    waiting one reserve."""
+    r = requests["create_selected"]
+    plain = copy.deepcopy(requests["create"])
+    plain["groups"] = plain["groups"][:1]
+    a, b = named(r, "a", {"node-1": {"GPU": 1.0}}), named(plain, "b")
+    for s in (a, b):
+        resv(s)["stale_seconds"] = 2
+    other = foreign(cluster, r, "other", {"node-2": {"GPU": 1.0}}, time.time())  # pending: no group placed
+    stop, lock, seen = threading.Event(), threading.Lock(), []
+
+    def keep_fresh() -> None:  # that state's create renewing its reservation
+        while not stop.wait(0.1):
+            with lock:
+                if not stop.is_set():
+                    cluster.kv_set(other, dict(cluster.kv_value(other, ns(r)) or {}, claimed_at=time.time()), ns(r))
+
+    pg = sys.modules["ray.util.placement_group"]
+    make = pg.placement_group
+
+    def made(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("name", "").startswith("a-"):
+            seen.append(cluster.kv_value(resv(a)["key"], ns(r)))
+            with lock:  # that state's create ends
+                stop.set()
+                cluster.kv.pop((ns(r), other), None)
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(pg, "placement_group", made)
+    keeper = threading.Thread(target=keep_fresh, daemon=True)
+    keeper.start()
+    try:
+        d = drive(batch(a, b))
+    finally:
+        stop.set()
+        keeper.join()
+    assert [x["ok"] for x in d.result["batch"]] == [True, True], d.result
+    assert len(seen) == 1 and seen[0] is not None and seen[0]["cluster"] == resv(a)["cluster"]
+    assert cluster.kv_value(resv(a)["key"], ns(r)) is not None and lock_free(cluster, r)
