@@ -13,6 +13,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 import fake_ray
+from driverpy import wave
 from test_quotas import set_quota
 from test_reservations import foreign, lock_free, ns, resv
 
@@ -44,17 +45,31 @@ def holds(d: Any) -> List[Dict[str, Any]]:
     return [p for p in d.progress if p["phase"] == "unlocked"]
 
 
-def test_clusters_ray_places_reserve_and_settle_in_one_hold_each(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+def gathered(monkeypatch: Any) -> List[bool]:
+    """Whether each round of a wave's meetings was served as every member
+    expected had arrived (False: only once the gathering bound ran out)."""
+    out: List[bool] = []
+    serve = wave.Meeting.serve_round
+
+    def noted(self: wave.Meeting) -> None:
+        out.append(self.expected <= set(self.arrived))
+        serve(self)
+
+    monkeypatch.setattr(wave.Meeting, "serve_round", noted)
+    return out
+
+
+def test_clusters_ray_places_reserve_and_settle_in_one_hold_each(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                                  monkeypatch: Any) -> None:
     """Three one-GPU clusters Ray places: one hold reserves all three, one
     settles all three; none waits for its siblings' placing reservations."""
     one = copy.deepcopy(requests["create"])
     one["groups"] = one["groups"][:1]
     subs = [named(one, "w%d" % i) for i in range(3)]
-    started = time.monotonic()
+    rounds = gathered(monkeypatch)
     d = drive(batch(*subs))
     assert [r["ok"] for r in d.result["batch"]] == [True] * 3, d.result
-    assert time.monotonic() - started < 3  # no pending wait (0.5 s steps) nor the gathering bound (5 s)
-    assert [(h["wave"], h["lock_held_seconds"] < 1.0, h["lock_wait_seconds"] >= 0) for h in holds(d)] == [(3, True, True)] * 2
+    assert [h["wave"] for h in holds(d)] == [3, 3] and rounds == [True, True]  # nobody waited for a sibling's placing
     for r in subs:
         held = cluster.kv_value(resv(r)["key"], ns(r))
         assert not held["placing"] and held["unplaced"] == [] and len(held["group_ids"]) == 1
@@ -88,7 +103,8 @@ def test_the_quota_counts_the_wave(cluster: fake_ray.Cluster, requests: Any, dri
     assert cluster.kv_value(resv(subs[1])["key"], ns(r)) is None
 
 
-def test_a_sibling_that_fails_early_is_not_waited_for(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+def test_a_sibling_that_fails_early_is_not_waited_for(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                      monkeypatch: Any) -> None:
     """A member whose group exists, made outside Terraform, fails before it
     reserves; the rest reserve at once, and a cluster Ray places waits for
     the chosen one's groups only until they are placed."""
@@ -100,12 +116,11 @@ def test_a_sibling_that_fails_early_is_not_waited_for(cluster: fake_ray.Cluster,
     plain = copy.deepcopy(requests["create"])
     plain["groups"] = plain["groups"][:1]
     subs = [named(r, "bad", {"node-1": {"GPU": 1.0}}), named(r, "sel", {"node-2": {"GPU": 1.0}}), named(plain, "ray")]
-    started = time.monotonic()
+    rounds = gathered(monkeypatch)
     d = drive(batch(*subs))
     bad, sel, ray = d.result["batch"]
     assert bad["error"]["code"] == "groups_exist" and sel["ok"] and ray["ok"], d.result
-    assert time.monotonic() - started < 3
-    assert [h["wave"] for h in holds(d)] == [2, 1]
+    assert [h["wave"] for h in holds(d)] == [2, 1] and rounds == [True, True]
     assert lock_free(cluster, r)
 
 
