@@ -160,8 +160,6 @@ def do_create(run: Run, spec: Spec) -> Json:
         place_reserved(run, spec, [e[1] for e in entries])
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
-    if run.wave:
-        run.wave.groups_placed(run)
     settle_reservation(run, spec, [e[1] for e in entries])
     out: Json = {"groups": probe_groups(run, entries, spec)}
     own = spec["own"]

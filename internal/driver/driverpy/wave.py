@@ -14,6 +14,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Spec
+from .rayapi import RAY
 from .reservations import RETRY_SECONDS, Seen, drop_lock, place_locked, reservation, reserve_locked, take_lock, wait_placed
 from .runstate import Gate, Run
 
@@ -102,10 +103,11 @@ class Wave:
         self.placing = Meeting([i for i, r in enumerate(resvs) if r["nodes"] is None],
                                lambda m, seen: place_locked(m[1], m[2], m[3][0], m[3][1], seen), bound)
         # Who makes its groups first: clusters pinned to their nodes (0), then those Ray places inside
-        # their chosen nodes' domains (1), then those Ray places anywhere (2); each member's event is
-        # set once its groups are placed (or it ended).
+        # their chosen nodes' domains (1), then those Ray places anywhere (2). A member's groups are
+        # noted once made; its event is set once it ended.
         self.tier = [tier(cast(Spec, op.spec)) for op in ops]
-        self.placed = [threading.Event() for _ in ops]
+        self.groups: List[List[Any]] = [[] for _ in ops]
+        self.ended = [threading.Event() for _ in ops]
 
     def reserve(self, run: Run, spec: Spec) -> None:
         """Meets the others for a hold: each reserves in turn on what the
@@ -120,22 +122,23 @@ class Wave:
     def wait_for_pinned(self, run: Run, spec: Spec) -> None:
         """A cluster whose nodes Ray picks makes its groups once the wave's
         clusters of an earlier tier have theirs placed (Ray would otherwise
-        be free to put it on what they reserved), at most pending_wait_seconds."""
+        be free to put it on what they reserved), at most pending_wait_seconds:
+        placed, not ready (a worker started in each), so that a member Ray
+        places holds its placing reservation no longer than it must."""
         mine = self.tier[self.index[id(run)]]
         deadline = time.time() + min(float(spec["timeout"]), float(run.contract.pending_wait_seconds))
-        for t, event in zip(self.tier, self.placed):
-            while t < mine and not event.wait(0.1) and time.time() < deadline:
+        for t, ended, groups in zip(self.tier, self.ended, self.groups):
+            while t < mine and not ended.wait(0.1) and time.time() < deadline and not (
+                    groups and all(RAY.placement_group_table(pg).get("state") == run.contract.state_created for pg in groups)):
                 if run.gate.closed:
                     raise DriverError("internal", "stopped", signal=0)
-
-    def groups_placed(self, run: Run) -> None:
-        self.placed[self.index[id(run)]].set()
 
     def place(self, run: Run, spec: Spec, groups: List[Any]) -> None:
         """Once the member's groups exist: place_reserved for a wave, which
         waits for Ray alone and settles with the others in one hold."""
         resv, own = owned(spec)
         i = self.index[id(run)]
+        self.groups[i].extend(groups)
         if resv["nodes"] is None:
             self.placing.meet(i, (i, run, spec, (groups, wait_placed(run, resv, own, groups))), run.gate)
 
@@ -144,7 +147,7 @@ class Wave:
         i = self.index[id(run)]
         self.reserving.leave(i)
         self.placing.leave(i)
-        self.groups_placed(run)
+        self.ended[i].set()
 
 
 def tier(spec: Spec) -> int:

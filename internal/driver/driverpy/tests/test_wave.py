@@ -13,7 +13,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 import fake_ray
-from driverpy import wave
+from driverpy import actions, wave
 from test_quotas import set_quota
 from test_reservations import foreign, lock_free, ns, resv
 
@@ -192,3 +192,32 @@ def test_a_member_that_reserved_goes_on_while_a_sibling_waits(cluster: fake_ray.
     assert [x["ok"] for x in d.result["batch"]] == [True, True], d.result
     assert len(seen) == 1 and seen[0] is not None and seen[0]["cluster"] == resv(a)["cluster"]
     assert cluster.kv_value(resv(a)["key"], ns(r)) is not None and lock_free(cluster, r)
+
+
+def test_a_cluster_ray_places_waits_for_its_pinned_siblings_placed_not_ready(cluster: fake_ray.Cluster, requests: Any,
+                                                                             drive: Any, monkeypatch: Any) -> None:
+    """Ready takes a worker started in a group, which can be slow: the
+    cluster Ray places makes its groups once the pinned sibling's are placed
+    (its placing reservation held no longer), while that sibling still
+    waits for them to be ready."""
+    pg = sys.modules["ray.util.placement_group"]
+    make, ray_made = pg.placement_group, threading.Event()
+
+    def made(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("name", "").startswith("ray-"):
+            ray_made.set()
+        return make(*args, **kwargs)
+
+    ready, waited = actions.wait_ready, []
+
+    def slow_ready(run: Any, entries: Any, spec: Any) -> Any:
+        if entries[0][0].startswith("pin-"):
+            waited.append(ray_made.wait(30))  # a hang guard: without the fix it waits out pending_wait_seconds (60 s)
+        return ready(run, entries, spec)
+
+    monkeypatch.setattr(pg, "placement_group", made)
+    monkeypatch.setattr(actions, "wait_ready", slow_ready)
+    plain = copy.deepcopy(requests["create"])
+    plain["groups"] = plain["groups"][:1]
+    d = drive(batch(named(requests["create_selected"], "pin", {"node-1": {"GPU": 1.0}}), named(plain, "ray")))
+    assert all(x["ok"] for x in d.result["batch"]) and waited == [True], d.result
