@@ -168,27 +168,27 @@ def over_of(run: Run, limits: Dict[str, Any], used: Resources, ask: Resources) -
                   if used.get(k, 0.0) + ask.get(k, 0.0) > float(limit) + run.contract.amount_unit / 2)  # sums of floats
 
 
-def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], cluster: str,
+def check_quota(run: Run, spec: Spec, reservations: List[Tuple[str, Json]], groups: List[Json], cluster: str,
                 ask_nodes: Optional[Dict[str, Resources]], unplaced: Optional[List[Resources]] = None) -> Optional[Json]:
     """Refuses a create that would take its namespace over its quota, naming
     the quota, what each holder holds and what the create asks. ask_nodes is
     what it asks of each node: its label limits wait until it is known
     (None: a cluster Ray places, checked again once placed, with the bundles
-    Ray has not placed yet, unplaced). Returns the quota (None: the
-    namespace has none)."""
+    Ray has not placed yet, unplaced); groups: namespace_groups. Returns
+    the quota (None: the namespace has none)."""
     quota = spec.get("quota")
     held = kv_get(run, quota, quota["key"]) if quota else None
     if held is not None:
-        check_held(run, spec, held, reservations, cluster, ask_nodes, unplaced)
+        check_held(run, spec, held, reservations, groups, cluster, ask_nodes, unplaced)
     return held
 
 
-def check_held(run: Run, spec: Spec, held: Json, reservations: List[Tuple[str, Json]], cluster: str,
+def check_held(run: Run, spec: Spec, held: Json, reservations: List[Tuple[str, Json]], groups: List[Json], cluster: str,
                ask_nodes: Optional[Dict[str, Resources]], unplaced: Optional[List[Resources]] = None) -> None:
     """check_quota against the quota held (as the KV holds it)."""
     quota = cast(Json, spec["quota"])  # held was read through it
     limits = {k: float(v) for k, v in (held.get("limits") or {}).items()}
-    holders = usage(run, quota, reservations, namespace_groups(run), cluster, [g["name"] for g in spec["groups"]])
+    holders = usage(run, quota, reservations, groups, cluster, [g["name"] for g in spec["groups"]])
     ask = ask_of(spec)
     used: Resources = {}
     for h in holders:

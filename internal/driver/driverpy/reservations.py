@@ -157,8 +157,10 @@ class Seen:
     def __init__(self, run: Run, own: Json, prefix: str) -> None:
         tables = (RAY.placement_group_table() or {}).values()
         self.live = [t for t in tables if t.get("state") != run.contract.state_removed]
-        # The table leaves out each group's Ray namespace, and names repeat across namespaces.
-        self.ns_of = {str(g["id"]): str(g["namespace"]) for g in namespace_groups(run)}
+        # The table leaves out each group's Ray namespace, and names repeat across namespaces. Read once
+        # per hold: a wave's quota checks use it too, so no hold lists them per member.
+        self.groups = namespace_groups(run)
+        self.ns_of = {str(g["id"]): str(g["namespace"]) for g in self.groups}
         self.reservations = read_reservations(run, own, prefix)
         self._totals: Optional[Dict[str, Resources]] = None
 
@@ -451,7 +453,7 @@ def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen
         raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
                           other={"owner": str(ledger.taken.get("owner") or ""), "has_record": True,
                                  "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(ledger.taken.get("claimed_at") or 0)))})
-    check_quota(run, spec, ledger.others, resv["cluster"], resv["nodes"])
+    check_quota(run, spec, ledger.others, ledger.seen.groups, resv["cluster"], resv["nodes"])
     # A failure of this run restores what it replaces: a retry's
     # reservation, whose adopted groups it still stands for.
     run.replaced.setdefault(resv["key"], ledger.previous)
@@ -543,7 +545,7 @@ def place_locked(run: Run, spec: Spec, groups: List[Any], where: Tuple[Dict[str,
         raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=ledger.holders_on(whole),
                           claimed=ledger.pending_holders())
     unplaced = [] if placed else unplaced_bundles(groups)
-    check_quota(run, spec, ledger.others, resv["cluster"], nodes, unplaced)
+    check_quota(run, spec, ledger.others, ledger.seen.groups, resv["cluster"], nodes, unplaced)
     held = kv_get(run, own, resv["key"])
     if held is None or held.get("token") != run.claim_token:
         raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=[], claimed=[])
