@@ -97,6 +97,8 @@ def new_result(action: str) -> Json:
 def fail(run: Run, result: Json, e: BaseException) -> None:
     """Reports e in result and undoes what the run made."""
     ignore_signals()
+    if run.wave:
+        run.wave.done(run)  # first: no sibling waits through the cleanup
     error: Json
     if run.stop_signal is not None:
         error = {"kind": "internal", "code": "stopped", "facts": {"signal": run.stop_signal}}

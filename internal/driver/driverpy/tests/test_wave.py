@@ -13,7 +13,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 import fake_ray
-from driverpy import actions, wave
+from driverpy import actions, main, wave
 from test_quotas import set_quota
 from test_reservations import foreign, lock_free, ns, resv
 
@@ -106,8 +106,9 @@ def test_the_quota_counts_the_wave(cluster: fake_ray.Cluster, requests: Any, dri
 def test_a_sibling_that_fails_early_is_not_waited_for(cluster: fake_ray.Cluster, requests: Any, drive: Any,
                                                       monkeypatch: Any) -> None:
     """A member whose group exists, made outside Terraform, fails before it
-    reserves; the rest reserve at once, and a cluster Ray places waits for
-    the chosen one's groups only until they are placed."""
+    reserves (its cleanup lasting until the others reserved); the rest
+    reserve at once, and a cluster Ray places waits for the chosen one's
+    groups only until they are placed."""
     r = requests["create_selected"]
     pg = __import__("ray.util.placement_group", fromlist=["x"])
     pg.placement_group([{"CPU": 1.0}], name="bad-node0")
@@ -116,11 +117,23 @@ def test_a_sibling_that_fails_early_is_not_waited_for(cluster: fake_ray.Cluster,
     plain = copy.deepcopy(requests["create"])
     plain["groups"] = plain["groups"][:1]
     subs = [named(r, "bad", {"node-1": {"GPU": 1.0}}), named(r, "sel", {"node-2": {"GPU": 1.0}}), named(plain, "ray")]
-    rounds = gathered(monkeypatch)
+    rounds, clean, served, waited = gathered(monkeypatch), main.cleanup, threading.Event(), []
+    serve = wave.Meeting.serve_round
+
+    def noted(self: wave.Meeting) -> None:
+        serve(self)
+        served.set()
+
+    def slow_cleanup(run: Any) -> Any:
+        waited.append(served.wait(30))  # a hang guard: done() after the cleanup leaves the others to the bound
+        return clean(run)
+
+    monkeypatch.setattr(wave.Meeting, "serve_round", noted)
+    monkeypatch.setattr(main, "cleanup", slow_cleanup)
     d = drive(batch(*subs))
     bad, sel, ray = d.result["batch"]
     assert bad["error"]["code"] == "groups_exist" and sel["ok"] and ray["ok"], d.result
-    assert [h["wave"] for h in holds(d)] == [2, 1] and rounds == [True, True]
+    assert [h["wave"] for h in holds(d)] == [2, 1] and rounds == [True, True] and waited == [True]
     assert lock_free(cluster, r)
 
 
