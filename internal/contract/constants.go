@@ -66,6 +66,12 @@ const (
 	driverLockWaitSeconds    = 60
 	driverPendingWaitSeconds = 60
 	driverPlaceWaitSeconds   = 5
+	// The creates of one job that reserve (a wave) gather for a hold of the
+	// lock at most this long after the first arrived.
+	driverGatherSeconds = 5
+	// A create that waits for another's reservation tries again this long
+	// after each hold of the lock, no lock held.
+	driverRetrySeconds = 0.5
 )
 
 // RequestVersion is the driver request format (Request.Version).
@@ -98,6 +104,8 @@ func DriverContract() Contract {
 		LockWaitSeconds:      driverLockWaitSeconds,
 		PendingWaitSeconds:   driverPendingWaitSeconds,
 		PlaceWaitSeconds:     driverPlaceWaitSeconds,
+		GatherSeconds:        driverGatherSeconds,
+		RetrySeconds:         driverRetrySeconds,
 	}
 }
 

@@ -165,6 +165,11 @@ type Contract struct {
 	LockWaitSeconds    int `json:"lock_wait_seconds"`
 	PendingWaitSeconds int `json:"pending_wait_seconds"`
 	PlaceWaitSeconds   int `json:"place_wait_seconds"`
+	// GatherSeconds bounds how long a wave's creates gather for a hold.
+	GatherSeconds int `json:"gather_seconds"`
+	// RetrySeconds is the pause between the holds of a create that waits
+	// for another's pending reservation.
+	RetrySeconds float64 `json:"retry_seconds"`
 }
 
 // NewRequest builds a complete request for groups (names only are needed

@@ -50,6 +50,8 @@ class Contract:
     lock_wait_seconds: int
     pending_wait_seconds: int
     place_wait_seconds: int
+    gather_seconds: int
+    retry_seconds: float
 
     @classmethod
     def from_request(cls, raw: Json) -> Contract:

@@ -27,9 +27,6 @@ from .rayapi import RAY
 from .runstate import Run, progress
 
 
-RETRY_SECONDS = 0.5  # between holds of a create that waits for another's reservation
-
-
 def reservation(spec: Spec) -> Optional[Json]:
     own = spec["own"]
     return own.get("reservation") if own else None
@@ -439,7 +436,7 @@ def reserve(run: Run, spec: Spec) -> None:
                 return
         finally:
             drop_lock(run, own)
-        time.sleep(RETRY_SECONDS)
+        time.sleep(run.contract.retry_seconds)
 
 
 def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen: Optional[Seen] = None,

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 from .contract import DriverError, Json, Spec
 from .rayapi import RAY
-from .reservations import RETRY_SECONDS, Seen, drop_lock, place_locked, reservation, reserve_locked, take_lock, wait_placed
+from .reservations import Seen, drop_lock, place_locked, reservation, reserve_locked, take_lock, wait_placed
 from .runstate import Gate, Run
 
 Served = Dict[int, Optional[BaseException]]  # member -> its error (None: done)
@@ -97,7 +97,7 @@ class Wave:
         self.index = {id(op): i for i, op in enumerate(ops)}
         resvs = [cast(Json, reservation(cast(Spec, op.spec))) for op in ops]
         siblings = {str(r["cluster"]) for r in resvs}
-        bound = float(ops[0].contract.place_wait_seconds)
+        bound = float(ops[0].contract.gather_seconds)
         self.reserving = Meeting(list(range(len(ops))), lambda m, seen: reserve_locked(
             m[1], m[2], *owned(m[2]), m[3], seen, siblings), bound)
         self.placing = Meeting([i for i, r in enumerate(resvs) if r["nodes"] is None],
@@ -113,11 +113,11 @@ class Wave:
         """Meets the others for a hold: each reserves in turn on what the
         hold read and what the members before it wrote, and goes on as the
         hold ends. One that must wait for another state's reservation meets
-        again RETRY_SECONDS later (no lock held) until its wait ends."""
+        again retry_seconds later (no lock held) until its wait ends."""
         i = self.index[id(run)]
         deadline = time.time() + min(float(spec["timeout"]), float(run.contract.pending_wait_seconds))
         while not self.reserving.meet(i, (i, run, spec, time.time() > deadline), run.gate):
-            time.sleep(RETRY_SECONDS)
+            time.sleep(run.contract.retry_seconds)
 
     def wait_for_pinned(self, run: Run, spec: Spec) -> None:
         """A cluster whose nodes Ray picks makes its groups once the wave's
