@@ -128,8 +128,10 @@ class Wave:
         mine = self.tier[self.index[id(run)]]
         deadline = time.time() + min(float(spec["timeout"]), float(run.contract.pending_wait_seconds))
         for t, ended, groups in zip(self.tier, self.ended, self.groups):
-            while t < mine and not ended.wait(0.1) and time.time() < deadline and not (
-                    groups and all(RAY.placement_group_table(pg).get("state") == run.contract.state_created for pg in groups)):
+            k = 0  # groups[:k] are placed: each asked about until it is, once
+            while t < mine and not ended.wait(0.1) and time.time() < deadline and not 0 < k == len(groups):
+                while k < len(groups) and RAY.placement_group_table(groups[k]).get("state") == run.contract.state_created:
+                    k += 1
                 if run.gate.closed:
                     raise DriverError("internal", "stopped", signal=0)
 
