@@ -16,7 +16,7 @@ from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner, rewrite_plain
 from .record import placed_record
 from .probe import kept_bundles, probe_groups
 from .quotas import do_quota, read_quota
-from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, place_reserved, release_cluster_reservation, reserve, settle_reservation
+from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, place_reserved, release_cluster_reservation, reserve, reserve_resize, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -196,7 +196,7 @@ def do_resize(run: Run, spec: Spec) -> Json:
             conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
-    reserve(run, spec)
+    reserve_resize(run, spec, [hit[0] for hit in found.values() if hit], [g for g in groups if not found[g["name"]]])
     entries: List[Entry] = []
     with keep_reservation(run, spec):
         for g in groups:
@@ -204,7 +204,8 @@ def do_resize(run: Run, spec: Spec) -> Json:
             entries.append((g["name"], hit[0], False) if hit else (g["name"], create_group(run, g), True))
     added = [e for e in entries if e[2]]
     progress(run, "created", created=len(added), adopted=len(entries) - len(added), total=len(entries))
-    place_reserved(run, spec, [e[1] for e in entries])
+    if added:  # a shrink's kept groups are placed, and within what it held
+        place_reserved(run, spec, [e[1] for e in entries])
     ready = {e[0]: e for e in wait_ready(run, added, spec)} if added else {}
     entries = [ready.get(e[0], e) for e in entries]
     settle_reservation(run, spec, [e[1] for e in entries])
