@@ -315,6 +315,9 @@ func (p *planCall) compareWithState() {
 	}
 	c := session.StateComparison{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString(),
 		Replacing: p.replacing, ShapeChanged: shapeChanged(*plan, state), Drift: recordedDrift(p.ctx, state)}
+	if p.resize != nil {
+		c.Removing = p.resize.RemovedGroups(c.Name)
+	}
 	if c.Exclude, c.ExcludeKnown = excludedNodes(p.ctx, *plan); c.ExcludeKnown {
 		_ = state.SelectedNodeIDs.ElementsAs(p.ctx, &c.Held, false)
 		if p.resize != nil && len(c.Held) > p.resize.Common {

@@ -132,6 +132,15 @@ func (r Resize) Describe(name string) string {
 		groups(r.Kept), groups(r.Added), groups(r.Removed))
 }
 
+// RemovedGroups names the groups of the nodes r removes.
+func (r Resize) RemovedGroups(name string) []string {
+	out := make([]string, len(r.Removed))
+	for i, n := range r.Removed {
+		out[i] = clusterspec.NodeGroupName(name, n)
+	}
+	return out
+}
+
 // AddedOnly is spec reduced to the nodes r adds, at their own indices (the
 // kept ones have no bundles): what a grow asks beside the kept groups.
 func (r Resize) AddedOnly(spec clusterspec.Spec) clusterspec.Spec {
@@ -188,23 +197,34 @@ func (d *Session) ResizeNodes(ctx context.Context, spec *clusterspec.Spec, owner
 			return nil, append(versionIssues, issues...)
 		}
 	}
-	removed := make([]string, len(r.Removed))
-	for i, n := range r.Removed {
-		removed[i] = clusterspec.NodeGroupName(spec.Name, n)
-	}
-	res, err := d.Run(ctx, placement.ResizeRequest(*spec, owner, d.Version, removed))
-	if err != nil {
+	res, err := d.Run(ctx, placement.ResizeRequest(*spec, owner, d.Version, r.RemovedGroups(spec.Name)))
+	out, issues := ResizeOutcome(res, err, func() string { return placement.CreateErrorDetail(r.AddedOnly(*spec), res, err) }, versionIssues)
+	if out == nil {
 		d.ForgetChosen(spec.Namespace + "/" + spec.Name)
-		detail := placement.CreateErrorDetail(r.AddedOnly(*spec), res, err)
-		return nil, append(versionIssues, clusterspec.Issue{Summary: SummaryCannotResize, Detail: detail +
+	}
+	return out, issues
+}
+
+// ResizeOutcome words the driver's answer to a resize. A resize that failed
+// before it wrote the new shape's record left the cluster as it was; one
+// that failed after (Result.Committed: stopped while removing) stands, and
+// is reported as made, with the groups it may have left to remove.
+func ResizeOutcome(res *contract.Result, err error, detail func() string, issues []clusterspec.Issue) (*contract.Result, []clusterspec.Issue) {
+	if err != nil && (res == nil || !res.Committed && !res.OK) {
+		return nil, append(issues, clusterspec.Issue{Summary: SummaryCannotResize, Detail: detail() +
 			"\n\nThe kept placement groups and their workers are untouched; the cluster keeps its former shape."})
 	}
+	if err != nil {
+		issues = append(issues, clusterspec.Issue{Warning: true, Summary: "Virtual cluster resized, then interrupted",
+			Detail: fmt.Sprintf("The resize had written the cluster's new shape when it was interrupted (%v); "+
+				"the new shape is kept.", err)})
+	}
 	if len(res.NotRemoved) > 0 {
-		versionIssues = append(versionIssues, clusterspec.Issue{Warning: true, Summary: "Placement groups of removed nodes are left",
+		issues = append(issues, clusterspec.Issue{Warning: true, Summary: "Placement groups of removed nodes are left",
 			Detail: fmt.Sprintf("The cluster now has its new shape, but Ray did not remove %s in time. Remove them with "+
 				"ray.util.remove_placement_group, or apply a grow that brings their nodes back.", strings.Join(res.NotRemoved, ", "))})
 	}
-	return res, versionIssues
+	return res, issues
 }
 
 // GrowIssues checks the nodes a resize adds against snap beside the

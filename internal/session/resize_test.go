@@ -1,12 +1,14 @@
 package session
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -138,5 +140,49 @@ func TestLeftoverGroups(t *testing.T) {
 	}
 	if is := LeftoverIssue("vc", got); len(is) != 1 || !is[0].Warning || !strings.Contains(is[0].Detail, "vc-node3") {
 		t.Fatalf("issue %+v", is)
+	}
+}
+
+// A resize that failed before its record was written keeps the former
+// shape; one that failed after it (Committed) or finished before its stop
+// stands, with warnings naming what it left.
+func TestResizeOutcome(t *testing.T) {
+	stopped := errors.New("stopped")
+	detail := func() string { return "why" }
+	for _, c := range []struct {
+		name     string
+		res      *contract.Result
+		err      error
+		kept     bool
+		warnings []string
+	}{
+		{"done", &contract.Result{OK: true}, nil, true, nil},
+		{"left a group", &contract.Result{OK: true, NotRemoved: []string{"vc-node2"}}, nil, true, []string{"vc-node2"}},
+		{"failed before the commit", &contract.Result{}, stopped, false, nil},
+		{"no result", nil, stopped, false, nil},
+		{"stopped after the commit", &contract.Result{Committed: true, NotRemoved: []string{"vc-node2"}}, stopped, true,
+			[]string{"interrupted (stopped)", "vc-node2"}},
+		{"finished, then its wait was cancelled", &contract.Result{OK: true}, stopped, true, []string{"interrupted"}},
+	} {
+		res, issues := ResizeOutcome(c.res, c.err, detail, nil)
+		if (res != nil) != c.kept || clusterspec.HasError(issues) == c.kept {
+			t.Errorf("%s: result %v, issues %+v", c.name, res, issues)
+			continue
+		}
+		if !c.kept {
+			if !strings.Contains(issues[0].Detail, "why") || !strings.Contains(issues[0].Detail, "former shape") {
+				t.Errorf("%s: %q", c.name, issues[0].Detail)
+			}
+			continue
+		}
+		if len(issues) != len(c.warnings) {
+			t.Errorf("%s: issues %+v, want %d warnings", c.name, issues, len(c.warnings))
+			continue
+		}
+		for i, w := range c.warnings {
+			if !issues[i].Warning || !strings.Contains(issues[i].Detail, w) {
+				t.Errorf("%s: issue %d %+v, want a warning with %q", c.name, i, issues[i], w)
+			}
+		}
 	}
 }

@@ -213,30 +213,34 @@ def do_resize(run: Run, spec: Spec) -> Json:
     out["record"] = placed_record(run, own, out["groups"], record, spec["rank_order"])
     kv_put(run, own, own["key"], out["record"])
     # Committed: the new shape is recorded and reserved. What follows must
-    # not undo it, so a removal that fails is reported, not raised.
+    # not undo it, so a removal that fails or is stopped is reported, not
+    # raised; a stop after it (a failed result) still says so.
     run.created.clear()
     run.reserved, run.replaced = [], {}
+    run.failure = dict(out, committed=True, not_removed=spec["remove"])
     out["removed"], out["not_removed"] = remove_groups(run, spec)
     return out
 
 
 def remove_groups(run: Run, spec: Spec) -> Tuple[List[str], List[str]]:
     """Removes the groups spec["remove"] names; returns (removed, not
-    removed: missing already, or still there after the wait)."""
+    removed: still there after the wait, or not tried once stopped)."""
     groups: Groups = run.gcs or RayGroups(run)
     removed: List[str] = []
     left: List[str] = []
     c = run.contract
-    for name in spec["remove"]:
-        hit = groups.find(name)
-        if hit is None:
-            continue
+    for i, name in enumerate(spec["remove"]):
         try:
+            hit = groups.find(name)
+            if hit is None:
+                continue
             groups.remove(hit)
             wait_removed(groups, name, hit, min(c.remove_wait_seconds, max(c.min_remove_wait_seconds, spec["timeout"])))
             removed.append(name)
-        except Exception:  # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001
             traceback.print_exc()
+            if not isinstance(e, Exception):  # stopped: the rest is left, reported at once
+                return removed, spec["remove"][i:]
             left.append(name)
         progress(run, "removing", removed=len(removed), total=len(spec["remove"]))
     return removed, left

@@ -133,3 +133,36 @@ def test_a_grow_of_a_cluster_ray_places_lists_only_the_added_bundles_unplaced(cl
     assert sum(v.get("GPU", 0.0) for v in seen[0]["nodes"].values()) == 2.0  # the kept bundles, where they are
     held = kv(cluster, r, resv["key"])
     assert not held["placing"] and held["unplaced"] == [] and len(held["group_ids"]) == 3
+
+
+def test_a_stop_while_removing_leaves_the_rest_and_reports_the_resize(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                                       monkeypatch: Any) -> None:
+    """After the record is written the resize stands: a stop (an update's
+    timeout) ends the removals, which it reports as left, not as a failure."""
+    created(requests, drive)
+    assert drive(requests["resize_grow"]).result["ok"]
+
+    def stopped(*args: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(actions, "wait_removed", stopped)
+    d = drive(requests["resize_shrink"])
+    assert d.result["ok"], d.result
+    assert d.result["removed"] == [] and d.result["not_removed"] == ["vc-node1", "vc-node2"]
+    assert [g["name"] for g in d.result["record"]["groups"]] == ["vc-node0"]
+
+
+def test_a_failure_after_the_commit_says_it_committed(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                      monkeypatch: Any) -> None:
+    created(requests, drive)
+
+    def stopped(*args: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(actions, "remove_groups", stopped)
+    d = drive(requests["resize_grow"])
+    assert not d.result["ok"] and d.result["committed"] and d.result["not_removed"] == []
+    assert [g["name"] for g in d.result["groups"]] == ["vc-node0", "vc-node1", "vc-node2"]
+    assert names(cluster) == ["vc-node0", "vc-node1", "vc-node2"]  # nothing undone
+    stored = kv(cluster, requests["resize_grow"], requests["resize_grow"]["ownership"]["key"])
+    assert stored == d.result["record"]
