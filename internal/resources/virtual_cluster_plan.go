@@ -375,7 +375,7 @@ func (p *planCall) planNodes() {
 			var held []string
 			_ = p.state.SelectedNodeIDs.ElementsAs(p.ctx, &held, false)
 			p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
-			if len(r.Added) == 0 && len(held) >= r.Common {
+			if !r.Appended && len(held) >= r.Common {
 				p.plan.SelectedNodeIDs, _ = types.ListValueFrom(p.ctx, types.StringType, held[:r.Common])
 			}
 		}

@@ -28,10 +28,18 @@ type Resize struct {
 	Replace              string
 	// Common is how many logical nodes (by index) both shapes have.
 	Common int
+	// Relisted: the node list's length changes. Appending or dropping a
+	// node without bundles changes no group, but does the cluster's record
+	// and select_nodes' selection (one node per logical node).
+	// Appended: the planned list is longer (select_nodes chooses a node
+	// for each appended entry, with or without bundles).
+	Relisted, Appended bool
 }
 
-// InPlace reports whether the resize changes groups without replacing.
-func (r Resize) InPlace() bool { return r.Replace == "" && len(r.Added)+len(r.Removed) > 0 }
+// InPlace reports whether the resize changes the nodes without replacing.
+func (r Resize) InPlace() bool {
+	return r.Replace == "" && (len(r.Added)+len(r.Removed) > 0 || r.Relisted)
+}
 
 // PlanResize compares the nodes of the cluster in state (prior) with the
 // planned ones. Attributes other than the node lists (bundle counts,
@@ -62,7 +70,8 @@ func PlanResize(prior, planned clusterspec.Spec) Resize {
 			r.Removed = append(r.Removed, i)
 		}
 	}
-	if len(r.Added)+len(r.Removed) == 0 {
+	r.Appended = m > n
+	if r.Relisted = n != m; !r.InPlace() {
 		return r
 	}
 	r.Replace = resizeBlocker(prior, planned, len(r.Kept))
@@ -181,7 +190,7 @@ func (d *Session) ResizeNodes(ctx context.Context, spec *clusterspec.Spec, owner
 	if clusterspec.HasError(versionIssues) {
 		return nil, versionIssues
 	}
-	if len(r.Added) > 0 {
+	if len(r.Added) > 0 || spec.SelectNodes && r.Appended {
 		snap, err := d.FreshSnapshot(ctx)
 		if err != nil {
 			return nil, append(versionIssues, DashboardIssue(d.Address(), err))
@@ -196,6 +205,10 @@ func (d *Session) ResizeNodes(ctx context.Context, spec *clusterspec.Spec, owner
 		if clusterspec.HasError(issues) {
 			return nil, append(versionIssues, issues...)
 		}
+	}
+	if spec.SelectNodes && len(spec.SelectedNodeIDs) != len(spec.BundleCtPerNode) { // never a record that mismatches
+		return nil, append(versionIssues, clusterspec.Issue{Path: clusterspec.AttrSelectedNodeIDs, Summary: SummaryCannotResize,
+			Detail: fmt.Sprintf("%d selected nodes for %d logical nodes.", len(spec.SelectedNodeIDs), len(spec.BundleCtPerNode))})
 	}
 	res, err := d.Run(ctx, placement.ResizeRequest(*spec, owner, d.Version, r.RemovedGroups(spec.Name)))
 	out, issues := ResizeOutcome(res, err, func() string { return placement.CreateErrorDetail(r.AddedOnly(*spec), res, err) }, versionIssues)

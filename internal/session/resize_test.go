@@ -48,6 +48,10 @@ func TestPlanResize(t *testing.T) {
 		{"incomplete segments", with(func(s *clusterspec.Spec) { s.BundleCtPerNode, s.SegmentSize = []int{2, 2, 2, 2}, &two }),
 			with(func(s *clusterspec.Spec) { s.BundleCtPerNode, s.SegmentSize = []int{2, 2, 2}, &two }), []int{0, 1, 2}, nil, []int{3}, "segment"},
 		{"unchanged", base, base, []int{0, 1}, nil, nil, ""},
+		{"drops a node without bundles", with(func(s *clusterspec.Spec) { s.BundleCtPerNode = []int{2, 2, 0} }), base, []int{0, 1}, nil, nil, ""},
+		{"appends a node without bundles", base, with(func(s *clusterspec.Spec) { s.BundleCtPerNode = []int{2, 2, 0} }), []int{0, 1}, nil, nil, ""},
+		{"unified drops a node without bundles", with(func(s *clusterspec.Spec) { s.UseUnifiedPG, s.BundleCtPerNode = true, []int{2, 2, 0} }),
+			with(func(s *clusterspec.Spec) { s.UseUnifiedPG = true }), nil, nil, nil, "unified"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,6 +64,9 @@ func TestPlanResize(t *testing.T) {
 			}
 			if !slices.Equal(r.Kept, c.kept) || !slices.Equal(r.Added, c.added) || !slices.Equal(r.Removed, c.removed) {
 				t.Fatalf("kept %v added %v removed %v, want %v %v %v", r.Kept, r.Added, r.Removed, c.kept, c.added, c.removed)
+			}
+			if relisted := len(c.prior.BundleCtPerNode) != len(c.planned.BundleCtPerNode); r.InPlace() != relisted {
+				t.Fatalf("InPlace = %v, want %v: a change of the list's length is a resize", r.InPlace(), relisted)
 			}
 		})
 	}
@@ -120,6 +127,25 @@ func TestGrowChoosesAddedNodesBesideTheKept(t *testing.T) {
 	issues := GrowIssues(&spec, r, snap, exclude, nil)
 	if !clusterspec.HasError(issues) || !strings.Contains(issues[0].Detail, "must fit beside the groups it keeps") {
 		t.Fatalf("issues %+v", issues)
+	}
+}
+
+// Relisting nodes without bundles keeps select_nodes' one node per logical
+// node: a drop trims the selection, an append chooses a node.
+func TestRelistedNodesKeepTheSelectionWhole(t *testing.T) {
+	prior := clusterspectest.SelectingSpec(4, 4, 0)
+	spec := clusterspectest.SelectingSpec(4, 4)
+	r := PlanResize(prior, spec)
+	r.KeepSelection(&spec, []string{"b2", "b1", "a1"}, nil)
+	if !r.InPlace() || !slices.Equal(spec.SelectedNodeIDs, []string{"b2", "b1"}) {
+		t.Fatalf("resize %+v, selected %v", r, spec.SelectedNodeIDs)
+	}
+	grown := clusterspectest.SelectingSpec(4, 4, 0)
+	r = PlanResize(spec, grown)
+	r.KeepSelection(&grown, []string{"b2", "b1"}, nil)
+	snap := &planning.Snapshot{Nodes: clusterspectest.GPUNodes()}
+	if issues := GrowIssues(&grown, r, snap, nil, nil); !r.InPlace() || clusterspec.HasError(issues) || len(grown.SelectedNodeIDs) != 3 {
+		t.Fatalf("resize %+v, issues %+v, selected %v", r, issues, grown.SelectedNodeIDs)
 	}
 }
 
