@@ -358,16 +358,9 @@ func (p *planCall) planNodes() {
 	}
 	r, known := resizeOf(p.ctx, p.state, *p.plan)
 	name := p.state.Name.ValueString()
-	switch {
-	case !known:
-		p.replace(changed[0], "Virtual cluster replaced to change its nodes",
-			fmt.Sprintf("The new logical nodes of %q are known only at apply, so the plan cannot tell which groups would be kept.", name))
-	case r.Replace != "":
-		p.replace(changed[0], "Virtual cluster replaced to change its nodes", r.Replace)
-	case r.InPlace() && importPending(p.state):
-		p.replace(changed[0], "Virtual cluster replaced to change its nodes",
-			fmt.Sprintf("%q was imported and the import is not applied yet: its record still names the former owner, "+
-				"and only the owner may resize it. Apply the import first, then change its nodes.", name))
+	switch why := session.NodesReplacement(r, known, importPending(p.state), name); {
+	case why != "":
+		p.replace(changed[0], session.SummaryReplacedForNodes, why)
 	case r.InPlace():
 		p.resize, p.resizedAttribute = &r, changed[0]
 		if p.state.SelectNodes.ValueBool() {

@@ -167,6 +167,27 @@ func (r Resize) AddedOnly(spec clusterspec.Spec) clusterspec.Spec {
 	return spec
 }
 
+// SummaryReplacedForNodes is the plan's warning of a cluster replaced to
+// change its logical nodes (NodesReplacement says why).
+const SummaryReplacedForNodes = "Virtual cluster replaced to change its nodes"
+
+// NodesReplacement is why a change of the logical nodes of cluster name
+// replaces it, "" when it resizes in place: the new nodes not known yet
+// (known false), a change a resize cannot make, or an import not applied
+// yet (its record names the former owner, and only the owner resizes).
+func NodesReplacement(r Resize, known, importPending bool, name string) string {
+	switch {
+	case !known:
+		return fmt.Sprintf("The new logical nodes of %q are known only at apply, so the plan cannot tell which groups would be kept.", name)
+	case r.Replace != "":
+		return r.Replace
+	case r.InPlace() && importPending:
+		return fmt.Sprintf("%q was imported and the import is not applied yet: its record still names the former owner, "+
+			"and only the owner may resize it. Apply the import first, then change its nodes.", name)
+	}
+	return ""
+}
+
 // SummaryCannotResize is the error of a resize the apply could not make.
 const SummaryCannotResize = "Cannot resize the virtual cluster"
 

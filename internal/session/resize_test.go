@@ -212,3 +212,25 @@ func TestResizeOutcome(t *testing.T) {
 		}
 	}
 }
+
+// A change of the nodes replaces for a reason the plan names, never an
+// empty one.
+func TestNodesReplacement(t *testing.T) {
+	inPlace := Resize{Kept: []int{0}, Added: []int{1}}
+	for _, c := range []struct {
+		r              Resize
+		known, pending bool
+		want           string
+	}{
+		{inPlace, true, false, ""},
+		{Resize{}, false, false, "known only at apply"},
+		{Resize{Replace: "why"}, true, false, "why"},
+		{inPlace, true, true, "import is not applied"},
+		{Resize{Kept: []int{0}}, true, true, ""}, // nothing changes: nothing to resize
+	} {
+		got := NodesReplacement(c.r, c.known, c.pending, "vc")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%+v known=%v pending=%v: %q, want %q", c.r, c.known, c.pending, got, c.want)
+		}
+	}
+}
