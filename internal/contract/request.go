@@ -397,6 +397,10 @@ type Result struct {
 	// NotRemoved lists groups a resize was to remove but could not; the
 	// resize stands (its record and reservation hold the new shape).
 	NotRemoved []string `json:"not_removed,omitempty"`
+	// Committed is set on a resize that failed (e.g. was stopped) after it
+	// wrote the new shape's record: the resize stands, Groups and Record
+	// hold the new shape and NotRemoved the groups it may have left.
+	Committed bool `json:"committed,omitempty"`
 	// Pending lists the groups Ray had not placed when a create gave up;
 	// Nodes is the cluster's per-node view at that moment. Go explains the
 	// shortage from both (ExplainApplyShortage).

@@ -690,7 +690,7 @@ func (r *runner) cancelled(ctx context.Context, cause error) (*contract.Result, 
 		fmt.Fprintf(&b, "; job %s", strings.ToLower(job.Status))
 		if logs, err := r.api.GetJobLogs(sctx, r.id); err == nil {
 			if res, perr := ParseResult(logs, r.runID); perr == nil {
-				if res.OK {
+				if res.OK || res.Committed {
 					b.WriteString("; the driver had already finished successfully, so its groups were kept")
 					r.deleteRecord(sctx)
 					return res, &cancelError{msg: b.String(), cause: cause}

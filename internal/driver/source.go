@@ -40,8 +40,8 @@ func mustJoinDriver() []byte {
 }
 
 // joinDriver concatenates the modules in order into one script: one
-// __future__ import at its top, sibling imports, comment lines and comments
-// after code dropped (no module holds a comment-like line inside a string). It fails on a
+// __future__ import at its top, sibling imports, blank lines, comment lines and comments
+// after code dropped, indentation compacted (no module holds a comment-like line inside a string). It fails on a
 // module missing from order, a sibling imported before it is joined, or a
 // sibling import in another form (which the join would leave in).
 func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
@@ -73,7 +73,7 @@ func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
 				continue
 			}
 			if pass := doc.bodyFor(line); pass != "" {
-				b.WriteString(pass + "\n")
+				b.WriteString(compactIndent(pass) + "\n")
 			}
 			if m := packageImport.FindStringSubmatch(line); m != nil {
 				if !joined[m[1]+".py"] {
@@ -85,15 +85,25 @@ func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
 				return nil, fmt.Errorf("driverpy/%s:%d: import a sibling only as `from .module import a, b` on one line: %s", name, i+1, line)
 			}
 			line = dropTrailingComment(line)
-			b.WriteString(line + "\n")
+			if strings.TrimSpace(line) != "" {
+				b.WriteString(compactIndent(line) + "\n")
+			}
 			doc.emitted(line)
 		}
 		if pass := doc.end(); pass != "" {
-			b.WriteString(pass + "\n")
+			b.WriteString(compactIndent(pass) + "\n")
 		}
 		joined[name] = true
 	}
 	return []byte(b.String()), nil
+}
+
+// compactIndent indents a line one space per four (the entrypoint's size
+// limit): blocks keep their nesting, and a continuation line's indentation
+// is free. No module holds a string spanning lines but docstrings.
+func compactIndent(line string) string {
+	n := len(line) - len(strings.TrimLeft(line, " "))
+	return strings.Repeat(" ", n/4+n%4) + line[n:]
 }
 
 // dropTrailingComment drops a comment after code ("code  # why"): the

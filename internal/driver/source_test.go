@@ -18,7 +18,7 @@ func TestJoinDriver(t *testing.T) {
 			t.Errorf("joined driver line %d imports a sibling: %s", i+1, line)
 		}
 	}
-	if !strings.HasSuffix(src, "if __name__ == \"__main__\":  # the job's python -c; not when tests import this module\n    main()\n") {
+	if !strings.HasSuffix(src, "if __name__ == \"__main__\":  # the job's python -c; not when tests import this module\n main()\n") {
 		t.Error("the joined driver no longer ends by running main()")
 	}
 }
@@ -84,7 +84,7 @@ class Empty(Exception):
 			t.Errorf("the join kept %q:\n%s", gone, got)
 		}
 	}
-	for _, kept := range []string{"    return x\n", "        pass\ndef h(", "    s = \"\"\"kept: not a docstring\"\"\"\n", "class Empty(Exception):\n    pass\n"} {
+	for _, kept := range []string{" return x\n", "  pass\ndef h(", " s = \"\"\"kept: not a docstring\"\"\"\n", "class Empty(Exception):\n pass\n"} {
 		if !strings.Contains(got, kept) {
 			t.Errorf("the join lacks %q:\n%s", kept, got)
 		}

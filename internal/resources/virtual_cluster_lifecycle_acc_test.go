@@ -264,10 +264,7 @@ func TestAccLifecycle_secondStateCannotTakeCluster(t *testing.T) {
 	name := acctest.Name("owned")
 	var ids map[string]string
 	vcTest(t, name,
-		resource.TestStep{
-			Config: plainCluster(name).String(),
-			Check:  groupIDs(t, name, &ids),
-		},
+		createdStep(t, name, &ids),
 		resource.TestStep{
 			PreConfig: func() {
 				rec := acctest.ReadRecord(t, name)
@@ -335,6 +332,11 @@ func TestAccLifecycle_planRefusesGroupsWithoutRecord(t *testing.T) {
 }
 
 // groupIDs records the placement-group ids Ray reports for prefix.
+// createdStep creates the plain cluster name and notes its groups' ids.
+func createdStep(t *testing.T, name string, ids *map[string]string) resource.TestStep {
+	return resource.TestStep{Config: plainCluster(name).String(), Check: groupIDs(t, name, ids)}
+}
+
 func groupIDs(t *testing.T, prefix string, ids *map[string]string) func(*terraform.State) error {
 	return func(*terraform.State) error {
 		groups, err := acctest.LiveGroups(context.Background(), acctest.Client(t), prefix)
@@ -402,10 +404,7 @@ func TestAccLifecycle_forcedReplacement(t *testing.T) {
 	name := acctest.Name("forced")
 	var ids map[string]string
 	vcTest(t, name,
-		resource.TestStep{
-			Config: plainCluster(name).String(),
-			Check:  groupIDs(t, name, &ids),
-		},
+		createdStep(t, name, &ids),
 		resource.TestStep{
 			Taint:            []string{vcName},
 			Config:           plainCluster(name).String(),

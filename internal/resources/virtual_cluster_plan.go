@@ -315,6 +315,9 @@ func (p *planCall) compareWithState() {
 	}
 	c := session.StateComparison{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString(),
 		Replacing: p.replacing, ShapeChanged: shapeChanged(*plan, state), Drift: recordedDrift(p.ctx, state)}
+	if p.resize != nil {
+		c.Removing = p.resize.RemovedGroups(c.Name)
+	}
 	if c.Exclude, c.ExcludeKnown = excludedNodes(p.ctx, *plan); c.ExcludeKnown {
 		_ = state.SelectedNodeIDs.ElementsAs(p.ctx, &c.Held, false)
 		if p.resize != nil && len(c.Held) > p.resize.Common {
@@ -355,16 +358,9 @@ func (p *planCall) planNodes() {
 	}
 	r, known := resizeOf(p.ctx, p.state, *p.plan)
 	name := p.state.Name.ValueString()
-	switch {
-	case !known:
-		p.replace(changed[0], "Virtual cluster replaced to change its nodes",
-			fmt.Sprintf("The new logical nodes of %q are known only at apply, so the plan cannot tell which groups would be kept.", name))
-	case r.Replace != "":
-		p.replace(changed[0], "Virtual cluster replaced to change its nodes", r.Replace)
-	case r.InPlace() && importPending(p.state):
-		p.replace(changed[0], "Virtual cluster replaced to change its nodes",
-			fmt.Sprintf("%q was imported and the import is not applied yet: its record still names the former owner, "+
-				"and only the owner may resize it. Apply the import first, then change its nodes.", name))
+	switch why := session.NodesReplacement(r, known, importPending(p.state), name); {
+	case why != "":
+		p.replace(changed[0], session.SummaryReplacedForNodes, why)
 	case r.InPlace():
 		p.resize, p.resizedAttribute = &r, changed[0]
 		if p.state.SelectNodes.ValueBool() {
@@ -372,7 +368,7 @@ func (p *planCall) planNodes() {
 			var held []string
 			_ = p.state.SelectedNodeIDs.ElementsAs(p.ctx, &held, false)
 			p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
-			if len(r.Added) == 0 && len(held) >= r.Common {
+			if !r.Appended && len(held) >= r.Common {
 				p.plan.SelectedNodeIDs, _ = types.ListValueFrom(p.ctx, types.StringType, held[:r.Common])
 			}
 		}

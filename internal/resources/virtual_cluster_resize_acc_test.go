@@ -154,5 +154,25 @@ func TestAccVirtualCluster_resizeSelectedNodes(t *testing.T) {
 				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", "2"),
 			),
 		},
+		// A logical node without bundles appended, then dropped: a resize that
+		// changes no group, with one selected node per logical node.
+		resource.TestStep{
+			Config:           selectConfig(name, 2, func(c *acctest.VirtualCluster) { c.Counts = []int{1, 1, 0} }),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate)}},
+			Check: resource.ComposeTestCheckFunc(
+				acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
+				kept,
+				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", "3"),
+			),
+		},
+		resource.TestStep{
+			Config:           cfg(2),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate)}},
+			Check: resource.ComposeTestCheckFunc(
+				acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
+				kept,
+				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", "2"),
+			),
+		},
 	)
 }

@@ -184,10 +184,10 @@ func (r *virtualClusterResource) reprobeOrResize(ctx context.Context, prior virt
 		return r.data.Reprobe(ctx, *spec, owner, samePorts(prior, *spec))
 	}
 	resize, known := resizeOf(ctx, prior, *m)
-	switch {
-	case !known || resize.Replace != "":
-		return nil, []clusterspec.Issue{{Summary: "Cannot resize the virtual cluster in place",
-			Detail: "The plan applied resizes the cluster, but its nodes now call for a replacement: " + resize.Replace + " Run terraform plan again."}}
+	switch why := session.NodesReplacement(resize, known, false, spec.Name); {
+	case why != "":
+		return nil, []clusterspec.Issue{{Summary: session.SummaryCannotResize,
+			Detail: "The plan applied resizes the cluster, but its nodes now call for a replacement: " + why + " Run terraform plan again."}}
 	case !resize.InPlace():
 		return r.data.Reprobe(ctx, *spec, owner, samePorts(prior, *spec))
 	}

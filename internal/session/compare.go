@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
@@ -23,6 +24,9 @@ type StateComparison struct {
 	// ShapeChanged: an attribute that forces replacement differs.
 	ShapeChanged bool
 	Drift        []GroupDrift
+	// Removing names the groups an in-place resize removes: their drift
+	// (e.g. already gone) replaces nothing.
+	Removing []string
 	// Held is selected_node_ids in state; Exclude the configured
 	// exclude_node_ids, when ExcludeKnown.
 	Held         []string
@@ -45,11 +49,13 @@ func (d *Session) CompareWithState(c StateComparison) []Replacement {
 	if c.Namespace != d.Namespace {
 		out = append(out, Replacement{Attribute: AttrNamespace})
 	}
-	if len(c.Drift) > 0 {
-		parts := make([]string, len(c.Drift))
-		for i, g := range c.Drift {
-			parts[i] = g.Group + " " + g.Drift
+	var parts []string
+	for _, g := range c.Drift {
+		if !slices.Contains(c.Removing, g.Group) {
+			parts = append(parts, g.Group+" "+g.Drift)
 		}
+	}
+	if len(parts) > 0 {
 		out = append(out, Replacement{Attribute: AttrPlacementGroups, Summary: "Virtual cluster drifted outside Terraform",
 			Detail: fmt.Sprintf("Ray's placement groups of %q no longer match the configuration: %s.", c.Name, strings.Join(parts, "; "))})
 	}

@@ -28,10 +28,18 @@ type Resize struct {
 	Replace              string
 	// Common is how many logical nodes (by index) both shapes have.
 	Common int
+	// Relisted: the node list's length changes. Appending or dropping a
+	// node without bundles changes no group, but does the cluster's record
+	// and select_nodes' selection (one node per logical node).
+	// Appended: the planned list is longer (select_nodes chooses a node
+	// for each appended entry, with or without bundles).
+	Relisted, Appended bool
 }
 
-// InPlace reports whether the resize changes groups without replacing.
-func (r Resize) InPlace() bool { return r.Replace == "" && len(r.Added)+len(r.Removed) > 0 }
+// InPlace reports whether the resize changes the nodes without replacing.
+func (r Resize) InPlace() bool {
+	return r.Replace == "" && (len(r.Added)+len(r.Removed) > 0 || r.Relisted)
+}
 
 // PlanResize compares the nodes of the cluster in state (prior) with the
 // planned ones. Attributes other than the node lists (bundle counts,
@@ -62,7 +70,8 @@ func PlanResize(prior, planned clusterspec.Spec) Resize {
 			r.Removed = append(r.Removed, i)
 		}
 	}
-	if len(r.Added)+len(r.Removed) == 0 {
+	r.Appended = m > n
+	if r.Relisted = n != m; !r.InPlace() {
 		return r
 	}
 	r.Replace = resizeBlocker(prior, planned, len(r.Kept))
@@ -132,6 +141,15 @@ func (r Resize) Describe(name string) string {
 		groups(r.Kept), groups(r.Added), groups(r.Removed))
 }
 
+// RemovedGroups names the groups of the nodes r removes.
+func (r Resize) RemovedGroups(name string) []string {
+	out := make([]string, len(r.Removed))
+	for i, n := range r.Removed {
+		out[i] = clusterspec.NodeGroupName(name, n)
+	}
+	return out
+}
+
 // AddedOnly is spec reduced to the nodes r adds, at their own indices (the
 // kept ones have no bundles): what a grow asks beside the kept groups.
 func (r Resize) AddedOnly(spec clusterspec.Spec) clusterspec.Spec {
@@ -147,6 +165,27 @@ func (r Resize) AddedOnly(spec clusterspec.Spec) clusterspec.Spec {
 	}
 	spec.SegmentSize = nil // the whole shape's segments are checked on their own
 	return spec
+}
+
+// SummaryReplacedForNodes is the plan's warning of a cluster replaced to
+// change its logical nodes (NodesReplacement says why).
+const SummaryReplacedForNodes = "Virtual cluster replaced to change its nodes"
+
+// NodesReplacement is why a change of the logical nodes of cluster name
+// replaces it, "" when it resizes in place: the new nodes not known yet
+// (known false), a change a resize cannot make, or an import not applied
+// yet (its record names the former owner, and only the owner resizes).
+func NodesReplacement(r Resize, known, importPending bool, name string) string {
+	switch {
+	case !known:
+		return fmt.Sprintf("The new logical nodes of %q are known only at apply, so the plan cannot tell which groups would be kept.", name)
+	case r.Replace != "":
+		return r.Replace
+	case r.InPlace() && importPending:
+		return fmt.Sprintf("%q was imported and the import is not applied yet: its record still names the former owner, "+
+			"and only the owner may resize it. Apply the import first, then change its nodes.", name)
+	}
+	return ""
 }
 
 // SummaryCannotResize is the error of a resize the apply could not make.
@@ -172,7 +211,7 @@ func (d *Session) ResizeNodes(ctx context.Context, spec *clusterspec.Spec, owner
 	if clusterspec.HasError(versionIssues) {
 		return nil, versionIssues
 	}
-	if len(r.Added) > 0 {
+	if len(r.Added) > 0 || spec.SelectNodes && r.Appended {
 		snap, err := d.FreshSnapshot(ctx)
 		if err != nil {
 			return nil, append(versionIssues, DashboardIssue(d.Address(), err))
@@ -188,23 +227,38 @@ func (d *Session) ResizeNodes(ctx context.Context, spec *clusterspec.Spec, owner
 			return nil, append(versionIssues, issues...)
 		}
 	}
-	removed := make([]string, len(r.Removed))
-	for i, n := range r.Removed {
-		removed[i] = clusterspec.NodeGroupName(spec.Name, n)
+	if spec.SelectNodes && len(spec.SelectedNodeIDs) != len(spec.BundleCtPerNode) { // never a record that mismatches
+		return nil, append(versionIssues, clusterspec.Issue{Path: clusterspec.AttrSelectedNodeIDs, Summary: SummaryCannotResize,
+			Detail: fmt.Sprintf("%d selected nodes for %d logical nodes.", len(spec.SelectedNodeIDs), len(spec.BundleCtPerNode))})
 	}
-	res, err := d.Run(ctx, placement.ResizeRequest(*spec, owner, d.Version, removed))
-	if err != nil {
+	res, err := d.Run(ctx, placement.ResizeRequest(*spec, owner, d.Version, r.RemovedGroups(spec.Name)))
+	out, issues := ResizeOutcome(res, err, func() string { return placement.CreateErrorDetail(r.AddedOnly(*spec), res, err) }, versionIssues)
+	if out == nil {
 		d.ForgetChosen(spec.Namespace + "/" + spec.Name)
-		detail := placement.CreateErrorDetail(r.AddedOnly(*spec), res, err)
-		return nil, append(versionIssues, clusterspec.Issue{Summary: SummaryCannotResize, Detail: detail +
+	}
+	return out, issues
+}
+
+// ResizeOutcome words the driver's answer to a resize. A resize that failed
+// before it wrote the new shape's record left the cluster as it was; one
+// that failed after (Result.Committed: stopped while removing) stands, and
+// is reported as made, with the groups it may have left to remove.
+func ResizeOutcome(res *contract.Result, err error, detail func() string, issues []clusterspec.Issue) (*contract.Result, []clusterspec.Issue) {
+	if err != nil && (res == nil || !res.Committed && !res.OK) {
+		return nil, append(issues, clusterspec.Issue{Summary: SummaryCannotResize, Detail: detail() +
 			"\n\nThe kept placement groups and their workers are untouched; the cluster keeps its former shape."})
 	}
+	if err != nil {
+		issues = append(issues, clusterspec.Issue{Warning: true, Summary: "Virtual cluster resized, then interrupted",
+			Detail: fmt.Sprintf("The resize had written the cluster's new shape when it was interrupted (%v); "+
+				"the new shape is kept.", err)})
+	}
 	if len(res.NotRemoved) > 0 {
-		versionIssues = append(versionIssues, clusterspec.Issue{Warning: true, Summary: "Placement groups of removed nodes are left",
+		issues = append(issues, clusterspec.Issue{Warning: true, Summary: "Placement groups of removed nodes are left",
 			Detail: fmt.Sprintf("The cluster now has its new shape, but Ray did not remove %s in time. Remove them with "+
 				"ray.util.remove_placement_group, or apply a grow that brings their nodes back.", strings.Join(res.NotRemoved, ", "))})
 	}
-	return res, versionIssues
+	return res, issues
 }
 
 // GrowIssues checks the nodes a resize adds against snap beside the

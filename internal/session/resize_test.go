@@ -1,12 +1,14 @@
 package session
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec/clusterspectest"
+	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
@@ -46,6 +48,10 @@ func TestPlanResize(t *testing.T) {
 		{"incomplete segments", with(func(s *clusterspec.Spec) { s.BundleCtPerNode, s.SegmentSize = []int{2, 2, 2, 2}, &two }),
 			with(func(s *clusterspec.Spec) { s.BundleCtPerNode, s.SegmentSize = []int{2, 2, 2}, &two }), []int{0, 1, 2}, nil, []int{3}, "segment"},
 		{"unchanged", base, base, []int{0, 1}, nil, nil, ""},
+		{"drops a node without bundles", with(func(s *clusterspec.Spec) { s.BundleCtPerNode = []int{2, 2, 0} }), base, []int{0, 1}, nil, nil, ""},
+		{"appends a node without bundles", base, with(func(s *clusterspec.Spec) { s.BundleCtPerNode = []int{2, 2, 0} }), []int{0, 1}, nil, nil, ""},
+		{"unified drops a node without bundles", with(func(s *clusterspec.Spec) { s.UseUnifiedPG, s.BundleCtPerNode = true, []int{2, 2, 0} }),
+			with(func(s *clusterspec.Spec) { s.UseUnifiedPG = true }), nil, nil, nil, "unified"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,6 +64,9 @@ func TestPlanResize(t *testing.T) {
 			}
 			if !slices.Equal(r.Kept, c.kept) || !slices.Equal(r.Added, c.added) || !slices.Equal(r.Removed, c.removed) {
 				t.Fatalf("kept %v added %v removed %v, want %v %v %v", r.Kept, r.Added, r.Removed, c.kept, c.added, c.removed)
+			}
+			if relisted := len(c.prior.BundleCtPerNode) != len(c.planned.BundleCtPerNode); r.InPlace() != relisted {
+				t.Fatalf("InPlace = %v, want %v: a change of the list's length is a resize", r.InPlace(), relisted)
 			}
 		})
 	}
@@ -121,6 +130,25 @@ func TestGrowChoosesAddedNodesBesideTheKept(t *testing.T) {
 	}
 }
 
+// Relisting nodes without bundles keeps select_nodes' one node per logical
+// node: a drop trims the selection, an append chooses a node.
+func TestRelistedNodesKeepTheSelectionWhole(t *testing.T) {
+	prior := clusterspectest.SelectingSpec(4, 4, 0)
+	spec := clusterspectest.SelectingSpec(4, 4)
+	r := PlanResize(prior, spec)
+	r.KeepSelection(&spec, []string{"b2", "b1", "a1"}, nil)
+	if !r.InPlace() || !slices.Equal(spec.SelectedNodeIDs, []string{"b2", "b1"}) {
+		t.Fatalf("resize %+v, selected %v", r, spec.SelectedNodeIDs)
+	}
+	grown := clusterspectest.SelectingSpec(4, 4, 0)
+	r = PlanResize(spec, grown)
+	r.KeepSelection(&grown, []string{"b2", "b1"}, nil)
+	snap := &planning.Snapshot{Nodes: clusterspectest.GPUNodes()}
+	if issues := GrowIssues(&grown, r, snap, nil, nil); !r.InPlace() || clusterspec.HasError(issues) || len(grown.SelectedNodeIDs) != 3 {
+		t.Fatalf("resize %+v, issues %+v, selected %v", r, issues, grown.SelectedNodeIDs)
+	}
+}
+
 func TestLeftoverGroups(t *testing.T) {
 	prior := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1, 1, 1}}
 	planned := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1, 1}}
@@ -138,5 +166,71 @@ func TestLeftoverGroups(t *testing.T) {
 	}
 	if is := LeftoverIssue("vc", got); len(is) != 1 || !is[0].Warning || !strings.Contains(is[0].Detail, "vc-node3") {
 		t.Fatalf("issue %+v", is)
+	}
+}
+
+// A resize that failed before its record was written keeps the former
+// shape; one that failed after it (Committed) or finished before its stop
+// stands, with warnings naming what it left.
+func TestResizeOutcome(t *testing.T) {
+	stopped := errors.New("stopped")
+	detail := func() string { return "why" }
+	for _, c := range []struct {
+		name     string
+		res      *contract.Result
+		err      error
+		kept     bool
+		warnings []string
+	}{
+		{"done", &contract.Result{OK: true}, nil, true, nil},
+		{"left a group", &contract.Result{OK: true, NotRemoved: []string{"vc-node2"}}, nil, true, []string{"vc-node2"}},
+		{"failed before the commit", &contract.Result{}, stopped, false, nil},
+		{"no result", nil, stopped, false, nil},
+		{"stopped after the commit", &contract.Result{Committed: true, NotRemoved: []string{"vc-node2"}}, stopped, true,
+			[]string{"interrupted (stopped)", "vc-node2"}},
+		{"finished, then its wait was cancelled", &contract.Result{OK: true}, stopped, true, []string{"interrupted"}},
+	} {
+		res, issues := ResizeOutcome(c.res, c.err, detail, nil)
+		if (res != nil) != c.kept || clusterspec.HasError(issues) == c.kept {
+			t.Errorf("%s: result %v, issues %+v", c.name, res, issues)
+			continue
+		}
+		if !c.kept {
+			if !strings.Contains(issues[0].Detail, "why") || !strings.Contains(issues[0].Detail, "former shape") {
+				t.Errorf("%s: %q", c.name, issues[0].Detail)
+			}
+			continue
+		}
+		if len(issues) != len(c.warnings) {
+			t.Errorf("%s: issues %+v, want %d warnings", c.name, issues, len(c.warnings))
+			continue
+		}
+		for i, w := range c.warnings {
+			if !issues[i].Warning || !strings.Contains(issues[i].Detail, w) {
+				t.Errorf("%s: issue %d %+v, want a warning with %q", c.name, i, issues[i], w)
+			}
+		}
+	}
+}
+
+// A change of the nodes replaces for a reason the plan names, never an
+// empty one.
+func TestNodesReplacement(t *testing.T) {
+	inPlace := Resize{Kept: []int{0}, Added: []int{1}}
+	for _, c := range []struct {
+		r              Resize
+		known, pending bool
+		want           string
+	}{
+		{inPlace, true, false, ""},
+		{Resize{}, false, false, "known only at apply"},
+		{Resize{Replace: "why"}, true, false, "why"},
+		{inPlace, true, true, "import is not applied"},
+		{Resize{Kept: []int{0}}, true, true, ""}, // nothing changes: nothing to resize
+	} {
+		got := NodesReplacement(c.r, c.known, c.pending, "vc")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%+v known=%v pending=%v: %q, want %q", c.r, c.known, c.pending, got, c.want)
+		}
 	}
 }

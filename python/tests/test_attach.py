@@ -159,6 +159,16 @@ def test_attached_before_a_resize_reports_it():
         vc.get_master_address_and_port()
 
 
+def test_attached_before_a_replacement_says_replaced():
+    fake = FakeRay(record_doc())
+    vc = attach("train", ray_layer=fake)
+    doc = record_doc()
+    doc["groups"][0]["id"] = "ff" * 18
+    fake.put_record(doc)
+    with pytest.raises(ClusterResizedError, match=r"replaced the cluster.*\['train-node0'\] were made anew"):
+        vc.check()
+
+
 def test_attached_after_a_resize_sees_the_new_shape():
     fake = FakeRay(record_doc())
     fake.put_record(shrunk(record_doc()))

@@ -16,7 +16,7 @@ from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner, rewrite_plain
 from .record import placed_record
 from .probe import kept_bundles, probe_groups
 from .quotas import do_quota, read_quota
-from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, place_reserved, release_cluster_reservation, reserve, settle_reservation
+from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, place_reserved, release_cluster_reservation, reserve, reserve_resize, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -194,7 +194,7 @@ def do_resize(run: Run, spec: Spec) -> Json:
             conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
-    reserve(run, spec)
+    reserve_resize(run, spec, [hit[0] for hit in found.values() if hit], [g for g in groups if not found[g["name"]]])
     entries: List[Entry] = []
     with keep_reservation(run, spec):
         for g in groups:
@@ -202,7 +202,8 @@ def do_resize(run: Run, spec: Spec) -> Json:
             entries.append((g["name"], hit[0], False) if hit else (g["name"], create_group(run, g), True))
     added = [e for e in entries if e[2]]
     progress(run, "created", created=len(added), adopted=len(entries) - len(added), total=len(entries))
-    place_reserved(run, spec, [e[1] for e in entries])
+    if added:  # a shrink's kept groups are placed, and within what it held
+        place_reserved(run, spec, [e[1] for e in entries])
     ready = {e[0]: e for e in wait_ready(run, added, spec)} if added else {}
     entries = [ready.get(e[0], e) for e in entries]
     settle_reservation(run, spec, [e[1] for e in entries])
@@ -210,30 +211,34 @@ def do_resize(run: Run, spec: Spec) -> Json:
     out["record"] = placed_record(run, own, out["groups"], record, spec["rank_order"])
     kv_put(run, own, own["key"], out["record"])
     # Committed: the new shape is recorded and reserved. What follows must
-    # not undo it, so a removal that fails is reported, not raised.
+    # not undo it, so a removal that fails or is stopped is reported, not
+    # raised; a stop after it (a failed result) still says so.
     run.created.clear()
     run.reserved, run.replaced = [], {}
+    run.failure = dict(out, committed=True, not_removed=spec["remove"])
     out["removed"], out["not_removed"] = remove_groups(run, spec)
     return out
 
 
 def remove_groups(run: Run, spec: Spec) -> Tuple[List[str], List[str]]:
     """Removes the groups spec["remove"] names; returns (removed, not
-    removed: missing already, or still there after the wait)."""
+    removed: still there after the wait, or not tried once stopped)."""
     groups: Groups = run.gcs or RayGroups(run)
     removed: List[str] = []
     left: List[str] = []
     c = run.contract
-    for name in spec["remove"]:
-        hit = groups.find(name)
-        if hit is None:
-            continue
+    for i, name in enumerate(spec["remove"]):
         try:
+            hit = groups.find(name)
+            if hit is None:
+                continue
             groups.remove(hit)
             wait_removed(groups, name, hit, min(c.remove_wait_seconds, max(c.min_remove_wait_seconds, spec["timeout"])))
             removed.append(name)
-        except Exception:  # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001
             traceback.print_exc()
+            if not isinstance(e, Exception):  # stopped: the rest is left, reported at once
+                return removed, spec["remove"][i:]
             left.append(name)
         progress(run, "removing", removed=len(removed), total=len(spec["remove"]))
     return removed, left

@@ -188,7 +188,9 @@ def check_held(run: Run, spec: Spec, held: Json, reservations: List[Tuple[str, J
     """check_quota against the quota held (as the KV holds it)."""
     quota = cast(Json, spec["quota"])  # held was read through it
     limits = {k: float(v) for k, v in (held.get("limits") or {}).items()}
-    holders = usage(run, quota, reservations, groups, cluster, [g["name"] for g in spec["groups"]])
+    # A resize's groups to remove are its own too, not outside groups.
+    mine = [g["name"] for g in spec["groups"]] + list(spec.get("remove") or [])
+    holders = usage(run, quota, reservations, groups, cluster, mine)
     ask = ask_of(spec)
     used: Resources = {}
     for h in holders:

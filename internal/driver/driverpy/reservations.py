@@ -20,7 +20,7 @@ import time
 import traceback
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, cast
 
-from .contract import DriverError, Json, Resources, Spec
+from .contract import DriverError, GroupSpec, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new, owner_prefix
 from .quotas import add_res, alive_nodes, check_quota, fits, namespace_groups
 from .rayapi import RAY
@@ -476,6 +476,39 @@ def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen
     ledger.seen.put(resv["key"], write_reservation(run, own, resv, {}, unplaced))
     progress(run, "reserved", nodes=0)
     return True
+
+
+def reserve_resize(run: Run, spec: Spec, kept: List[Any], added: List[GroupSpec]) -> None:
+    """A resize's reserve: its kept groups are its own. A shrink (nothing
+    added) only rewrites its reservation under the lock: no wait, no quota
+    or fit check. A grow of chosen nodes reserves as a create; one Ray
+    places keeps its kept groups where they are, only the added bundles
+    unplaced, checked and waited for as a create's."""
+    resv, own = reservation(spec), spec["own"]
+    if resv is None or own is None:
+        return
+    if added and resv["nodes"] is not None:
+        reserve(run, spec)
+        return
+    deadline = time.time() + min(run.contract.pending_wait_seconds, spec["timeout"])
+    while True:
+        take_lock(run, own, resv, min(run.contract.lock_wait_seconds, spec["timeout"]))
+        try:
+            ledger = Ledger(run, own, resv)
+            if added:
+                check_quota(run, spec, ledger.others, ledger.seen.groups, resv["cluster"], resv["nodes"])
+                waiting = [h for h in ledger.pending_holders() if time.time() - h["claimed_at"] < resv["stale_seconds"]]
+                if waiting and time.time() > deadline:
+                    raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=waiting, claimed=waiting)
+            if not added or not waiting:
+                run.replaced.setdefault(resv["key"], ledger.previous)
+                unplaced = [{k: float(v) for k, v in b.items()} for g in added for b in g["bundles"] or []]
+                nodes = resv["nodes"] if resv["nodes"] is not None else placed_nodes(run, kept)[0]
+                write_reservation(run, own, resv, nodes, unplaced if added else None)
+                return
+        finally:
+            drop_lock(run, own)
+        time.sleep(run.contract.retry_seconds)
 
 
 def placed_nodes(run: Run, groups: List[Any]) -> Tuple[Dict[str, Resources], List[str], bool]:

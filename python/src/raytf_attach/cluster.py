@@ -286,6 +286,13 @@ class AttachedVirtualCluster:
         was, new = [g for g, _ in was_groups], [g for g, _ in now_groups]
         added = [g for g in new if g not in was]
         removed = [g for g in was if g not in new]
+        remade = [g for g, i in now_groups if g in was and (g, i) not in was_groups]
+        if remade:  # same names, new ids: the groups were made anew, not resized
+            raise ClusterResizedError(
+                f"{self._where()}: Terraform replaced the cluster since this process attached "
+                f"(record updated {now.updated_at or 'since'}): groups {remade} were made anew, so workers placed in the "
+                "former groups are gone; attach again (raytf_attach.attach) to use the new cluster"
+            )
         raise ClusterResizedError(
             f"{self._where()}: Terraform resized the cluster since this process attached "
             f"(record updated {now.updated_at or 'since'}): groups added {added or 'none'}, removed {removed or 'none'}; "

@@ -5,9 +5,12 @@ the run added."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import contextlib
+import time
+from typing import Any, Dict, Iterator
 
 import fake_ray
+from driverpy import actions
 
 
 def names(cluster: fake_ray.Cluster) -> list:
@@ -72,3 +75,94 @@ def test_resize_of_another_states_cluster_is_refused(cluster: fake_ray.Cluster, 
     r["ownership"]["owner"] = "sha256:" + "0" * 64
     d = drive(r)
     assert d.result["error"]["code"] == "taken_over" and names(cluster) == ["vc-node0", "vc-node1"]
+
+
+def kv(cluster: fake_ray.Cluster, r: Dict[str, Any], key: str) -> Any:
+    return cluster.kv_value(key, r["ownership"]["kv_namespace"])
+
+
+def test_a_shrink_under_a_lowered_quota_lands(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    """The groups it removes are its own, not outside ones: a team gets
+    under its quota by shrinking; a grow still counts its kept groups."""
+    created(requests, drive)  # 2 GPUs held
+    r = requests["resize_grow"]
+    cluster.kv_set("quota/terraform-ray", {"namespace": "terraform-ray", "owner": "q", "limits": {"GPU": 2.0}},
+                   r["ownership"]["kv_namespace"])
+    err = drive(r).result["error"]
+    assert err["code"] == "quota_exceeded" and err["facts"]["quota_holders"] == [], err
+    cluster.kv_set("quota/terraform-ray", {"namespace": "terraform-ray", "owner": "q", "limits": {"GPU": 1.0}},
+                   r["ownership"]["kv_namespace"])
+    d = drive(requests["resize_shrink"])
+    assert d.result["ok"], d.result
+    assert names(cluster) == ["vc-node0"]
+
+
+def test_a_shrink_of_a_cluster_ray_places_waits_for_nobody(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    """Another state's create still being placed is no reason for a shrink to wait or fail."""
+    created(requests, drive)
+    r = requests["resize_shrink"]
+    r["contract"]["pending_wait_seconds"] = 0
+    resv = r["ownership"]["reservation"]
+    other = resv["prefix"] + "ns/placing"
+    cluster.kv_set(other, {"cluster": "ns/placing", "owner": "o", "groups": ["placing-node0"], "nodes": {"node-3": {"GPU": 1.0}}, "token": "t",
+                           "claimed_at": time.time(), "placing": True, "unplaced": [{"GPU": 1.0}]}, r["ownership"]["kv_namespace"])
+    d = drive(r)
+    assert d.result["ok"], d.result
+    held = kv(cluster, r, resv["key"])
+    assert held["groups"] == ["vc-node0"] and sum(v.get("GPU", 0.0) for v in held["nodes"].values()) == 1.0
+    assert kv(cluster, r, resv["lock_key"]) is None
+
+
+def test_a_grow_of_a_cluster_ray_places_lists_only_the_added_bundles_unplaced(cluster: fake_ray.Cluster, requests: Any,
+                                                                              drive: Any, monkeypatch: Any) -> None:
+    """Its kept groups stay reserved where they are: another state's
+    pinned create does not take them for bundles that may land anywhere."""
+    created(requests, drive)
+    r = requests["resize_grow"]
+    resv = r["ownership"]["reservation"]
+    seen = []
+
+    @contextlib.contextmanager
+    def watch(run: Any, spec: Any) -> Iterator[None]:
+        seen.append(kv(cluster, r, resv["key"]))
+        yield
+
+    monkeypatch.setattr(actions, "keep_reservation", watch)
+    assert drive(r).result["ok"]
+    assert seen[0]["placing"] and seen[0]["unplaced"] == [{"CPU": 1.0, "GPU": 1.0}]
+    assert sum(v.get("GPU", 0.0) for v in seen[0]["nodes"].values()) == 2.0  # the kept bundles, where they are
+    held = kv(cluster, r, resv["key"])
+    assert not held["placing"] and held["unplaced"] == [] and len(held["group_ids"]) == 3
+
+
+def test_a_stop_while_removing_leaves_the_rest_and_reports_the_resize(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                                       monkeypatch: Any) -> None:
+    """After the record is written the resize stands: a stop (an update's
+    timeout) ends the removals, which it reports as left, not as a failure."""
+    created(requests, drive)
+    assert drive(requests["resize_grow"]).result["ok"]
+
+    def stopped(*args: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(actions, "wait_removed", stopped)
+    d = drive(requests["resize_shrink"])
+    assert d.result["ok"], d.result
+    assert d.result["removed"] == [] and d.result["not_removed"] == ["vc-node1", "vc-node2"]
+    assert [g["name"] for g in d.result["record"]["groups"]] == ["vc-node0"]
+
+
+def test_a_failure_after_the_commit_says_it_committed(cluster: fake_ray.Cluster, requests: Any, drive: Any,
+                                                      monkeypatch: Any) -> None:
+    created(requests, drive)
+
+    def stopped(*args: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(actions, "remove_groups", stopped)
+    d = drive(requests["resize_grow"])
+    assert not d.result["ok"] and d.result["committed"] and d.result["not_removed"] == []
+    assert [g["name"] for g in d.result["groups"]] == ["vc-node0", "vc-node1", "vc-node2"]
+    assert names(cluster) == ["vc-node0", "vc-node1", "vc-node2"]  # nothing undone
+    stored = kv(cluster, requests["resize_grow"], requests["resize_grow"]["ownership"]["key"])
+    assert stored == d.result["record"]
