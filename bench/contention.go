@@ -134,6 +134,8 @@ func RunContention(ctx context.Context, cfg RaceConfig, n int) ([]ContentionRow,
 			}
 		}
 		row.Left = raceLeft(context.WithoutCancel(ctx), cfg)
+		logTo(cfg.Log)("   race: %d states %s: %d / %d ok, p95 %ss, lock hold %ss; left %s", n, mode, len(row.Times), n,
+			Sec(Percentile(row.Times, 95)), Sec(row.Lock.Held), row.Left.cell())
 		rows = append(rows, row)
 	}
 	return rows, ctx.Err()
