@@ -15,7 +15,7 @@ const (
 	raceLogQueue = `2026-12-04T16:49:36.001Z [INFO]  provider.terraform-provider-ray: queueing for nodes other clusters hold: ` +
 		`cluster=terraform-ray/bench-1-race-1 holders=5 @module=ray`
 	raceLogLock = `2026-12-04T16:49:34.900Z [INFO]  provider.terraform-provider-ray: placement progress: ` +
-		`phase=unlocked lock_held_seconds=0.042 elapsed=1.2 run_id=raytf_1.0 @module=ray`
+		`phase=unlocked lock_held_seconds=0.042 lock_wait_seconds=0.007 wave=3 elapsed=1.2 run_id=raytf_1.0 @module=ray`
 	raceLogNoneLeft = `2026-12-04T16:49:37.500Z [INFO]  provider.terraform-provider-ray: no nodes left after a lost race: ` +
 		`@module=ray cluster=terraform-ray/bench-1-race-0 seconds_since_collision=2.352 tf_rpc=ApplyResourceChange`
 )
@@ -29,7 +29,7 @@ func TestParseRaceApply(t *testing.T) {
 		collided             bool
 	}{
 		{name: "won at once", mode: "free", out: "Apply complete! Resources: 1 added", log: raceLogLock + "\n" + raceLogLock + "\n",
-			want: RaceApply{OK: true, Outcome: "ok", LockHeld: 42 * time.Millisecond}},
+			want: RaceApply{OK: true, Outcome: "ok", LockHeld: 42 * time.Millisecond, LockWait: 7 * time.Millisecond, LockWaitSeen: true}},
 		{name: "won after a re-choice", mode: "free", log: raceLogLost + "\n",
 			want: RaceApply{OK: true, Outcome: "ok", Rechoices: 1}, collided: true},
 		{name: "lost fast", mode: "free", code: 1, out: lostOut, log: raceLogLost + "\n" + raceLogNoneLeft + "\n",
@@ -145,7 +145,7 @@ func TestParseLockTimes(t *testing.T) {
 		return `2026-12-07T21:00:00.000Z [INFO]  provider.terraform-provider-ray: placement progress: ` + fields + ` @module=ray`
 	}
 	fromField := ParseLockTimes(strings.Join([]string{raceLogLock,
-		line(`phase=locked lock_wait_seconds=0.250 elapsed=2.0 run_id=raytf_1.0`),
+		line(`phase=unlocked lock_held_seconds=0.01 lock_wait_seconds=0.250 wave=1 elapsed=2.0 run_id=raytf_1.0`),
 		line(`phase=locked lock_wait_seconds=1.5 elapsed=3.0 run_id=raytf_1.1`)}, "\n"))
 	if fromField != (LockTimes{Held: 42 * time.Millisecond, Wait: 1500 * time.Millisecond, WaitSeen: true}) {
 		t.Errorf("from the field: %+v", fromField)
@@ -157,7 +157,7 @@ func TestParseLockTimes(t *testing.T) {
 	if fromLines != (LockTimes{Held: 100 * time.Millisecond, Wait: 2 * time.Second, WaitSeen: true}) {
 		t.Errorf("from the locking and locked lines: %+v", fromLines)
 	}
-	if none := ParseLockTimes(raceLogLock); none.WaitSeen || none.Held != 42*time.Millisecond {
+	if none := ParseLockTimes(line(`phase=unlocked lock_held_seconds=0.042 elapsed=1.2`)); none.WaitSeen || none.Held != 42*time.Millisecond {
 		t.Errorf("without wait lines: %+v", none)
 	}
 }
