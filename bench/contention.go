@@ -51,6 +51,9 @@ type ContentionRow struct {
 	// Lock is the longest any driver run of the applies held the
 	// reservation lock, and waited for it.
 	Lock LockTimes
+	// Rechoices counts the applies' lost reservations ("lost the race"):
+	// each is one more driver job, where a racing row's time goes.
+	Rechoices int
 }
 
 // contentionCluster is state i's 1-GPU cluster in mode: select_nodes,
@@ -119,7 +122,9 @@ func RunContention(ctx context.Context, cfg RaceConfig, n int) ([]ContentionRow,
 		}
 		runs := allAtOnce(ctx, ws, dirs, "apply", "-auto-approve", "-no-color")
 		for _, dir := range dirs {
-			row.Lock = row.Lock.longest(lockTimes(filepath.Join(dir, contentionLog)))
+			raw, _ := os.ReadFile(filepath.Join(dir, contentionLog))
+			row.Lock = row.Lock.longest(ParseLockTimes(string(raw)))
+			row.Rechoices += strings.Count(string(raw), raceLostLog)
 		}
 		for _, r := range runs {
 			if r.Err == nil && r.Code == 0 {
@@ -134,8 +139,8 @@ func RunContention(ctx context.Context, cfg RaceConfig, n int) ([]ContentionRow,
 			}
 		}
 		row.Left = raceLeft(context.WithoutCancel(ctx), cfg)
-		logTo(cfg.Log)("   race: %d states %s: %d / %d ok, p95 %ss, lock hold %ss; left %s", n, mode, len(row.Times), n,
-			Sec(Percentile(row.Times, 95)), Sec(row.Lock.Held), row.Left.cell())
+		logTo(cfg.Log)("   race: %d states %s: %d / %d ok, p95 %ss, lock hold %ss, %d re-choices; left %s", n, mode, len(row.Times), n,
+			Sec(Percentile(row.Times, 95)), Sec(row.Lock.Held), row.Rechoices, row.Left.cell())
 		rows = append(rows, row)
 	}
 	return rows, ctx.Err()
@@ -163,12 +168,6 @@ func allAtOnce(ctx context.Context, ws *Workspace, dirs []string, args ...string
 // contentionLog is the provider log of a directory's last command.
 const contentionLog = "provider.log"
 
-// lockTimes are the lock's longest hold and wait a provider log names.
-func lockTimes(path string) LockTimes {
-	raw, _ := os.ReadFile(path)
-	return ParseLockTimes(string(raw))
-}
-
 // longest is the longer hold and wait of lt and o.
 func (lt LockTimes) longest(o LockTimes) LockTimes {
 	return LockTimes{Held: max(lt.Held, o.Held), Wait: max(lt.Wait, o.Wait), WaitSeen: lt.WaitSeen || o.WaitSeen}
@@ -193,10 +192,11 @@ func PrintContention(out io.Writer, rows []ContentionRow) {
 		"`select_nodes` among every node and collide on the first free GPUs; mixed: half `select_nodes` among every node, half "+
 		"placed by Ray (no `select_nodes`) on the same nodes. p95 ratio = the row's p95 / the apart row's p95 of the same N "+
 		"(target <= %.1fx, every apply ok, nothing left). Longest lock hold, wait = the longest any driver run of the row's applies "+
-		"held the reservations' lock and waited for it, seconds (- where the driver reports no wait). "+
+		"held the reservations' lock and waited for it, seconds (- where the driver reports no wait); re-choices = reservations "+
+		"the row's applies lost to another state and chose again (one more driver job each). "+
 		"Left in Ray after every state was destroyed: live groups, cluster records, reservations, driver jobs still running.\n\n",
 		ContentionTarget)
-	t := NewTable(out, "N", "states", "ok / run", "p50 s", "p95 s", "p95 ratio", fmt.Sprintf("met (<= %.1fx)", ContentionTarget), "longest lock hold, wait s",
+	t := NewTable(out, "N", "states", "ok / run", "p50 s", "p95 s", "p95 ratio", fmt.Sprintf("met (<= %.1fx)", ContentionTarget), "longest lock hold, wait s", "re-choices",
 		"left: groups, records, reservations, jobs", "errors")
 	apart := map[int]time.Duration{}
 	for _, r := range rows {
@@ -209,7 +209,7 @@ func PrintContention(out io.Writer, rows []ContentionRow) {
 			ratio, verdict = fmt.Sprintf("%.2fx", x), ContentionVerdict(x, len(r.Times), r.N, r.Left.Clean())
 		}
 		t.Row(fmt.Sprint(r.N), r.Mode, fmt.Sprintf("%d / %d", len(r.Times), r.N), fmt.Sprintf("%.1f", Median(r.Times).Seconds()),
-			fmt.Sprintf("%.1f", p95.Seconds()), ratio, verdict, lockCell(r.Lock.Held, r.Lock.Wait, r.Lock.WaitSeen), r.Left.cell(),
+			fmt.Sprintf("%.1f", p95.Seconds()), ratio, verdict, lockCell(r.Lock.Held, r.Lock.Wait, r.Lock.WaitSeen), fmt.Sprint(r.Rechoices), r.Left.cell(),
 			strings.Join(r.Failed, "; "))
 	}
 	t.Flush()

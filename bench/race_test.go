@@ -126,11 +126,11 @@ func TestPrintContention(t *testing.T) {
 	}
 	var b strings.Builder
 	PrintContention(&b, []ContentionRow{{N: 6, Mode: ContentionApart, Times: s(10, 10, 10, 10, 10, 10)},
-		{N: 6, Mode: ContentionRacing, Times: s(10, 12, 14, 16, 18, 20), Lock: LockTimes{Held: 75 * time.Millisecond}},
+		{N: 6, Mode: ContentionRacing, Times: s(10, 12, 14, 16, 18, 20), Lock: LockTimes{Held: 75 * time.Millisecond}, Rechoices: 4},
 		{N: 6, Mode: ContentionMixed, Times: s(10, 10, 11, 11, 12, 12), Lock: LockTimes{Held: time.Second, Wait: 2 * time.Second, WaitSeen: true}},
 		{N: 12, Mode: ContentionApart, Times: s(10)}, {N: 12, Mode: ContentionMixed, Times: s(11), Failed: []string{"boom"}}})
 	flat := strings.Join(strings.Fields(b.String()), " ")
-	for _, want := range []string{"| 6 | racing | 6 / 6 | 15.0 | 20.0 | 2.00x | not met | 0.075, - |",
+	for _, want := range []string{"| 6 | racing | 6 / 6 | 15.0 | 20.0 | 2.00x | not met | 0.075, - | 4 |",
 		"| 6 | mixed | 6 / 6 | 11.0 | 12.0 | 1.20x | met | 1.000, 2.000 |", "| 12 | mixed | 1 / 12 | 11.0 | 11.0 | 1.10x | not met (11 of 12 applies failed) |"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
