@@ -23,9 +23,9 @@ var driverPlumbing = []string{
 	"norm_bundle", "same_amount", "same_bundle", "table_bundles", "lookup", "is_detached", "wait_removed",
 	"now", "kv_get", "kv_read", "kv_put", "kv_del", "kv_put_new", "kv_keys", "other_owner",
 	"owner_digest", "owner_prefix", "digest_owners", "digest_request",
-	// probe.py, reservations.py
+	// probe.py, reservations.py, wave.py
 	"_bind_free_ports", "_probe_in_bundle", "_fire", "_wait_one", "node_locks", "group_result", "probe_groups",
-	"reservation", "run_token", "holder", "read_reservations", "node_totals", "placed_nodes", "group_shares", "add_to",
+	"reservation", "owned", "run_token", "holder", "read_reservations", "node_totals", "placed_nodes", "group_shares", "add_to",
 	"renew_key", "refresh_lock", "stop_keeping", "listed_reservations", "share_on", "same_shares",
 	// quotas.py, gcs_direct.py
 	"add_res", "ask_of", "group_of", "namespace_groups", "held_by", "larger", "fits",

@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh                      # everything in bench/README.md
 #   scripts/bench.sh -reps 3 -bundles 1,4 # fewer repetitions / sizes
-#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, shapes,
+#   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, shapes, resize,
 #                                         # race, gpu64, topo, topo-ref, topoplan, plan50 or all (default)
 #   BENCH_PART=race BENCH_RACE_SECONDS=60 scripts/bench.sh # the race soak, short (smoke check)
 #   BENCH_PART=race BENCH_RACE_SECONDS=0 scripts/bench.sh  # the contention rows alone, no soak

@@ -93,7 +93,7 @@ case "$suite" in
   side) run=(-run "$side_pattern") timeout=20m ;;
   # cli: the CLI's own side on OpenTofu (functions, identity, import, for_each, an example
   # of each shape); every example runs on Terraform in the full cell.
-  cli) run=(-run 'TestFunction|TestAccIdentity|TestAccExample_(quickstart|nvlinkSegments|import|nemoRLOPDTeachers)$') timeout=20m ;;
+  cli) run=(-run 'TestFunction|TestAccIdentity|TestAccExample_(quickstart|nvlinkSegments|import|nemoRLOPDTeachers)$|TestAccVirtualCluster_resizeKeepsWorkers$') timeout=20m ;;
   # compat: what depends on the Ray version (the driver's Ray calls, the state API's
   # shapes, node labels and topology_strategy gates, KV claims, the GCS table quotas read), not the Go logic the
   # full cell already covers; about 7 minutes instead of 18.

@@ -21,6 +21,10 @@ const (
 	// ActionRead returns a cluster's record and tombstone and writes nothing
 	// (the ray_virtual_cluster data source).
 	ActionRead = "read"
+	// ActionResize changes a per-node cluster's logical nodes in place: it
+	// creates the groups the request lists that do not exist, waits for
+	// them, and only then removes Request.RemoveGroups (issue #55).
+	ActionResize = "resize"
 	// ActionBatch runs the requests in Request.Batch in one driver job,
 	// each with its own result (Result.Batch).
 	ActionBatch = "batch"

@@ -103,7 +103,7 @@ func (r Request) Owned(spec clusterspec.Spec, owner string, claim bool, manifest
 		TombstoneKey: record.TombstoneKey(spec.Namespace, spec.Name), Owner: record.OwnerDigest(owner), Claim: claim, Manifest: manifest,
 		Reservation: reservation(spec),
 	}
-	if r.Action == ActionCreate { // checked under the reservation lock
+	if r.Action == ActionCreate || r.Action == ActionResize { // checked under the reservation lock
 		r.Quota = QuotaFor(spec.Namespace)
 	}
 	return r

@@ -50,6 +50,9 @@ type Request struct {
 	// Quota is the namespace's quota: a create checks it, ActionQuota
 	// writes it, a read with Usage reports it.
 	Quota *QuotaRequest `json:"quota,omitempty"`
+	// RemoveGroups are the groups an ActionResize removes once the groups
+	// it creates are ready.
+	RemoveGroups []string `json:"remove_groups,omitempty"`
 }
 
 // BatchRequest runs reqs in one driver job. They share a namespace (a
@@ -266,6 +269,12 @@ func (r Request) Validate() error {
 	if o := r.RankOrder; o != nil && (o.GPUsPerNode < 1 || (o.SegmentSize != nil && *o.SegmentSize < 1)) {
 		return errors.New("driver request: rank_order needs gpus_per_node >= 1 and segment_size >= 1 when set")
 	}
+	if r.Action == ActionResize && (r.Ownership == nil || r.Ownership.Manifest == nil) {
+		return errors.New("driver request: resize without its ownership and manifest")
+	}
+	if len(r.RemoveGroups) > 0 && r.Action != ActionResize {
+		return errors.New("driver request: remove_groups is for a resize")
+	}
 	if len(r.RunID) > maxRunIDLength {
 		return fmt.Errorf("driver request: run_id longer than %d characters", maxRunIDLength)
 	}
@@ -276,7 +285,7 @@ func (r Request) Validate() error {
 // holds a batch (and a valid one).
 func (r Request) validateAction() error {
 	switch r.Action {
-	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionQuota:
+	case ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionQuota, ActionResize:
 		if len(r.Batch) > 0 {
 			return fmt.Errorf("driver request: a %s request holds no batch", r.Action)
 		}
@@ -285,7 +294,7 @@ func (r Request) validateAction() error {
 			return err
 		}
 	default:
-		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionQuota, ActionBatch)
+		return fmt.Errorf("driver request: unknown action %q (want %s, %s, %s, %s, %s, %s, %s or %s)", r.Action, ActionCreate, ActionDelete, ActionInspect, ActionRecord, ActionRead, ActionQuota, ActionResize, ActionBatch)
 	}
 	return nil
 }
@@ -322,11 +331,16 @@ func (r Request) validateGroups() error {
 			return fmt.Errorf("driver request: group name %q is listed twice", g.Name)
 		}
 		seen[g.Name] = true
-		if r.Action != ActionCreate {
+		if r.Action != ActionCreate && r.Action != ActionResize {
 			continue
 		}
 		if err := g.validateForCreate(); err != nil {
 			return err
+		}
+	}
+	for _, name := range r.RemoveGroups {
+		if seen[name] {
+			return fmt.Errorf("driver request: group %q is both kept and removed", name)
 		}
 	}
 	return nil
@@ -375,6 +389,9 @@ type Result struct {
 	Removed []string `json:"removed"`
 	// Missing lists named groups that do not exist (delete, inspect and read).
 	Missing []string `json:"missing"`
+	// NotRemoved lists groups a resize was to remove but could not; the
+	// resize stands (its record and reservation hold the new shape).
+	NotRemoved []string `json:"not_removed,omitempty"`
 	// Pending lists the groups Ray had not placed when a create gave up;
 	// Nodes is the cluster's per-node view at that moment. Go explains the
 	// shortage from both (ExplainApplyShortage).

@@ -27,7 +27,18 @@ func pytestRequests() map[string]any {
 	selected := spec
 	selected.SelectNodes, selected.SelectedNodeIDs = true, []string{"node-1", "node-2"}
 	selectedManifest := record.NewManifest(selected, "owner-a", "test", record.Placement{})
+	grown := spec
+	grown.BundleCtPerNode = []int{1, 1, 1}
+	grownManifest := record.NewManifest(grown, "owner-a", "test", record.Placement{})
+	shrunk := spec
+	shrunk.BundleCtPerNode = []int{1}
+	shrunkManifest := record.NewManifest(shrunk, "owner-a", "test", record.Placement{})
+	grow := contract.RequestFor(grown, contract.ActionResize).Owned(grown, "owner-a", false, &grownManifest)
+	shrink := contract.RequestFor(shrunk, contract.ActionResize).Owned(shrunk, "owner-a", false, &shrunkManifest)
+	shrink.RemoveGroups = []string{"vc-node1", "vc-node2"}
 	return map[string]any{
+		"resize_grow":     grow,
+		"resize_shrink":   shrink,
 		"contract":        contract.DriverContract(),
 		"create":          contract.RequestFor(spec, contract.ActionCreate).Owned(spec, "owner-a", false, &manifest),
 		"create_selected": contract.RequestFor(selected, contract.ActionCreate).Owned(selected, "owner-a", false, &selectedManifest),

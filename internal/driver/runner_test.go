@@ -27,7 +27,9 @@ type fakeAPI struct {
 	// (the answer was lost on the way back).
 	submitErr  error
 	submitLost bool
-	listErr    error
+	// firstSubmit is when SubmitJob was first called.
+	firstSubmit time.Time
+	listErr     error
 	// staleLog is put in front of every new job's log, as if Ray appended
 	// to the file of an older run.
 	staleLog string
@@ -96,6 +98,9 @@ func (f *fakeAPI) SubmitJob(ctx context.Context, req rayclient.JobSubmitRequest)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("submit %s", req.SubmissionID)
+	if f.firstSubmit.IsZero() {
+		f.firstSubmit = time.Now()
+	}
 	if f.submitErr != nil && !f.submitLost {
 		return nil, f.submitErr
 	}

@@ -20,7 +20,7 @@ var driverFiles embed.FS
 // module it imports, so that a module's top-level code finds its names.
 var driverModules = []string{
 	"contract.py", "rayapi.py", "gcs_direct.py", "runstate.py", "shape.py", "nodes.py", "groups.py",
-	"kv.py", "quotas.py", "record.py", "probe.py", "reservations.py", "actions.py", "connect.py", "main.py",
+	"kv.py", "quotas.py", "record.py", "probe.py", "reservations.py", "wave.py", "actions.py", "connect.py", "main.py",
 }
 
 const futureImport = "from __future__ import annotations"
@@ -40,8 +40,8 @@ func mustJoinDriver() []byte {
 }
 
 // joinDriver concatenates the modules in order into one script: one
-// __future__ import at its top, sibling imports and comment lines dropped
-// (no module holds a comment-like line inside a string). It fails on a
+// __future__ import at its top, sibling imports, comment lines and comments
+// after code dropped (no module holds a comment-like line inside a string). It fails on a
 // module missing from order, a sibling imported before it is joined, or a
 // sibling import in another form (which the join would leave in).
 func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
@@ -84,6 +84,7 @@ func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
 			if strings.HasPrefix(strings.TrimSpace(line), "from .") || strings.Contains(line, "import driverpy") || strings.Contains(line, "from driverpy") {
 				return nil, fmt.Errorf("driverpy/%s:%d: import a sibling only as `from .module import a, b` on one line: %s", name, i+1, line)
 			}
+			line = dropTrailingComment(line)
 			b.WriteString(line + "\n")
 			doc.emitted(line)
 		}
@@ -94,6 +95,22 @@ func joinDriver(fsys fs.FS, order []string) ([]byte, error) {
 	}
 	return []byte(b.String()), nil
 }
+
+// dropTrailingComment drops a comment after code ("code  # why"): the
+// last "  # " outside any string (an even count of each quote before it).
+func dropTrailingComment(line string) string {
+	i := strings.LastIndex(line, trailingComment)
+	if i <= 0 || strings.TrimSpace(line[:i]) == "" {
+		return line
+	}
+	code := line[:i]
+	if strings.Count(code, `"`)%2 != 0 || strings.Count(code, "'")%2 != 0 || strings.ContainsAny(line[i:], `"'`) {
+		return line
+	}
+	return strings.TrimRight(code, " ")
+}
+
+const trailingComment = "  # "
 
 // docstrings drops the docstrings of a module's functions and classes as
 // joinDriver emits its lines: a line opening with triple quotes right after

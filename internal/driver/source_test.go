@@ -90,3 +90,20 @@ class Empty(Exception):
 		}
 	}
 }
+
+// A comment after code goes; one inside a string, or after a string
+// holding a quote of the other kind, stays.
+func TestDropTrailingComment(t *testing.T) {
+	for in, want := range map[string]string{
+		`x = 1  # why`:                 `x = 1`,
+		`    f(a, "b")  # why`:         `    f(a, "b")`,
+		`s = "a  # b"`:                 `s = "a  # b"`,
+		`s = "it's"  # why`:            `s = "it's"  # why`,
+		`x = 1  # the "quoted" reason`: `x = 1  # the "quoted" reason`,
+		`    # a comment line`:         `    # a comment line`,
+	} {
+		if got := dropTrailingComment(in); got != want {
+			t.Errorf("dropTrailingComment(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

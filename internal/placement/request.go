@@ -20,3 +20,14 @@ func CreateRequest(spec clusterspec.Spec, owner, version string) contract.Reques
 func DeleteRequest(spec clusterspec.Spec, owner string) contract.Request {
 	return contract.RequestFor(spec, contract.ActionDelete).Owned(spec, owner, false, nil)
 }
+
+// ResizeRequest is the driver request that changes spec's per-node cluster
+// to spec's shape in place: it creates the groups of spec that do not
+// exist, reserving the new shape, and once they are ready removes remove
+// (the groups of the nodes spec no longer has).
+func ResizeRequest(spec clusterspec.Spec, owner, version string, remove []string) contract.Request {
+	template := record.NewManifest(spec, owner, version, record.Placement{})
+	r := contract.RequestFor(spec, contract.ActionResize).Owned(spec, owner, false, &template)
+	r.RemoveGroups = remove
+	return r
+}

@@ -5,12 +5,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
@@ -156,4 +159,38 @@ func TestAccExample_anyGPUCluster(t *testing.T) {
 			},
 		}},
 	})
+}
+
+// The inference fleet grows by one engine and shrinks back in place: the
+// engines it keeps keep their groups (same ids).
+func TestAccExample_inferenceFleet(t *testing.T) {
+	name := acctest.Name("ex-fleet")
+	const fleet = "ray_virtual_cluster.fleet"
+	engines := func(n int) config.Variables { return config.Variables{"engines": config.IntegerVariable(n)} }
+	group := func(i int) string { return name + "-node" + strconv.Itoa(i) }
+	keptIDs := statecheck.CompareValue(compare.ValuesSame())
+	update := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(fleet, plancheck.ResourceActionUpdate)}}
+	keep := func() []statecheck.StateCheck {
+		return []statecheck.StateCheck{keptIDs.AddStateValue(fleet, at("placement_groups", 0, "id"))}
+	}
+	exampleTest(t, "inference-fleet", name,
+		resource.TestStep{
+			ConfigVariables:   engines(2),
+			Check:             acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
+			ConfigStateChecks: keep(),
+		},
+		resource.TestStep{
+			ConfigVariables:  engines(3),
+			ConfigPlanChecks: update,
+			Check:            acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1, group(2): 1}),
+			ConfigStateChecks: append(keep(),
+				statecheck.ExpectKnownOutputValue("world_size", knownvalue.Int64Exact(3))),
+		},
+		resource.TestStep{
+			ConfigVariables:   engines(2),
+			ConfigPlanChecks:  update,
+			Check:             acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
+			ConfigStateChecks: keep(),
+		},
+	)
 }

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timetypes/timetypes"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/session"
 )
 
 // modifierDescription is a plan modifier's description, plain and Markdown.
@@ -21,6 +24,43 @@ var (
 	keepSameFloats   = sameFloatsKeepState{"keeps the prior value when the configured numbers are equal as float64"}
 	keepSameDuration = sameDurationKeepsState{"keeps the prior value when the configured duration is the same length of time"}
 )
+
+// resizeDescription is the description of resizeOrReplace.
+const resizeDescription = "Appending logical nodes to, or dropping the last ones of, a per-node cluster resizes it in place; " +
+	"any other change replaces it."
+
+// resizeOrReplace replaces the cluster when its logical nodes change in a
+// way session.PlanResize cannot apply in place, or are not known yet. It
+// reads the whole plan and state: whether a node list's change resizes
+// depends on the others and on use_unified_pg and select_nodes.
+var resizeOrReplace = listplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
+	var plan, state virtualClusterModel
+	if req.Plan.Get(ctx, &plan).HasError() || req.State.Get(ctx, &state).HasError() {
+		resp.RequiresReplace = true
+		return
+	}
+	r, known := resizeOf(ctx, state, plan)
+	resp.RequiresReplace = !known || r.Replace != ""
+}, resizeDescription, resizeDescription)
+
+// resizeOf is session.PlanResize of state's nodes to plan's; known is
+// false while the plan's shape is not known.
+func resizeOf(ctx context.Context, state, plan virtualClusterModel) (session.Resize, bool) {
+	if plan.TopologyLabels.IsUnknown() {
+		// ModifyPlan resolves it later; a change of it replaces by itself (planTopologyLabels).
+		plan.TopologyLabels = state.TopologyLabels
+	}
+	planned, known, d := clusterSpec(ctx, plan)
+	if !known || d.HasError() {
+		return session.Resize{}, false
+	}
+	upgradeState(&state)
+	prior, known, d := clusterSpec(ctx, state)
+	if !known || d.HasError() {
+		return session.Resize{}, false
+	}
+	return session.PlanResize(prior, planned), true
+}
 
 // sameFloatsKeepState keeps the state's constraint maps when the configured
 // ones hold the same float64 values. A value computed by a provider function

@@ -392,3 +392,63 @@ func TestAccLifecycle_segmentIsExactlyTheSelectedNodes(t *testing.T) {
 		),
 	})
 }
+
+// A forced replacement, `terraform taint` or `apply -replace`, replaces the
+// cluster: Terraform plans its create half without telling the provider, and
+// that half is not taken for a second cluster of the same name. Ray then
+// holds new groups under the name, and nothing else.
+func TestAccLifecycle_forcedReplacement(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	name := acctest.Name("forced")
+	var ids map[string]string
+	vcTest(t, name,
+		resource.TestStep{
+			Config: plainCluster(name).String(),
+			Check:  groupIDs(t, name, &ids),
+		},
+		resource.TestStep{
+			Taint:            []string{vcName},
+			Config:           plainCluster(name).String(),
+			ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+			Check:            newGroupIDs(t, name, &ids),
+		},
+		resource.TestStep{
+			PreConfig: func() {
+				replaced := acctest.Name("replaced")
+				other := acctest.NewWorkDirDestroyed(t, plainCluster(replaced).String())
+				other.MustRun("apply", "-auto-approve")
+				var before map[string]string
+				if err := groupIDs(t, replaced, &before)(nil); err != nil {
+					t.Fatal(err)
+				}
+				other.MustRun("apply", "-auto-approve", "-replace="+vcName)
+				if err := newGroupIDs(t, replaced, &before)(nil); err != nil {
+					t.Error(err)
+				}
+				other.MustRun("destroy", "-auto-approve")
+			},
+			Config:           plainCluster(name).String(),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+		},
+	)
+}
+
+// newGroupIDs checks that Ray holds the groups of the cluster under the same
+// names as before, each with a new id, and records the new ids.
+func newGroupIDs(t *testing.T, prefix string, ids *map[string]string) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		before := *ids
+		if err := groupIDs(t, prefix, ids)(s); err != nil {
+			return err
+		}
+		if len(*ids) != len(before) {
+			return fmt.Errorf("groups in Ray after the replacement: %v, were %v", *ids, before)
+		}
+		for g, id := range before {
+			if now, ok := (*ids)[g]; !ok || now == id {
+				return fmt.Errorf("group %s was not replaced: %v, were %v", g, *ids, before)
+			}
+		}
+		return nil
+	}
+}

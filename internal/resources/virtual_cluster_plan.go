@@ -118,6 +118,10 @@ type planCall struct {
 	plan                *virtualClusterModel
 	state               virtualClusterModel
 	creating, replacing bool
+	// resize is the in-place resize this plan makes, nil when none, and
+	// resizedAttribute the node attribute whose change shows it.
+	resize           *session.Resize
+	resizedAttribute string
 }
 
 // planTopologyLabels plans the topology source in effect: the configured
@@ -173,15 +177,15 @@ func (p *planCall) run() {
 	if failUnanswered(data, diags, snapErr) || (snapErr == nil && !p.checkOccupancy(spec, snap)) {
 		return
 	}
-	if data.ClaimName(spec.Namespace, spec.Name, p.state.OwnerID.ValueString(), p.replacing) {
+	if data.ClaimName(spec, p.state.OwnerID.ValueString(), p.replacing) {
 		diags.AddAttributeError(path.Root("name"), "Duplicate virtual cluster name",
 			fmt.Sprintf("Another ray_virtual_cluster in this configuration already declares name %q in Ray namespace %s. "+
 				"Placement-group names are unique per namespace: both resources would manage the same groups, and "+
 				"destroying one would remove the other's. Give each cluster its own name.", spec.Name, spec.Namespace))
 		return
 	}
-	defer p.claimPorts(&spec)      // once the nodes are chosen
-	if p.creating || p.replacing { // known from the configuration alone
+	defer p.claimPorts(&spec)                         // once the nodes are chosen
+	if p.creating || p.replacing || p.resize != nil { // known from the configuration alone
 		plan.WorldSize, plan.NodeCount = types.Int64Value(int64(spec.WorldSize())), types.Int64Value(int64(spec.NodeCount()))
 	}
 	if snapErr != nil {
@@ -197,6 +201,9 @@ func (p *planCall) run() {
 			if err := planning.CheckSegments(spec, snap.TopologyFrom(spec.Topology)); err != nil {
 				diags.AddAttributeError(path.Root("segment_size"), "Not enough complete NVLink segments", err.Error())
 			}
+		}
+		if p.resize != nil && len(p.resize.Added) > 0 && !diags.HasError() {
+			p.planGrow(spec, snap)
 		}
 		return
 	}
@@ -221,6 +228,10 @@ func (p *planCall) checkOccupancy(spec clusterspec.Spec, snap *planning.Snapshot
 	}
 	if !p.replacing {
 		p.checkRecovery(spec, snap)
+		if prior, known, _ := clusterSpec(p.ctx, p.state); known && !spec.UseUnifiedPG {
+			addIssues(&p.resp.Diagnostics, session.LeftoverIssue(spec.Name,
+				session.LeftoverGroups(spec.Name, []clusterspec.Spec{prior, spec}, snap.Groups)))
+		}
 	}
 	return true
 }
@@ -299,10 +310,16 @@ func (p *planCall) claimPorts(spec *clusterspec.Spec) {
 // reported.
 func (p *planCall) compareWithState() {
 	plan, state := p.plan, p.state
+	if !shapeChanged(*plan, state) {
+		p.planNodes()
+	}
 	c := session.StateComparison{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString(),
 		Replacing: p.replacing, ShapeChanged: shapeChanged(*plan, state), Drift: recordedDrift(p.ctx, state)}
 	if c.Exclude, c.ExcludeKnown = excludedNodes(p.ctx, *plan); c.ExcludeKnown {
 		_ = state.SelectedNodeIDs.ElementsAs(p.ctx, &c.Held, false)
+		if p.resize != nil && len(c.Held) > p.resize.Common {
+			c.Held = c.Held[:p.resize.Common] // a shrink gives the last nodes up: excluding one of them replaces nothing
+		}
 	}
 	for _, r := range p.r.data.CompareWithState(c) {
 		switch r.Attribute {
@@ -320,11 +337,80 @@ func (p *planCall) compareWithState() {
 			p.replacing = true
 		}
 	}
+	p.warnResize()
 	if !p.replacing && configEqual(*plan, state) {
 		// Nothing to do: keep what Ray reported (the framework marks computed
 		// values unknown before attribute plan modifiers settle equal floats).
 		*plan = keepComputed(*plan, state)
 	}
+}
+
+// planNodes decides how a change of the logical nodes is applied: an
+// in-place resize (its groups listed in a warning) or a replacement (the
+// reason named). resizeOrReplace already marked the replacement.
+func (p *planCall) planNodes() {
+	changed := changedAttributes(*p.plan, p.state, resizingAttributes)
+	if len(changed) == 0 {
+		return
+	}
+	r, known := resizeOf(p.ctx, p.state, *p.plan)
+	name := p.state.Name.ValueString()
+	switch {
+	case !known:
+		p.replace(changed[0], "Virtual cluster replaced to change its nodes",
+			fmt.Sprintf("The new logical nodes of %q are known only at apply, so the plan cannot tell which groups would be kept.", name))
+	case r.Replace != "":
+		p.replace(changed[0], "Virtual cluster replaced to change its nodes", r.Replace)
+	case r.InPlace() && importPending(p.state):
+		p.replace(changed[0], "Virtual cluster replaced to change its nodes",
+			fmt.Sprintf("%q was imported and the import is not applied yet: its record still names the former owner, "+
+				"and only the owner may resize it. Apply the import first, then change its nodes.", name))
+	case r.InPlace():
+		p.resize, p.resizedAttribute = &r, changed[0]
+		if p.state.SelectNodes.ValueBool() {
+			// The kept nodes keep theirs; the added ones are chosen at apply (see placement.PlanNew).
+			var held []string
+			_ = p.state.SelectedNodeIDs.ElementsAs(p.ctx, &held, false)
+			p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
+			if len(r.Added) == 0 && len(held) >= r.Common {
+				p.plan.SelectedNodeIDs, _ = types.ListValueFrom(p.ctx, types.StringType, held[:r.Common])
+			}
+		}
+	}
+}
+
+// planGrow checks the nodes a resize adds beside the groups the cluster
+// keeps (select_nodes: chosen now, beside the nodes the kept ones hold),
+// and the namespace's quota against the new shape.
+func (p *planCall) planGrow(spec clusterspec.Spec, snap *planning.Snapshot) {
+	diags := &p.resp.Diagnostics
+	exclude, known := excludedNodes(p.ctx, *p.plan)
+	if spec.SelectNodes {
+		if !known {
+			return // chosen at apply, once the excluded nodes are known
+		}
+		prior, _, _ := clusterSpec(p.ctx, p.state)
+		p.resize.KeepSelection(&spec, prior.SelectedNodeIDs, prior.SelectedNodeDomains)
+	}
+	if addIssues(diags, p.r.data.PlanGrow(&spec, *p.resize, snap, exclude)); !diags.HasError() {
+		addIssues(diags, p.r.data.CheckQuota(p.ctx, spec, snap, ""))
+	}
+}
+
+// warnResize shows the groups an in-place resize keeps, adds and removes;
+// a plan that replaces the cluster for another reason resizes nothing.
+func (p *planCall) warnResize() {
+	if p.replacing {
+		p.resize = nil
+		return
+	}
+	if p.resize == nil {
+		return
+	}
+	name := p.state.Name.ValueString()
+	p.resp.Diagnostics.AddAttributeWarning(path.Root(p.resizedAttribute), "Virtual cluster resized in place",
+		fmt.Sprintf("%q keeps its running groups: the added groups are created and ready before any group is removed.\n%s",
+			name, p.resize.Describe(name)))
 }
 
 // shapeChanged reports whether any attribute that forces replacement differs.
@@ -334,7 +420,8 @@ func shapeChanged(plan, state virtualClusterModel) bool {
 
 // configEqual reports whether every configurable attribute is unchanged.
 func configEqual(plan, state virtualClusterModel) bool {
-	return !shapeChanged(plan, state) && len(changedAttributes(plan, state, inPlaceAttributes)) == 0
+	return !shapeChanged(plan, state) && len(changedAttributes(plan, state, inPlaceAttributes)) == 0 &&
+		len(changedAttributes(plan, state, resizingAttributes)) == 0
 }
 
 // keepComputed copies the computed attributes of state into plan.

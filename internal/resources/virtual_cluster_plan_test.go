@@ -2,8 +2,10 @@ package resources
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -148,5 +150,58 @@ func TestPlanRespelledDurationsChangeNothing(t *testing.T) {
 	}
 	if got := changedAttributes(plan, state, inPlaceAttributes); len(got) != 1 || got[0] != "ready_timeout" {
 		t.Errorf("changed %v, want [ready_timeout]", got)
+	}
+}
+
+// withCounts is m with bundle_ct_per_node_list counts.
+func withCounts(t *testing.T, m virtualClusterModel, counts ...int64) virtualClusterModel {
+	t.Helper()
+	var d diag.Diagnostics
+	if m.BundleCtPerNodeList, d = types.ListValueFrom(context.Background(), types.Int64Type, counts); d.HasError() {
+		t.Fatal(d)
+	}
+	return m
+}
+
+// Appending a node resizes in place (a warning lists the groups), with the
+// kept nodes' selection kept and the added one's unknown; a changed kept
+// node replaces, naming why.
+func TestPlanResizesAppendedNodesInPlace(t *testing.T) {
+	state := selectingState(t)
+	p := newPlanning(state, withCounts(t, state, 1, 1, 1))
+	p.compareWithState()
+	if p.replacing || len(p.resp.RequiresReplace) != 0 || p.resize == nil || !p.plan.SelectedNodeIDs.IsUnknown() {
+		t.Fatalf("replacing=%v %v resize=%v selected=%v", p.replacing, p.resp.RequiresReplace, p.resize, p.plan.SelectedNodeIDs)
+	}
+	if w := p.resp.Diagnostics.Warnings(); len(w) != 1 || w[0].Summary() != "Virtual cluster resized in place" ||
+		!strings.Contains(w[0].Detail(), "Added: vc-node2.") {
+		t.Fatalf("warnings %v", w)
+	}
+	p = newPlanning(state, withCounts(t, state, 1))
+	p.compareWithState()
+	if p.replacing || p.resize == nil || p.plan.SelectedNodeIDs.String() != `["a"]` {
+		t.Fatalf("shrink: replacing=%v resize=%v selected=%v", p.replacing, p.resize, p.plan.SelectedNodeIDs)
+	}
+	p = newPlanning(state, withCounts(t, state, 2, 1))
+	p.compareWithState()
+	if !p.replacing || p.resize != nil || len(p.resp.RequiresReplace) != 1 {
+		t.Fatalf("changed node: replacing=%v resize=%v %v", p.replacing, p.resize, p.resp.RequiresReplace)
+	}
+	if w := p.resp.Diagnostics.Warnings(); len(w) != 1 || !strings.Contains(w[0].Detail(), "Logical node 0 changes (bundles 1 → 2)") {
+		t.Fatalf("warnings %v", w)
+	}
+	shrunk := withCounts(t, state, 1)
+	shrunk.ExcludeNodeIDs, _ = types.SetValueFrom(context.Background(), types.StringType, []string{"b"})
+	p = newPlanning(state, shrunk)
+	p.compareWithState()
+	if p.replacing || p.resize == nil {
+		t.Fatalf("a shrink that excludes the node it gives up replaced the cluster")
+	}
+	imported := state
+	imported.OwnerID = types.StringValue(importPendingOwner)
+	p = newPlanning(imported, withCounts(t, imported, 1, 1, 1))
+	p.compareWithState()
+	if !p.replacing || p.resize != nil {
+		t.Fatalf("an import not applied yet was resized: replacing=%v", p.replacing)
 	}
 }

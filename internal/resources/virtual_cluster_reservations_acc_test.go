@@ -3,12 +3,18 @@ package resources_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
+	"github.com/ray-infra/terraform-provider-ray/internal/placement"
 )
 
 // Acceptance tests of reservations by resource: separate states
@@ -32,6 +38,16 @@ func onlyNodes(t *testing.T, keep ...string) string {
 		}
 	}
 	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// onRackC1 starts an acceptance test of clusters held to rackC-1: their
+// name prefix, the exclude_node_ids that leaves select_nodes that node, and
+// its id.
+func onRackC1(t *testing.T, prefix string) (name, exclude, node string) {
+	t.Helper()
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	return acctest.Name(prefix), onlyNodes(t, "rackC-1"), nodeIDs(t)[acctest.NodeIP("rackC-1")]
 }
 
 // twoGPUCluster is a cluster of one logical node with two 1-GPU bundles
@@ -155,11 +171,7 @@ func TestAccReservations_statesShareNodesByGPU(t *testing.T) {
 // beside a node-pinned one of a third state on the same domain's node:
 // both succeed, on disjoint GPUs.
 func TestAccReservations_sameNodeSameConfigAndPinnings(t *testing.T) {
-	acctest.SkipUnlessAcc(t)
-	acctest.PreCheck(t)
-	prefix := acctest.Name("side")
-	exclude := onlyNodes(t, "rackC-1")
-	node := nodeIDs(t)[acctest.NodeIP("rackC-1")]
+	prefix, exclude, node := onRackC1(t, "side")
 	config := func(name, pinning string) string {
 		return acctest.HCL(twoGPUCluster("a", name, func(c *acctest.VirtualCluster) {
 			c.SelectNodes, c.ExcludeNodeIDs, c.Pinning = true, exclude, pinning
@@ -250,5 +262,88 @@ func TestAccReservations_exclusiveNodes(t *testing.T) {
 	}
 	if r := acctest.Reservations(t, prefix)[clusterspec.DefaultNamespace+"/"+whole.Name]; len(r.Nodes) != 1 {
 		t.Errorf("%s's reservation: %+v", whole.Name, r)
+	}
+}
+
+// waveHolds reads the provider's log at path: the number of creates each
+// hold of the reservation lock served (its `unlocked` progress lines).
+func waveHolds(t *testing.T, path string) []int {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, line := range strings.Split(string(raw), "\n") {
+		if m := waveRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "phase=unlocked") {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+var waveRE = regexp.MustCompile(`\bwave=(\d+)`)
+
+// One configuration of three clusters Ray places and two select_nodes
+// clusters held to one 4-GPU node applies as one wave: one hold of the lock
+// reserves all five, one more settles the three Ray placed (the provider's
+// log), and Ray holds each where its reservation says, the node full with
+// the two. Then beside another state's reservation of two GPUs of that node
+// (its create still making its groups), two more select_nodes clusters of
+// two GPUs each over-ask it: one is made, the other fails naming the other
+// state's cluster and its sibling, and leaves nothing in Ray.
+func TestAccReservations_oneWave(t *testing.T) {
+	prefix, exclude, node := onRackC1(t, "onewave")
+	selecting := func(label string) fmt.Stringer {
+		return twoGPUCluster(label, prefix+"-"+label, func(c *acctest.VirtualCluster) { c.SelectNodes, c.ExcludeNodeIDs = true, exclude })
+	}
+	blocks := []fmt.Stringer{selecting("s0"), selecting("s1"), acctest.VirtualCluster{Label: "r", Name: prefix + "-r${count.index}",
+		Counts: []int{1}, GPUsPerNode: 1, Extra: []acctest.Attr{{Key: "count", Expr: "3"},
+			{Key: "port_range_low", Expr: "1800 + count.index * 10"}, {Key: "port_range_high", Expr: "1809 + count.index * 10"}}}}
+	w := acctest.NewWorkDirDestroyed(t, acctest.HCL(blocks...))
+	log := filepath.Join(t.TempDir(), "provider.log")
+	w.LogProviderTo(log)
+	w.MustRun("apply", "-auto-approve")
+	if got := waveHolds(t, log); !slices.Equal(got, []int{3, 5}) {
+		t.Errorf("holds of the lock (creates served each): %v; want one of 5 (the reservations) and one of 3 (where Ray placed)", got)
+	}
+	perNode := groupGPUsPerNode(t, prefix)
+	if perNode[node] != 4 || perNode[""] != 0 {
+		t.Errorf("GPUs per node: %v; want 4 on %s (the select_nodes clusters)", perNode, node)
+	}
+	if resv := acctest.Reservations(t, prefix); len(resv) != 5 || len(resv[clusterspec.DefaultNamespace+"/"+prefix+"-s0"].Nodes) != 1 {
+		t.Errorf("reservations: %+v; want five, s0's on one node", resv)
+	}
+	w.MustRun("destroy", "-auto-approve")
+
+	other := prefix + "-other"
+	t.Cleanup(func() { acctest.WriteReservation(t, other, nil) })
+	acctest.WriteReservation(t, other, map[string]any{"cluster": clusterspec.DefaultNamespace + "/" + other, "owner": "another-state",
+		"groups": []string{other + "-node0"}, "nodes": map[string]any{node: map[string]float64{"GPU": 2}}, "token": "t",
+		"claimed_at": float64(time.Now().Add(5 * time.Minute).Unix())}) // fresh (not stale) however slow the test runs
+	w.SetConfig(acctest.HCL(selecting("x0"), selecting("x1")))
+	out, err := w.Run("apply", "-auto-approve")
+	flat := strings.Join(strings.Fields(out), " ")
+	if err == nil || !strings.Contains(flat, placement.SummaryNodesTaken) || !strings.Contains(flat, `"`+other+`"`) {
+		t.Fatalf("the over-asking wave: want one cluster refused naming %s:\n%s", other, out)
+	}
+	resv := acctest.Reservations(t, prefix)
+	made, lost := prefix+"-x0", prefix+"-x1"
+	if _, ok := resv[clusterspec.DefaultNamespace+"/"+made]; !ok {
+		made, lost = lost, made
+	}
+	if !strings.Contains(flat, `"`+made+`"`) {
+		t.Errorf("%s's error does not name its sibling %s:\n%s", lost, made, out)
+	}
+	if _, left := resv[clusterspec.DefaultNamespace+"/"+lost]; left || len(resv) != 2 || acctest.ReadRecord(t, lost) != nil {
+		t.Errorf("reservations: %+v; want %s's and the other state's only, no record of %s", resv, made, lost)
+	}
+	if err := acctest.CheckNoGroupsInRay(t, lost)(nil); err != nil {
+		t.Errorf("%s left groups: %v", lost, err)
+	}
+	if got := groupGPUsPerNode(t, prefix); got[node] != 2 {
+		t.Errorf("GPUs per node: %v; want %s's 2 on %s", got, made, node)
 	}
 }

@@ -124,6 +124,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 		resp.State.RemoveResource(ctx)
 		return
 	}
+	r.data.NoteRefreshed(spec, m.OwnerID.ValueString())
 	if !sameModel(read, m) {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	}
@@ -132,7 +133,8 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 // Update handles the attributes that do not change the groups themselves
 // (segment_size, num_gpus_per_node, port range, exclude_node_ids, timeouts):
 // it re-probes the existing groups, recomputes rank order and ports and
-// rewrites the cluster's record. For a cluster imported since the last
+// rewrites the cluster's record. A per-node cluster whose nodes are appended
+// or dropped is resized in place instead (reprobeOrResize). For a cluster imported since the last
 // apply, it is where this state takes ownership (session.TakeImported).
 func (r *virtualClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	ctx, cancel, m, spec, ok := r.begin(ctx, req.Plan.Get, updateTimeout, &resp.Diagnostics)
@@ -158,7 +160,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		if m.OwnerID.IsUnknown() {
 			m.OwnerID = types.StringNull() // a state from before owners existed stays without one
 		}
-		res, issues = r.data.Reprobe(ctx, spec, m.OwnerID.ValueString(), samePorts(prior, spec))
+		res, issues = r.reprobeOrResize(ctx, prior, &m, &spec)
 	}
 	if addIssues(&resp.Diagnostics, issues); resp.Diagnostics.HasError() {
 		return
@@ -171,6 +173,35 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	r.fillTopologyAssignments(ctx, &m, spec, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
+}
+
+// reprobeOrResize resizes a cluster whose logical nodes the plan appends or
+// drops (session.PlanResize, as the plan decided it), and re-probes it
+// otherwise.
+func (r *virtualClusterResource) reprobeOrResize(ctx context.Context, prior virtualClusterModel, m *virtualClusterModel, spec *clusterspec.Spec) (*contract.Result, []clusterspec.Issue) {
+	owner := m.OwnerID.ValueString()
+	if len(changedAttributes(*m, prior, resizingAttributes)) == 0 {
+		return r.data.Reprobe(ctx, *spec, owner, samePorts(prior, *spec))
+	}
+	resize, known := resizeOf(ctx, prior, *m)
+	switch {
+	case !known || resize.Replace != "":
+		return nil, []clusterspec.Issue{{Summary: "Cannot resize the virtual cluster in place",
+			Detail: "The plan applied resizes the cluster, but its nodes now call for a replacement: " + resize.Replace + " Run terraform plan again."}}
+	case !resize.InPlace():
+		return r.data.Reprobe(ctx, *spec, owner, samePorts(prior, *spec))
+	}
+	tflog.Info(ctx, "resizing virtual cluster in place", map[string]any{"name": spec.Name,
+		"kept": len(resize.Kept), "added": len(resize.Added), "removed": len(resize.Removed)})
+	exclude, _ := excludedNodes(ctx, *m)
+	if held, _, _ := clusterSpec(ctx, prior); spec.SelectNodes {
+		resize.KeepSelection(spec, held.SelectedNodeIDs, held.SelectedNodeDomains)
+	}
+	res, issues := r.data.ResizeNodes(ctx, spec, owner, resize, exclude)
+	if res != nil && spec.SelectNodes {
+		m.SelectedNodeIDs, _ = types.ListValueFrom(ctx, types.StringType, spec.SelectedNodeIDs) // strings into a string list: no error
+	}
+	return res, issues
 }
 
 // samePorts tells whether an update keeps the port range: its bundles then

@@ -38,9 +38,16 @@ import (
 // placement groups themselves: a change replaces the cluster. The schema's
 // RequiresReplace modifiers are derived from this list.
 var replacingAttributes = []string{
-	"name", "bundle_ct_per_node_list", "use_gpus", "max_colocated_worker_groups", "placement_group_strategy",
-	"use_unified_pg", "node_resource_constraints", "select_nodes", clusterspec.AttrExclusiveNodes, "pinning", clusterspec.AttrTopologyLabels,
-	clusterspec.AttrNodeLabelSelectors, clusterspec.AttrTopologyStrategy,
+	"name", "use_gpus", "max_colocated_worker_groups", "placement_group_strategy",
+	"use_unified_pg", "select_nodes", clusterspec.AttrExclusiveNodes, "pinning", clusterspec.AttrTopologyLabels,
+	clusterspec.AttrTopologyStrategy,
+}
+
+// resizingAttributes describe the logical nodes: a per-node cluster whose
+// nodes are appended or dropped is resized in place (session.PlanResize),
+// any other change replaces it (resizeOrReplace).
+var resizingAttributes = []string{
+	clusterspec.AttrBundleCtPerNodeList, clusterspec.AttrNodeResourceConstraints, clusterspec.AttrNodeLabelSelectors,
 }
 
 // inPlaceAttributes are the configurable attributes an update applies by
@@ -185,7 +192,8 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "Extra Ray resources per logical node (same length as `bundle_ct_per_node_list`), " +
 					"merged into every bundle of that node, e.g. `{ nvlink_domain_<uuid> = 0.001 }` to pin it to a domain. " +
 					"The reference's pattern feeds `data.ray_cluster_topology.<x>.node_resource_constraints` here, which " +
-					"changes when nodes join or leave, and a change replaces the cluster: prefer `select_nodes`, whose " +
+					"changes when nodes join or leave, and a change of a kept node's entry replaces the cluster (entries of " +
+					"nodes appended or dropped at the end resize a per-node cluster in place): prefer `select_nodes`, whose " +
 					"choice stays stable. An empty map means no constraint. Conflicts with `select_nodes`.",
 				ElementType:   types.MapType{ElemType: types.Float64Type},
 				Optional:      true,
@@ -367,11 +375,19 @@ func (r *virtualClusterResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true, Read: true,
 				CreateDescription: timeoutDescription("a create (the driver job, placement, probes)"),
 				ReadDescription:   timeoutDescription("a refresh"),
-				UpdateDescription: timeoutDescription("an in-place update (re-probing ports)"),
+				UpdateDescription: timeoutDescription("an in-place update (re-probing ports, or a resize's new groups)"),
 				DeleteDescription: timeoutDescription("a destroy")}),
 		},
 	}
 	requireReplace(resp.Schema.Attributes, replacingAttributes)
+	for _, name := range resizingAttributes {
+		a, ok := resp.Schema.Attributes[name].(schema.ListAttribute)
+		if !ok {
+			panic("resizingAttributes: " + name + " is not a list attribute")
+		}
+		a.PlanModifiers = append(a.PlanModifiers, resizeOrReplace)
+		resp.Schema.Attributes[name] = a
+	}
 }
 
 // CapacityCheckDescription explains the capacity_check values (resource

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 )
 
 func resourceSchema(t *testing.T) schema.Schema {
@@ -52,9 +53,18 @@ func TestReplacingAttributesAgree(t *testing.T) {
 		if a, ok := s.Attributes[name]; ok {
 			configurable = a.IsOptional() || a.IsRequired()
 		}
-		listed := slices.Contains(replacingAttributes, name) || slices.Contains(inPlaceAttributes, name)
+		listed := slices.Contains(replacingAttributes, name) || slices.Contains(inPlaceAttributes, name) ||
+			slices.Contains(resizingAttributes, name)
 		if configurable != listed {
-			t.Errorf("attribute %q: configurable=%v but listed=%v in replacingAttributes/inPlaceAttributes", name, configurable, listed)
+			t.Errorf("attribute %q: configurable=%v but listed=%v in replacingAttributes/inPlaceAttributes/resizingAttributes", name, configurable, listed)
+		}
+	}
+	for _, name := range resizingAttributes {
+		a, ok := s.Attributes[name].(schema.ListAttribute)
+		if !ok || !slices.ContainsFunc(a.PlanModifiers, func(m planmodifier.List) bool {
+			return m.Description(context.Background()) == resizeDescription
+		}) {
+			t.Errorf("attribute %q: no resizeOrReplace modifier", name)
 		}
 	}
 }

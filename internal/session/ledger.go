@@ -22,32 +22,76 @@ import (
 type nameClaim struct {
 	identity  string // owner token; "" for a cluster not created yet
 	replacing bool   // its create half (planned with no prior state) is still to come
+	planned   bool   // planned in this run, not only refreshed
+	replaced  bool   // taken up by the create half of a forced replacement
+	shape     string // shapeKey of what it declares
 }
 
-// ClaimName records that a cluster of this configuration plans name in
-// namespace and reports whether another cluster did so first. identity is
-// the cluster's owner token ("" when it is not created yet) so that a
-// re-plan of the same cluster is no clash; a replacement's create half
-// (planned again without prior state) takes up the claim of its first half.
-func (d *Session) ClaimName(namespace, name, identity string, replacing bool) (clash bool) {
+// ClaimName records that a cluster of this configuration plans spec's name
+// in its namespace and reports whether another cluster did so first.
+// identity is the cluster's owner token ("" when it is not created yet) so
+// that a re-plan of the same cluster is no clash. A replacement's create
+// half (planned again without prior state) takes up the claim of its first
+// half; so does the create half of a forced replacement (`terraform taint`,
+// `-replace`), which Terraform plans without telling the provider: it takes
+// up the claim of a cluster this state holds that declares the same shape.
+// A same-shaped duplicate passes here, and the apply refuses it (the groups
+// are another cluster's).
+func (d *Session) ClaimName(spec clusterspec.Spec, identity string, replacing bool) (clash bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	key, shape := spec.Namespace+"/"+spec.Name, shapeKey(spec)
+	claims := d.names[key]
+	planned := func(c nameClaim) bool { return c.planned }
+	if identity == "" {
+		if i := slices.IndexFunc(claims, func(c nameClaim) bool { return c.replacing }); i >= 0 {
+			claims[i].replacing, claims[i].replaced = false, true
+			return false
+		}
+		if i := slices.IndexFunc(claims, func(c nameClaim) bool { return c.identity != "" && !c.replaced && c.shape == shape }); i >= 0 {
+			claims[i].replaced, claims[i].planned = true, true
+			return false
+		}
+		d.addClaim(key, nameClaim{planned: true, shape: shape})
+		return slices.ContainsFunc(claims, planned)
+	}
+	i := slices.IndexFunc(claims, func(c nameClaim) bool { return c.identity == identity })
+	if i < 0 {
+		d.addClaim(key, nameClaim{identity: identity, replacing: replacing, planned: true, shape: shape})
+		return slices.ContainsFunc(claims, planned)
+	}
+	first := !claims[i].planned
+	claims[i].replacing, claims[i].planned, claims[i].shape = replacing, true, shape
+	return first && slices.ContainsFunc(slices.Delete(slices.Clone(claims), i, i+1), planned)
+}
+
+// NoteRefreshed records a cluster this state holds, read by a refresh: a
+// tainted cluster is planned only as its create half, which then takes up
+// this claim rather than clash with it.
+func (d *Session) NoteRefreshed(spec clusterspec.Spec, identity string) {
+	if identity == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := spec.Namespace + "/" + spec.Name
+	if !slices.ContainsFunc(d.names[key], func(c nameClaim) bool { return c.identity == identity }) {
+		d.addClaim(key, nameClaim{identity: identity, shape: shapeKey(spec)})
+	}
+}
+
+func (d *Session) addClaim(key string, c nameClaim) {
 	if d.names == nil {
 		d.names = map[string][]nameClaim{}
 	}
-	key := namespace + "/" + name
-	claims := d.names[key]
-	for i, c := range claims {
-		if identity == "" && c.replacing {
-			claims[i].replacing = false
-			return false
-		}
-		if identity != "" && c.identity == identity {
-			return false
-		}
-	}
-	d.names[key] = append(claims, nameClaim{identity: identity, replacing: replacing})
-	return len(claims) > 0
+	d.names[key] = append(d.names[key], c)
+}
+
+// shapeKey is what a cluster declares of its groups, to tell a forced
+// replacement's create half from another cluster of the same name.
+func shapeKey(spec clusterspec.Spec) string {
+	spec = spec.WithDefaults()
+	return fmt.Sprint(spec.BundleCtPerNode, spec.UseGPUs, spec.NumGPUsPerNode, spec.UseUnifiedPG, spec.Strategy, spec.Ports.Low, spec.Ports.High)
 }
 
 // PlannedHere reports whether the cluster name in namespace is one this run

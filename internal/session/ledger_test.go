@@ -54,36 +54,74 @@ func TestClaimPortsOnlyWhereNodesMeet(t *testing.T) {
 	}
 }
 
+// claimSpec is a cluster of name in namespace with per-node bundle counts.
+func claimSpec(namespace, name string, counts ...int) clusterspec.Spec {
+	return clusterspec.Spec{Namespace: namespace, Name: name, BundleCtPerNode: counts}
+}
+
 func TestClaimNameTellsDuplicatesFromReplans(t *testing.T) {
 	d := &Session{}
 	// Two new clusters of one configuration with the same name.
-	if d.ClaimName("ns", "a", "", false) {
+	if d.ClaimName(claimSpec("ns", "a", 1), "", false) {
 		t.Fatal("first claim clashed")
 	}
-	if !d.ClaimName("ns", "a", "", false) {
+	if !d.ClaimName(claimSpec("ns", "a", 1), "", false) {
 		t.Fatal("second new cluster of the same name not reported")
 	}
 	// Another namespace is another name.
-	if d.ClaimName("other", "a", "", false) {
+	if d.ClaimName(claimSpec("other", "a", 1), "", false) {
 		t.Fatal("namespaces are separate")
 	}
 	// An existing cluster planned again (same owner) is no clash; a new one is.
-	if d.ClaimName("ns", "b", "owner1", false) {
+	if d.ClaimName(claimSpec("ns", "b", 1), "owner1", false) {
 		t.Fatal("first plan of an existing cluster clashed")
 	}
-	if d.ClaimName("ns", "b", "owner1", false) {
+	if d.ClaimName(claimSpec("ns", "b", 1), "owner1", false) {
 		t.Fatal("re-plan of the same cluster clashed")
 	}
-	if !d.ClaimName("ns", "b", "", false) {
+	if !d.ClaimName(claimSpec("ns", "b", 2), "", false) {
 		t.Fatal("a new cluster beside an existing one of the same name not reported")
 	}
 	// A replacement is planned twice: with its state, then without; only a
 	// third cluster of the name clashes.
-	if d.ClaimName("ns", "c", "owner2", true) || d.ClaimName("ns", "c", "", false) {
+	if d.ClaimName(claimSpec("ns", "c", 1), "owner2", true) || d.ClaimName(claimSpec("ns", "c", 1), "", false) {
 		t.Fatal("a replacement's create half clashed")
 	}
-	if !d.ClaimName("ns", "c", "", false) {
+	if !d.ClaimName(claimSpec("ns", "c", 1), "", false) {
 		t.Fatal("a duplicate beside a replacement not reported")
+	}
+}
+
+// Terraform plans a forced replacement (-replace) as an update the provider
+// sees as no change, then its create half; a tainted cluster only as the
+// create half after its refresh. Either takes up the cluster's own claim
+// once, when it declares the same shape.
+func TestClaimNameTakesForcedReplacements(t *testing.T) {
+	d := &Session{}
+	if d.ClaimName(claimSpec("ns", "r", 1, 1), "owner1", false) || d.ClaimName(claimSpec("ns", "r", 1, 1), "", false) {
+		t.Fatal("the create half of -replace clashed")
+	}
+	if !d.ClaimName(claimSpec("ns", "r", 1, 1), "", false) {
+		t.Fatal("a second create of the name beside -replace not reported")
+	}
+	d.NoteRefreshed(claimSpec("ns", "t", 2), "owner2")
+	if !d.PlannedHere("ns", "t", "owner2") {
+		t.Fatal("a refreshed cluster's groups are not its state's own")
+	}
+	if d.ClaimName(claimSpec("ns", "t", 2), "", false) {
+		t.Fatal("the create half of a tainted cluster clashed")
+	}
+	if !d.ClaimName(claimSpec("ns", "t", 2), "", false) {
+		t.Fatal("a second create beside a tainted cluster not reported")
+	}
+	// Two clusters of one name in state: refreshed first, each planned after.
+	d.NoteRefreshed(claimSpec("ns", "two", 1), "owner3")
+	d.NoteRefreshed(claimSpec("ns", "two", 1), "owner4")
+	if d.ClaimName(claimSpec("ns", "two", 1), "owner3", false) {
+		t.Fatal("the first of two refreshed clusters clashed")
+	}
+	if !d.ClaimName(claimSpec("ns", "two", 1), "owner4", false) {
+		t.Fatal("two clusters of one name in state not reported")
 	}
 }
 
@@ -167,11 +205,11 @@ func TestPlannedHere(t *testing.T) {
 	if d.PlannedHere("ns", "vc", "") || d.PlannedHere("ns", "vc", "tok") {
 		t.Fatal("nothing planned yet")
 	}
-	d.ClaimName("ns", "kept", "tok-kept", false)
+	d.ClaimName(claimSpec("ns", "kept", 1), "tok-kept", false)
 	if !d.PlannedHere("ns", "kept", "tok-kept") || d.PlannedHere("ns", "kept", "") || d.PlannedHere("ns", "kept", "other") {
 		t.Fatal("a planned cluster is known by its owner token only")
 	}
-	d.ClaimName("ns", "vc", "tok-vc", true)
+	d.ClaimName(claimSpec("ns", "vc", 1), "tok-vc", true)
 	if !d.PlannedHere("ns", "vc", "") || d.PlannedHere("other-ns", "vc", "") {
 		t.Fatal("a replacement is known in its namespace")
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
@@ -30,7 +31,7 @@ func TestListClassComparesDigests(t *testing.T) {
 func TestPlannedHereComparesDigests(t *testing.T) {
 	tok := "0123456789abcdef0123456789abcdef"
 	d := &Session{}
-	d.ClaimName("ns", "vc", tok, false)
+	d.ClaimName(clusterspec.Spec{Namespace: "ns", Name: "vc"}, tok, false)
 	if !d.PlannedHere("ns", "vc", record.OwnerDigest(tok)) || !d.PlannedHere("ns", "vc", tok) {
 		t.Error("the record of the state's own token is not planned here")
 	}

@@ -6,6 +6,7 @@ from fakes import FakeRay, node_id, record_doc
 
 from raytf_attach import (
     AttachError,
+    ClusterResizedError,
     GroupIdMismatchError,
     GroupMissingError,
     GroupNotReadyError,
@@ -136,6 +137,34 @@ def test_check_reverifies():
     fake.live("train-node0").state = "RESCHEDULING"
     with pytest.raises(GroupNotReadyError):
         vc.check()
+
+
+def shrunk(doc):
+    """doc after a resize in place to its first node: node 1's group and bundles are gone."""
+    doc = json.loads(json.dumps(doc))
+    doc["groups"], doc["bundle_ct_per_node_list"] = doc["groups"][:1], [2]
+    doc["bundles"] = [b for b in doc["bundles"] if b["placement_group"] == doc["groups"][0]["name"]]
+    doc["sorted_bundle_indices"], doc["updated_at"] = [0, 1], "2026-12-02T19:00:00Z"
+    return doc
+
+
+def test_attached_before_a_resize_reports_it():
+    fake = FakeRay(record_doc())
+    vc = attach("train", ray_layer=fake)
+    fake.put_record(shrunk(record_doc()))
+    fake.live("train-node1").state = "REMOVED"
+    with pytest.raises(ClusterResizedError, match=r"removed \['train-node1'\].*attach again"):
+        vc.check()
+    with pytest.raises(ClusterResizedError):
+        vc.get_master_address_and_port()
+
+
+def test_attached_after_a_resize_sees_the_new_shape():
+    fake = FakeRay(record_doc())
+    fake.put_record(shrunk(record_doc()))
+    vc = attach("train", ray_layer=fake)
+    assert vc.world_size() == 2 and [pg.name for pg in vc.get_placement_groups()] == ["train-node0"]
+    vc.check()
 
 
 def test_all_errors_share_a_base():

@@ -98,8 +98,9 @@ func run() int {
 		reference: part == "reference" || part == "all",
 		trace:     part == "trace" || part == "all",
 		waves:     part == "waves", race: part == "race", gpu64: part == "gpu64", shapes: part == "shapes",
+		resize: part == "resize",
 	}
-	if !w.refresh && !w.tofu && !w.reference && !w.trace && !w.waves && !w.race && !w.gpu64 && !w.shapes {
+	if !w.refresh && !w.tofu && !w.reference && !w.trace && !w.waves && !w.race && !w.gpu64 && !w.shapes && !w.resize {
 		flag.Usage()
 		return 2
 	}
@@ -185,7 +186,7 @@ func parseFlags() (o *options, code int) {
 
 // parts are the live parts a run measures.
 type parts struct {
-	refresh, tofu, reference, trace, waves, race, gpu64, shapes bool
+	refresh, tofu, reference, trace, waves, race, gpu64, shapes, resize bool
 }
 
 // live is a run against a Ray cluster: what every part shares.
@@ -285,6 +286,7 @@ func (l *live) runParts(w parts) int {
 	}{
 		{w.reference, l.reference}, {w.tofu, l.tofu}, {w.trace, l.trace},
 		{w.waves, l.waves}, {w.shapes, l.shapes}, {w.race, l.race}, {w.gpu64, l.gpu64}, {w.refresh, l.refresh},
+		{w.resize, l.resize},
 	}
 	for _, s := range steps {
 		if s.want && l.ctx.Err() == nil {
@@ -348,6 +350,22 @@ func (l *live) tofu() int {
 	} else {
 		bench.PrintTofu(os.Stdout, res)
 	}
+	return 0
+}
+
+// resize is part 8: a per-node cluster grown by one node in place, against
+// the creates of the same shapes (issue #55).
+func (l *live) resize() int {
+	const nodes = 4
+	logf(">> resize: %d one-GPU nodes grown to %d in place, x %d repetitions", nodes, nodes+1, l.o.reps)
+	start := time.Now()
+	res, err := bench.RunResize(l.ctx, bench.ResizeConfig{Tofu: l.o.tofuBin, Dir: l.abs, Address: l.o.address,
+		Name: l.prefix + "-resize", Nodes: nodes, Reps: l.o.reps, Log: os.Stderr})
+	fmt.Printf("## 8. Growing a per-node cluster in place (%s)\n\n", time.Since(start).Round(time.Second))
+	if err != nil {
+		l.fail("resize", err)
+	}
+	bench.PrintResize(os.Stdout, res)
 	return 0
 }
 

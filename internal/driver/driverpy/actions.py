@@ -136,9 +136,15 @@ def do_create(run: Run, spec: Spec) -> Json:
                 conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
-    reserve(run, spec)  # before the record: a run that loses the race writes nothing
+    # Before the record: a run that loses the race writes nothing. A wave's creates reserve together.
+    if run.wave:
+        run.wave.reserve(run, spec)
+    else:
+        reserve(run, spec)
     entries: List[Entry] = []
     with keep_reservation(run, spec):
+        if run.wave:
+            run.wave.wait_for_pinned(run, spec)
         if spec["own"]:
             record_owner_for_create(run, spec, record)
         for g in groups:
@@ -148,9 +154,14 @@ def do_create(run: Run, spec: Spec) -> Json:
                 entries.append((name, hit[0], False))
                 continue
             entries.append((name, create_group(run, g), True))
-    place_reserved(run, spec, [e[1] for e in entries])
+    if run.wave:
+        run.wave.place(run, spec, [e[1] for e in entries])
+    else:
+        place_reserved(run, spec, [e[1] for e in entries])
     progress(run, "created", created=len(run.created), adopted=len(entries) - len(run.created), total=len(entries))
     entries = wait_ready(run, entries, spec)
+    if run.wave:
+        run.wave.groups_placed(run)
     settle_reservation(run, spec, [e[1] for e in entries])
     out: Json = {"groups": probe_groups(run, entries, spec)}
     own = spec["own"]
@@ -158,6 +169,76 @@ def do_create(run: Run, spec: Spec) -> Json:
         out["record"] = placed_record(run, own, out["groups"], record, spec["rank_order"])
         kv_put(run, own, own["key"], out["record"])
     return out
+
+
+def do_resize(run: Run, spec: Spec) -> Json:
+    """Changes a per-node cluster's nodes in place: adopts the groups that
+    live (the kept nodes', which must be this state's and of their shape),
+    reserves the new shape, creates the added groups and waits for them, and
+    only then removes the groups of the removed nodes, so that the cluster
+    never holds less than either shape. A failure before the removals undoes
+    only what this run added (main.fail) and restores the reservation. The
+    kept bundles keep their recorded GPU ids and ports: their workers may
+    hold every GPU a probe would need."""
+    own = cast(Json, spec["own"])  # Go sends a resize with its ownership
+    record = kv_get(run, own, own["key"])
+    if not is_ours(own, record):
+        raise DriverError("conflict", "taken_over", cluster=own["manifest"]["name"], namespace=spec["namespace"],
+                          other=other_owner(record))
+    groups = spec["groups"]
+    progress(run, "lookup", total=len(groups))
+    found = {g["name"]: lookup(run, g["name"]) for g in groups}
+    conflicts = []
+    for g in groups:
+        hit = found[g["name"]]
+        d = diff_group(run, g, hit[1], hit[0]) if hit else []
+        if d:
+            conflicts.append({"group": g["name"], "differences": d})
+    if conflicts:
+        raise DriverError("conflict", "groups_differ", groups=conflicts)
+    reserve(run, spec)
+    entries: List[Entry] = []
+    with keep_reservation(run, spec):
+        for g in groups:
+            hit = found[g["name"]]
+            entries.append((g["name"], hit[0], False) if hit else (g["name"], create_group(run, g), True))
+    added = [e for e in entries if e[2]]
+    progress(run, "created", created=len(added), adopted=len(entries) - len(added), total=len(entries))
+    place_reserved(run, spec, [e[1] for e in entries])
+    ready = {e[0]: e for e in wait_ready(run, added, spec)} if added else {}
+    entries = [ready.get(e[0], e) for e in entries]
+    settle_reservation(run, spec, [e[1] for e in entries])
+    out: Json = {"groups": probe_groups(run, entries, spec, kept_bundles(record))}
+    out["record"] = placed_record(run, own, out["groups"], record, spec["rank_order"])
+    kv_put(run, own, own["key"], out["record"])
+    # Committed: the new shape is recorded and reserved. What follows must
+    # not undo it, so a removal that fails is reported, not raised.
+    run.created.clear()
+    run.reserved, run.replaced = [], {}
+    out["removed"], out["not_removed"] = remove_groups(run, spec)
+    return out
+
+
+def remove_groups(run: Run, spec: Spec) -> Tuple[List[str], List[str]]:
+    """Removes the groups spec["remove"] names; returns (removed, not
+    removed: missing already, or still there after the wait)."""
+    groups: Groups = run.gcs or RayGroups(run)
+    removed: List[str] = []
+    left: List[str] = []
+    c = run.contract
+    for name in spec["remove"]:
+        hit = groups.find(name)
+        if hit is None:
+            continue
+        try:
+            groups.remove(hit)
+            wait_removed(groups, name, hit, min(c.remove_wait_seconds, max(c.min_remove_wait_seconds, spec["timeout"])))
+            removed.append(name)
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
+            left.append(name)
+        progress(run, "removing", removed=len(removed), total=len(spec["remove"]))
+    return removed, left
 
 
 def do_inspect(run: Run, spec: Spec) -> Json:
@@ -270,4 +351,4 @@ def do_delete(run: Run, spec: Spec) -> Json:
 
 
 ACTION_FUNCS: Dict[str, Callable[[Run, Spec], Json]] = {"create": do_create, "delete": do_delete, "inspect": do_inspect, "record": do_record, "read": do_read,
-                                                        "quota": do_quota}
+                                                        "quota": do_quota, "resize": do_resize}

@@ -14,7 +14,7 @@ Resources = Dict[str, float]  # one bundle's resources
 Bundle = Dict[str, Any]  # one bundle of a group result (probe target until probed)
 NodeView = Dict[str, Dict[str, Any]]  # cluster_view: node id -> ip, resources, labels, total, free
 Entry = Tuple[str, Any, bool]  # (group name, PlacementGroup, created by this run)
-ACTIONS = ("create", "delete", "inspect", "record", "read", "quota")
+ACTIONS = ("create", "delete", "inspect", "record", "read", "quota", "resize")
 BATCH = "batch"  # runs the requests in spec["batch"] concurrently, one result each
 # The request format this driver reads (contract.RequestVersion).
 REQUEST_VERSION = 1
@@ -81,6 +81,7 @@ class Spec(TypedDict):
     own: Optional[Json]  # ownership: record key, owner, manifest, node claims
     rank_order: Optional[Json]
     quota: Optional[Json]  # the namespace's quota: checked by a create, written by "quota", read by a read
+    remove: List[str]  # the groups a resize removes once its added groups are ready
 
 
 class DriverError(Exception):

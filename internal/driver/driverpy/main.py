@@ -29,6 +29,7 @@ from .shape import load_request, parse_request
 from .groups import lookup
 from .kv import digest_request, is_ours, kv_del, kv_get
 from .reservations import release_run_reservation
+from .wave import form_wave
 from .actions import ACTION_FUNCS
 from .connect import connect
 
@@ -157,6 +158,7 @@ def run_batch(run: Run, request: Json, result: Json) -> None:
     install_signal_handlers(run)
     progress(run, "started", action=BATCH, requests=len(ops), connect="gcs" if run.gcs else "ray.init")
     finished = set(i for i, (op, _) in enumerate(ops) if not op.spec)
+    form_wave([op for op, _ in ops])
 
     def work(i: int, op: Run, op_result: Json) -> None:
         spec = cast(Spec, op.spec)  # threads run only the parsed requests
@@ -168,6 +170,9 @@ def run_batch(run: Run, request: Json, result: Json) -> None:
             op_result["ok"] = True
         except BaseException as e:  # noqa: BLE001
             fail(op, op_result, e)
+        finally:
+            if op.wave:
+                op.wave.done(op)  # no sibling waits for it any more
         with run.gate.lock:
             kept = not run.gate.closed
             if kept:

@@ -18,7 +18,7 @@ import random
 import threading
 import time
 import traceback
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, cast
 
 from .contract import DriverError, Json, Resources, Spec
 from .kv import kv_del, kv_get, kv_keys, kv_put, kv_put_new, owner_prefix
@@ -61,10 +61,12 @@ def take_lock(run: Run, own: Json, resv: Json, wait_seconds: float) -> None:
     holder when it stays busy for wait_seconds."""
     key, token = resv["lock_key"], run_token(run)
     deadline = time.time() + wait_seconds
+    asked = time.monotonic()
     while True:
         run.lock_key = key  # first: a run stopped mid-put still drops a lock it may hold (by token)
         if kv_put_new(run, own, key, {"token": token, "at": time.time()}):
             run.lock_since = time.monotonic()
+            run.lock_waited = run.lock_since - asked
             return
         run.lock_key = ""
         held = kv_get(run, own, key)
@@ -91,9 +93,10 @@ def refresh_lock(run: Run, own: Json, gated: bool = True) -> None:
         renew_key(run, own, key, "at", gated)
 
 
-def drop_lock(run: Run, own: Json) -> None:
+def drop_lock(run: Run, own: Json, wave: int = 1) -> None:
     """Deletes the lock while it still holds this run's token; never raises
-    (it runs on the way out of errors it must not hide)."""
+    (it runs on the way out of errors it must not hide). wave: how many
+    creates the hold served."""
     key = run.lock_key
     if not key:
         return
@@ -102,7 +105,9 @@ def drop_lock(run: Run, own: Json) -> None:
         if held is not None and held.get("token") == run.claim_token:
             kv_del(run, own, key)
         run.lock_key = ""
-        progress(run, "unlocked", lock_held_seconds=round(time.monotonic() - run.lock_since, 3))  # the bench reports the longest
+        # The bench reports the longest hold and the longest wait for the lock.
+        progress(run, "unlocked", lock_held_seconds=round(time.monotonic() - run.lock_since, 3),
+                 lock_wait_seconds=round(run.lock_waited, 3), wave=wave)
     except Exception:  # noqa: BLE001
         traceback.print_exc()
 
@@ -141,25 +146,53 @@ def group_shares(tables: List[Json]) -> Dict[str, Resources]:
     return out
 
 
+class Seen:
+    """What one hold of the lock reads once, however many creates it serves:
+    Ray's live groups and their namespaces, the reservations (kept current
+    with what the hold writes and deletes), the nodes' totals."""
+
+    def __init__(self, run: Run, own: Json, prefix: str) -> None:
+        tables = (RAY.placement_group_table() or {}).values()
+        self.live = [t for t in tables if t.get("state") != run.contract.state_removed]
+        # The table leaves out each group's Ray namespace, and names repeat across namespaces.
+        self.ns_of = {str(g["id"]): str(g["namespace"]) for g in namespace_groups(run)}
+        self.reservations = read_reservations(run, own, prefix)
+        self._totals: Optional[Dict[str, Resources]] = None
+
+    def totals(self) -> Dict[str, Resources]:
+        if self._totals is None:
+            self._totals = node_totals()
+        return self._totals
+
+    def put(self, key: str, value: Optional[Json]) -> None:
+        """Notes what the hold wrote at key (None: deleted)."""
+        self.reservations = [(k, v) for k, v in self.reservations if k != key]
+        if value is not None:
+            self.reservations.append((key, value))
+
+
 class Ledger:
     """The reservations and groups as they are while the lock is held. Each
     other reservation counts its share of every node it names, placed or
     not; placed groups that no reservation names (clusters from before
     reservations, imported, or made outside Terraform) count by their
-    bundles. Nothing is counted twice."""
+    bundles. Nothing is counted twice. seen: what the hold read already;
+    siblings: the clusters of this create's wave, never waited for (they
+    reserve in the same hold, and are placed after it)."""
 
-    def __init__(self, run: Run, own: Json, resv: Json) -> None:
+    def __init__(self, run: Run, own: Json, resv: Json, seen: Optional[Seen] = None,
+                 siblings: Optional[Set[str]] = None) -> None:
         self.run, self.resv = run, resv
-        tables = (RAY.placement_group_table() or {}).values()
-        self.live = [t for t in tables if t.get("state") != run.contract.state_removed]
-        # The table leaves out each group's Ray namespace, and names repeat across namespaces.
-        self.ns_of = {str(g["id"]): str(g["namespace"]) for g in namespace_groups(run)}
+        self.seen = seen = seen or Seen(run, own, resv["prefix"])
+        self.live, self.ns_of = seen.live, seen.ns_of
+        self.siblings = siblings or set()
         self.others: List[Tuple[str, Json]] = []
         self.previous: Optional[Json] = None  # this cluster's own reservation (a retry), restored if this run fails
         self.taken: Optional[Json] = None  # another state's reservation of this same cluster name
-        for key, value in read_reservations(run, own, resv["prefix"]):
+        for key, value in list(seen.reservations):
             if self.stale(value) or (key == resv["key"] and self.removed(value)):
                 kv_del(run, own, key)  # under the lock: nobody rewrites it meanwhile
+                seen.put(key, None)
             elif key == resv["key"] and (value.get("owner") in ("", own["owner"]) or own.get("claim")):  # "": from before owners
                 self.previous = value
             elif key == resv["key"]:
@@ -239,7 +272,7 @@ class Ledger:
         on one of nodes (placing_only: only those still being placed)."""
         out = []
         for _, v in self.others:
-            if placing_only and not self.placing(v) or not v.get("unplaced"):
+            if placing_only and not self.placing(v) or not v.get("unplaced") or v.get("cluster") in self.siblings:
                 continue
             out += [holder(node, v, self.resv, res, True) for node, res in sorted(self.could_land(v, totals).items()) if node in nodes]
         return out
@@ -327,7 +360,7 @@ def node_totals() -> Dict[str, Resources]:
 
 
 def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resources],
-                      unplaced: Optional[List[Resources]] = None) -> None:
+                      unplaced: Optional[List[Resources]] = None) -> Json:
     """Writes this cluster's reservation (reserve noted the one it replaces).
     unplaced: a cluster Ray places, its bundles before Ray placed them."""
     if resv["key"] not in run.reserved:
@@ -337,6 +370,7 @@ def write_reservation(run: Run, own: Json, resv: Json, nodes: Dict[str, Resource
     if unplaced is not None:
         value["placing"], value["unplaced"] = True, unplaced
     kv_put(run, own, resv["key"], value)
+    return value
 
 
 @contextlib.contextmanager
@@ -403,10 +437,12 @@ def reserve(run: Run, spec: Spec) -> None:
         time.sleep(0.5)
 
 
-def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool) -> bool:
+def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen: Optional[Seen] = None,
+                   siblings: Optional[Set[str]] = None) -> bool:
     """reserve's one step under the lock: True once reserved, False to wait
-    (last: report the holders waited for instead)."""
-    ledger = Ledger(run, own, resv)
+    (last: report the holders waited for instead). seen, siblings: a wave's
+    hold (Ledger); what this writes is noted in seen for the next sibling."""
+    ledger = Ledger(run, own, resv, seen, siblings)
     if ledger.taken is not None:
         # Another state declared this cluster and reserved it first: never overwritten.
         raise DriverError("conflict", "groups_exist", cluster=own["manifest"]["name"], namespace=spec["namespace"],
@@ -416,7 +452,7 @@ def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool) -> b
     # A failure of this run restores what it replaces: a retry's
     # reservation, whose adopted groups it still stands for.
     run.replaced.setdefault(resv["key"], ledger.previous)
-    totals = node_totals()
+    totals = ledger.seen.totals()
     if resv["nodes"] is not None:
         waiting = ledger.landing(totals, list(resv["nodes"]), True)
         if waiting and not last:
@@ -425,15 +461,17 @@ def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool) -> b
         if short or waiting:
             raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"],
                               holders=ledger.holders_on(short, totals) + waiting, claimed=ledger.pending_holders(totals))
-        write_reservation(run, own, resv, resv["nodes"])
+        ledger.seen.put(resv["key"], write_reservation(run, own, resv, resv["nodes"]))
         progress(run, "reserved", nodes=len(resv["nodes"]))
         return True
-    waiting = [h for h in ledger.pending_holders() if time.time() - h["claimed_at"] < resv["stale_seconds"]]
+    waiting = [h for h in ledger.pending_holders()
+               if time.time() - h["claimed_at"] < resv["stale_seconds"] and h["cluster"] not in ledger.siblings]
     if waiting and last:
         raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=waiting, claimed=waiting)
     if waiting:
         return False
-    write_reservation(run, own, resv, {}, [{k: float(v) for k, v in b.items()} for g in spec["groups"] for b in g["bundles"] or []])
+    unplaced = [{k: float(v) for k, v in b.items()} for g in spec["groups"] for b in g["bundles"] or []]
+    ledger.seen.put(resv["key"], write_reservation(run, own, resv, {}, unplaced))
     progress(run, "reserved", nodes=0)
     return True
 
@@ -467,32 +505,48 @@ def place_reserved(run: Run, spec: Spec, groups: List[Any]) -> None:
     resv, own = reservation(spec), spec["own"]
     if resv is None or own is None or resv["nodes"] is not None:
         return
+    where = wait_placed(run, resv, own, groups)
+    take_lock(run, own, resv, min(run.contract.lock_wait_seconds, spec["timeout"]))
+    try:
+        place_locked(run, spec, groups, where)
+    finally:
+        drop_lock(run, own)
+
+
+def wait_placed(run: Run, resv: Json, own: Json, groups: List[Any]) -> Tuple[Dict[str, Resources], List[str], bool]:
+    """place_reserved's wait, no lock held: up to place_wait_seconds for Ray
+    to place the groups, the reservation renewed. Returns placed_nodes."""
     deadline = time.time() + run.contract.place_wait_seconds
     renewed = time.time()
     while True:
         nodes, ids, placed = placed_nodes(run, groups)
         if placed or time.time() > deadline:
-            break
+            return nodes, ids, placed
         if time.time() - renewed > resv["stale_seconds"] / 3:
             renew_key(run, own, resv["key"], "claimed_at")
             renewed = time.time()
         time.sleep(0.1)
-    take_lock(run, own, resv, min(run.contract.lock_wait_seconds, spec["timeout"]))
-    try:
-        ledger = Ledger(run, own, resv)
-        whole = sorted(ledger.whole_nodes() & set(nodes))
-        if whole:
-            raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=ledger.holders_on(whole),
-                              claimed=ledger.pending_holders())
-        unplaced = [] if placed else unplaced_bundles(groups)
-        check_quota(run, spec, ledger.others, resv["cluster"], nodes, unplaced)
-        held = kv_get(run, own, resv["key"])
-        if held is None or held.get("token") != run.claim_token:
-            raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=[], claimed=[])
-        held.update(nodes=nodes, group_ids=ids, unplaced=unplaced, placing=False, claimed_at=time.time())
-        kv_put(run, own, resv["key"], held)
-    finally:
-        drop_lock(run, own)
+
+
+def place_locked(run: Run, spec: Spec, groups: List[Any], where: Tuple[Dict[str, Resources], List[str], bool],
+                 seen: Optional[Seen] = None) -> None:
+    """place_reserved's step under the lock, where = wait_placed's answer
+    (seen: a wave's hold, noted with what this writes)."""
+    resv, own = cast(Json, reservation(spec)), cast(Json, spec["own"])
+    nodes, ids, placed = where
+    ledger = Ledger(run, own, resv, seen)
+    whole = sorted(ledger.whole_nodes() & set(nodes))
+    if whole:
+        raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=ledger.holders_on(whole),
+                          claimed=ledger.pending_holders())
+    unplaced = [] if placed else unplaced_bundles(groups)
+    check_quota(run, spec, ledger.others, resv["cluster"], nodes, unplaced)
+    held = kv_get(run, own, resv["key"])
+    if held is None or held.get("token") != run.claim_token:
+        raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"], holders=[], claimed=[])
+    held.update(nodes=nodes, group_ids=ids, unplaced=unplaced, placing=False, claimed_at=time.time())
+    kv_put(run, own, resv["key"], held)
+    ledger.seen.put(resv["key"], held)
 
 
 def settle_reservation(run: Run, spec: Spec, groups: List[Any]) -> None:

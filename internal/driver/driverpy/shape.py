@@ -43,7 +43,7 @@ TYPES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
 SHAPE = {
     "version": "int", "action": "str", "namespace": "str", "ready_timeout_seconds": "num", "groups": "list",
     "probe": "obj", "contract": "obj", "ownership": "?obj", "rank_order": "?obj", "run_id": "?str",
-    "quota": "?obj",
+    "quota": "?obj", "remove_groups": "?list",
 }
 BATCH_SHAPE = {"version": "int", "action": "str", "namespace": "str", "batch": "list", "run_id": "?str"}
 GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_label_selector": "?selectors",
@@ -137,4 +137,5 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
         "own": spec.get("ownership"),
         "rank_order": spec.get("rank_order"),
         "quota": spec.get("quota"),
+        "remove": [str(n) for n in spec.get("remove_groups") or []],
     }

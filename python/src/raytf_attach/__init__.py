@@ -16,6 +16,7 @@ from ._attach import attach
 from .cluster import AttachedVirtualCluster
 from .errors import (
     AttachError,
+    ClusterResizedError,
     GroupIdMismatchError,
     GroupMissingError,
     GroupNotReadyError,
@@ -42,6 +43,7 @@ __all__ = [
     "AttachError",
     "AttachedVirtualCluster",
     "BundleRecord",
+    "ClusterResizedError",
     "ClusterRecord",
     "DEFAULT_NAMESPACE",
     "GroupIdMismatchError",

@@ -15,6 +15,7 @@ import warnings
 from typing import Any, Optional
 
 from .errors import (
+    ClusterResizedError,
     GroupIdMismatchError,
     GroupMissingError,
     GroupNotReadyError,
@@ -24,7 +25,7 @@ from .errors import (
     TerraformOwnedWarning,
 )
 from .ray_layer import LiveGroup, PortRequest
-from .record import STATE_CREATED, BundleRecord, ClusterRecord
+from .record import KV_NAMESPACE, STATE_CREATED, BundleRecord, ClusterRecord, parse_record, record_key
 
 logger = logging.getLogger(__name__)
 
@@ -255,7 +256,11 @@ class AttachedVirtualCluster:
         return self._live[self._group_index(b.placement_group)].handle, b.bundle_index
 
     def check(self, ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S) -> None:
-        """Re-verifies the live groups (exist, same ids, ready), e.g. before starting new workers."""
+        """Re-verifies the live groups (exist, same ids, ready), e.g. before starting new workers.
+
+        Raises ClusterResizedError when Terraform has resized the cluster since this object attached.
+        """
+        self._check_shape()
         self._live = _verify_groups(self.record, self._layer, ready_timeout_s, self._where())
         self._node_placement_groups = [g.handle for g in self._live]
 
@@ -266,6 +271,27 @@ class AttachedVirtualCluster:
         )
 
     # ------------------------------------------------------------ internals
+
+    def _check_shape(self) -> None:
+        """Compares the groups of the record in Ray now with the attached ones (a resize in place
+        rewrites the record: groups added or removed, the kept ones with their ids)."""
+        raw = self._layer.kv_get(record_key(self.namespace, self.name), KV_NAMESPACE)
+        if raw is None:
+            return  # _verify_groups reports the groups that are gone
+        now = parse_record(raw, where=f"{self._where()}: record")
+        was_groups = [(g.name, g.id) for g in self.record.groups]
+        now_groups = [(g.name, g.id) for g in now.groups]
+        if was_groups == now_groups:
+            return
+        was, new = [g for g, _ in was_groups], [g for g, _ in now_groups]
+        added = [g for g in new if g not in was]
+        removed = [g for g in was if g not in new]
+        raise ClusterResizedError(
+            f"{self._where()}: Terraform resized the cluster since this process attached "
+            f"(record updated {now.updated_at or 'since'}): groups added {added or 'none'}, removed {removed or 'none'}; "
+            f"it now has {sum(now.bundle_ct_per_node_list)} bundles in {len(new)} groups. Workers on the kept "
+            "groups keep running; attach again (raytf_attach.attach) to place new workers on the new shape"
+        )
 
     def _where(self) -> str:
         return f"cluster {self.namespace}/{self.name}"
@@ -300,6 +326,7 @@ class AttachedVirtualCluster:
         concurrent probes on one node collide, another port is probed, until
         every result is unique among the ports handed out on its node.
         """
+        self._check_shape()  # a port for a worker on a shape Terraform has since changed is of no use
         results: list = [None] * len(targets)
         todo = list(range(len(targets)))
         for round_no in range(PORT_ROUNDS):

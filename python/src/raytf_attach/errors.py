@@ -43,6 +43,11 @@ class PlacementChangedError(AttachError):
     """Ray moved recorded bundles to other nodes (after a node failure); the record is stale."""
 
 
+class ClusterResizedError(AttachError):
+    """Terraform resized the cluster (nodes added or removed in place) since this object attached:
+    its groups are no longer the record's. Attach again to use the new shape."""
+
+
 class PortUnavailableError(AttachError):
     """No free port could be found in the cluster's port range on a bundle's node."""
 

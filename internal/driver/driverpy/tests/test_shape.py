@@ -19,7 +19,7 @@ def drop(d: Dict[str, Any], key: str) -> None:
 # (change to a valid create, the field reported, the type it wants)
 BAD_FIELDS = [
     (lambda r: drop(r, "version"), "version", "integer"),
-    (lambda r: r.update(action="explode"), "action", "one of create, delete, inspect, record, read, quota"),
+    (lambda r: r.update(action="explode"), "action", "one of create, delete, inspect, record, read, quota, resize"),
     (lambda r: drop(r, "contract"), "contract", "object"),
     (lambda r: drop(r["contract"], "domain_prefix"), "contract.domain_prefix", "string"),
     (lambda r: r["contract"].update(port_tries=1.5), "contract.port_tries", "integer"),
