@@ -69,6 +69,7 @@ compat_tests=(
   TestAccClusterTopology_labelsSelectLikeResources TestAccClusterTopology_segmentSelection
   TestAccDriverReservations TestAccDriverDirectGCS
   TestAccNamespaceQuota_capsTheNamespace TestAccNamespaceQuota_nodeLabelLimits
+  TestAccVirtualCluster_resizeKeepsWorkers TestAccReservations_oneWave
 )
 # gates: the tests of features behind a Ray version gate (clusterspec.Gates), for the
 # cell on a Ray just inside the gates (.ci/run's ray_mid); about 2 minutes.
