@@ -26,7 +26,8 @@ const (
 	// GPU64Ratio is the target of the 64-bundle rows: apply+destroy at
 	// most this times NeMo-RL's cold path.
 	GPU64Ratio = 0.25
-	// FloorRatio is the target of the apply against its floor.
+	// FloorRatio is the target of the apply against its floor plus the
+	// plain probe (issue 53: job + placement + probe).
 	FloorRatio = 1.2
 )
 

@@ -50,9 +50,66 @@ var (
 	raceSinceRE = regexp.MustCompile(`seconds_since_collision=([0-9.eE+-]+)`)
 	// The driver's progress line at each drop of the reservation lock, as the provider logs it.
 	raceLockRE = regexp.MustCompile(`lock_held_seconds=([0-9.eE+-]+)`)
-	// The same line's wait for the lock before that hold.
+	// How long a driver run waited for the lock: its own field (issue 53),
+	// else the time between the locking and locked progress lines of a run.
 	raceLockWaitRE = regexp.MustCompile(`lock_wait_seconds=([0-9.eE+-]+)`)
+	racePhaseRE    = regexp.MustCompile(`\bphase="?(locking|locked)"?`)
+	raceElapsedRE  = regexp.MustCompile(`\belapsed="?([0-9.eE+-]+)`)
+	raceRunIDRE    = regexp.MustCompile(`\brun_id="?([^" ]+)`)
 )
+
+// seconds parses the first group of re in l as seconds.
+func seconds(re *regexp.Regexp, l string) (time.Duration, bool) {
+	m := re.FindStringSubmatch(l)
+	if m == nil {
+		return 0, false
+	}
+	s, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(s * float64(time.Second)), true
+}
+
+// LockTimes are the longest hold of the reservation lock and the longest
+// wait for it that a provider log shows; WaitSeen says the log reported
+// waits at all (a driver without the field or the locking/locked lines
+// reports none).
+type LockTimes struct {
+	Held, Wait time.Duration
+	WaitSeen   bool
+}
+
+// ParseLockTimes reads the lock's progress lines of a provider log.
+func ParseLockTimes(log string) LockTimes {
+	var lt LockTimes
+	locking := map[string]time.Duration{} // run -> elapsed at its locking line
+	for _, l := range strings.Split(log, "\n") {
+		if d, ok := seconds(raceLockRE, l); ok {
+			lt.Held = max(lt.Held, d)
+		}
+		if d, ok := seconds(raceLockWaitRE, l); ok {
+			lt.Wait, lt.WaitSeen = max(lt.Wait, d), true
+			continue
+		}
+		phase := racePhaseRE.FindStringSubmatch(l)
+		at, ok := seconds(raceElapsedRE, l)
+		if phase == nil || !ok {
+			continue
+		}
+		run := ""
+		if m := raceRunIDRE.FindStringSubmatch(l); m != nil {
+			run = m[1]
+		}
+		if phase[1] == "locking" {
+			locking[run] = at
+		} else if since, ok := locking[run]; ok {
+			lt.Wait, lt.WaitSeen = max(lt.Wait, at-since), true
+			delete(locking, run)
+		}
+	}
+	return lt
+}
 
 // RaceConfig configures RunRace.
 type RaceConfig struct {
@@ -94,10 +151,10 @@ type RaceApply struct {
 	HasSince       bool
 	Wall           time.Duration
 	Error          string // the first error line of an "other" failure
-	// LockHeld is the longest the apply's driver runs held the reservation lock.
-	LockHeld time.Duration
-	// LockWait is the longest they waited for it.
-	LockWait time.Duration
+	// LockHeld is the longest the apply's driver runs held the reservation
+	// lock, LockWait the longest they waited for it (LockWaitSeen: reported).
+	LockHeld, LockWait time.Duration
+	LockWaitSeen       bool
 }
 
 // Collided reports whether the apply met another state: it lost a claim,
@@ -106,24 +163,14 @@ func (a RaceApply) Collided() bool {
 	return a.Rechoices > 0 || a.Outcome == "lost" || a.Outcome == "plan"
 }
 
-// logSeconds is the seconds re's first group finds in line (0 without).
-func logSeconds(re *regexp.Regexp, line string) time.Duration {
-	if m := re.FindStringSubmatch(line); m != nil {
-		if s, err := strconv.ParseFloat(m[1], 64); err == nil {
-			return time.Duration(s * float64(time.Second))
-		}
-	}
-	return 0
-}
-
 // ParseRaceApply reads an apply's exit code, output and provider log.
 func ParseRaceApply(mode string, code int, out, log string) RaceApply {
 	a := RaceApply{Mode: mode, OK: code == 0, Outcome: "ok"}
 	a.Rechoices = strings.Count(log, raceLostLog)
 	a.Queued = strings.Contains(log, raceQueueLog)
+	lt := ParseLockTimes(log)
+	a.LockHeld, a.LockWait, a.LockWaitSeen = lt.Held, lt.Wait, lt.WaitSeen
 	for _, l := range strings.Split(log, "\n") {
-		a.LockHeld = max(a.LockHeld, logSeconds(raceLockRE, l))
-		a.LockWait = max(a.LockWait, logSeconds(raceLockWaitRE, l))
 		if !strings.Contains(l, raceNoneLeftLog) {
 			continue
 		}
@@ -453,7 +500,8 @@ type raceStats struct {
 	applies, ok, collisions, rechoices, queued, wonAfter int
 	lostFree, lostTotal, plan, other                     int
 	sinceFree, sinceTotal                                []time.Duration
-	lockHeld                                             time.Duration // the longest hold of the reservation lock
+	lockHeld, lockWait                                   time.Duration // the longest hold of, and wait for, the reservation lock
+	lockWaitSeen                                         bool
 	errors                                               map[string]int
 }
 
@@ -462,7 +510,8 @@ func (r *RaceResult) stats() raceStats {
 	for _, a := range r.Applies {
 		s.applies++
 		s.rechoices += a.Rechoices
-		s.lockHeld = max(s.lockHeld, a.LockHeld)
+		s.lockHeld, s.lockWait = max(s.lockHeld, a.LockHeld), max(s.lockWait, a.LockWait)
+		s.lockWaitSeen = s.lockWaitSeen || a.LockWaitSeen
 		if a.Queued {
 			s.queued++
 		}
@@ -519,17 +568,17 @@ func PrintRace(out io.Writer, r *RaceResult, readyTimeout time.Duration) {
 		"on %d GPU nodes, looping apply -> hold -> destroy for %s (loops ended after %s); even states capacity_check = \"free\", "+
 		"odd \"total\" (ready_timeout %s). Collisions = applies that lost a claim (provider log) or failed because others held "+
 		"the nodes; collision -> failure = the provider's seconds_since_collision of the applies that failed, median and max, "+
-		"seconds. Longest lock hold = the longest any driver run held the reservations' lock (its progress lines in the provider log), seconds. "+
+		"seconds. Longest lock hold, wait = the longest any driver run held the reservations' lock, and waited for it (its progress lines in the provider log; - where the driver reports no wait), seconds. "+
 		"Left in Ray after every state was destroyed: live groups, cluster records (KV vc/), reservations (KV reservation/), "+
 		"driver jobs still running.\n\n",
 		r.States, r.Nodes, r.Duration.Round(time.Second), r.Wall.Round(time.Second), readyTimeout)
 	t := NewTable(out, "states", "GPU nodes", "seconds", "applies (ok / run)", "collisions", "re-choices", "won after collision",
-		"queued", "failed: free, total, at plan", "collision -> failure, free", "collision -> failure, total", "longest lock hold", "other errors",
+		"queued", "failed: free, total, at plan", "collision -> failure, free", "collision -> failure, total", "longest lock hold, wait", "other errors",
 		"destroys (ok / run)", "left: groups, records, reservations, jobs", "job records left")
 	t.Row(fmt.Sprint(r.States), fmt.Sprint(r.Nodes), fmt.Sprint(int(r.Duration.Seconds())),
 		fmt.Sprintf("%d / %d", s.ok, s.applies), fmt.Sprint(s.collisions), fmt.Sprint(s.rechoices), fmt.Sprint(s.wonAfter),
 		fmt.Sprint(s.queued), fmt.Sprintf("%d, %d, %d", s.lostFree, s.lostTotal, s.plan),
-		medianMax(s.sinceFree), medianMax(s.sinceTotal), fmt.Sprintf("%.3f", s.lockHeld.Seconds()), fmt.Sprint(s.other),
+		medianMax(s.sinceFree), medianMax(s.sinceTotal), lockCell(s.lockHeld, s.lockWait, s.lockWaitSeen), fmt.Sprint(s.other),
 		fmt.Sprintf("%d / %d", r.DestroysOK, r.Destroys), r.Left.cell(), fmt.Sprint(r.Left.JobRecords))
 	t.Flush()
 	fmt.Fprintln(out)
@@ -544,4 +593,14 @@ func PrintRace(out io.Writer, r *RaceResult, readyTimeout time.Duration) {
 	if len(r.Left.Keys) > 0 {
 		fmt.Fprintf(out, "Left in Ray: %s\n\n", strings.Join(r.Left.Keys, ", "))
 	}
+}
+
+// lockCell is "hold, wait" in seconds; the wait is "-" when no driver run
+// reported one.
+func lockCell(held, wait time.Duration, waitSeen bool) string {
+	w := "-"
+	if waitSeen {
+		w = fmt.Sprintf("%.3f", wait.Seconds())
+	}
+	return fmt.Sprintf("%.3f, %s", held.Seconds(), w)
 }

@@ -29,7 +29,7 @@ func TestParseRaceApply(t *testing.T) {
 		collided             bool
 	}{
 		{name: "won at once", mode: "free", out: "Apply complete! Resources: 1 added", log: raceLogLock + "\n" + raceLogLock + "\n",
-			want: RaceApply{OK: true, Outcome: "ok", LockHeld: 42 * time.Millisecond, LockWait: 7 * time.Millisecond}},
+			want: RaceApply{OK: true, Outcome: "ok", LockHeld: 42 * time.Millisecond, LockWait: 7 * time.Millisecond, LockWaitSeen: true}},
 		{name: "won after a re-choice", mode: "free", log: raceLogLost + "\n",
 			want: RaceApply{OK: true, Outcome: "ok", Rechoices: 1}, collided: true},
 		{name: "lost fast", mode: "free", code: 1, out: lostOut, log: raceLogLost + "\n" + raceLogNoneLeft + "\n",
@@ -76,7 +76,7 @@ func TestPrintRace(t *testing.T) {
 	r := &RaceResult{States: 8, Nodes: 5, Duration: time.Minute, Wall: 70 * time.Second, Destroys: 4, DestroysOK: 4,
 		Applies: []RaceApply{
 			{Mode: "free", OK: true, Outcome: "ok"},
-			{Mode: "free", OK: true, Outcome: "ok", Rechoices: 1, LockHeld: 42 * time.Millisecond, LockWait: 7 * time.Millisecond},
+			{Mode: "free", OK: true, Outcome: "ok", Rechoices: 1, LockHeld: 42 * time.Millisecond},
 			{Mode: "free", Outcome: "lost", Rechoices: 1, SinceCollision: time.Second, HasSince: true},
 			{Mode: "free", Outcome: "lost", Rechoices: 2, SinceCollision: 3 * time.Second, HasSince: true},
 			{Mode: "total", Outcome: "lost", Rechoices: 3, Queued: true, SinceCollision: 20 * time.Second, HasSince: true},
@@ -96,7 +96,7 @@ func TestPrintRace(t *testing.T) {
 	// applies 2 / 7; collisions 5; re-choices 7; won after 1; queued 1;
 	// failed 2, 1, 1; free 2.0, 3.0 (median of two); total 20.0, 20.0;
 	// longest lock hold 0.042.
-	want := "| 8 | 5 | 60 | 2 / 7 | 5 | 7 | 1 | 1 | 2, 1, 1 | 2.0, 3.0 | 20.0, 20.0 | 0.042 | 1 | 4 / 4 | 0, 0, 0, 0 | 2 |"
+	want := "| 8 | 5 | 60 | 2 / 7 | 5 | 7 | 1 | 1 | 2, 1, 1 | 2.0, 3.0 | 20.0, 20.0 | 0.042, - | 1 | 4 / 4 | 0, 0, 0, 0 | 2 |"
 	if row != want {
 		t.Errorf("row:\n%s\nwant:\n%s\n%s", row, want, s)
 	}
@@ -114,8 +114,8 @@ func TestPrintRace(t *testing.T) {
 	}
 }
 
-// The contention table gives each racing row its p95 against the apart
-// row of the same N, and Percentile takes the nearest rank.
+// The contention table gives each contending row its p95 against the apart
+// row of the same N, with its verdict, and Percentile takes the nearest rank.
 func TestPrintContention(t *testing.T) {
 	s := func(n ...int) []time.Duration { return durations(time.Second, n...) }
 	if got := Percentile(s(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 95); got != 10*time.Second {
@@ -125,9 +125,39 @@ func TestPrintContention(t *testing.T) {
 		t.Errorf("p50 of 2, 4 s = %s; want 2s", got)
 	}
 	var b strings.Builder
-	PrintContention(&b, []ContentionRow{{N: 6, Times: s(10, 10, 10, 10, 10, 10)},
-		{N: 6, Racing: true, Times: s(10, 12, 14, 16, 18, 20), LockHeld: 75 * time.Millisecond, LockWait: 31 * time.Millisecond}})
-	if flat := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(flat, "| 2.00x | 0.075 | 0.031 |") || !strings.Contains(flat, "| 6 / 6 |") {
-		t.Errorf("table:\n%s", b.String())
+	PrintContention(&b, []ContentionRow{{N: 6, Mode: ContentionApart, Times: s(10, 10, 10, 10, 10, 10)},
+		{N: 6, Mode: ContentionRacing, Times: s(10, 12, 14, 16, 18, 20), Lock: LockTimes{Held: 75 * time.Millisecond}, Rechoices: 4},
+		{N: 6, Mode: ContentionMixed, Times: s(10, 10, 11, 11, 12, 12), Lock: LockTimes{Held: time.Second, Wait: 2 * time.Second, WaitSeen: true}},
+		{N: 12, Mode: ContentionApart, Times: s(10)}, {N: 12, Mode: ContentionMixed, Times: s(11), Failed: []string{"boom"}}})
+	flat := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"| 6 | racing | 6 / 6 | 15.0 | 20.0 | 2.00x | not met | 0.075, - | 4 |",
+		"| 6 | mixed | 6 / 6 | 11.0 | 12.0 | 1.20x | met | 1.000, 2.000 |", "| 12 | mixed | 1 / 12 | 11.0 | 11.0 | 1.10x | not met (11 of 12 applies failed) |"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// The lock's longest hold and wait: the driver's lock_wait_seconds field
+// where it reports one, else the locking and locked lines of each run.
+func TestParseLockTimes(t *testing.T) {
+	line := func(fields string) string {
+		return `2026-12-07T21:00:00.000Z [INFO]  provider.terraform-provider-ray: placement progress: ` + fields + ` @module=ray`
+	}
+	fromField := ParseLockTimes(strings.Join([]string{raceLogLock,
+		line(`phase=unlocked lock_held_seconds=0.01 lock_wait_seconds=0.250 wave=1 elapsed=2.0 run_id=raytf_1.0`),
+		line(`phase=locked lock_wait_seconds=1.5 elapsed=3.0 run_id=raytf_1.1`)}, "\n"))
+	if fromField != (LockTimes{Held: 42 * time.Millisecond, Wait: 1500 * time.Millisecond, WaitSeen: true}) {
+		t.Errorf("from the field: %+v", fromField)
+	}
+	fromLines := ParseLockTimes(strings.Join([]string{
+		line(`phase=locking elapsed=1.0 run_id=raytf_1.0`), line(`phase=locking elapsed=1.1 run_id=raytf_1.1`),
+		line(`phase=locked elapsed=1.5 run_id=raytf_1.1`), line(`phase=locked elapsed=3.0 run_id=raytf_1.0`),
+		line(`phase=unlocked elapsed=3.1 lock_held_seconds=0.1 run_id=raytf_1.0`)}, "\n"))
+	if fromLines != (LockTimes{Held: 100 * time.Millisecond, Wait: 2 * time.Second, WaitSeen: true}) {
+		t.Errorf("from the locking and locked lines: %+v", fromLines)
+	}
+	if none := ParseLockTimes(line(`phase=unlocked lock_held_seconds=0.042 elapsed=1.2`)); none.WaitSeen || none.Held != 42*time.Millisecond {
+		t.Errorf("without wait lines: %+v", none)
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,8 +13,16 @@ import (
 // Part 7: many clusters in one configuration, by shape. Each
 // shape is what a user would write for a dozen clusters, applied, planned
 // and destroyed against its single cluster (count = 1) in the same run, on
-// scripts/ray-cluster.sh's shapes node table: three nodes of ShapesNodeGPUs
-// logical GPUs, each its own NVLink domain.
+// the node table of scripts/ray-cluster.sh it names: shapes (three nodes of
+// ShapesNodeGPUs logical GPUs, each its own NVLink domain) or gpu2x7 (seven
+// 2-GPU nodes, where Ray spreads twelve one-GPU clusters itself).
+
+// The node tables the shapes run on; scripts/bench.sh starts one cluster
+// per table, one after the other.
+const (
+	ShapesTable      = "shapes"
+	ShapesSmallTable = "gpu2x7"
+)
 
 // ShapesDomains are the shapes node table's GPU nodes, one NVLink domain
 // each: node_resource_constraints on a domain's resource pin a cluster to
@@ -49,24 +58,29 @@ type ShapeBlock struct {
 type Shape struct {
 	Key    string // names its clusters and directories
 	Name   string // its row in the tables
+	Table  string // the node table it runs on
 	Blocks []ShapeBlock
 }
 
 // The shapes: 12 one-bundle clusters on distinct nodes (each
 // pinned to another node than the clusters beside it: spread over all
 // three, four a node) and on a shared node (all twelve on one), 4
-// clusters of 4 bundles, and a NeMo-RL-style set of roles.
+// clusters of 4 bundles, a NeMo-RL-style set of roles, and (issue 53)
+// twelve one-GPU clusters that Ray places over seven 2-GPU nodes, no pin
+// and no select_nodes.
 var Shapes = []Shape{
-	{Key: "distinct", Name: "12 x 1, distinct nodes", Blocks: []ShapeBlock{
+	{Key: "distinct", Name: "12 x 1, distinct nodes", Table: ShapesTable, Blocks: []ShapeBlock{
 		{Role: "spread", Count: 12, Counts: []int{1}, Domains: ShapesDomains}}},
-	{Key: "shared", Name: "12 x 1, shared node", Blocks: []ShapeBlock{
+	{Key: "shared", Name: "12 x 1, shared node", Table: ShapesTable, Blocks: []ShapeBlock{
 		{Role: "packed", Count: 12, Counts: []int{1}, Domains: ShapesDomains[:1]}}},
-	{Key: "four", Name: "4 x 4 bundles", Blocks: []ShapeBlock{{Role: "four", Count: 4, Counts: []int{4}}}},
-	{Key: "nemo", Name: "NeMo-RL set", Blocks: []ShapeBlock{
+	{Key: "four", Name: "4 x 4 bundles", Table: ShapesTable, Blocks: []ShapeBlock{{Role: "four", Count: 4, Counts: []int{4}}}},
+	{Key: "nemo", Name: "NeMo-RL set", Table: ShapesTable, Blocks: []ShapeBlock{
 		{Role: "policy", Counts: []int{4, 4}, Unified: true},
 		{Role: "inference", Counts: []int{2, 2}},
 		{Role: "teacher", Counts: []int{4}},
 		{Role: "reward", Counts: []int{1}}}},
+	{Key: "placed", Name: "12 x 1, placed by Ray on 2-GPU nodes", Table: ShapesSmallTable, Blocks: []ShapeBlock{
+		{Role: "placed", Count: 12, Counts: []int{1}}}},
 }
 
 // ShapesAll names every shape, the -shapes flag's default.
@@ -105,7 +119,7 @@ func (s Shape) Bundles() int {
 func (s Shape) Single() Shape {
 	b := s.Blocks[0]
 	b.Count = min(b.Count, 1)
-	return Shape{Key: s.Key + "1", Name: s.Name + ", single", Blocks: []ShapeBlock{b}}
+	return Shape{Key: s.Key + "1", Name: s.Name + ", single", Table: s.Table, Blocks: []ShapeBlock{b}}
 }
 
 // describe is b as the tables name it, e.g. "policy [4, 4] unified".
@@ -184,4 +198,30 @@ func ShapesNamed(list string) ([]Shape, error) {
 		return nil, fmt.Errorf("unknown shapes in %q (known: %s)", list, ShapesAll)
 	}
 	return out, nil
+}
+
+// ShapesTables are the node tables the shapes run on, each once, in
+// Shapes' order.
+func ShapesTables(shapes []Shape) []string {
+	var out []string
+	for _, s := range shapes {
+		if !slices.Contains(out, s.Table) {
+			out = append(out, s.Table)
+		}
+	}
+	return out
+}
+
+// ShapesOn keeps the shapes that run on table ("": every shape).
+func ShapesOn(shapes []Shape, table string) []Shape {
+	if table == "" {
+		return shapes
+	}
+	var out []Shape
+	for _, s := range shapes {
+		if s.Table == table {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -25,18 +25,12 @@ type ShapesConfig struct {
 	// all at once (at least Terraform's default), so that each command is
 	// one Ray job and the phase split covers all of it.
 	Parallelism int
+	// DefaultRows adds, for a shape of more clusters than Terraform's
+	// default -parallelism, a row at that default (reported, no target).
+	DefaultRows bool
 	Reps        int
 	Prefix      string
 	Log         io.Writer
-}
-
-// parallelism is the -parallelism a shape of clusters clusters (and its
-// single cluster) is applied, planned and destroyed with.
-func (c ShapesConfig) parallelism(clusters int) int {
-	if c.Parallelism > 0 {
-		return c.Parallelism
-	}
-	return max(clusters, terraformParallelism)
 }
 
 // ShapeRun is one configuration's apply, steady plan and destroy.
@@ -54,10 +48,49 @@ type ShapeSample struct {
 	Left          RaceLeft
 }
 
-// ShapeRow is every sample of one shape.
+// ShapeRow is every sample of one shape at one -parallelism.
 type ShapeRow struct {
-	Shape   Shape
-	Samples []ShapeSample
+	Shape Shape
+	// Parallelism is the row's -parallelism when it runs fewer clusters at
+	// once than the shape has (0: all at once, the row the targets judge).
+	Parallelism int
+	Samples     []ShapeSample
+}
+
+// shapeRows are the rows of cfg's shapes: each at full parallelism and,
+// with DefaultRows, the shapes Terraform's default -parallelism splits once
+// more at that default.
+func shapeRows(cfg ShapesConfig) []*ShapeRow {
+	var rows []*ShapeRow
+	for _, s := range cfg.Shapes {
+		rows = append(rows, &ShapeRow{Shape: s, Parallelism: cfg.Parallelism})
+		if cfg.DefaultRows && cfg.Parallelism == 0 && s.Clusters() > terraformParallelism {
+			rows = append(rows, &ShapeRow{Shape: s, Parallelism: terraformParallelism})
+		}
+	}
+	return rows
+}
+
+// Name is the row's label: the shape's name, and a -parallelism below the
+// shape's clusters.
+func (r *ShapeRow) Name() string {
+	if r.Judged() {
+		return r.Shape.Name
+	}
+	return fmt.Sprintf("%s, -parallelism=%d", r.Shape.Name, r.Parallelism)
+}
+
+// Judged reports whether the row runs every cluster of its shape at once:
+// the targets hold there; rows at a lower -parallelism are reported.
+func (r *ShapeRow) Judged() bool { return r.Parallelism == 0 || r.Parallelism >= r.Shape.Clusters() }
+
+// parallelism is the -parallelism the row's shape and its single cluster
+// run with.
+func (r *ShapeRow) parallelism() int {
+	if r.Parallelism > 0 {
+		return r.Parallelism
+	}
+	return max(r.Shape.Clusters(), terraformParallelism)
 }
 
 // RunShapes applies, plans and destroys each shape and its single cluster
@@ -72,10 +105,7 @@ func RunShapes(ctx context.Context, cfg ShapesConfig) ([]*ShapeRow, error) {
 	defer proxy.Close()
 	sr := &shapesRun{ctx: ctx, cfg: cfg, ws: ws, proxy: proxy, logf: logTo(cfg.Log),
 		left: RaceConfig{Client: cfg.Client, Python: cfg.Floor.Python, GCS: cfg.Floor.Address}}
-	rows := make([]*ShapeRow, len(cfg.Shapes))
-	for i, s := range cfg.Shapes {
-		rows[i] = &ShapeRow{Shape: s}
-	}
+	rows := shapeRows(cfg)
 	for rep := 0; rep < cfg.Reps && ctx.Err() == nil; rep++ {
 		cold, err := cfg.Floor.ColdRemove([]string{}) // the python start-up that splits the driver's lifetime
 		if err != nil {
@@ -83,7 +113,7 @@ func RunShapes(ctx context.Context, cfg ShapesConfig) ([]*ShapeRow, error) {
 		}
 		for k := range rows {
 			r := rows[(k+rep)%len(rows)]
-			s, err := sr.sample(r.Shape, rep, cold.Startup)
+			s, err := sr.sample(r, rep, cold.Startup)
 			if err != nil {
 				return rows, err
 			}
@@ -103,38 +133,39 @@ type shapesRun struct {
 	left  RaceConfig // raceLeft reads its Client, Python and GCS
 }
 
-// sample runs s and its single cluster, the shape first in even
+// sample runs r's shape and its single cluster, the shape first in even
 // repetitions, and reads what Ray holds after both.
-func (sr *shapesRun) sample(s Shape, rep int, interp time.Duration) (ShapeSample, error) {
+func (sr *shapesRun) sample(r *ShapeRow, rep int, interp time.Duration) (ShapeSample, error) {
 	var out ShapeSample
-	many := func() (err error) { out.Shape, err = sr.cycle(s, s.Clusters(), rep, interp); return err }
-	single := func() (err error) { out.Single, err = sr.cycle(s.Single(), s.Clusters(), rep, interp); return err }
+	s, p := r.Shape, r.parallelism()
+	many := func() (err error) { out.Shape, err = sr.cycle(s, p, rep, interp); return err }
+	single := func() (err error) { out.Single, err = sr.cycle(s.Single(), p, rep, interp); return err }
 	err := pair(rep, many, single)
 	out.Left = raceLeft(context.WithoutCancel(sr.ctx), sr.left)
-	sr.logf("   shapes: %s rep %d: apply %ss vs %ss, plan %ss vs %ss, destroy %ss vs %ss; left %s (%v)", s.Name, rep+1,
+	sr.logf("   shapes: %s rep %d: apply %ss vs %ss, plan %ss vs %ss, destroy %ss vs %ss; left %s (%v)", r.Name(), rep+1,
 		Sec(out.Shape.Apply.Wall), Sec(out.Single.Apply.Wall), Sec(out.Shape.Plan.Wall), Sec(out.Single.Plan.Wall),
 		Sec(out.Shape.Destroy.Wall), Sec(out.Single.Destroy.Wall), out.Left.cell(), err)
 	return out, err
 }
 
 // cycle applies s, plans it (nothing may change) and destroys it, every
-// command at the -parallelism of a shape of clusters clusters, so that a
-// shape and its single cluster run alike.
-func (sr *shapesRun) cycle(s Shape, clusters, rep int, interp time.Duration) (ShapeRun, error) {
+// command at -parallelism=parallelism (the shape's), so that a shape and
+// its single cluster run alike.
+func (sr *shapesRun) cycle(s Shape, parallelism, rep int, interp time.Duration) (ShapeRun, error) {
 	var r ShapeRun
-	name := fmt.Sprintf("%s-%s-r%d", sr.cfg.Prefix, s.Key, rep)
+	name := fmt.Sprintf("%s-%s-p%d-r%d", sr.cfg.Prefix, s.Key, parallelism, rep)
 	dir, err := sr.ws.Dir("shapes-"+s.Key, map[string]string{"main.tf": shapeHCL(sr.proxy.URL, name, s)})
 	if err != nil {
 		return r, err
 	}
-	parallelism := fmt.Sprintf("-parallelism=%d", sr.cfg.parallelism(clusters))
-	r.Apply, err = sr.traced(dir, "apply", interp, parallelism)
+	flag := fmt.Sprintf("-parallelism=%d", parallelism)
+	r.Apply, err = sr.traced(dir, "apply", interp, flag)
 	if err == nil {
 		r.Nodes = nodesHolding(sr.ctx, sr.cfg.Client, name+"-")
-		err = sr.plan(&r, dir, parallelism)
+		err = sr.plan(&r, dir, flag)
 	}
 	var derr error
-	r.Destroy, derr = sr.traced(dir, "destroy", interp, parallelism)
+	r.Destroy, derr = sr.traced(dir, "destroy", interp, flag)
 	if err = errors.Join(err, derr); err != nil {
 		return r, fmt.Errorf("%s (rep %d): %w", s.Name, rep+1, err)
 	}

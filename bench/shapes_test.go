@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -64,13 +65,14 @@ func TestShapesHCL(t *testing.T) {
 }
 
 func TestShapesSizesAndNames(t *testing.T) {
-	for key, want := range map[string][4]int{"distinct": {12, 12, 1, 1}, "shared": {12, 12, 1, 1}, "four": {4, 16, 1, 4}, "nemo": {4, 17, 1, 8}} {
+	for key, want := range map[string][4]int{"distinct": {12, 12, 1, 1}, "shared": {12, 12, 1, 1}, "four": {4, 16, 1, 4}, "nemo": {4, 17, 1, 8},
+		"placed": {12, 12, 1, 1}} {
 		s := shapeByKey(t, key)
 		if got := [4]int{s.Clusters(), s.Bundles(), s.Single().Clusters(), s.Single().Bundles()}; got != want {
 			t.Errorf("%s: clusters, bundles, single's = %v, want %v", key, got, want)
 		}
 	}
-	if ShapesAll != "distinct,shared,four,nemo" {
+	if ShapesAll != "distinct,shared,four,nemo,placed" {
 		t.Errorf("ShapesAll = %q", ShapesAll)
 	}
 	if s, err := ShapesNamed("nemo, shared"); err != nil || len(s) != 2 || s[0].Key != "shared" {
@@ -79,33 +81,96 @@ func TestShapesSizesAndNames(t *testing.T) {
 	if _, err := ShapesNamed("shared,round"); err == nil {
 		t.Error("an unknown shape is an error")
 	}
-	if got := (ShapesConfig{}).parallelism(12); got != 12 {
-		t.Errorf("12 clusters at once: -parallelism=%d", got)
+	all, _ := ShapesNamed(ShapesAll)
+	if got := ShapesTables(all); !slices.Equal(got, []string{ShapesTable, ShapesSmallTable}) {
+		t.Errorf("ShapesTables = %v", got)
 	}
-	if got := (ShapesConfig{}).parallelism(1); got != terraformParallelism {
-		t.Errorf("one cluster: Terraform's default, got %d", got)
+	if got := ShapesOn(all, ShapesSmallTable); len(got) != 1 || got[0].Key != "placed" || len(ShapesOn(all, "")) != len(all) {
+		t.Errorf("ShapesOn(gpu2x7) = %v", got)
 	}
-	if got := (ShapesConfig{Parallelism: 10}).parallelism(12); got != 10 {
-		t.Errorf("-shapes-parallelism 10: got %d", got)
+}
+
+// Every shape runs with all its clusters at once; with DefaultRows the
+// 12-cluster shapes run at Terraform's default -parallelism too, reported.
+func TestShapeRowsParallelism(t *testing.T) {
+	shapes := []Shape{shapeByKey(t, "placed"), shapeByKey(t, "four")}
+	var got []string
+	for _, r := range shapeRows(ShapesConfig{Shapes: shapes, DefaultRows: true}) {
+		got = append(got, fmt.Sprintf("%s @%d judged=%v", r.Name(), r.parallelism(), r.Judged()))
+	}
+	want := []string{"12 x 1, placed by Ray on 2-GPU nodes @12 judged=true",
+		"12 x 1, placed by Ray on 2-GPU nodes, -parallelism=10 @10 judged=false", "4 x 4 bundles @10 judged=true"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if rows := shapeRows(ShapesConfig{Shapes: shapes}); len(rows) != 2 {
+		t.Errorf("without DefaultRows: %d rows", len(rows))
+	}
+	if rows := shapeRows(ShapesConfig{Shapes: shapes, DefaultRows: true, Parallelism: 10}); len(rows) != 2 || rows[0].parallelism() != 10 {
+		t.Errorf("-shapes-parallelism 10 runs every shape at 10 once: %d rows", len(rows))
+	}
+	placed := flatHCL("x", "n", shapes[0])
+	if strings.Contains(placed, "node_resource_constraints") || strings.Contains(placed, "select_nodes") ||
+		!strings.Contains(placed, "count = 12") || !strings.Contains(placed, "port_range_low = 3000 + count.index * 10") {
+		t.Errorf("the placed shape is twelve clusters Ray places, each its own ports:\n%s", placed)
 	}
 }
 
 // shapesNodeRE is a row of ray-cluster.sh's node tables.
 var shapesNodeRE = regexp.MustCompile(`^\s*"(\S+)\s+(yes|no)\s+(\d+)\s+(\d+)\s+(\{.*\})"$`)
 
-// The shapes fit the shapes node table scripts/bench.sh starts: every node
-// of ShapesDomains holds ShapesNodeGPUs GPUs and as many CPUs, and no
-// shape pins more bundles to one node than it holds.
-func TestShapesFitTheirNodeTable(t *testing.T) {
+// nodeTable is the body of one node table of scripts/ray-cluster.sh.
+func nodeTable(t *testing.T, name string) string {
+	t.Helper()
 	raw, err := os.ReadFile("../scripts/ray-cluster.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(raw), "\n  shapes)\n")
+	_, table, ok := strings.Cut(string(raw), "\n  "+name+")\n")
 	table, _, _ = strings.Cut(table, ";;")
 	if !ok {
-		t.Fatal("scripts/ray-cluster.sh has no shapes node table")
+		t.Fatalf("scripts/ray-cluster.sh has no %s node table", name)
 	}
+	return table
+}
+
+// tableGPUs are the GPUs of each booted GPU node of a node table.
+func tableGPUs(t *testing.T, table string) []int {
+	var gpus []int
+	for _, l := range strings.Split(table, "\n") {
+		if m := shapesNodeRE.FindStringSubmatch(l); m != nil && m[4] != "0" && m[2] == "yes" {
+			n, _ := strconv.Atoi(m[4])
+			cpus, _ := strconv.Atoi(m[3])
+			if cpus < n {
+				t.Errorf("node %s: %d CPUs for %d GPUs (every bundle holds a CPU)", m[1], cpus, n)
+			}
+			gpus = append(gpus, n)
+		}
+	}
+	return gpus
+}
+
+// The placed shape runs where Ray must spread it: six or more 2-GPU nodes,
+// room for every bundle.
+func TestShapesSmallTable(t *testing.T) {
+	gpus := tableGPUs(t, nodeTable(t, ShapesSmallTable))
+	total := 0
+	for _, g := range gpus {
+		total += g
+		if g != 2 {
+			t.Errorf("a %s node holds %d GPUs, want 2", ShapesSmallTable, g)
+		}
+	}
+	if s := shapeByKey(t, "placed"); len(gpus) < 6 || s.Bundles() > total || s.Table != ShapesSmallTable {
+		t.Errorf("%d nodes, %d GPUs for %d bundles", len(gpus), total, s.Bundles())
+	}
+}
+
+// The shapes fit the shapes node table scripts/bench.sh starts: every node
+// of ShapesDomains holds ShapesNodeGPUs GPUs and as many CPUs, and no
+// shape pins more bundles to one node than it holds.
+func TestShapesFitTheirNodeTable(t *testing.T) {
+	table := nodeTable(t, ShapesTable)
 	var domains []string
 	for _, l := range strings.Split(table, "\n") {
 		m := shapesNodeRE.FindStringSubmatch(l)
@@ -128,7 +193,7 @@ func TestShapesFitTheirNodeTable(t *testing.T) {
 	if !slices.Equal(domains, ShapesDomains) {
 		t.Errorf("the table's GPU nodes are in domains %v, want one node in each of %v", domains, ShapesDomains)
 	}
-	for _, s := range Shapes {
+	for _, s := range ShapesOn(Shapes, ShapesTable) {
 		if s.Bundles() > len(ShapesDomains)*ShapesNodeGPUs {
 			t.Errorf("%s: %d bundles on %d GPUs", s.Name, s.Bundles(), len(ShapesDomains)*ShapesNodeGPUs)
 		}
@@ -158,13 +223,16 @@ func TestPrintShapes(t *testing.T) {
 		shapeSample(9, 4, 2, 2, 3, 2, 1), shapeSample(10, 4, 3, 2, 4, 2, 2), shapeSample(12, 5, 3, 2, 4, 2, 1)}}
 	row.Samples[1].Left = RaceLeft{Groups: 1, JobRecords: 3}
 	var out bytes.Buffer
-	PrintShapes(&out, []*ShapeRow{row, {Shape: shapeByKey(t, "nemo")}}, "terraform")
+	shared := &ShapeRow{Shape: shapeByKey(t, "shared"), Parallelism: 10, Samples: []ShapeSample{shapeSample(3, 2, 1, 1, 1, 1, 2)}}
+	PrintShapes(&out, []*ShapeRow{row, {Shape: shapeByKey(t, "nemo")}, shared}, "terraform")
 	flat := strings.Join(strings.Fields(out.String()), " ")
 	for _, want := range []string{
-		// apply 2.25x, 2.5x, 2.4x; destroy 1.5x, 2x, 2x: the median apply ratio is over 2x.
+		// apply 2.25x, 2.5x, 2.4x; destroy 1.5x, 2x, 2x: both medians over their targets.
 		"| 4 x 4 bundles | 4 | 16 | four [4] | 3 | 9.000 / 10.000 / 12.000 | 4.000 / 4.000 / 5.000 | 2.40 (2.25-2.50) |",
-		"| 2.00 (1.50-2.00) | <= 2x | not met (apply) | 3, 3 | 1, 1 | 1, 0, 0, 0 | 3 |",
-		"| 4 x 4 bundles | 2.000 / 3.000 / 3.000 | 2.000 / 2.000 / 2.000 | 1.50 (1.00-1.50) | <= 1.5x | met |",
+		"| 2.00 (1.50-2.00) | <= 1.5x, 1.2x | not met (apply, destroy) | 3, 3 | 1, 1 | 1, 0, 0, 0 | 3 |",
+		"| 4 x 4 bundles | 2.000 / 3.000 / 3.000 | 2.000 / 2.000 / 2.000 | 1.50 (1.00-1.50) | 0.000, 0.000 | 2, 2 |",
+		// a row at Terraform's default -parallelism is reported, not judged
+		"| 12 x 1, shared node, -parallelism=10 | 12 | 12 | packed [1] | 1 | 3.000 / 3.000 / 3.000 | 2.000 / 2.000 / 2.000 | 1.50 (1.50-1.50) | 1.000 / 1.000 / 1.000 | 1.000 / 1.000 / 1.000 | 1.00 (1.00-1.00) | - | reported |",
 		// the two one-job repetitions split: CLI start = wall / 4, probes = wall / 2
 		"| 4 x 4 bundles | apply | 4 clusters | 2 | 2.625 | 0.000 | 0.000 | 5.250 |",
 		"| 4 x 4 bundles | apply | single | 3 | 1.000 | 0.000 | 0.000 | 2.000 |",

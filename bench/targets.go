@@ -19,6 +19,36 @@ const (
 	TopoPlanNodes  = 10000
 )
 
+// Issue 53's targets of the many-clusters parts. Each is the most a median
+// (shapes) or p95 (contention) may be against its own baseline of the same
+// run.
+const (
+	// ShapesApplyTarget and ShapesDestroyTarget bound a shape's apply and
+	// destroy against its single cluster's (median of the paired ratios),
+	// at a -parallelism of at least the shape's clusters (part 7).
+	ShapesApplyTarget   = 1.5
+	ShapesDestroyTarget = 1.2
+	// ContentionTarget bounds the p95 apply of N states that contend
+	// (racing, or half select_nodes and half placed by Ray) against the p95
+	// of N that do not, started at the same moment (part 6).
+	ContentionTarget = 1.3
+)
+
+// ContentionVerdict judges a contending row's p95 against the apart row's
+// of the same N: every apply must succeed, nothing be left in Ray, and the
+// ratio stay within ContentionTarget. ok counts successful applies of n.
+func ContentionVerdict(ratio float64, ok, n int, clean bool) string {
+	switch {
+	case ok < n:
+		return fmt.Sprintf("not met (%d of %d applies failed)", n-ok, n)
+	case !clean:
+		return "not met (Ray still holds what the row made)"
+	case ratio <= 0:
+		return "-"
+	}
+	return Verdict(ratio <= ContentionTarget)
+}
+
 // Verdict is "met" or "not met".
 func Verdict(met bool) string {
 	if met {

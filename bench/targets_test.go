@@ -85,3 +85,24 @@ func TestPrintPlan50(t *testing.T) {
 		t.Error("one cluster has no instance past the first")
 	}
 }
+
+// A contending row meets issue 53's bound only with every apply ok and
+// nothing left in Ray.
+func TestContentionVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		ratio float64
+		ok, n int
+		clean bool
+		want  string
+	}{
+		{1.3, 6, 6, true, "met"}, {1.31, 6, 6, true, "not met"}, {1.1, 5, 6, true, "not met (1 of 6 applies failed)"},
+		{1.1, 6, 6, false, "not met (Ray still holds what the row made)"}, {0, 6, 6, true, "-"},
+	} {
+		if got := ContentionVerdict(tc.ratio, tc.ok, tc.n, tc.clean); got != tc.want {
+			t.Errorf("ContentionVerdict(%v, %d, %d, %v) = %q, want %q", tc.ratio, tc.ok, tc.n, tc.clean, got, tc.want)
+		}
+	}
+	if ShapesApplyTarget != 1.5 || ShapesDestroyTarget != 1.2 || ContentionTarget != 1.3 {
+		t.Errorf("issue 53's targets: %v %v %v", ShapesApplyTarget, ShapesDestroyTarget, ContentionTarget)
+	}
+}

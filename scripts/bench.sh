@@ -7,6 +7,7 @@
 #   BENCH_PART=reference scripts/bench.sh # one part: reference, tofu, trace, refresh, waves, shapes, resize,
 #                                         # race, gpu64, topo, topo-ref, topoplan, plan50 or all (default)
 #   BENCH_PART=race BENCH_RACE_SECONDS=60 scripts/bench.sh # the race soak, short (smoke check)
+#   BENCH_PART=race BENCH_RACE_SECONDS=0 scripts/bench.sh  # the contention rows alone, no soak
 #   NEMO_RL_SRC=~/src/RL scripts/bench.sh # also run NeMo-RL's own RayVirtualCluster (reference,
 #                                         # trace); skipped with a message when unset
 #
@@ -76,47 +77,60 @@ own_cluster_part() {
   "$out/raybench" -python "$RAY_BIN/python" -terraform "$terraform" -address "$RAY_ADDRESS" \
     -gcs "127.0.0.$RAY_TF_IP_BASE:$RAY_TF_GCS_PORT" -out "$out" "$@" "$name" | tee -a "$results"
 }
+# The parts below each start a cluster of their own, one after another, so they share
+# one stretch of ports: 61000-65499, above the kernel's ephemeral range (32768-60999) and
+# clear of the test cluster's (20000-26999), the token cluster's (30000-30999) and the
+# side clusters other users run beside it (e.g. 11000-17999 at IP base 80; IP bases 80
+# and 120, GCS 6480 and 6520, dashboards 8480 and 8520). Parts of more than four nodes
+# give each node 500 ports (RAY_TF_PORT_STRIDE) to stay below 65536.
+own_ports=61000
 # Part 5 needs 50 free CPUs for 50 one-bundle clusters: its own 3-node cluster of 24
 # logical CPUs each.
 if [ "$part" = all ] || [ "$part" = waves ]; then
   (
-    export RAY_TF_IP_BASE=220 RAY_TF_GCS_PORT=6530 RAY_TF_DASHBOARD_PORT=8430 RAY_TF_PORT_BASE=12000 \
+    export RAY_TF_IP_BASE=220 RAY_TF_GCS_PORT=6530 RAY_TF_DASHBOARD_PORT=8430 RAY_TF_PORT_BASE=$own_ports \
       RAY_TF_NODES="head rackA-1 rackA-2" RAY_TF_NODE_CPUS=24
     own_cluster_part waves "$@"
   ) || status=$?
 fi
-# Part 7 (shapes): many clusters by shape against one, on its own cluster of three 12-GPU
-# nodes, each its own NVLink domain (the shapes node table), on 127.0.0.160-163, GCS 6560,
-# dashboard 8460. Its four nodes' ports (61000-64999) are clear of every other cluster's and
-# of the kernel's ephemeral range (32768-60999): below that range the free stretch between
-# the test cluster's (20000-26999) and the token cluster's (30000-30999) holds three nodes.
+# Part 7 (shapes): many clusters by shape against one, on a cluster of each node table the
+# shapes name (`raybench shapes-tables`), one after the other: shapes = three 12-GPU nodes,
+# each its own NVLink domain, on 127.0.0.160-163, GCS 6560, dashboard 8460; gpu2x7 = seven
+# 2-GPU nodes (the shape Ray places itself), on 127.0.0.170-177, GCS 6570, dashboard 8470.
 if [ "$part" = all ] || [ "$part" = shapes ]; then
-  (
-    export RAY_TF_NODE_TABLE=shapes RAY_TF_IP_BASE=160 RAY_TF_GCS_PORT=6560 RAY_TF_DASHBOARD_PORT=8460 \
-      RAY_TF_PORT_BASE=61000
-    own_cluster_part shapes "$@"
-  ) || status=$?
+  tables=$("$out/raybench" "$@" shapes-tables) || status=$?
+  for table in ${tables:-}; do
+    (
+      case "$table" in
+        shapes) export RAY_TF_IP_BASE=160 RAY_TF_GCS_PORT=6560 RAY_TF_DASHBOARD_PORT=8460 ;;
+        gpu2x7) export RAY_TF_IP_BASE=170 RAY_TF_GCS_PORT=6570 RAY_TF_DASHBOARD_PORT=8470 RAY_TF_PORT_STRIDE=500 ;;
+        *) echo "!! no cluster for node table $table" >&2; exit 2 ;;
+      esac
+      export RAY_TF_NODE_TABLE=$table RAY_TF_PORT_BASE=$own_ports
+      own_cluster_part shapes -shapes-table "$table" "$@"
+    ) || status=$?
+  done
 fi
 # Part 6, the race soak (BENCH_RACE_SECONDS, default 300): 8 states on its own cluster of
 # five 4-GPU nodes (the default node table: NVLink domains rackA, rackB, rackC and
 # topo_rank), beside the test cluster, the demo's and the waves'.
-# Its ports (14000-19999) stay below the kernel's ephemeral range (32768+), where a first
-# smoke run found the head agent's port already in use and no job could be submitted;
-# 14000-14999 is also the waves cluster's third node: the two parts run one after another.
+# Its ports stay out of the kernel's ephemeral range (32768-60999), where a first smoke run
+# found the head agent's port already in use and no job could be submitted.
+# BENCH_RACE_SECONDS=0 runs the contention rows alone.
 if [ "$part" = all ] || [ "$part" = race ]; then
   (
-    export RAY_TF_IP_BASE=140 RAY_TF_GCS_PORT=6540 RAY_TF_DASHBOARD_PORT=8440 RAY_TF_PORT_BASE=14000 \
+    export RAY_TF_IP_BASE=140 RAY_TF_GCS_PORT=6540 RAY_TF_DASHBOARD_PORT=8440 RAY_TF_PORT_BASE=$own_ports RAY_TF_PORT_STRIDE=500 \
       RAY_TF_TEMP_DIR=/tmp/raytf-bench-race RAY_TF_NODES="head rackA-1 rackA-2 rackB-1 rackB-2 rackC-1"
     own_cluster_part race "$@"
   ) || status=$?
 fi
 # Part 1d (gpu64): the 64-bundle rows against NeMo-RL ($NEMO_RL_SRC) and the apply against
 # its floor, on their own cluster of 64 logical GPUs (the gpu8x8 node table: 8 nodes x 8 GPUs,
-# 4 NVLink domains of 2), on its own addresses and ports (10000-18999).
+# 4 NVLink domains of 2), on its own addresses and nine nodes of 500 ports (61000-65499).
 if [ "$part" = all ] || [ "$part" = gpu64 ]; then
   (
     export RAY_TF_NODE_TABLE=gpu8x8 RAY_TF_IP_BASE=130 RAY_TF_GCS_PORT=6679 RAY_TF_DASHBOARD_PORT=8565 \
-      RAY_TF_PORT_BASE=10000
+      RAY_TF_PORT_BASE=$own_ports RAY_TF_PORT_STRIDE=500
     own_cluster_part gpu64 "$@"
   ) || status=$?
 fi

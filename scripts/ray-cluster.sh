@@ -31,13 +31,15 @@
 #   RAY_TF_IP_BASE         node i listens on 127.0.0.(BASE+i) [10]
 #   RAY_TF_GCS_PORT        GCS port of the head [6379]
 #   RAY_TF_DASHBOARD_PORT  dashboard port on 127.0.0.1 [8265]
-#   RAY_TF_PORT_BASE       node i uses ports BASE+i*1000 .. BASE+i*1000+999 [20000]
+#   RAY_TF_PORT_BASE       node i uses ports BASE+i*STRIDE .. BASE+(i+1)*STRIDE-1 [20000]
+#   RAY_TF_PORT_STRIDE     ports per node, at least 200 (workers take all but the first 100) [1000]
 #   RAY_TF_TEMP_DIR        the head's --temp-dir, shared by its nodes [/tmp/raytf-<RAY_TF_IP_BASE>]
 #   RAY_TF_NODES           names of the nodes `start` boots, e.g. "head rackA-1 rackA-2" [the rows marked yes]
 #   RAY_TF_NODE_CPUS       logical CPUs of every node [the NODES table's column]
 #   RAY_TF_NODE_TABLE      which NODES table: default (head + five 4-GPU nodes, one extra),
 #                          gpu8x8 (head + eight 8-GPU nodes in 4 NVLink domains of 2),
-#                          or shapes (head + three 12-GPU nodes, each its own NVLink domain) [default]
+#                          shapes (head + three 12-GPU nodes, each its own NVLink domain),
+#                          or gpu2x7 (head + seven 2-GPU nodes) [default]
 #   e.g. RAY_TF_IP_BASE=60 RAY_TF_GCS_PORT=6479 RAY_TF_DASHBOARD_PORT=8365 RAY_TF_PORT_BASE=40000
 # stop-node kills with SIGTERM (Ray's raylet then leaves the cluster at once); with
 # RAY_TF_STOP_SIGNAL=KILL it is killed outright and Ray notices through its health checks.
@@ -52,6 +54,7 @@ ip_base="${RAY_TF_IP_BASE:-10}"
 gcs_port="${RAY_TF_GCS_PORT:-6379}"
 dash_port="${RAY_TF_DASHBOARD_PORT:-8265}"
 port_base="${RAY_TF_PORT_BASE:-20000}"
+port_stride="${RAY_TF_PORT_STRIDE:-1000}"
 temp_dir="${RAY_TF_TEMP_DIR:-/tmp/raytf-$ip_base}"
 boot_nodes="${RAY_TF_NODES:-}"
 dashboard="http://127.0.0.1:$dash_port"
@@ -101,15 +104,30 @@ case "$node_table" in
       "rackC-1    yes  12   12   {\"nvlink_domain_rackC\":1,\"topo_rank\":4}"
     )
     ;;
+  gpu2x7)
+    # Part 7's shape of twelve one-GPU clusters that Ray places (issue 53): many
+    # small nodes, so that Ray, not a pin, spreads them. 2 CPUs a node (every
+    # bundle holds one beside its GPU); the head holds no GPU.
+    NODES=(
+      "head       yes  2    0    {\"topo_rank\":1}"
+      "rackA-1    yes  2    2    {\"nvlink_domain_rackA\":1,\"topo_rank\":3}"
+      "rackA-2    yes  2    2    {\"nvlink_domain_rackA\":1,\"topo_rank\":2}"
+      "rackB-1    yes  2    2    {\"nvlink_domain_rackB\":1,\"topo_rank\":5}"
+      "rackB-2    yes  2    2    {\"nvlink_domain_rackB\":1,\"topo_rank\":4}"
+      "rackC-1    yes  2    2    {\"nvlink_domain_rackC\":1,\"topo_rank\":7}"
+      "rackC-2    yes  2    2    {\"nvlink_domain_rackC\":1,\"topo_rank\":6}"
+      "rackD-1    yes  2    2    {\"nvlink_domain_rackD\":1,\"topo_rank\":8}"
+    )
+    ;;
   *)
-    echo "!! unknown RAY_TF_NODE_TABLE=$node_table (default, gpu8x8 or shapes)" >&2
+    echo "!! unknown RAY_TF_NODE_TABLE=$node_table (default, gpu8x8, shapes or gpu2x7)" >&2
     exit 2
     ;;
 esac
 
 # one loopback address per node (Ray rewrites 127.0.0.1 to the host IP)
 node_ip() { echo "127.0.0.$((ip_base + $1))"; }
-node_port_base() { echo $((port_base + $1 * 1000)); }
+node_port_base() { echo $((port_base + $1 * port_stride)); }
 address="$(node_ip 0):$gcs_port"
 
 boots() { # NAME BOOT-COLUMN: whether `start` starts that node
@@ -132,7 +150,7 @@ common_flags() { # $1: node index; gives every raylet on this host its own ports
     --node-manager-port=$((base + 1)) --object-manager-port=$((base + 2)) \
     --dashboard-agent-grpc-port=$((base + 3)) --dashboard-agent-listen-port=$((base + 4)) \
     --metrics-export-port=$((base + 5)) --runtime-env-agent-port=$((base + 6)) \
-    --min-worker-port=$((base + 100)) --max-worker-port=$((base + 999))
+    --min-worker-port=$((base + 100)) --max-worker-port=$((base + port_stride - 1))
 }
 
 label_domain_key=raytf.io/nvlink-domain

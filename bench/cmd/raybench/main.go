@@ -10,6 +10,7 @@
 //	raybench [flags] race      soak: 8 states applying and destroying clusters that want the same nodes
 //	raybench [flags] gpu64     64-bundle apply + destroy against NeMo-RL, and a 16-bundle apply against its floor (8 x 8 GPU cluster)
 //	raybench [flags] shapes    apply, steady plan and destroy of many clusters by shape, each against its single cluster
+//	raybench [flags] shapes-tables  the node tables of the -shapes named (scripts/bench.sh starts a cluster of each)
 //	raybench [flags] all       reference, tofu, trace and refresh
 //	raybench topo < go-test-bench-output   growth table of the topology benchmarks
 //	raybench [flags] topo-ref  Go topology functions next to their Python reference versions
@@ -80,6 +81,15 @@ func run() int {
 	if part == "plan50" {
 		return runPlan50(o)
 	}
+	if part == "shapes-tables" {
+		shapes, err := bench.ShapesNamed(o.shapes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "raybench:", err)
+			return 2
+		}
+		fmt.Println(strings.Join(bench.ShapesTables(shapes), " "))
+		return 0
+	}
 	if part == "topo-ref" || part == "topoplan" {
 		return runOffline(part, o.python, o.outDir, o.refSizes, o.refTime, o.planNodes, o.planReps, o.terraform)
 	}
@@ -101,13 +111,15 @@ func run() int {
 type options struct {
 	address, gcs, python, jobPython, clusters, tofuBin, outDir  string
 	refBundles, refLayouts, refSizes, planNodes, todayRef       string
-	terraform, waveSizes, waveParallel, shapes                  string
+	terraform, waveSizes, waveParallel, shapes, shapesTable     string
+	contention                                                  string
 	reps, groupsPer, refreshReps, traceReps, planReps, waveReps int
 	plan50Counts                                                string
 	plan50Reps                                                  int
 	gpu64Reps, gpu64Bundles                                     int
 	raceStates, raceMax                                         int
 	shapesReps, shapesParallelism                               int
+	shapesDefault, raceSoak                                     bool
 	wait, refTime, raceFor, raceHold, raceReady                 time.Duration
 }
 
@@ -146,8 +158,12 @@ func parseFlags() (o *options, code int) {
 	flag.StringVar(&o.shapes, "shapes", bench.ShapesAll, "shapes: the shapes measured")
 	flag.IntVar(&o.shapesReps, "shapes-reps", 3, "shapes: paired repetitions (each shape and its single cluster)")
 	flag.IntVar(&o.shapesParallelism, "shapes-parallelism", 0, "shapes: -parallelism of every command (0: all of a shape's clusters at once, at least 10)")
+	flag.BoolVar(&o.shapesDefault, "shapes-default", true, "shapes: also run the shapes of more than 10 clusters at Terraform's default -parallelism (reported)")
+	flag.StringVar(&o.shapesTable, "shapes-table", "", "shapes: only the shapes of this node table (the cluster scripts/bench.sh started; empty: all)")
+	flag.StringVar(&o.contention, "contention", bench.ContentionSizes, "race: N of the contention rows (states applying at once)")
+	flag.BoolVar(&o.raceSoak, "race-soak", true, "race: the soak after the contention rows (BENCH_RACE_SECONDS=0 skips it too)")
 	raceSeconds, err := strconv.Atoi(envOr("BENCH_RACE_SECONDS", "300"))
-	if err != nil || raceSeconds < 1 {
+	if err != nil || raceSeconds < 0 {
 		fmt.Fprintf(os.Stderr, "raybench: BENCH_RACE_SECONDS=%q is not a number of seconds\n", os.Getenv("BENCH_RACE_SECONDS"))
 		return nil, 2
 	}
@@ -403,23 +419,32 @@ func (l *live) race() int {
 		Python: o.python, Client: l.client.Client, States: o.raceStates, Duration: o.raceFor, MaxApplies: o.raceMax,
 		Hold: o.raceHold, ReadyTimeout: o.raceReady, Prefix: l.prefix, Log: os.Stderr}
 	start := time.Now()
+	sizes, err := intList(o.contention)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "raybench: -contention:", err)
+		return 2
+	}
 	var rows []bench.ContentionRow
-	for _, n := range bench.ContentionSizes {
-		logf(">> race: %d states at once, apart then racing", n)
+	for _, n := range sizes {
+		logf(">> race: %d states at once, apart, racing, then half select_nodes and half placed by Ray", n)
 		got, err := bench.RunContention(l.ctx, cfg, n)
 		if err != nil {
 			l.fail("race contention", err)
 		}
 		for _, r := range got {
 			if len(r.Failed) > 0 || !r.Left.Clean() {
-				logf("!! race: %d states %s: %d failed or Ray still holds what they made", r.N, map[bool]string{true: "racing", false: "apart"}[r.Racing], len(r.Failed))
+				logf("!! race: %d states %s: %d failed or Ray still holds what they made", r.N, r.Mode, len(r.Failed))
 				l.status = 1
 			}
 		}
 		rows = append(rows, got...)
 	}
-	fmt.Printf("## 6. Teams applying at the same moment: N states at once, apart and racing (%s)\n\n", time.Since(start).Round(time.Second))
+	fmt.Printf("## 6. Teams applying at the same moment: N states at once, apart and contending (%s)\n\n", time.Since(start).Round(time.Second))
 	bench.PrintContention(os.Stdout, rows)
+	if !o.raceSoak || o.raceFor <= 0 {
+		logf(">> race: soak skipped")
+		return 0
+	}
 	logf(">> race: %d states x %s on the cluster at %s", o.raceStates, o.raceFor, o.address)
 	start = time.Now()
 	res, err := bench.RunRace(l.ctx, cfg)
