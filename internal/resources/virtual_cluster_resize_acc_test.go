@@ -116,6 +116,18 @@ func TestAccVirtualCluster_resizeSelectedNodes(t *testing.T) {
 		}
 		return nil
 	}
+	// update is an in-place update to config that keeps both groups, with selected nodes in state.
+	update := func(config, selected string) resource.TestStep {
+		return resource.TestStep{
+			Config:           config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate)}},
+			Check: resource.ComposeTestCheckFunc(
+				acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
+				kept,
+				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", selected),
+			),
+		}
+	}
 	vcTest(t, name,
 		resource.TestStep{
 			Config: cfg(2),
@@ -145,34 +157,10 @@ func TestAccVirtualCluster_resizeSelectedNodes(t *testing.T) {
 				},
 			),
 		},
-		resource.TestStep{
-			Config:           cfg(2),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate)}},
-			Check: resource.ComposeTestCheckFunc(
-				acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
-				kept,
-				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", "2"),
-			),
-		},
-		// A logical node without bundles appended, then dropped: a resize that
-		// changes no group, with one selected node per logical node.
-		resource.TestStep{
-			Config:           selectConfig(name, 2, func(c *acctest.VirtualCluster) { c.Counts = []int{1, 1, 0} }),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate)}},
-			Check: resource.ComposeTestCheckFunc(
-				acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
-				kept,
-				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", "3"),
-			),
-		},
-		resource.TestStep{
-			Config:           cfg(2),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(vcName, plancheck.ResourceActionUpdate)}},
-			Check: resource.ComposeTestCheckFunc(
-				acctest.CheckGroupsInRay(t, name, map[string]int{group(0): 1, group(1): 1}),
-				kept,
-				resource.TestCheckResourceAttr(vcName, "selected_node_ids.#", "2"),
-			),
-		},
+		// Back to two nodes; then a logical node without bundles appended and
+		// dropped: a resize that changes no group, one selected node per logical node.
+		update(cfg(2), "2"),
+		update(selectConfig(name, 2, func(c *acctest.VirtualCluster) { c.Counts = []int{1, 1, 0} }), "3"),
+		update(cfg(2), "2"),
 	)
 }
