@@ -47,7 +47,7 @@ func TestAccReliability_faultProxy(t *testing.T) {
 	}
 	faulted := func(atLeast int64) resource.TestCheckFunc { return checkProxyFaulted(t, proxy, atLeast) }
 	one := map[string]int{name + "-node0": 1}
-	two := map[string]int{name + "-node0": 1, name + "-node1": 1}
+	wider := map[string]int{name + "-node0": 2}
 	noJobs := resource.ComposeAggregateTestCheckFunc(
 		acctest.CheckNoActiveJobs(t, "raytf_create_"+name), acctest.CheckNoActiveJobs(t, "raytf_delete_"+name))
 	vcTest(t, name,
@@ -72,22 +72,23 @@ func TestAccReliability_faultProxy(t *testing.T) {
 			}},
 		},
 		resource.TestStep{
-			// Both job submissions of the replacement (delete, then create)
-			// reach Ray, but the answers to their first attempts are lost.
+			// Both job submissions of the replacement (delete, then create; a
+			// kept node's new bundle count replaces) reach Ray, but the answers
+			// to their first attempts are lost.
 			PreConfig: func() {
 				proxy.Inject(acctest.FaultRule{Mode: acctest.FaultResetAfterForward, Method: "POST", Path: "/api/jobs/", Distinct: true})
 			},
-			Config:           cfg(1, 1),
+			Config:           cfg(2),
 			ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
-			Check:            resource.ComposeAggregateTestCheckFunc(faulted(2), acctest.CheckGroupsInRay(t, name, two), noJobs),
+			Check:            resource.ComposeAggregateTestCheckFunc(faulted(2), acctest.CheckGroupsInRay(t, name, wider), noJobs),
 			ConfigStateChecks: []statecheck.StateCheck{
-				expectVC(at("placement_groups"), knownvalue.ListSizeExact(2)),
+				expectVC(at("bundles"), knownvalue.ListSizeExact(2)),
 			},
 		},
 		resource.TestStep{
 			// Destroy through 503s and resets.
 			PreConfig: func() { proxy.Inject(acctest.FaultRule{Mode: acctest.FaultAlternate, Every: 3, First: 6}) },
-			Config:    cfg(1, 1),
+			Config:    cfg(2),
 			Destroy:   true,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				faulted(6),
