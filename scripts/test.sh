@@ -86,6 +86,8 @@ side_tests=(
   TestAccOwnerSecret_notReadableFromRay TestAccOwnerSecret_plainTokenRecordStillOwned
   TestAccReservations_sameNameRace TestAccReservations_staleWhateverOtherNamespacesHold
   TestAccReservations_rayPlacedKeepsOffExclusiveNodes TestAccRecovery_domainPinnedClusterStaysInItsDomain
+  TestAccReservations_oneWave TestAccLifecycle_forcedReplacement TestAccConcurrent_destroyWhileApply
+  TestAccVirtualCluster_resizeKeepsWorkers TestAccVirtualCluster_resizeSelectedNodes TestAccExample_inferenceFleet
 )
 side_pattern="^($(IFS='|'; echo "${side_tests[*]}"))\$"
 case "$suite" in
