@@ -194,7 +194,8 @@ func (r *virtualClusterResource) reprobeOrResize(ctx context.Context, prior virt
 	tflog.Info(ctx, "resizing virtual cluster in place", map[string]any{"name": spec.Name,
 		"kept": len(resize.Kept), "added": len(resize.Added), "removed": len(resize.Removed)})
 	exclude, _ := excludedNodes(ctx, *m)
-	if held, _, _ := clusterSpec(ctx, prior); spec.SelectNodes {
+	if spec.SelectNodes {
+		held, _, _ := clusterSpec(ctx, prior)
 		resize.KeepSelection(spec, held.SelectedNodeIDs, held.SelectedNodeDomains)
 	}
 	res, issues := r.data.ResizeNodes(ctx, spec, owner, resize, exclude)
