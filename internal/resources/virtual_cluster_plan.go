@@ -368,8 +368,8 @@ func (p *planCall) planNodes() {
 			var held []string
 			_ = p.state.SelectedNodeIDs.ElementsAs(p.ctx, &held, false)
 			p.plan.SelectedNodeIDs = types.ListUnknown(types.StringType)
-			if !r.Appended && len(held) >= r.Common {
-				p.plan.SelectedNodeIDs, _ = types.ListValueFrom(p.ctx, types.StringType, held[:r.Common])
+			if ids, known := r.PlannedSelection(held); known {
+				p.plan.SelectedNodeIDs, _ = types.ListValueFrom(p.ctx, types.StringType, ids)
 			}
 		}
 	}

@@ -134,7 +134,7 @@ func (r *virtualClusterResource) Read(ctx context.Context, req resource.ReadRequ
 // (segment_size, num_gpus_per_node, port range, exclude_node_ids, timeouts):
 // it re-probes the existing groups, recomputes rank order and ports and
 // rewrites the cluster's record. A per-node cluster whose nodes are appended
-// or dropped is resized in place instead (reprobeOrResize). For a cluster imported since the last
+// or dropped is resized in place instead (session.UpdateNodes). For a cluster imported since the last
 // apply, it is where this state takes ownership (session.TakeImported).
 func (r *virtualClusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	ctx, cancel, m, spec, ok := r.begin(ctx, req.Plan.Get, updateTimeout, &resp.Diagnostics)
@@ -160,7 +160,7 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 		if m.OwnerID.IsUnknown() {
 			m.OwnerID = types.StringNull() // a state from before owners existed stays without one
 		}
-		res, issues = r.reprobeOrResize(ctx, prior, &m, &spec)
+		res, issues = r.updateNodes(ctx, prior, &m, &spec)
 	}
 	if addIssues(&resp.Diagnostics, issues); resp.Diagnostics.HasError() {
 		return
@@ -175,31 +175,23 @@ func (r *virtualClusterResource) Update(ctx context.Context, req resource.Update
 	setIdentity(ctx, resp.Identity, m, &resp.Diagnostics)
 }
 
-// reprobeOrResize resizes a cluster whose logical nodes the plan appends or
-// drops (session.PlanResize, as the plan decided it), and re-probes it
-// otherwise.
-func (r *virtualClusterResource) reprobeOrResize(ctx context.Context, prior virtualClusterModel, m *virtualClusterModel, spec *clusterspec.Spec) (*contract.Result, []clusterspec.Issue) {
-	owner := m.OwnerID.ValueString()
-	if len(changedAttributes(*m, prior, resizingAttributes)) == 0 {
-		return r.data.Reprobe(ctx, *spec, owner, samePorts(prior, *spec))
+// updateNodes reads what the update applies to the nodes for
+// session.UpdateNodes: the plan's resize when a node list changed (as the
+// plan decided it), the held selection, the port range and the excluded
+// nodes.
+func (r *virtualClusterResource) updateNodes(ctx context.Context, prior virtualClusterModel, m *virtualClusterModel, spec *clusterspec.Spec) (*contract.Result, []clusterspec.Issue) {
+	u := session.NodesUpdate{KeepPorts: samePorts(prior, *spec)}
+	if len(changedAttributes(*m, prior, resizingAttributes)) > 0 {
+		resize, known := resizeOf(ctx, prior, *m)
+		u.Resize, u.Known = &resize, known
+		if spec.SelectNodes {
+			held, _, _ := clusterSpec(ctx, prior)
+			u.HeldIDs, u.HeldDomains = held.SelectedNodeIDs, held.SelectedNodeDomains
+		}
+		u.Exclude, _ = excludedNodes(ctx, *m)
 	}
-	resize, known := resizeOf(ctx, prior, *m)
-	switch why := session.NodesReplacement(resize, known, false, spec.Name); {
-	case why != "":
-		return nil, []clusterspec.Issue{{Summary: session.SummaryCannotResize,
-			Detail: "The plan applied resizes the cluster, but its nodes now call for a replacement: " + why + " Run terraform plan again."}}
-	case !resize.InPlace():
-		return r.data.Reprobe(ctx, *spec, owner, samePorts(prior, *spec))
-	}
-	tflog.Info(ctx, "resizing virtual cluster in place", map[string]any{"name": spec.Name,
-		"kept": len(resize.Kept), "added": len(resize.Added), "removed": len(resize.Removed)})
-	exclude, _ := excludedNodes(ctx, *m)
-	if spec.SelectNodes {
-		held, _, _ := clusterSpec(ctx, prior)
-		resize.KeepSelection(spec, held.SelectedNodeIDs, held.SelectedNodeDomains)
-	}
-	res, issues := r.data.ResizeNodes(ctx, spec, owner, resize, exclude)
-	if res != nil && spec.SelectNodes {
+	res, resized, issues := r.data.UpdateNodes(ctx, spec, m.OwnerID.ValueString(), u)
+	if resized && spec.SelectNodes {
 		m.SelectedNodeIDs, _ = types.ListValueFrom(ctx, types.StringType, spec.SelectedNodeIDs) // strings into a string list: no error
 	}
 	return res, issues

@@ -380,3 +380,53 @@ func LeftoverIssue(name string, groups []string) []clusterspec.Issue {
 			"them when their bundles match; otherwise, if they are in this cluster's Ray namespace and no one uses them, "+
 			"remove them (ray.util.remove_placement_group).", strings.Join(groups, ", "), name)}}
 }
+
+// NodesUpdate is what an update of an existing cluster applies to its
+// nodes. Resize is the plan's (PlanResize of the state's spec against the
+// planned one), nil when no logical node's bundle count, constraint or
+// selector changed; Known is false when the planned nodes could not be read.
+// HeldIDs and HeldDomains are the selection state holds (select_nodes),
+// KeepPorts that the port range is unchanged, Exclude exclude_node_ids.
+type NodesUpdate struct {
+	Resize               *Resize
+	Known                bool
+	HeldIDs, HeldDomains []string
+	KeepPorts            bool
+	Exclude              map[string]bool
+}
+
+// UpdateNodes applies an update of the cluster owner owns: a resize in
+// place when the plan appends or drops logical nodes, else a re-probe of
+// the existing groups (a setting changed, or the recovery from a node's
+// loss). resized reports the former: spec then holds the new selection.
+// Nodes whose change now calls for a replacement (the plan was made from
+// another view) fail without touching Ray.
+func (d *Session) UpdateNodes(ctx context.Context, spec *clusterspec.Spec, owner string, u NodesUpdate) (res *contract.Result, resized bool, issues []clusterspec.Issue) {
+	if u.Resize == nil {
+		res, issues = d.Reprobe(ctx, *spec, owner, u.KeepPorts)
+		return res, false, issues
+	}
+	r := *u.Resize
+	if why := NodesReplacement(r, u.Known, false, spec.Name); why != "" {
+		return nil, false, []clusterspec.Issue{{Summary: SummaryCannotResize,
+			Detail: "The plan applied resizes the cluster, but its nodes now call for a replacement: " + why + " Run terraform plan again."}}
+	}
+	if !r.InPlace() {
+		res, issues = d.Reprobe(ctx, *spec, owner, u.KeepPorts)
+		return res, false, issues
+	}
+	r.KeepSelection(spec, u.HeldIDs, u.HeldDomains)
+	res, issues = d.ResizeNodes(ctx, spec, owner, r, u.Exclude)
+	return res, res != nil, issues
+}
+
+// PlannedSelection is the selected_node_ids a plan that resizes in place
+// shows for a select_nodes cluster holding held: the kept nodes' when the
+// resize only drops nodes, unknown (known false) when it appends, since the
+// added ones are chosen at apply.
+func (r Resize) PlannedSelection(held []string) (ids []string, known bool) {
+	if r.Appended || len(held) < r.Common {
+		return nil, false
+	}
+	return held[:r.Common], true
+}

@@ -234,3 +234,32 @@ func TestNodesReplacement(t *testing.T) {
 		}
 	}
 }
+
+func TestPlannedSelection(t *testing.T) {
+	held := []string{"a", "b", "c"}
+	if ids, known := (Resize{Kept: []int{0, 1}, Removed: []int{2}, Common: 2, Relisted: true}).PlannedSelection(held); !known || !slices.Equal(ids, []string{"a", "b"}) {
+		t.Errorf("a shrink shows the kept nodes: %v %v", ids, known)
+	}
+	if _, known := (Resize{Kept: []int{0, 1, 2}, Added: []int{3}, Common: 3, Relisted: true, Appended: true}).PlannedSelection(held); known {
+		t.Error("a grow's added nodes are chosen at apply")
+	}
+	if _, known := (Resize{Common: 4}).PlannedSelection(held); known {
+		t.Error("a selection shorter than the kept nodes is not shown")
+	}
+}
+
+// An update whose nodes now call for a replacement fails before any call
+// to Ray (the session has no client).
+func TestUpdateNodesRefusesAReplacement(t *testing.T) {
+	d := New(nil, "ns", "python3", "test", nil)
+	spec := clusterspec.Spec{Name: "vc", BundleCtPerNode: []int{1, 1}}
+	for _, u := range []NodesUpdate{
+		{Resize: &Resize{Replace: "Logical node 0 changes."}, Known: true},
+		{Resize: &Resize{}, Known: false},
+	} {
+		res, resized, issues := d.UpdateNodes(t.Context(), &spec, "owner", u)
+		if res != nil || resized || len(issues) != 1 || issues[0].Summary != SummaryCannotResize {
+			t.Errorf("%+v: %v %v %+v", u, res, resized, issues)
+		}
+	}
+}
