@@ -145,7 +145,7 @@ func (w *Workspace) RunEnv(ctx context.Context, dir string, env []string, args .
 }
 
 // SubmittedSpecs decodes the driver specs of the job submissions among
-// events (the entrypoint's last word is the base64 spec).
+// events (the entrypoint's last word is the base85 spec).
 func SubmittedSpecs(events []ProxyEvent) ([]contract.Request, error) {
 	var out []contract.Request
 	for _, e := range events {

@@ -12,18 +12,18 @@
 //
 // The entrypoint is
 //
-//	<python> -c '<bootstrap>' '<base64(spec json)>'
+//	<python> -c '<bootstrap>' '<base85(zlib(spec json))>'
 //
 // where the bootstrap is a fixed one-liner that execs the zlib-compressed,
-// base64-encoded driver source. The only user-controlled text (the spec) is
-// base64, and the python executable is shell-quoted, so nothing a user typed
-// reaches the shell unescaped.
+// base85-encoded driver source (Python's b85, package base85). The only
+// user-controlled text (the spec) is base85, whose alphabet holds no quote
+// or backslash, and the python executable is shell-quoted, so nothing a
+// user typed reaches the shell unescaped.
 package driver
 
 import (
 	"bytes"
 	"compress/zlib"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +32,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/base85"
 
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 )
@@ -84,8 +86,8 @@ func bootstrapCode() string {
 		w, _ := zlib.NewWriterLevel(&buf, zlib.BestCompression)
 		_, _ = w.Write(driverSource)
 		_ = w.Close()
-		payload := base64.StdEncoding.EncodeToString(buf.Bytes())
-		bootstrap = `import base64,zlib;exec(zlib.decompress(base64.b64decode("` + payload + `")))`
+		payload := base85.Encode(buf.Bytes())
+		bootstrap = `import base64,zlib;exec(zlib.decompress(base64.b85decode("` + payload + `")))`
 	})
 	return bootstrap
 }
@@ -113,15 +115,16 @@ func Entrypoint(python string, spec contract.Request) (string, error) {
 }
 
 // EncodeSpecArg is the spec's command-line word: zlib-compressed JSON in
-// base64. Compressed because the whole entrypoint is one argument of
+// base85. Compressed because the whole entrypoint is one argument of
 // `sh -c`, which Linux caps at 128 KiB (MAX_ARG_STRLEN): a 2,048 x 8 cluster's
-// spec is 300-590 KB of JSON but 1.5-20 KB compressed (it repeats itself).
+// spec is 300-590 KB of JSON but 1.5-20 KB compressed (it repeats itself);
+// base85 rather than base64 for a sixteenth less.
 func EncodeSpecArg(specJSON []byte) string {
 	var buf bytes.Buffer
 	w, _ := zlib.NewWriterLevel(&buf, zlib.BestCompression)
 	_, _ = w.Write(specJSON)
 	_ = w.Close()
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
+	return base85.Encode(buf.Bytes())
 }
 
 // singleQuote always quotes, so that even a value shaped like NAME=value is

@@ -3,7 +3,6 @@ package driver
 import (
 	"bytes"
 	"compress/zlib"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/base85"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
@@ -96,9 +96,10 @@ func TestEntrypointQuotesPython(t *testing.T) {
 	}
 }
 
-var base64Word = regexp.MustCompile(`^[A-Za-z0-9+/=]+$`)
+// base85Word is a word of base85.Alphabet only: no quote, no backslash.
+var base85Word = regexp.MustCompile("^[" + regexp.QuoteMeta(base85.Alphabet) + "]+$")
 
-func TestEntrypointKeepsUserTextInsideBase64(t *testing.T) {
+func TestEntrypointKeepsUserTextInsideBase85(t *testing.T) {
 	evil := []string{
 		"vc-'; rm -rf / #",
 		"ünïcödé-组-🚀",
@@ -123,8 +124,8 @@ func TestEntrypointKeepsUserTextInsideBase64(t *testing.T) {
 		t.Fatalf("want exactly three single-quoted words (python, bootstrap, spec), got %d quotes", strings.Count(ep, "'"))
 	}
 	words := shellWords(t, ep)
-	if !base64Word.MatchString(words[3]) {
-		t.Fatalf("spec word is not pure base64: %.80q", words[3])
+	if !base85Word.MatchString(words[3]) {
+		t.Fatalf("spec word is not pure base85: %.80q", words[3])
 	}
 	m := decodeSpecArg(t, words[3])
 	groups := m["groups"].([]any)
@@ -133,17 +134,21 @@ func TestEntrypointKeepsUserTextInsideBase64(t *testing.T) {
 			t.Errorf("group %d name round-trip = %q, want %q", i, got, n)
 		}
 	}
-	// Everything between the quotes of the bootstrap is fixed code plus base64.
+	// Everything between the quotes of the bootstrap is fixed code plus base85.
 	code := words[2]
-	const pre, post = `import base64,zlib;exec(zlib.decompress(base64.b64decode("`, `")))`
+	const pre, post = `import base64,zlib;exec(zlib.decompress(base64.b85decode("`, `")))`
 	if !strings.HasPrefix(code, pre) || !strings.HasSuffix(code, post) {
 		t.Fatalf("unexpected bootstrap shape")
 	}
 	payload := strings.TrimSuffix(strings.TrimPrefix(code, pre), post)
-	if !base64Word.MatchString(payload) {
-		t.Fatal("driver payload is not pure base64")
+	if !base85Word.MatchString(payload) {
+		t.Fatal("driver payload is not pure base85")
 	}
-	zr, err := zlib.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(payload)))
+	packed, err := base85.Decode(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(packed))
 	if err != nil {
 		t.Fatal(err)
 	}

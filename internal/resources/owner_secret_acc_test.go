@@ -1,12 +1,8 @@
 package resources_test
 
 import (
-	"bytes"
-	"compress/zlib"
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +10,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/acctest"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/driver"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/drivertest"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
 )
 
@@ -134,20 +131,14 @@ func noTokenInRay(t *testing.T, when string, tokens map[string]string) {
 }
 
 // entrypointRequest decodes the request a driver job's entrypoint carries
-// (its last word: zlib-compressed JSON in base64); "" for other jobs.
+// (its last word: zlib-compressed JSON in base85); "" for other jobs.
 func entrypointRequest(ep string) string {
 	ep = strings.TrimSuffix(strings.TrimSpace(ep), "'")
-	i := strings.LastIndex(ep, "'")
-	raw, err := base64.StdEncoding.DecodeString(ep[i+1:])
+	raw, err := drivertest.DecodeSpecArg(ep[strings.LastIndex(ep, "'")+1:])
 	if err != nil {
 		return ""
 	}
-	r, err := zlib.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return ""
-	}
-	out, _ := io.ReadAll(r)
-	return string(out)
+	return string(raw)
 }
 
 // A cluster whose record and reservation an older version wrote with the

@@ -20,9 +20,10 @@ import (
 )
 
 // safeEntrypoint is the only shape a driver job's shell command may have:
-// the fixed bootstrap with its base64 payload, then the base64 spec. Nothing
+// the fixed bootstrap with its base85 payload, then the base85 spec. Nothing
 // else - in particular no byte of the user's input - may appear in it.
-var safeEntrypoint = regexp.MustCompile(`^'python' -c '(import base64,zlib;exec\(zlib\.decompress\(base64\.b64decode\("[A-Za-z0-9+/]+={0,2}"\)\)\))' '([A-Za-z0-9+/]+={0,2})'$`)
+var safeEntrypoint = regexp.MustCompile(`^'python' -c '(import base64,zlib;exec\(zlib\.decompress\(base64\.b85decode\("` +
+	drivertest.SpecArgChars + `+"\)\)\))' '(` + drivertest.SpecArgChars + `+)'$`)
 
 var submissionIDRE = regexp.MustCompile(`^raytf_(create|delete|inspect)_[A-Za-z0-9_-]+_0$`)
 
@@ -94,7 +95,7 @@ var refBootstrap = func() string {
 // HCL-to-request translation (model -> clusterSpec -> driverSpec ->
 // driver.Entrypoint) and checks that nothing panics, that the shell command
 // always has the fixed safe shape (every user-supplied byte is inside the
-// base64 spec argument), that the spec argument carries the request intact,
+// base85 spec argument), that the spec argument carries the request intact,
 // and that submission ids stay URL- and shell-safe. Static validation is
 // not applied first: the entrypoint must be safe even for a configuration
 // the plan would have rejected.
@@ -179,7 +180,7 @@ func checkEntrypoint(t *testing.T, action, ep string, ds contract.Request) {
 	}
 	raw, err := drivertest.DecodeSpecArg(sub[2])
 	if err != nil {
-		t.Fatalf("%s: spec argument is not base64: %v", action, err)
+		t.Fatalf("%s: spec argument is not base85: %v", action, err)
 	}
 	var got contract.Request
 	if err := json.Unmarshal(raw, &got); err != nil {

@@ -1,6 +1,6 @@
 # terraform-provider-ray placement-group driver.
 #
-# Runs as a Ray job: python -c '<bootstrap>' <base64(json spec)>, the modules
+# Runs as a Ray job: python -c '<bootstrap>' <base85(zlib(json spec))>, the modules
 # of this package joined into one script (internal/driver/source.go).
 # Creates, inspects or deletes detached, named placement groups (or only
 # reads a cluster's record, for the ray_virtual_cluster data source) and reports

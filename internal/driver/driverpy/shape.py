@@ -80,7 +80,7 @@ def load_request(run: Run, argv: List[str]) -> Json:
     if len(argv) < 2:
         raise DriverError("invalid", "no_request")
     try:
-        spec = json.loads(zlib.decompress(base64.b64decode(argv[1], validate=True)).decode("utf-8"))
+        spec = json.loads(zlib.decompress(base64.b85decode(argv[1])).decode("utf-8"))
     except Exception as e:  # noqa: BLE001
         raise DriverError("invalid", "undecodable", detail=str(e))
     if not isinstance(spec, dict):

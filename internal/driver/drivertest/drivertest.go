@@ -5,14 +5,20 @@ package drivertest
 import (
 	"bytes"
 	"compress/zlib"
-	"encoding/base64"
 	"io"
+	"regexp"
+
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/base85"
 )
+
+// SpecArgChars is a regexp character class of the characters a spec
+// argument (and the driver's payload) is written in: base85's.
+var SpecArgChars = "[" + regexp.QuoteMeta(base85.Alphabet) + "]"
 
 // DecodeSpecArg reverses driver.EncodeSpecArg: the request JSON of a spec
 // argument.
 func DecodeSpecArg(arg string) ([]byte, error) {
-	packed, err := base64.StdEncoding.DecodeString(arg)
+	packed, err := base85.Decode(arg)
 	if err != nil {
 		return nil, err
 	}

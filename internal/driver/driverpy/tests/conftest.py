@@ -69,7 +69,7 @@ class Exited(Exception):
 
 
 def encode(request: Any) -> str:
-    return base64.b64encode(zlib.compress(json.dumps(request).encode())).decode()
+    return base64.b85encode(zlib.compress(json.dumps(request).encode())).decode()
 
 
 @pytest.fixture
