@@ -15,7 +15,7 @@ import (
 // Every other top-level function is a decision DESIGN.md must list.
 var driverPlumbing = []string{
 	// shape.py
-	"_is_number", "_is_int", "_is_str_map", "check_shape", "load_request", "check_version", "parse_request",
+	"_is_number", "_is_int", "_is_str_map", "check_shape", "load_request", "check_version", "parse_request", "parse_groups",
 	// rayapi.py, gcs_direct.py, runstate.py
 	"import_ray", "auth_metadata", "installed_ray_version", "emit", "progress",
 	// nodes.py, groups.py, kv.py

@@ -53,6 +53,9 @@ type Request struct {
 	// RemoveGroups are the groups an ActionResize removes once the groups
 	// it creates are ready.
 	RemoveGroups []string `json:"remove_groups,omitempty"`
+	// Alternatives are the other choices of nodes a select_nodes create
+	// takes, in order, when its nodes were reserved first (WithAlternatives).
+	Alternatives []Alternative `json:"alternatives,omitempty"`
 }
 
 // BatchRequest runs reqs in one driver job. They share a namespace (a
@@ -280,6 +283,9 @@ func (r Request) Validate() error {
 	if len(r.RemoveGroups) > 0 && r.Action != ActionResize {
 		return errors.New("driver request: remove_groups is for a resize")
 	}
+	if err := r.validateAlternatives(); err != nil {
+		return err
+	}
 	if len(r.RunID) > maxRunIDLength {
 		return fmt.Errorf("driver request: run_id longer than %d characters", maxRunIDLength)
 	}
@@ -401,6 +407,9 @@ type Result struct {
 	// wrote the new shape's record: the resize stands, Groups and Record
 	// hold the new shape and NotRemoved the groups it may have left.
 	Committed bool `json:"committed,omitempty"`
+	// Alternative is the 1-based index of the request's Alternatives a
+	// create took (its first choice was reserved first); 0 for the first.
+	Alternative int `json:"alternative,omitempty"`
 	// Pending lists the groups Ray had not placed when a create gave up;
 	// Nodes is the cluster's per-node view at that moment. Go explains the
 	// shortage from both (ExplainApplyShortage).

@@ -27,6 +27,11 @@ func pytestRequests() map[string]any {
 	selected := spec
 	selected.SelectNodes, selected.SelectedNodeIDs = true, []string{"node-1", "node-2"}
 	selectedManifest := record.NewManifest(selected, "owner-a", "test", record.Placement{})
+	pair := spec
+	pair.BundleCtPerNode, pair.NumGPUsPerNode, pair.SelectNodes, pair.SelectedNodeIDs = []int{2}, 2, true, []string{"node-1"}
+	pairManifest := record.NewManifest(pair, "owner-a", "test", record.Placement{})
+	pairElsewhere := pair
+	pairElsewhere.SelectedNodeIDs = []string{"node-2"}
 	grown := spec
 	grown.BundleCtPerNode = []int{1, 1, 1}
 	grownManifest := record.NewManifest(grown, "owner-a", "test", record.Placement{})
@@ -42,6 +47,8 @@ func pytestRequests() map[string]any {
 		"contract":        contract.DriverContract(),
 		"create":          contract.RequestFor(spec, contract.ActionCreate).Owned(spec, "owner-a", false, &manifest),
 		"create_selected": contract.RequestFor(selected, contract.ActionCreate).Owned(selected, "owner-a", false, &selectedManifest),
+		"create_alternative": contract.RequestFor(pair, contract.ActionCreate).Owned(pair, "owner-a", false, &pairManifest).
+			WithAlternatives([]clusterspec.Spec{pairElsewhere}, "owner-a", "test"),
 		"inspect":         contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "owner-a", false, &manifest),
 		"inspect_nowrite": contract.RequestFor(spec, contract.ActionInspect).Owned(spec, "owner-a", false, nil),
 		"record":          contract.RequestFor(spec, contract.ActionRecord).Owned(spec, "owner-a", false, &manifest),

@@ -13,6 +13,7 @@ import (
 	"github.com/ray-infra/terraform-provider-ray/internal/planning"
 	"github.com/ray-infra/terraform-provider-ray/internal/raystate"
 	"github.com/ray-infra/terraform-provider-ray/internal/record"
+	"github.com/ray-infra/terraform-provider-ray/internal/topology"
 )
 
 // fakeDriver answers create requests: the nodes in taken cannot hold the
@@ -26,6 +27,18 @@ type fakeDriver struct {
 	// places while other reservations stay pending; whole refuses it as
 	// placed on a node another cluster reserves whole.
 	refuseAll, whole bool
+	// takesAlternatives falls back on the request's alternatives as the
+	// driver does: the first whose nodes are free.
+	takesAlternatives bool
+}
+
+func (f *fakeDriver) anyTaken(nodes map[string]topology.Resources) bool {
+	for id := range nodes {
+		if f.taken[id] {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Result, error) {
@@ -41,6 +54,11 @@ func (f *fakeDriver) run(_ context.Context, req contract.Request) (*contract.Res
 	}
 	if len(holders) == 0 {
 		return &contract.Result{OK: true, Action: req.Action}, nil
+	}
+	for i, alt := range req.Alternatives {
+		if f.takesAlternatives && !f.refuseAll && !f.anyTaken(alt.Nodes) {
+			return &contract.Result{OK: true, Action: req.Action, Alternative: i + 1}, nil
+		}
 	}
 	res := &contract.Result{Action: req.Action, Error: &contract.ResultError{Kind: contract.KindConflict, Code: contract.CodeNodesClaimed,
 		Facts: contract.ErrorFacts{Holders: holders, Claimed: f.pending}}}
@@ -84,6 +102,38 @@ func TestPlaceChoosesAgainAfterLostRace(t *testing.T) {
 		if o := req.Ownership; o == nil || o.Owner != record.OwnerDigest("owner-a") || o.Manifest == nil || o.Reservation == nil || len(o.Reservation.Nodes) != 1 {
 			t.Errorf("create request without ownership, record or reservation: %+v", o)
 		}
+	}
+}
+
+// A select_nodes create carries the other disjoint choices as
+// alternatives; when its first choice was claimed first, the driver's
+// alternative becomes its choice in the same run: no second request.
+func TestPlaceTakesAnAlternativeInOneRun(t *testing.T) {
+	spec := clusterspectest.SelectingSpec(1)
+	snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
+	first := spec
+	if _, issues, err := Place(context.Background(), fakeEnv(&fakeDriver{taken: map[string]bool{}}, snap), &first, snap, "owner-a", nil); err != nil || len(issues) > 0 {
+		t.Fatalf("place on a free cluster: %v %v", issues, err)
+	}
+	f := &fakeDriver{taken: map[string]bool{first.SelectedNodeIDs[0]: true}, takesAlternatives: true}
+	res, issues, err := Place(context.Background(), fakeEnv(f, snap), &spec, snap, "owner-a", nil)
+	if err != nil || len(issues) > 0 || res == nil || !res.OK {
+		t.Fatalf("place after a lost race: %+v %v %v", res, issues, err)
+	}
+	if len(f.requests) != 1 || len(f.requests[0].Alternatives) == 0 {
+		t.Fatalf("%d requests; want one carrying alternatives", len(f.requests))
+	}
+	alt := f.requests[0].Alternatives[res.Alternative-1]
+	if slices.Contains(spec.SelectedNodeIDs, first.SelectedNodeIDs[0]) || !slices.Equal(spec.SelectedNodeIDs, alt.Manifest.SelectedNodeIDs) {
+		t.Errorf("chose %v; want the alternative taken, %v", spec.SelectedNodeIDs, alt.Manifest.SelectedNodeIDs)
+	}
+	for _, a := range f.requests[0].Alternatives {
+		if slices.ContainsFunc(a.Manifest.SelectedNodeIDs, func(id string) bool { return slices.Contains(first.SelectedNodeIDs, id) }) {
+			t.Errorf("alternative %v shares a node with the first choice %v", a.Manifest.SelectedNodeIDs, first.SelectedNodeIDs)
+		}
+	}
+	if err := f.requests[0].Validate(); err != nil {
+		t.Errorf("the request with alternatives: %v", err)
 	}
 }
 

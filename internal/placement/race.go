@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -78,6 +79,38 @@ type race struct {
 	pending    []contract.NodeHolder            // other clusters' pending reservation shares, as the driver last reported them
 	queueUntil time.Time
 	collided   time.Time
+	// alternatives are the other choices the driver may fall back on, in
+	// order (select_nodes; see selectNodes).
+	alternatives []planning.Choice
+}
+
+// MaxAlternativeNodes bounds the logical nodes of a cluster whose create
+// carries alternatives: each repeats the groups in the driver's
+// entrypoint, whose size is bounded, and a small cluster is the one that
+// races for the same first nodes as others.
+const MaxAlternativeNodes = 16
+
+// alternativeSpecs are attempt on each of the alternatives' nodes.
+func (p *race) alternativeSpecs(attempt clusterspec.Spec) []clusterspec.Spec {
+	out := make([]clusterspec.Spec, 0, len(p.alternatives))
+	for _, c := range p.alternatives {
+		alt := attempt
+		alt.SelectedNodeIDs, alt.SelectedNodeDomains = c.IDs, c.Domains
+		out = append(out, alt)
+	}
+	return out
+}
+
+// tookAlternative makes the alternative the driver took (its first choice
+// was reserved first) the cluster's choice, for this process's next
+// choices too.
+func (p *race) tookAlternative(res *contract.Result, err error) {
+	if err != nil || res == nil || res.Alternative < 1 || res.Alternative > len(p.alternatives) {
+		return
+	}
+	c := p.alternatives[res.Alternative-1]
+	p.spec.SelectedNodeIDs, p.spec.SelectedNodeDomains = c.IDs, c.Domains
+	p.env.Choose(p.key, func([]clusterspec.GroupRequest) []clusterspec.GroupRequest { return planning.TakenGroups(*p.spec) })
 }
 
 func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Result, []clusterspec.Issue, error) {
@@ -98,9 +131,10 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 		if !p.collided.IsZero() { // the queue and the wait share ready_timeout
 			attempt.ReadyTimeout = max(time.Until(p.queueUntil), time.Second)
 		}
-		res, err := p.env.Run(ctx, CreateRequest(attempt, p.owner, p.env.Version))
+		res, err := p.env.Run(ctx, CreateRequest(attempt, p.owner, p.env.Version).WithAlternatives(p.alternativeSpecs(attempt), p.owner, p.env.Version))
 		holders, pending := nodesClaimed(res, err)
 		if holders == nil {
+			p.tookAlternative(res, err)
 			return res, nil, err
 		}
 		p.env.Forget(p.key)
@@ -156,19 +190,31 @@ func (p *race) choose(ctx context.Context, snap *planning.Snapshot) (*planning.S
 
 // selectNodes chooses among the nodes free in snap, the clusters this
 // process is choosing for counted as taken; after a lost race, apart from
-// the others that lost it (planning.SpreadChoice).
+// the others that lost it (one of planning.DisjointChoices at random). The
+// other disjoint choices, in random order, become the alternatives the
+// driver falls back on when another cluster reserves the chosen nodes
+// first: racing creates then spread over them in one run each.
 func (p *race) selectNodes(snap *planning.Snapshot) []clusterspec.Issue {
 	spec := p.spec
 	var issues []clusterspec.Issue
+	p.alternatives = nil
 	p.env.Choose(p.key, func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
 		ids, domains, found := planning.ChooseFreeNodes(*spec, snap, p.exclude, others)
 		if issues = found; clusterspec.HasError(found) {
 			return nil
 		}
-		if !p.collided.IsZero() {
-			ids, domains = planning.SpreadChoice(*spec, snap, p.exclude, others, ids, domains)
+		choices := []planning.Choice{{IDs: ids, Domains: domains}}
+		if len(spec.BundleCtPerNode) <= MaxAlternativeNodes {
+			choices = planning.DisjointChoices(*spec, snap, p.exclude, others, ids, domains)
 		}
-		spec.SelectedNodeIDs, spec.SelectedNodeDomains = ids, domains
+		first := 0
+		if !p.collided.IsZero() {
+			first = rand.IntN(len(choices)) //nolint:gosec // spreading retries, not security
+		}
+		c := choices[first]
+		p.alternatives = slices.Delete(slices.Clone(choices), first, first+1)
+		rand.Shuffle(len(p.alternatives), func(i, j int) { p.alternatives[i], p.alternatives[j] = p.alternatives[j], p.alternatives[i] })
+		spec.SelectedNodeIDs, spec.SelectedNodeDomains = c.IDs, c.Domains
 		return planning.TakenGroups(*spec)
 	})
 	return issues

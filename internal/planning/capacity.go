@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strconv"
@@ -286,33 +285,35 @@ func ShortageNextStep(s clusterspec.Spec) string {
 	return step + "."
 }
 
-// maxSpreadChoices bounds the disjoint choices a retry picks from.
+// maxSpreadChoices bounds the disjoint choices a create picks from (after a
+// lost race) and falls back on.
 const maxSpreadChoices = 4
 
-// SpreadChoice picks one of up to maxSpreadChoices disjoint choices at
-// random, the first being ids (ChooseFreeNodes' choice) and each next one
-// ChooseFreeNodes' choice without the nodes of those before it. Clusters
-// that lost a race for the same nodes then choose again apart, rather than
-// all onto the next nodes in order, one winner per round.
-func SpreadChoice(s clusterspec.Spec, snap *Snapshot, exclude map[string]bool, others []clusterspec.GroupRequest, ids, domains []string) ([]string, []string) {
-	type choice struct{ ids, domains []string }
-	alts := []choice{{ids, domains}}
+// Choice is one choice of nodes for a select_nodes cluster: the node of
+// each logical node and its NVLink domain.
+type Choice struct{ IDs, Domains []string }
+
+// DisjointChoices is the choice ids (ChooseFreeNodes' choice) followed by
+// up to maxSpreadChoices-1 more, each ChooseFreeNodes' choice without the
+// nodes of those before it: the choices a create may fall back on, in
+// order, when another cluster reserved the nodes of the ones before.
+func DisjointChoices(s clusterspec.Spec, snap *Snapshot, exclude map[string]bool, others []clusterspec.GroupRequest, ids, domains []string) []Choice {
+	alts := []Choice{{ids, domains}}
 	used := map[string]bool{}
 	for id := range exclude {
 		used[id] = true
 	}
 	for len(alts) < maxSpreadChoices {
-		for _, id := range alts[len(alts)-1].ids {
+		for _, id := range alts[len(alts)-1].IDs {
 			used[id] = true
 		}
 		next, nextDomains, issues := ChooseFreeNodes(s, snap, used, others)
 		if clusterspec.HasError(issues) {
 			break
 		}
-		alts = append(alts, choice{next, nextDomains})
+		alts = append(alts, Choice{next, nextDomains})
 	}
-	c := alts[rand.IntN(len(alts))] //nolint:gosec // spreading retries, not security
-	return c.ids, c.domains
+	return alts
 }
 
 // busyReport lists the nodes selection left out, per NVLink domain in

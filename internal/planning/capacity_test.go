@@ -215,29 +215,28 @@ func TestExplainApplyShortageOfPinnedGroup(t *testing.T) {
 	}
 }
 
-// After a lost race, the choice spreads over the disjoint choices in order:
-// each is a complete segment the reference's rules would take once the
-// ones before it were gone, and every one of them comes up.
-func TestSpreadChoice(t *testing.T) {
+// The disjoint choices a create falls back on (and spreads over after a
+// lost race) are, in order, the complete segments the reference's rules
+// would take once the ones before them were gone.
+func TestDisjointChoices(t *testing.T) {
 	s := clusterspectest.SelectingSpec(2, 2)
 	s.SegmentSize = clusterspectest.Ptr(2)
 	snap := topoSnapshot(nil)
 	ids, domains, _ := ChooseFreeNodes(s, snap, nil, nil)
-	seen := map[string]bool{}
-	for range 200 {
-		got, gotDomains := SpreadChoice(s, snap, nil, nil, ids, domains)
-		key := strings.Join(got, ",")
-		if key != "a2,a1" && key != "b2,b1" || len(gotDomains) != 2 || gotDomains[0] != gotDomains[1] {
-			t.Fatalf("spread choice %v %v is not one of the complete segments", got, gotDomains)
+	var got []string
+	for _, c := range DisjointChoices(s, snap, nil, nil, ids, domains) {
+		if len(c.Domains) != 2 || c.Domains[0] != c.Domains[1] {
+			t.Errorf("choice %v %v spans domains", c.IDs, c.Domains)
 		}
-		seen[key] = true
+		got = append(got, strings.Join(c.IDs, ","))
 	}
-	if len(seen) != 2 {
-		t.Errorf("200 spread choices took only %v", seen)
+	if !cmp.Equal(got, []string{"a2,a1", "b2,b1"}) {
+		t.Errorf("disjoint choices %v; want the two complete segments, in order", got)
 	}
 	one := clusterspectest.SelectingSpec(1)
-	ids, domains, _ = ChooseFreeNodes(one, snap, map[string]bool{"a2": true, "b2": true, "b1": true, "c1": true}, nil)
-	if got, _ := SpreadChoice(one, snap, map[string]bool{"a2": true, "b2": true, "b1": true, "c1": true}, nil, ids, domains); !cmp.Equal(got, []string{"a1"}) {
+	exclude := map[string]bool{"a2": true, "b2": true, "b1": true, "c1": true}
+	ids, domains, _ = ChooseFreeNodes(one, snap, exclude, nil)
+	if got := DisjointChoices(one, snap, exclude, nil, ids, domains); len(got) != 1 || !cmp.Equal(got[0].IDs, []string{"a1"}) {
 		t.Errorf("the only free node a1, yet %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package resources_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -379,5 +380,62 @@ func TestAccReservations_oneWave(t *testing.T) {
 	}
 	if got := groupGPUsPerNode(t, prefix); got[node] != 2 {
 		t.Errorf("GPUs per node: %v; want %s's 2 on %s", got, made, node)
+	}
+}
+
+// A select_nodes cluster whose first choice another state's create has
+// just reserved whole (its groups not made yet, so no plan or snapshot sees
+// it) takes the other node it may use in the same driver job: the driver
+// falls back on the request's alternative under the lock. Ray holds its
+// group there, its record and reservation name that node, and one job
+// reserved it.
+func TestAccReservations_alternativeInTheSameJob(t *testing.T) {
+	acctest.SkipUnlessAcc(t)
+	acctest.PreCheck(t)
+	prefix := acctest.Name("alt")
+	c := twoGPUCluster("a", prefix+"-a", func(c *acctest.VirtualCluster) {
+		c.SelectNodes, c.ExcludeNodeIDs = true, onlyNodes(t, "rackB-1", "rackB-2")
+	})
+	w := acctest.NewWorkDirDestroyed(t, acctest.HCL(c, acctest.Output("node", "ray_virtual_cluster.a.selected_node_ids[0]")))
+	w.MustRun("apply", "-auto-approve")
+	first := nodeOf(t, w) // the node this configuration chooses first, by the reference's order
+	w.MustRun("destroy", "-auto-approve")
+
+	other := prefix + "-other"
+	t.Cleanup(func() { acctest.WriteReservation(t, other, nil) })
+	acctest.WriteReservation(t, other, map[string]any{"cluster": clusterspec.DefaultNamespace + "/" + other, "owner": "another-state",
+		"groups": []string{other + "-node0"}, "nodes": map[string]any{first: map[string]float64{"GPU": 4}}, "token": "t",
+		"claimed_at": float64(time.Now().Add(5 * time.Minute).Unix())}) // fresh (not stale) however slow the test runs
+	log := filepath.Join(t.TempDir(), "provider.log")
+	w.LogProviderTo(log)
+	w.MustRun("apply", "-auto-approve")
+	second := nodeOf(t, w)
+	if second == first {
+		t.Fatalf("the cluster took %s, which another state reserved whole", first)
+	}
+	checkClusterOnNode(t, c.Name, second)
+	if rec := acctest.ReadRecord(t, c.Name); rec == nil || !slices.Equal(rec.SelectedNodeIDs, []string{second}) {
+		t.Errorf("record %+v; want it to name %s", rec, second)
+	}
+	if nodes := acctest.Reservations(t, prefix)[clusterspec.DefaultNamespace+"/"+c.Name].Nodes; len(nodes) != 1 || nodes[second]["GPU"] != 2 {
+		t.Errorf("reservation nodes %v; want 2 GPUs of %s", nodes, second)
+	}
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creates := map[string]bool{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if id := runIDRE.FindStringSubmatch(line); id != nil && strings.Contains(line, "phase=started") && strings.Contains(line, "action=create") {
+			creates[id[1]] = true
+		}
+	}
+	if len(creates) != 1 || !strings.Contains(string(raw), "alternative=1") {
+		t.Errorf("create runs %v, alternative taken: %v; want one run that took the alternative",
+			slices.Sorted(maps.Keys(creates)), strings.Contains(string(raw), "alternative=1"))
+	}
+	w.MustRun("destroy", "-auto-approve")
+	if err := acctest.CheckNoGroupsInRay(t, c.Name)(nil); err != nil {
+		t.Error(err)
 	}
 }

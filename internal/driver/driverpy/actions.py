@@ -136,11 +136,14 @@ def do_create(run: Run, spec: Spec) -> Json:
                 conflicts.append({"group": g["name"], "differences": d})
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
+    if any(found.values()):
+        spec["alternatives"] = []  # a retry adopts the groups it made on its chosen nodes
     # Before the record: a run that loses the race writes nothing. A wave's creates reserve together.
     if run.wave:
         run.wave.reserve(run, spec)
     else:
         reserve(run, spec)
+    groups = spec["groups"]  # an alternative's, when its first choice was reserved first (take_alternative)
     entries: List[Entry] = []
     with keep_reservation(run, spec):
         if run.wave:
@@ -162,6 +165,8 @@ def do_create(run: Run, spec: Spec) -> Json:
     entries = wait_ready(run, entries, spec)
     settle_reservation(run, spec, [e[1] for e in entries])
     out: Json = {"groups": probe_groups(run, entries, spec)}
+    if run.alternative:
+        out["alternative"] = run.alternative
     own = spec["own"]
     if own:
         out["record"] = placed_record(run, own, out["groups"], record, spec["rank_order"])

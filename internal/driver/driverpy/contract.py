@@ -84,6 +84,7 @@ class Spec(TypedDict):
     rank_order: Optional[Json]
     quota: Optional[Json]  # the namespace's quota: checked by a create, written by "quota", read by a read
     remove: List[str]  # the groups a resize removes once its added groups are ready
+    alternatives: List[Json]  # a create's other choices of nodes: groups, manifest and reserved nodes each
 
 
 class DriverError(Exception):

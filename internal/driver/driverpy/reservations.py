@@ -457,14 +457,17 @@ def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen
     totals = ledger.seen.totals()
     if resv["nodes"] is not None:
         waiting = ledger.landing(totals, list(resv["nodes"]), True)
-        if waiting and not last:
-            return False
         short = ledger.short_nodes(totals)
         if short or waiting:
-            raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"],
-                              holders=ledger.holders_on(short, totals) + waiting, claimed=ledger.pending_holders(totals))
+            taken, tried = take_alternative(run, spec, ledger, totals)
+            if taken is None and waiting and not last:
+                return False
+            if taken is None:
+                raise DriverError("conflict", "nodes_claimed", cluster=resv["cluster"],
+                                  holders=ledger.holders_on(short, totals) + waiting + tried, claimed=ledger.pending_holders(totals))
+            resv, own = taken, cast(Json, spec["own"])
         ledger.seen.put(resv["key"], write_reservation(run, own, resv, resv["nodes"]))
-        progress(run, "reserved", nodes=len(resv["nodes"]))
+        progress(run, "reserved", nodes=len(resv["nodes"]), alternative=run.alternative)
         return True
     waiting = [h for h in ledger.pending_holders()
                if time.time() - h["claimed_at"] < resv["stale_seconds"] and h["cluster"] not in ledger.siblings]
@@ -475,6 +478,40 @@ def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen
     unplaced = [{k: float(v) for k, v in b.items()} for g in spec["groups"] for b in g["bundles"] or []]
     ledger.seen.put(resv["key"], write_reservation(run, own, resv, {}, unplaced))
     progress(run, "reserved", nodes=0)
+    return True
+
+
+def take_alternative(run: Run, spec: Spec, ledger: Ledger, totals: Dict[str, Resources]) -> Tuple[Optional[Json], List[Json]]:
+    """The first of the create's alternatives (other nodes, chosen by Go's
+    rules) that fits where its first choice did not, made the create's own:
+    its groups, record and reservation. Else None, with the holders of the
+    alternatives' nodes (Go chooses again around them). An alternative the
+    namespace's quota refuses is passed over: the first choice's refusal
+    stands."""
+    first = ledger.resv
+    tried: List[Json] = []
+    for k, alt in enumerate(spec.get("alternatives") or [], 1):
+        ledger.resv = dict(first, nodes=alt["nodes"])
+        short = ledger.short_nodes(totals)
+        waiting = ledger.landing(totals, list(alt["nodes"]), True)
+        if not short and not waiting and within_quota(run, spec, ledger, alt["nodes"]):
+            own = cast(Json, spec["own"])
+            own["reservation"], own["manifest"] = ledger.resv, alt["manifest"]
+            spec["groups"], spec["alternatives"] = alt["groups"], []
+            run.alternative = k
+            return ledger.resv, tried
+        tried += ledger.holders_on(short, totals) + waiting
+    ledger.resv = first
+    return None, tried
+
+
+def within_quota(run: Run, spec: Spec, ledger: Ledger, nodes: Dict[str, Resources]) -> bool:
+    """Whether the namespace's quota (its label limits count by node) lets
+    the create ask nodes."""
+    try:
+        check_quota(run, spec, ledger.others, ledger.seen.groups, ledger.resv["cluster"], nodes)
+    except DriverError:
+        return False
     return True
 
 

@@ -37,6 +37,7 @@ class Run:
         self.lock_key = ""  # the reservation lock, while this run holds it
         self.lock_since = 0.0  # monotonic time this run took the lock
         self.lock_waited = 0.0  # how long it waited for the lock then
+        self.alternative = 0  # the 1-based index of the request's alternatives a create took, 0: its first choice
         self.wave: Any = None  # the Wave of a batch's creates this run is one of (wave.py), else None
         self.replaced: Dict[str, Optional[Json]] = {}  # reservation key -> the value this run overwrote
         self.keeping: Optional[threading.Event] = None  # set to stop keep_reservation's renewals

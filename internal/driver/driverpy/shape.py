@@ -10,7 +10,7 @@ import zlib
 from dataclasses import fields
 from typing import Any, Callable, Dict, List, Tuple
 
-from .contract import ACTIONS, BATCH, Contract, DriverError, Json, REQUEST_VERSION, Spec
+from .contract import ACTIONS, BATCH, Contract, DriverError, GroupSpec, Json, REQUEST_VERSION, Spec
 from .runstate import Run
 
 
@@ -43,9 +43,10 @@ TYPES: Dict[str, Tuple[Callable[[Any], bool], str]] = {
 SHAPE = {
     "version": "int", "action": "str", "namespace": "str", "ready_timeout_seconds": "num", "groups": "list",
     "probe": "obj", "contract": "obj", "ownership": "?obj", "rank_order": "?obj", "run_id": "?str",
-    "quota": "?obj", "remove_groups": "?list",
+    "quota": "?obj", "remove_groups": "?list", "alternatives": "?list",
 }
 BATCH_SHAPE = {"version": "int", "action": "str", "namespace": "str", "batch": "list", "run_id": "?str"}
+ALTERNATIVE_SHAPE = {"groups": "list", "manifest": "obj", "nodes": "obj"}
 GROUP_SHAPE = {"name": "str", "strategy": "str", "bundles": "?bundles", "bundle_label_selector": "?selectors",
                "topology_strategy": "?strmap"}
 PROBE_SHAPE = {"use_gpus": "bool", "port_range_low": "int", "port_range_high": "int", "topology": "obj", "keep_recorded": "?bool"}
@@ -108,10 +109,14 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
     check_shape(spec["contract"], CONTRACT_SHAPE, where + "contract.")
     check_shape(spec["probe"], PROBE_SHAPE, where + "probe.")
     check_shape(spec["probe"]["topology"], TOPOLOGY_SHAPE, where + "probe.topology.")
-    for i, g in enumerate(spec["groups"]):
-        if not isinstance(g, dict):
-            raise DriverError("invalid", "request_field", field=where + "groups[%d]" % i, want="object")
-        check_shape(g, GROUP_SHAPE, where + "groups[%d]." % i)
+    groups = parse_groups(spec["groups"], where)
+    alternatives = []
+    for i, alt in enumerate(spec.get("alternatives") or []):
+        at = where + "alternatives[%d]" % i
+        if not isinstance(alt, dict):
+            raise DriverError("invalid", "request_field", field=at, want="object")
+        check_shape(alt, ALTERNATIVE_SHAPE, at + ".")
+        alternatives.append({"groups": parse_groups(alt["groups"], at + "."), "manifest": alt["manifest"], "nodes": alt["nodes"]})
     if spec.get("ownership") is not None:
         check_shape(spec["ownership"], OWNERSHIP_SHAPE, where + "ownership.")
         if spec["ownership"].get("reservation") is not None:
@@ -127,9 +132,8 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
         "action": spec["action"],
         "namespace": spec["namespace"],
         "timeout": float(spec["ready_timeout_seconds"]),
-        "groups": [{"name": g["name"], "strategy": g["strategy"], "bundles": g["bundles"],
-                    "selector": g.get("bundle_label_selector"), "topology_strategy": g.get("topology_strategy")}
-                   for g in spec["groups"]],
+        "groups": groups,
+        "alternatives": alternatives,
         "use_gpus": probe_spec["use_gpus"],
         "port_low": probe_spec["port_range_low"],
         "port_high": probe_spec["port_range_high"],
@@ -139,3 +143,15 @@ def parse_request(run: Run, spec: object, where: str = "") -> Spec:
         "quota": spec.get("quota"),
         "remove": [str(n) for n in spec.get("remove_groups") or []],
     }
+
+
+def parse_groups(raw: List[Any], where: str) -> List[GroupSpec]:
+    """The groups of a request (or of one of its alternatives), checked."""
+    out: List[GroupSpec] = []
+    for i, g in enumerate(raw):
+        if not isinstance(g, dict):
+            raise DriverError("invalid", "request_field", field=where + "groups[%d]" % i, want="object")
+        check_shape(g, GROUP_SHAPE, where + "groups[%d]." % i)
+        out.append({"name": g["name"], "strategy": g["strategy"], "bundles": g["bundles"],
+                    "selector": g.get("bundle_label_selector"), "topology_strategy": g.get("topology_strategy")})
+    return out

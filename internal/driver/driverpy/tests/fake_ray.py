@@ -50,6 +50,7 @@ class Group:
         self.scheduling_state = "QUEUED"
         self.namespace = cluster.namespace
         self.nodes: Dict[int, str] = {}  # bundle index -> node id
+        self.label_selector: Any = None  # as created; the fake places by resources alone
 
     def ready(self) -> Ref:
         return Ref(group=self)
@@ -225,6 +226,7 @@ def modules(cluster: Cluster) -> Dict[str, types.ModuleType]:
         if name and cluster.live(name) is not None:
             raise ValueError("Failed to create placement group '%s' because name already exists." % name)
         g = Group(cluster, name, [dict(b) for b in bundles], strategy, lifetime == "detached")
+        g.label_selector = kwargs.get("bundle_label_selector")
         cluster.groups.append(g)
         cluster.schedule()
         return g

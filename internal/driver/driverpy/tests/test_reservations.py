@@ -356,3 +356,37 @@ def test_a_bundle_ray_places_late_on_a_node_reserved_whole_fails_cleanly(cluster
     err = d.result["error"]
     assert err["code"] == "nodes_claimed" and [(h["node_id"], h["cluster"]) for h in err["facts"]["holders"]] == [("node-1", "ns/whole")]
     assert sorted(d.result["removed"]) == ["vc-node0", "vc-node1"] and cluster.kv_value(resv(r)["key"], ns(r)) is None
+
+
+def test_a_create_whose_nodes_were_reserved_first_takes_its_alternative_in_the_same_run(
+        cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_alternative"]
+    other = foreign(cluster, r, "other", {"node-1": {"GPU": 1.0}}, time.time())  # node-1 keeps one GPU free: too few
+    d = drive(r)
+    assert d.result["ok"] and d.result["alternative"] == 1, d.result
+    alt = r["alternatives"][0]
+    held = cluster.kv_value(resv(r)["key"], ns(r))
+    assert held["group_ids"] and cluster.kv_value(other, ns(r)) is not None
+    record = cluster.kv_value(r["ownership"]["key"], ns(r))
+    assert record["selected_node_ids"] == alt["manifest"]["selected_node_ids"] == ["node-2"]
+    assert [g.label_selector for g in cluster.groups] == [alt["groups"][0]["bundle_label_selector"]]
+    assert lock_free(cluster, r)
+
+
+def test_a_create_whose_alternatives_are_all_held_names_every_holder(cluster: fake_ray.Cluster, requests: Any,
+                                                                   drive: Any) -> None:
+    r = requests["create_alternative"]
+    foreign(cluster, r, "one", {"node-1": {"GPU": 1.0}}, time.time())
+    foreign(cluster, r, "two", {"node-2": {"GPU": 2.0}}, time.time())
+    err = drive(r).result["error"]
+    assert err["kind"] == "conflict" and err["code"] == "nodes_claimed"
+    assert sorted((h["node_id"], h["cluster"]) for h in err["facts"]["holders"]) == [("node-1", "ns/one"), ("node-2", "ns/two")]
+    assert cluster.kv_value(resv(r)["key"], ns(r)) is None and cluster.groups == []
+    assert cluster.kv_value(r["ownership"]["key"], ns(r)) is None and lock_free(cluster, r)
+
+
+def test_a_create_whose_first_choice_fits_takes_it(cluster: fake_ray.Cluster, requests: Any, drive: Any) -> None:
+    r = requests["create_alternative"]
+    d = drive(r)
+    assert d.result["ok"] and "alternative" not in d.result
+    assert cluster.kv_value(r["ownership"]["key"], ns(r))["selected_node_ids"] == ["node-1"]
