@@ -225,7 +225,7 @@ func (e ResultError) Describe(removed []string) string {
 	case CodeNoRequest:
 		msg = "missing request argument"
 	case CodeUndecodable:
-		msg = "the request is not base64-encoded zlib-compressed JSON: " + f.Detail
+		msg = "the request is not base85-encoded zlib-compressed JSON: " + f.Detail
 	case CodeRequestField:
 		if f.Field == "request" {
 			msg = "the request must be a JSON " + f.Want

@@ -137,6 +137,40 @@ func TestPlaceTakesAnAlternativeInOneRun(t *testing.T) {
 	}
 }
 
+// A sibling this process chose nodes for after the cluster chose its own
+// (before its request went out) keeps its nodes: the alternatives on them
+// are left out of the request.
+func TestPlaceLeavesSiblingsNodesOutOfItsAlternatives(t *testing.T) {
+	spec := clusterspectest.SelectingSpec(1)
+	snap := &planning.Snapshot{Nodes: clusterspectest.Nodes()}
+	f := &fakeDriver{taken: map[string]bool{}}
+	env := fakeEnv(f, snap)
+	calls := 0
+	env.Choose = func(_ string, choose func([]clusterspec.GroupRequest) []clusterspec.GroupRequest) {
+		calls++
+		if calls == 1 { // the cluster's own choice, before any sibling
+			choose(nil)
+			return
+		}
+		// Siblings chose since: one whole node each, every node but this cluster's.
+		var others []clusterspec.GroupRequest
+		for _, n := range snap.Nodes {
+			if n.NodeID != spec.SelectedNodeIDs[0] {
+				sibling := clusterspectest.SelectingSpec(4)
+				sibling.Name, sibling.BundleCtPerNode, sibling.SelectedNodeIDs = "sib-"+n.NodeID, []int{4}, []string{n.NodeID}
+				others = append(others, planning.TakenGroups(sibling)...)
+			}
+		}
+		choose(others)
+	}
+	if _, issues, err := Place(context.Background(), env, &spec, snap, "owner-a", nil); err != nil || len(issues) > 0 {
+		t.Fatalf("place: %v %v", issues, err)
+	}
+	if len(f.requests) != 1 || len(f.requests[0].Alternatives) != 0 {
+		t.Errorf("the request carries %d alternatives on siblings' nodes; want none", len(f.requests[0].Alternatives))
+	}
+}
+
 // When every node that fits is claimed, a free-mode create fails at once
 // with an issue on select_nodes that names the holder by owner prefix only.
 func TestPlaceFailsNamingHolders(t *testing.T) {

@@ -84,28 +84,45 @@ type race struct {
 	alternatives []planning.Choice
 }
 
-// MaxAlternativeNodes bounds the logical nodes of a cluster whose create
-// carries alternatives: each repeats the groups in the driver's
+// MaxAlternativeNodes and MaxAlternativeBundles bound the clusters whose
+// create carries alternatives: each repeats the groups in the driver's
 // entrypoint, whose size is bounded, and a small cluster is the one that
-// races for the same first nodes as others.
-const MaxAlternativeNodes = 16
+// races others for the same first nodes.
+const (
+	MaxAlternativeNodes   = 16
+	MaxAlternativeBundles = 128
+)
 
-// alternativeSpecs are attempt on each of the alternatives' nodes.
-func (p *race) alternativeSpecs(attempt clusterspec.Spec) []clusterspec.Spec {
-	out := make([]clusterspec.Spec, 0, len(p.alternatives))
-	for _, c := range p.alternatives {
-		alt := attempt
-		alt.SelectedNodeIDs, alt.SelectedNodeDomains = c.IDs, c.Domains
-		out = append(out, alt)
+// alternativesApart keeps the alternatives that still fit beside the
+// clusters this process chose nodes for (a sibling that chose after this
+// cluster may have chosen an alternative's nodes) and returns them as
+// attempt on each one's nodes.
+func (p *race) alternativesApart(snap *planning.Snapshot, attempt clusterspec.Spec) []clusterspec.Spec {
+	if len(p.alternatives) == 0 {
+		return nil
 	}
+	var out []clusterspec.Spec
+	p.env.Choose(p.key, func(others []clusterspec.GroupRequest) []clusterspec.GroupRequest {
+		kept := p.alternatives[:0]
+		out = nil
+		for _, c := range p.alternatives {
+			alt := attempt
+			alt.SelectedNodeIDs, alt.SelectedNodeDomains = c.IDs, c.Domains
+			if shortage, _ := planning.CheckSnapshotCapacity(alt, snap, others); len(shortage.Errors) == 0 {
+				kept, out = append(kept, c), append(out, alt)
+			}
+		}
+		p.alternatives = kept
+		return planning.TakenGroups(*p.spec)
+	})
 	return out
 }
 
 // tookAlternative makes the alternative the driver took (its first choice
 // was reserved first) the cluster's choice, for this process's next
-// choices too.
-func (p *race) tookAlternative(res *contract.Result, err error) {
-	if err != nil || res == nil || res.Alternative < 1 || res.Alternative > len(p.alternatives) {
+// choices too; the result says so whether the create then succeeded or not.
+func (p *race) tookAlternative(res *contract.Result) {
+	if res == nil || res.Alternative < 1 || res.Alternative > len(p.alternatives) {
 		return
 	}
 	c := p.alternatives[res.Alternative-1]
@@ -131,10 +148,10 @@ func (p *race) run(ctx context.Context, snap *planning.Snapshot) (*contract.Resu
 		if !p.collided.IsZero() { // the queue and the wait share ready_timeout
 			attempt.ReadyTimeout = max(time.Until(p.queueUntil), time.Second)
 		}
-		res, err := p.env.Run(ctx, CreateRequest(attempt, p.owner, p.env.Version).WithAlternatives(p.alternativeSpecs(attempt), p.owner, p.env.Version))
+		res, err := p.env.Run(ctx, CreateRequest(attempt, p.owner, p.env.Version).WithAlternatives(p.alternativesApart(snap, attempt), p.owner, p.env.Version))
+		p.tookAlternative(res) // a create that failed after it took one is explained there
 		holders, pending := nodesClaimed(res, err)
 		if holders == nil {
-			p.tookAlternative(res, err)
 			return res, nil, err
 		}
 		p.env.Forget(p.key)
@@ -204,7 +221,7 @@ func (p *race) selectNodes(snap *planning.Snapshot) []clusterspec.Issue {
 			return nil
 		}
 		choices := []planning.Choice{{IDs: ids, Domains: domains}}
-		if len(spec.BundleCtPerNode) <= MaxAlternativeNodes {
+		if len(spec.BundleCtPerNode) <= MaxAlternativeNodes && spec.WorldSize() <= MaxAlternativeBundles {
 			choices = planning.DisjointChoices(*spec, snap, p.exclude, others, ids, domains)
 		}
 		first := 0

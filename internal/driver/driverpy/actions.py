@@ -16,7 +16,7 @@ from .kv import is_ours, kv_del, kv_get, kv_put, now, other_owner, rewrite_plain
 from .record import placed_record
 from .probe import kept_bundles, probe_groups
 from .quotas import do_quota, read_quota
-from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, place_reserved, release_cluster_reservation, reserve, reserve_resize, settle_reservation
+from .reservations import adopt_reservation, follow_moved_groups, keep_reservation, listed_reservations, read_reservations, place_reserved, recorded_choice, release_cluster_reservation, reserve, reserve_resize, settle_reservation
 
 
 def wait_ready(run: Run, entries: List[Entry], spec: Spec) -> List[Entry]:
@@ -137,7 +137,7 @@ def do_create(run: Run, spec: Spec) -> Json:
     if conflicts:
         raise DriverError("conflict", "groups_differ", groups=conflicts)
     if any(found.values()):
-        spec["alternatives"] = []  # a retry adopts the groups it made on its chosen nodes
+        recorded_choice(run, spec, record)
     # Before the record: a run that loses the race writes nothing. A wave's creates reserve together.
     if run.wave:
         run.wave.reserve(run, spec)

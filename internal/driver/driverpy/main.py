@@ -117,6 +117,8 @@ def fail(run: Run, result: Json, e: BaseException) -> None:
     result["groups"] = []
     result["error"] = error
     result.update(run.failure)
+    if run.alternative:  # Go explains the failure on the nodes the run took
+        result["alternative"] = run.alternative
 
 
 def install_signal_handlers(run: Run) -> None:

@@ -440,10 +440,11 @@ def reserve(run: Run, spec: Spec) -> None:
 
 
 def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen: Optional[Seen] = None,
-                   siblings: Optional[Set[str]] = None) -> bool:
+                   siblings: Optional[Set[str]] = None, avoid: Optional[Set[str]] = None) -> bool:
     """reserve's one step under the lock: True once reserved, False to wait
     (last: report the holders waited for instead). seen, siblings: a wave's
-    hold (Ledger); what this writes is noted in seen for the next sibling."""
+    hold (Ledger); what this writes is noted in seen for the next sibling;
+    avoid: the nodes the siblings chose, which no alternative takes."""
     ledger = Ledger(run, own, resv, seen, siblings)
     if ledger.taken is not None:
         # Another state declared this cluster and reserved it first: never overwritten.
@@ -459,7 +460,7 @@ def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen
         waiting = ledger.landing(totals, list(resv["nodes"]), True)
         short = ledger.short_nodes(totals)
         if short or waiting:
-            taken, tried = take_alternative(run, spec, ledger, totals)
+            taken, tried = take_alternative(run, spec, ledger, totals, avoid or set())
             if taken is None and waiting and not last:
                 return False
             if taken is None:
@@ -481,28 +482,52 @@ def reserve_locked(run: Run, spec: Spec, resv: Json, own: Json, last: bool, seen
     return True
 
 
-def take_alternative(run: Run, spec: Spec, ledger: Ledger, totals: Dict[str, Resources]) -> Tuple[Optional[Json], List[Json]]:
+def take_alternative(run: Run, spec: Spec, ledger: Ledger, totals: Dict[str, Resources],
+                     avoid: Set[str]) -> Tuple[Optional[Json], List[Json]]:
     """The first of the create's alternatives (other nodes, chosen by Go's
-    rules) that fits where its first choice did not, made the create's own:
-    its groups, record and reservation. Else None, with the holders of the
-    alternatives' nodes (Go chooses again around them). An alternative the
-    namespace's quota refuses is passed over: the first choice's refusal
-    stands."""
+    rules) that fits where its first choice did not, made the create's own
+    (use_alternative). Else None, with the holders of the alternatives'
+    nodes (Go chooses again around them). An alternative on a node a
+    sibling of the wave chose, or that the namespace's quota refuses, is
+    passed over."""
     first = ledger.resv
     tried: List[Json] = []
     for k, alt in enumerate(spec.get("alternatives") or [], 1):
+        if avoid & set(alt["nodes"]):
+            continue
         ledger.resv = dict(first, nodes=alt["nodes"])
         short = ledger.short_nodes(totals)
         waiting = ledger.landing(totals, list(alt["nodes"]), True)
         if not short and not waiting and within_quota(run, spec, ledger, alt["nodes"]):
-            own = cast(Json, spec["own"])
-            own["reservation"], own["manifest"] = ledger.resv, alt["manifest"]
-            spec["groups"], spec["alternatives"] = alt["groups"], []
-            run.alternative = k
-            return ledger.resv, tried
+            return use_alternative(run, spec, k), tried
         tried += ledger.holders_on(short, totals) + waiting
     ledger.resv = first
     return None, tried
+
+
+def use_alternative(run: Run, spec: Spec, k: int) -> Json:
+    """Makes the create's alternative k (1-based) its choice: its groups,
+    record and reservation ask; Go learns it from the result. Returns the
+    reservation."""
+    alt = (spec.get("alternatives") or [])[k - 1]
+    own = cast(Json, spec["own"])
+    own["reservation"] = dict(own["reservation"], nodes=alt["nodes"])
+    own["manifest"] = alt["manifest"]
+    spec["groups"], spec["alternatives"] = alt["groups"], []
+    run.alternative = k
+    return cast(Json, own["reservation"])
+
+
+def recorded_choice(run: Run, spec: Spec, record: Optional[Json]) -> None:
+    """A create that adopts groups its own earlier run made (a relaunched
+    job) keeps the choice that run recorded: the alternative whose nodes the
+    record names, else its first choice. It takes no other."""
+    ids = (record or {}).get("selected_node_ids")
+    for k, alt in enumerate(spec.get("alternatives") or [], 1):
+        if ids and alt["manifest"].get("selected_node_ids") == ids:
+            use_alternative(run, spec, k)
+            break
+    spec["alternatives"] = []
 
 
 def within_quota(run: Run, spec: Spec, ledger: Ledger, nodes: Dict[str, Resources]) -> bool:

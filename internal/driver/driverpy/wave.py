@@ -98,8 +98,10 @@ class Wave:
         resvs = [cast(Json, reservation(cast(Spec, op.spec))) for op in ops]
         siblings = {str(r["cluster"]) for r in resvs}
         bound = float(ops[0].contract.gather_seconds)
+        # The nodes each member chose: a member's alternative never takes a sibling's.
+        asks = [set(r["nodes"] or {}) for r in resvs]
         self.reserving = Meeting(list(range(len(ops))), lambda m, seen: reserve_locked(
-            m[1], m[2], *owned(m[2]), m[3], seen, siblings), bound)
+            m[1], m[2], *owned(m[2]), m[3], seen, siblings, set().union(*(a for j, a in enumerate(asks) if j != m[0]))), bound)
         self.placing = Meeting([i for i, r in enumerate(resvs) if r["nodes"] is None],
                                lambda m, seen: place_locked(m[1], m[2], m[3][0], m[3][1], seen), bound)
         # Who makes its groups first: clusters pinned to their nodes (0), then those Ray places inside

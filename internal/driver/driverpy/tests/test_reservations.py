@@ -390,3 +390,14 @@ def test_a_create_whose_first_choice_fits_takes_it(cluster: fake_ray.Cluster, re
     d = drive(r)
     assert d.result["ok"] and "alternative" not in d.result
     assert cluster.kv_value(r["ownership"]["key"], ns(r))["selected_node_ids"] == ["node-1"]
+
+
+def test_a_relaunched_create_keeps_the_alternative_its_killed_run_recorded(cluster: fake_ray.Cluster, requests: Any,
+                                                                           drive: Any) -> None:
+    r = requests["create_alternative"]
+    foreign(cluster, r, "other", {"node-1": {"GPU": 1.0}}, time.time())
+    assert drive(copy.deepcopy(r)).result["alternative"] == 1
+    again = drive(copy.deepcopy(r)).result  # the same request again: Go relaunched a job it lost
+    assert again["ok"] and again["alternative"] == 1, again
+    assert cluster.kv_value(r["ownership"]["key"], ns(r))["selected_node_ids"] == ["node-2"]
+    assert [n for n in cluster.kv_value(resv(r)["key"], ns(r))["nodes"]] == [cluster.groups[0].nodes[0]]
