@@ -141,9 +141,11 @@ func TestAccDriverReservations(t *testing.T) {
 	}
 
 	// A fresh reservation whose group is not placed yet holds 3 of node 1's
-	// 4 GPUs; a stale one (no group, old) holds all of node 2's.
+	// 4 GPUs (fresh however slow the test runs: it would be stale, and
+	// deleted by the next create, stale_seconds after its time); a stale one
+	// (no group, old) holds all of node 2's.
 	pending := map[string]any{"cluster": e.ns + "/starting", "owner": "busy", "groups": []string{"starting-node0"}, "token": "t-fresh",
-		"claimed_at": float64(time.Now().Unix()), "nodes": map[string]any{nodes[1]: map[string]float64{"GPU": 3}}}
+		"claimed_at": float64(time.Now().Add(5 * time.Minute).Unix()), "nodes": map[string]any{nodes[1]: map[string]float64{"GPU": 3}}}
 	stale := map[string]any{"cluster": e.ns + "/ghost", "owner": "gone", "groups": []string{"ghost-node0"}, "token": "t-stale",
 		"claimed_at": 1, "nodes": map[string]any{nodes[2]: map[string]float64{"GPU": 4}}}
 	reservations(t, kvns, map[string]any{record.ReservationKey(e.ns, "starting"): pending, record.ReservationKey(e.ns, "ghost"): stale})
