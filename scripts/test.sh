@@ -88,7 +88,7 @@ side_tests=(
   TestAccReservations_rayPlacedKeepsOffExclusiveNodes TestAccRecovery_domainPinnedClusterStaysInItsDomain
   TestAccReservations_oneWave TestAccLifecycle_forcedReplacement TestAccConcurrent_destroyWhileApply
   TestAccVirtualCluster_resizeKeepsWorkers TestAccVirtualCluster_resizeSelectedNodes TestAccExample_inferenceFleet
-  TestAccReservations_alternativeInTheSameJob
+  TestAccReservations_alternativeInTheSameJob TestAccRecovery_unpinnedClusterKeepsItsWorkers TestAccNamespaceQuota_nodeLabelLimits
 )
 side_pattern="^($(IFS='|'; echo "${side_tests[*]}"))\$"
 case "$suite" in
