@@ -307,6 +307,20 @@ var (
 	runIDRE = regexp.MustCompile(`\brun_id="?([^\s"]+)`)
 )
 
+// anotherStatesCreate writes the reservation of another state's create of
+// cluster "<prefix>-other" still making its groups: gpus GPUs of node,
+// fresh (not stale) however slow the test runs, removed when it ends. It
+// returns the cluster's name.
+func anotherStatesCreate(t *testing.T, prefix, node string, gpus float64) string {
+	t.Helper()
+	other := prefix + "-other"
+	t.Cleanup(func() { acctest.WriteReservation(t, other, nil) })
+	acctest.WriteReservation(t, other, map[string]any{"cluster": clusterspec.DefaultNamespace + "/" + other, "owner": "another-state",
+		"groups": []string{other + "-node0"}, "nodes": map[string]any{node: map[string]float64{"GPU": gpus}}, "token": "t",
+		"claimed_at": float64(time.Now().Add(5 * time.Minute).Unix())})
+	return other
+}
+
 // One configuration of three clusters Ray places and two select_nodes
 // clusters held to one 4-GPU node applies as one wave: one hold of the lock
 // reserves all five, one more settles the three Ray placed (the provider's
@@ -353,11 +367,7 @@ func TestAccReservations_oneWave(t *testing.T) {
 	}
 	w.MustRun("destroy", "-auto-approve")
 
-	other := prefix + "-other"
-	t.Cleanup(func() { acctest.WriteReservation(t, other, nil) })
-	acctest.WriteReservation(t, other, map[string]any{"cluster": clusterspec.DefaultNamespace + "/" + other, "owner": "another-state",
-		"groups": []string{other + "-node0"}, "nodes": map[string]any{node: map[string]float64{"GPU": 2}}, "token": "t",
-		"claimed_at": float64(time.Now().Add(5 * time.Minute).Unix())}) // fresh (not stale) however slow the test runs
+	other := anotherStatesCreate(t, prefix, node, 2)
 	w.SetConfig(acctest.HCL(selecting("x0"), selecting("x1")))
 	out, err := w.Run("apply", "-auto-approve")
 	flat := strings.Join(strings.Fields(out), " ")
@@ -401,11 +411,7 @@ func TestAccReservations_alternativeInTheSameJob(t *testing.T) {
 	first := nodeOf(t, w) // the node this configuration chooses first, by the reference's order
 	w.MustRun("destroy", "-auto-approve")
 
-	other := prefix + "-other"
-	t.Cleanup(func() { acctest.WriteReservation(t, other, nil) })
-	acctest.WriteReservation(t, other, map[string]any{"cluster": clusterspec.DefaultNamespace + "/" + other, "owner": "another-state",
-		"groups": []string{other + "-node0"}, "nodes": map[string]any{first: map[string]float64{"GPU": 4}}, "token": "t",
-		"claimed_at": float64(time.Now().Add(5 * time.Minute).Unix())}) // fresh (not stale) however slow the test runs
+	anotherStatesCreate(t, prefix, first, 4)
 	log := filepath.Join(t.TempDir(), "provider.log")
 	w.LogProviderTo(log)
 	w.MustRun("apply", "-auto-approve")
