@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"github.com/ray-infra/terraform-provider-ray/internal/clusterspec"
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
 	"github.com/ray-infra/terraform-provider-ray/internal/placement"
@@ -415,6 +416,8 @@ func (d *Session) UpdateNodes(ctx context.Context, spec *clusterspec.Spec, owner
 		res, issues = d.Reprobe(ctx, *spec, owner, u.KeepPorts)
 		return res, false, issues
 	}
+	tflog.Info(ctx, "resizing virtual cluster in place", map[string]any{"name": spec.Name,
+		"kept": len(r.Kept), "added": len(r.Added), "removed": len(r.Removed)})
 	r.KeepSelection(spec, u.HeldIDs, u.HeldDomains)
 	res, issues = d.ResizeNodes(ctx, spec, owner, r, u.Exclude)
 	return res, res != nil, issues

@@ -1,6 +1,6 @@
 // Package base85 is the base85 of Python's base64.b85encode and b85decode
 // (RFC 1924's alphabet), which the driver's entrypoint carries its payloads
-// in: a quarter smaller than base64, and, like it, free of the quotes and
+// in: a sixteenth smaller than base64, and, like it, free of the quotes and
 // backslash the entrypoint's shell and Python string literals would read.
 package base85
 
