@@ -207,8 +207,9 @@ func (p *race) choose(ctx context.Context, snap *planning.Snapshot) (*planning.S
 
 // selectNodes chooses among the nodes free in snap, the clusters this
 // process is choosing for counted as taken; after a lost race, apart from
-// the others that lost it (one of planning.DisjointChoices at random). The
-// other disjoint choices, in random order, become the alternatives the
+// the others that lost it (one of planning.DisjointChoices at random),
+// whatever the cluster's size. For a cluster small enough to carry them,
+// the other disjoint choices, in random order, become the alternatives the
 // driver falls back on when another cluster reserves the chosen nodes
 // first: racing creates then spread over them in one run each.
 func (p *race) selectNodes(snap *planning.Snapshot) []clusterspec.Issue {
@@ -220,8 +221,9 @@ func (p *race) selectNodes(snap *planning.Snapshot) []clusterspec.Issue {
 		if issues = found; clusterspec.HasError(found) {
 			return nil
 		}
+		carries := len(spec.BundleCtPerNode) <= MaxAlternativeNodes && spec.WorldSize() <= MaxAlternativeBundles
 		choices := []planning.Choice{{IDs: ids, Domains: domains}}
-		if len(spec.BundleCtPerNode) <= MaxAlternativeNodes && spec.WorldSize() <= MaxAlternativeBundles {
+		if carries || !p.collided.IsZero() {
 			choices = planning.DisjointChoices(*spec, snap, p.exclude, others, ids, domains)
 		}
 		first := 0
@@ -229,8 +231,10 @@ func (p *race) selectNodes(snap *planning.Snapshot) []clusterspec.Issue {
 			first = rand.IntN(len(choices)) //nolint:gosec // spreading retries, not security
 		}
 		c := choices[first]
-		p.alternatives = slices.Delete(slices.Clone(choices), first, first+1)
-		rand.Shuffle(len(p.alternatives), func(i, j int) { p.alternatives[i], p.alternatives[j] = p.alternatives[j], p.alternatives[i] })
+		if carries {
+			p.alternatives = slices.Delete(slices.Clone(choices), first, first+1)
+			rand.Shuffle(len(p.alternatives), func(i, j int) { p.alternatives[i], p.alternatives[j] = p.alternatives[j], p.alternatives[i] })
+		}
 		spec.SelectedNodeIDs, spec.SelectedNodeDomains = c.IDs, c.Domains
 		return planning.TakenGroups(*spec)
 	})
