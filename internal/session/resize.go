@@ -403,24 +403,22 @@ type NodesUpdate struct {
 // Nodes whose change now calls for a replacement (the plan was made from
 // another view) fail without touching Ray.
 func (d *Session) UpdateNodes(ctx context.Context, spec *clusterspec.Spec, owner string, u NodesUpdate) (res *contract.Result, resized bool, issues []clusterspec.Issue) {
-	if u.Resize == nil {
-		res, issues = d.Reprobe(ctx, *spec, owner, u.KeepPorts)
-		return res, false, issues
+	if u.Resize != nil {
+		r := *u.Resize
+		if why := NodesReplacement(r, u.Known, false, spec.Name); why != "" {
+			return nil, false, []clusterspec.Issue{{Summary: SummaryCannotResize,
+				Detail: "The plan applied resizes the cluster, but its nodes now call for a replacement: " + why + " Run terraform plan again."}}
+		}
+		if r.InPlace() {
+			tflog.Info(ctx, "resizing virtual cluster in place", map[string]any{"name": spec.Name,
+				"kept": len(r.Kept), "added": len(r.Added), "removed": len(r.Removed)})
+			r.KeepSelection(spec, u.HeldIDs, u.HeldDomains)
+			res, issues = d.ResizeNodes(ctx, spec, owner, r, u.Exclude)
+			return res, res != nil, issues
+		}
 	}
-	r := *u.Resize
-	if why := NodesReplacement(r, u.Known, false, spec.Name); why != "" {
-		return nil, false, []clusterspec.Issue{{Summary: SummaryCannotResize,
-			Detail: "The plan applied resizes the cluster, but its nodes now call for a replacement: " + why + " Run terraform plan again."}}
-	}
-	if !r.InPlace() {
-		res, issues = d.Reprobe(ctx, *spec, owner, u.KeepPorts)
-		return res, false, issues
-	}
-	tflog.Info(ctx, "resizing virtual cluster in place", map[string]any{"name": spec.Name,
-		"kept": len(r.Kept), "added": len(r.Added), "removed": len(r.Removed)})
-	r.KeepSelection(spec, u.HeldIDs, u.HeldDomains)
-	res, issues = d.ResizeNodes(ctx, spec, owner, r, u.Exclude)
-	return res, res != nil, issues
+	res, issues = d.Reprobe(ctx, *spec, owner, u.KeepPorts)
+	return res, false, issues
 }
 
 // PlannedSelection is the selected_node_ids a plan that resizes in place
