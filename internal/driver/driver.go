@@ -33,9 +33,8 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/ray-infra/terraform-provider-ray/internal/driver/base85"
-
 	"github.com/ray-infra/terraform-provider-ray/internal/contract"
+	"github.com/ray-infra/terraform-provider-ray/internal/driver/base85"
 )
 
 const (
